@@ -1,0 +1,48 @@
+package io.jrdma.verbs;
+
+import java.net.InetAddress;
+import java.util.List;
+
+/**
+ * How a device context runs: threading mode, idle strategy, UDP port and extra addresses.
+ * Immutable; make variants with the {@code with*} methods.
+ *
+ * @param threadingMode   who drives the engine
+ * @param idleStrategy    what a dedicated engine thread does when idle
+ * @param udpPort         the UDP port to listen on (4791, the RoCEv2 port, by default; 0 = any)
+ * @param portFallback    when {@code udpPort} is taken on this host, take a free one instead of failing
+ * @param extraAddresses  further local addresses to listen on and add to the GID table (e.g. 127.0.0.2)
+ */
+public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrategy, int udpPort, boolean portFallback,
+                            List<InetAddress> extraAddresses) {
+    /** The RoCEv2 UDP destination port. */
+    public static final int ROCE_V2_PORT = 4791;
+
+    public DeviceOptions {
+        extraAddresses = List.copyOf(extraAddresses);
+        if (udpPort < 0 || udpPort > 65535) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "UDP port must be 0..65535, not " + udpPort);
+        }
+    }
+
+    /** Dedicated engine thread with backoff idling, port 4791 with fallback. */
+    public static DeviceOptions defaults() {
+        return new DeviceOptions(ThreadingMode.DEDICATED, IdleStrategy.BACKOFF, ROCE_V2_PORT, true, List.of());
+    }
+
+    public DeviceOptions withThreadingMode(ThreadingMode mode) {
+        return new DeviceOptions(mode, idleStrategy, udpPort, portFallback, extraAddresses);
+    }
+
+    public DeviceOptions withIdleStrategy(IdleStrategy idle) {
+        return new DeviceOptions(threadingMode, idle, udpPort, portFallback, extraAddresses);
+    }
+
+    public DeviceOptions withUdpPort(int port, boolean fallback) {
+        return new DeviceOptions(threadingMode, idleStrategy, port, fallback, extraAddresses);
+    }
+
+    public DeviceOptions withExtraAddresses(List<InetAddress> addresses) {
+        return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, addresses);
+    }
+}

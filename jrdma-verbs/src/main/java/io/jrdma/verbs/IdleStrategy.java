@@ -1,0 +1,13 @@
+package io.jrdma.verbs;
+
+/** What a dedicated engine thread does when a duty cycle found no work. */
+public enum IdleStrategy {
+    /** Spin: lowest latency, one core busy. */
+    SPIN,
+    /** {@link Thread#yield()} between cycles. */
+    YIELD,
+    /** Spin, then yield, then park for exponentially longer up to 1 ms; a post wakes it at once. */
+    BACKOFF,
+    /** Park up to 1 ms between cycles (lowest CPU; a post wakes it at once, packets wait for the timer). */
+    PARK
+}

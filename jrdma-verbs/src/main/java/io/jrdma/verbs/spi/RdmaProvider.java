@@ -1,0 +1,28 @@
+package io.jrdma.verbs.spi;
+
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.Transport;
+
+import java.net.InetAddress;
+import java.util.List;
+
+/**
+ * A source of RDMA devices, found with {@link java.util.ServiceLoader}. A provider that
+ * cannot run here says why in {@link #unavailableReason()}; jrdma never falls back silently.
+ */
+public interface RdmaProvider {
+    /** @return a short unique name, e.g. {@code rxe} */
+    String name();
+
+    Transport transport();
+
+    /** @return null when usable, else a sentence saying why not and what to do */
+    String unavailableReason();
+
+    /** @return the devices this provider offers now */
+    List<Device> devices();
+
+    /** @return the device and GID that route to {@code destination}, or null if none does */
+    Rdma.ResolvedAddress resolve(InetAddress destination);
+}
