@@ -1,0 +1,349 @@
+package io.jrdma.engine;
+
+import io.jrdma.engine.cm.TcpConnectionManager;
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.engine.link.Link;
+import io.jrdma.engine.util.NanoClock;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionChannel;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.PortAttr;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.ThreadingMode;
+
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * An open soft-RoCE device context: one engine (the NIC) with its UDP sockets, key table,
+ * QP numbers and counters, run by a dedicated thread or by {@link #progress()}. Control
+ * operations that touch engine state run on the engine thread ({@link #control}).
+ */
+public final class Context implements DeviceContext {
+    private static final long CONTROL_TIMEOUT_NANOS = 10_000_000_000L;
+
+    final SoftRoceDevice device;
+    final DeviceOptions options;
+    final boolean invoker;
+    final Counters counters = new Counters();
+    final KeyTable keys = new KeyTable();
+    final Link link;
+    final Engine engine;
+    private final List<Gid> gids;
+    private final Mtu activeMtu;
+    private final Set<Object> children = new HashSet<>();
+    private final SplittableRandom qpnRandom = new SplittableRandom(new SecureRandom().nextLong());
+    private final int[] freedQpns = new int[4096];
+    private int freedNext;
+    private final TcpConnectionManager cm;
+    private volatile boolean running;
+    private Thread thread;
+    private boolean closed;
+
+    Context(SoftRoceDevice device, DeviceOptions options, Link link, NanoClock clock, Mtu activeMtu) {
+        this.device = device;
+        this.options = options;
+        this.invoker = options.threadingMode() == ThreadingMode.INVOKER;
+        this.link = link;
+        this.activeMtu = activeMtu;
+        List<Gid> g = new ArrayList<>();
+        for (Endpoint e : link.localEndpoints()) {
+            g.add(Gid.of(e.socketAddress().getAddress()));
+        }
+        this.gids = List.copyOf(g);
+        this.engine = new Engine(this, link, clock);
+        this.cm = new TcpConnectionManager(this);
+        if (!invoker) {
+            running = true;
+            thread = Thread.ofPlatform().daemon().name("jrdma-" + device.name() + "-engine").unstarted(this::runEngine);
+            engine.thread = thread;
+            thread.start();
+        }
+    }
+
+    private void runEngine() {
+        Idler idler = new Idler(options.idleStrategy(), engine);
+        while (running) {
+            int work;
+            try {
+                work = engine.doWork();
+            } catch (RuntimeException e) {
+                counters.increment(Counter.ENGINE_ERRORS);
+                work = 1;
+            }
+            idler.idle(work);
+        }
+    }
+
+    /** Runs {@code r} on the engine thread and waits for it; inline in INVOKER mode or on the engine thread. */
+    void control(Runnable r) {
+        if (invoker || !running || Thread.currentThread() == thread) {
+            synchronized (this) {
+                r.run();
+            }
+            return;
+        }
+        ControlTask t = new ControlTask(r, Thread.currentThread());
+        engine.controlQueue.add(t);
+        LockSupport.unpark(thread);
+        long deadline = System.nanoTime() + CONTROL_TIMEOUT_NANOS;
+        while (!t.done) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new RdmaException(Errno.ETIMEDOUT, "the engine thread did not run a control operation within 10 s");
+            }
+            LockSupport.parkNanos(t, 100_000);
+        }
+        if (t.error != null) {
+            throw t.error;
+        }
+    }
+
+    /** A control operation queued for the engine thread. */
+    static final class ControlTask {
+        private final Runnable body;
+        private final Thread caller;
+        volatile boolean done;
+        RuntimeException error;
+
+        ControlTask(Runnable body, Thread caller) {
+            this.body = body;
+            this.caller = caller;
+        }
+
+        void run() {
+            try {
+                body.run();
+            } catch (RuntimeException e) {
+                error = e;
+            }
+            done = true; // release: publishes error to the waiting caller
+            LockSupport.unpark(caller);
+        }
+    }
+
+    @Override
+    public Device device() {
+        return device;
+    }
+
+    @Override
+    public DeviceOptions options() {
+        return options;
+    }
+
+    Mtu activeMtu() {
+        return activeMtu;
+    }
+
+    @Override
+    public PortAttr queryPort() {
+        return new PortAttr(device.isUp() ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN, Mtu.MTU_4096,
+                activeMtu, gids, udpPort(), "Ethernet");
+    }
+
+    /** @return the UDP port this context receives on */
+    public int udpPort() {
+        return link.localEndpoints().getFirst().port();
+    }
+
+    @Override
+    public Gid gid(int index) {
+        if (index < 0 || index >= gids.size()) {
+            throw new RdmaException(Errno.EINVAL, "GID index " + index + " outside the table of " + gids.size()
+                    + " entries " + gids);
+        }
+        return gids.get(index);
+    }
+
+    @Override
+    public int gidIndexOf(Gid gid) {
+        return gids.indexOf(gid);
+    }
+
+    Endpoint localEndpoint(int sgidIndex) {
+        gid(sgidIndex);
+        return link.localEndpoints().get(sgidIndex);
+    }
+
+    Endpoint remoteEndpoint(AddressVector av, Endpoint local) {
+        InetAddress a = av.dgid().toInetAddress();
+        if (a instanceof Inet6Address v6 && v6.isLinkLocalAddress()
+                && local.socketAddress().getAddress() instanceof Inet6Address l6 && l6.getScopeId() != 0) {
+            try {
+                a = Inet6Address.getByAddress(null, v6.getAddress(), l6.getScopeId());
+            } catch (UnknownHostException e) {
+                throw new RdmaException(Errno.EINVAL, "bad link-local GID " + av.dgid(), e);
+            }
+        }
+        return Endpoint.of(a, av.udpPort());
+    }
+
+    @Override
+    public synchronized ProtectionDomain allocPd() {
+        checkOpen();
+        Pd pd = new Pd(this);
+        children.add(pd);
+        return pd;
+    }
+
+    @Override
+    public synchronized CompletionChannel createCompletionChannel() {
+        checkOpen();
+        Channel ch = new Channel(this);
+        children.add(ch);
+        return ch;
+    }
+
+    @Override
+    public synchronized CompletionQueue createCq(int cqe, CompletionChannel channel) {
+        checkOpen();
+        if (cqe < 1 || cqe > (1 << 22)) {
+            throw new RdmaException(Errno.EINVAL, "CQ size must be 1.." + (1 << 22) + ", not " + cqe);
+        }
+        Channel ch = null;
+        if (channel != null) {
+            if (!(channel instanceof Channel c) || !children.contains(c)) {
+                throw new RdmaException(Errno.EINVAL, "the completion channel belongs to another device context");
+            }
+            ch = c;
+            ch.users++;
+        }
+        Cq cq = new Cq(this, cqe, ch);
+        children.add(cq);
+        return cq;
+    }
+
+    Qp createQp(Pd pd, QpInitAttr attr, Cq scq, Cq rcq) {
+        Qp[] made = new Qp[1];
+        control(() -> {
+            int qpn = newQpn();
+            Qp qp = new Qp(this, pd, qpn, attr, scq, rcq);
+            engine.add(qp);
+            made[0] = qp;
+        });
+        synchronized (this) {
+            scq.users++;
+            rcq.users++;
+        }
+        return made[0];
+    }
+
+    /** Engine thread: a random 24-bit QPN ≥ 0x11, unused, not one of the last 4096 freed. */
+    private int newQpn() {
+        for (int attempt = 0; attempt < 10_000; attempt++) {
+            int q = 0x11 + qpnRandom.nextInt(0xFFFFFF - 0x11);
+            if (engine.qps.containsKey(q)) {
+                continue;
+            }
+            boolean recent = false;
+            for (int f : freedQpns) {
+                recent |= f == q;
+            }
+            if (!recent) {
+                return q;
+            }
+        }
+        throw new RdmaException(Errno.ENOMEM, "no free QP number");
+    }
+
+    void qpnFreed(int qpn) {
+        freedQpns[freedNext] = qpn;
+        freedNext = (freedNext + 1) % freedQpns.length;
+    }
+
+    @Override
+    public int progress() {
+        if (!invoker) {
+            return 0;
+        }
+        return engine.doWork();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return counters.snapshot();
+    }
+
+    /** @return one counter's value */
+    public long counter(Counter c) {
+        return counters.get(c);
+    }
+
+    @Override
+    public ConnectionManager connectionManager() {
+        return cm;
+    }
+
+    synchronized void release(Object child) {
+        children.remove(child);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new RdmaException(Errno.EINVAL, "the device context is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (!children.isEmpty()) {
+                throw new RdmaException(Errno.EBUSY, "the device context still has " + children.size()
+                        + " PDs, CQs or channels; close them first");
+            }
+            closed = true;
+        }
+        running = false;
+        if (thread != null) {
+            LockSupport.unpark(thread);
+            try {
+                thread.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        cm.close();
+        link.close();
+        device.closed(this);
+    }
+
+    @Override
+    public String toString() {
+        return device.name() + " context (udp " + udpPort() + ", " + options.threadingMode() + ")";
+    }
+
+    static List<InetAddress> interfaceAddresses(String netdev) {
+        try {
+            NetworkInterface ni = NetworkInterface.getByName(netdev);
+            if (ni == null) {
+                return List.of();
+            }
+            return ni.inetAddresses().toList();
+        } catch (SocketException e) {
+            return List.of();
+        }
+    }
+}

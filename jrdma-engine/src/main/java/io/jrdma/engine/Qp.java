@@ -1,0 +1,551 @@
+package io.jrdma.engine;
+
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.WrOpcode;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * An RC queue pair. The posting side (application threads) writes send/receive queue slots
+ * and publishes them with release stores of {@code sqProducer}/{@code rqProducer}; everything
+ * else belongs to the engine thread: the requester, completer and responder state below, and
+ * every state change (modify runs on the engine thread through {@link Context#control}).
+ */
+final class Qp implements QueuePair {
+    private static final VarHandle SQ_PRODUCER;
+    private static final VarHandle SQ_CONSUMER;
+    private static final VarHandle RQ_PRODUCER;
+    private static final VarHandle RQ_CONSUMER;
+    private static final VarHandle DOORBELL;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            SQ_PRODUCER = l.findVarHandle(Qp.class, "sqProducer", long.class);
+            SQ_CONSUMER = l.findVarHandle(Qp.class, "sqConsumer", long.class);
+            RQ_PRODUCER = l.findVarHandle(Qp.class, "rqProducer", long.class);
+            RQ_CONSUMER = l.findVarHandle(Qp.class, "rqConsumer", long.class);
+            DOORBELL = l.findVarHandle(Qp.class, "doorbell", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** rxe's RXE_MAX_UNACKED_PSNS: the requester's window. */
+    static final int MAX_UNACKED_PSNS = 128;
+    /** rxe's RXE_MAX_PKT_PER_ACK: AckReq at least this often. */
+    static final int MAX_PKT_PER_ACK = 64;
+    static final int ATOMIC_HISTORY = 16;
+
+    final Context context;
+    final Pd pd;
+    final int qpn;
+    final Cq sendCq;
+    final Cq recvCq;
+    final QpInitAttr init;
+    private final Arena arena = Arena.ofShared();
+
+    // ---- send queue (producer: poster; consumer: completer) ----
+    final Wqe[] sq;
+    final int sqMask;
+    @SuppressWarnings("unused")
+    private long padA0, padA1, padA2, padA3, padA4, padA5, padA6;
+    long sqProducer;
+    @SuppressWarnings("unused")
+    private long padB0, padB1, padB2, padB3, padB4, padB5, padB6;
+    long sqConsumer;
+    // ---- receive queue (producer: poster; consumer: responder) ----
+    final RecvWqe[] rq;
+    final int rqMask;
+    long rqProducer;
+    long rqConsumer;
+    int doorbell;
+
+    // ---- attributes (written on the engine thread by modify) ----
+    volatile QpState state = QpState.RESET;
+    int accessFlags;
+    int pkeyIndex;
+    Mtu mtu = Mtu.MTU_1024;
+    int mtuBytes = 1024;
+    int destQpn;
+    int timeout = 14;
+    int retryCnt = 7;
+    int rnrRetry = 7;
+    int minRnrTimer = 12;
+    int maxRdAtomic = 1;
+    int maxDestRdAtomic = 1;
+    int sqPsnAttr;
+    int rqPsnAttr;
+    AddressVector av;
+    Endpoint local;
+    Endpoint remote;
+
+    // ---- requester (rxe_req.c) ----
+    long reqIndex;
+    long reqOffset;
+    int reqPsn;
+    int pktsSinceAckReq;
+    int rdAtomicInFlight;
+    long rnrDeadline;
+    boolean rnrWaiting;
+
+    // ---- completer (rxe_comp.c) ----
+    int lastAckedPsn;
+    /** next READ response PSN the head READ WQE expects */
+    int compReadPsn;
+    long compReadIndex = -1;
+    int retryLeft;
+    int rnrRetryLeft;
+    long retransmitDeadline;
+    int lastRewindPsn = -1;
+
+    // ---- responder (rxe_resp.c) ----
+    int ePsn;
+    int msn;
+    boolean nakSeqSent;
+    /** opcode of the last in-sequence request packet, to check FIRST/MIDDLE/LAST order; -1 = none */
+    int respLastOpcode = -1;
+    RecvWqe respRecv;
+    long respRecvOffset;
+    Mr respWriteMr;
+    long respWriteVa;
+    long respWriteRemaining;
+    long respWriteTotal;
+    boolean ackPending;
+    int nakPendingSyndrome = -1;
+    int nakPendingPsn;
+    boolean errorAfterNak;
+    // responder resources: queued READ and atomic responses, in PSN order
+    final int resCapacity;
+    final boolean[] resAtomic;
+    final int[] resPsn;
+    final Mr[] resMr;
+    final long[] resVa;
+    final long[] resLen;
+    final long[] resSent;
+    final long[] resOrig;
+    final int[] resMsn;
+    int resHead;
+    int resCount;
+    final int[] atomicPsn = new int[ATOMIC_HISTORY];
+    final long[] atomicOrig = new long[ATOMIC_HISTORY];
+    int atomicNext;
+
+    // ---- engine scheduling ----
+    boolean active;
+    boolean destroyed;
+
+    Qp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+        this.context = context;
+        this.pd = pd;
+        this.qpn = qpn;
+        this.init = init;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        int sqSlots = Integer.highestOneBit(init.maxSendWr() * 2 - 1);
+        if (sqSlots < init.maxSendWr()) {
+            sqSlots <<= 1;
+        }
+        sqSlots = Math.max(sqSlots, 1);
+        sq = new Wqe[sqSlots];
+        sqMask = sqSlots - 1;
+        int inlineSize = (init.maxInlineData() + 7) & ~7;
+        MemorySegment inlineArea = inlineSize == 0 ? null : arena.allocate((long) inlineSize * sqSlots, 64);
+        for (int i = 0; i < sqSlots; i++) {
+            sq[i] = new Wqe(init.maxSendSge(),
+                    inlineArea == null ? null : inlineArea.asSlice((long) i * inlineSize, inlineSize));
+        }
+        int rqSlots = Math.max(1, Integer.highestOneBit(Math.max(1, init.maxRecvWr()) * 2 - 1));
+        if (rqSlots < init.maxRecvWr()) {
+            rqSlots <<= 1;
+        }
+        rq = new RecvWqe[rqSlots];
+        rqMask = rqSlots - 1;
+        for (int i = 0; i < rqSlots; i++) {
+            rq[i] = new RecvWqe(init.maxRecvSge());
+        }
+        resCapacity = 2 * 255 + 4;
+        resAtomic = new boolean[resCapacity];
+        resPsn = new int[resCapacity];
+        resMr = new Mr[resCapacity];
+        resVa = new long[resCapacity];
+        resLen = new long[resCapacity];
+        resSent = new long[resCapacity];
+        resOrig = new long[resCapacity];
+        resMsn = new int[resCapacity];
+    }
+
+    @Override
+    public int qpn() {
+        return qpn;
+    }
+
+    @Override
+    public QpType type() {
+        return QpType.RC;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    @Override
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    @Override
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    @Override
+    public int postSend(SendWorkRequest wr) {
+        QpState s = state;
+        if (s != QpState.RTS && s != QpState.SQD && s != QpState.ERROR && s != QpState.SQE) {
+            return Errno.EINVAL.value();
+        }
+        int numSge = wr.numSge();
+        if (numSge > init.maxSendSge()) {
+            return Errno.EINVAL.value();
+        }
+        long p = sqProducer;
+        if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) { // release partner: Completer.retire
+            return Errno.ENOMEM.value();
+        }
+        Wqe w = sq[(int) (p & sqMask)];
+        long length = 0;
+        for (int i = 0; i < numSge; i++) {
+            w.sgeAddr[i] = wr.sgeAddr(i);
+            w.sgeLength[i] = wr.sgeLength(i);
+            w.sgeLkey[i] = wr.sgeLkey(i);
+            w.sgeMr[i] = null;
+            if (wr.sgeLength(i) < 0) {
+                return Errno.EINVAL.value();
+            }
+            length += wr.sgeLength(i);
+        }
+        WrOpcode op = wr.opcode();
+        if (length > Integer.MAX_VALUE + 1L) {
+            return Errno.EMSGSIZE.value();
+        }
+        if (op.isAtomic() && (numSge != 1 || length != 8 || (wr.remoteAddr() & 7) != 0)) {
+            return Errno.EINVAL.value();
+        }
+        boolean inline = (wr.flags() & SendFlags.INLINE) != 0;
+        if (inline) {
+            if (op == WrOpcode.RDMA_READ || op.isAtomic() || length > init.maxInlineData()) {
+                return Errno.EINVAL.value();
+            }
+            long off = 0;
+            for (int i = 0; i < numSge; i++) {
+                Mr mr = context.keys.lookup(w.sgeLkey[i]);
+                int len = w.sgeLength[i];
+                if (mr == null || !mr.permits(pd, 0, w.sgeAddr[i], len)) {
+                    return Errno.EINVAL.value();
+                }
+                MemorySegment.copy(mr.segment, w.sgeAddr[i] - mr.address, w.inlineArea, off, len);
+                off += len;
+            }
+        }
+        w.inline = inline;
+        w.wrId = wr.wrId();
+        w.opcode = op;
+        w.flags = wr.flags();
+        w.signaled = init.sqSigAll() || (wr.flags() & SendFlags.SIGNALED) != 0;
+        w.numSge = numSge;
+        w.remoteAddr = wr.remoteAddr();
+        w.rkey = wr.rkey();
+        w.imm = wr.imm();
+        w.compareAdd = wr.compareAdd();
+        w.swap = wr.swap();
+        w.length = length;
+        w.validated = false;
+        w.started = false;
+        w.localError = -1;
+        SQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Requester.run
+        ringDoorbell();
+        return 0;
+    }
+
+    @Override
+    public int postRecv(RecvWorkRequest wr) {
+        if (state == QpState.RESET) {
+            return Errno.EINVAL.value();
+        }
+        int numSge = wr.numSge();
+        if (numSge > init.maxRecvSge()) {
+            return Errno.EINVAL.value();
+        }
+        long p = rqProducer;
+        if (p - (long) RQ_CONSUMER.getAcquire(this) >= init.maxRecvWr()) { // release partner: Responder
+            return Errno.ENOMEM.value();
+        }
+        RecvWqe r = rq[(int) (p & rqMask)];
+        r.wrId = wr.wrId();
+        r.numSge = numSge;
+        long cap = 0;
+        for (int i = 0; i < numSge; i++) {
+            r.sgeAddr[i] = wr.sgeAddr(i);
+            r.sgeLength[i] = wr.sgeLength(i);
+            r.sgeLkey[i] = wr.sgeLkey(i);
+            cap += wr.sgeLength(i);
+        }
+        r.capacity = cap;
+        RQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Responder.recvAvailable
+        if (state == QpState.ERROR) {
+            ringDoorbell(); // so the engine flushes it
+        }
+        return 0;
+    }
+
+    private void ringDoorbell() {
+        if ((int) DOORBELL.getOpaque(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {
+            context.engine.doorbell(this);
+        }
+    }
+
+    /** Engine thread: clears the doorbell before scanning the queue (so a later post rings again). */
+    void clearDoorbell() {
+        DOORBELL.setRelease(this, 0);
+    }
+
+    long sqProducerAcquire() {
+        return (long) SQ_PRODUCER.getAcquire(this);
+    }
+
+    long rqProducerAcquire() {
+        return (long) RQ_PRODUCER.getAcquire(this);
+    }
+
+    void sqConsumerRelease(long v) {
+        SQ_CONSUMER.setRelease(this, v);
+    }
+
+    void rqConsumerRelease(long v) {
+        RQ_CONSUMER.setRelease(this, v);
+    }
+
+    // ------------------------------------------------------------------ control
+
+    @Override
+    public void modify(QpAttr attr) {
+        context.control(() -> applyModify(attr));
+    }
+
+    /** Engine thread. IBA 10.3.1 / ibv_modify_qp(3): checks the transition and its required attributes. */
+    private void applyModify(QpAttr a) {
+        if (destroyed) {
+            throw new RdmaException(Errno.EINVAL, "the QP is destroyed");
+        }
+        QpState cur = state;
+        QpState next = a.has(QpAttr.STATE) ? a.state() : cur;
+        int required = 0;
+        int optional;
+        switch (cur.name() + "->" + next.name()) {
+            case "RESET->RESET", "INIT->RESET", "RTR->RESET", "RTS->RESET", "SQD->RESET", "SQE->RESET",
+                 "ERROR->RESET" -> optional = 0;
+            case "RESET->ERROR", "INIT->ERROR", "RTR->ERROR", "RTS->ERROR", "SQD->ERROR", "SQE->ERROR",
+                 "ERROR->ERROR" -> optional = 0;
+            case "RESET->INIT" -> {
+                required = QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.ACCESS_FLAGS;
+                optional = 0;
+            }
+            case "INIT->INIT" -> optional = QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.ACCESS_FLAGS;
+            case "INIT->RTR" -> {
+                required = QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN | QpAttr.MAX_DEST_RD_ATOMIC
+                        | QpAttr.MIN_RNR_TIMER;
+                optional = QpAttr.PKEY_INDEX | QpAttr.ACCESS_FLAGS;
+            }
+            case "RTR->RTS" -> {
+                required = QpAttr.SQ_PSN | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
+                        | QpAttr.MAX_QP_RD_ATOMIC;
+                optional = QpAttr.ACCESS_FLAGS | QpAttr.MIN_RNR_TIMER;
+            }
+            case "RTS->RTS", "SQD->RTS", "SQE->RTS" -> optional = QpAttr.ACCESS_FLAGS | QpAttr.MIN_RNR_TIMER
+                    | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY | QpAttr.MAX_QP_RD_ATOMIC;
+            case "RTS->SQD", "SQD->SQD" -> optional = 0;
+            default -> throw new RdmaException(Errno.EINVAL, "invalid QP state transition " + cur + " -> " + next
+                    + " (IBA 10.3.1: RESET->INIT->RTR->RTS, any state ->RESET or ->ERROR)");
+        }
+        int mask = a.mask() & ~(QpAttr.STATE | QpAttr.CUR_STATE);
+        if ((mask & required) != required) {
+            throw new RdmaException(Errno.EINVAL, cur + " -> " + next + " needs attributes " + maskNames(required & ~mask)
+                    + " (see ibv_modify_qp(3))");
+        }
+        if ((mask & ~(required | optional)) != 0) {
+            throw new RdmaException(Errno.EINVAL, cur + " -> " + next + " does not take attributes "
+                    + maskNames(mask & ~(required | optional)));
+        }
+        if (a.has(QpAttr.ACCESS_FLAGS)) {
+            accessFlags = a.accessFlags();
+        }
+        if (a.has(QpAttr.PKEY_INDEX)) {
+            if (a.pkeyIndex() != 0) {
+                throw new RdmaException(Errno.EINVAL, "P_Key index " + a.pkeyIndex() + " does not exist; the table has "
+                        + "only index 0 (0xffff)");
+            }
+            pkeyIndex = 0;
+        }
+        if (a.has(QpAttr.PORT) && a.portNum() != 1) {
+            throw new RdmaException(Errno.EINVAL, "port " + a.portNum() + " does not exist; soft-RoCE devices have port 1");
+        }
+        if (a.has(QpAttr.AV)) {
+            setAddress(a.av());
+        }
+        if (a.has(QpAttr.PATH_MTU)) {
+            Mtu max = context.activeMtu();
+            mtu = a.pathMtu().bytes() > max.bytes() ? max : a.pathMtu();
+            mtuBytes = mtu.bytes();
+        }
+        if (a.has(QpAttr.DEST_QPN)) {
+            destQpn = a.destQpn();
+        }
+        if (a.has(QpAttr.RQ_PSN)) {
+            rqPsnAttr = a.rqPsn();
+            ePsn = rqPsnAttr;
+        }
+        if (a.has(QpAttr.SQ_PSN)) {
+            sqPsnAttr = a.sqPsn();
+            reqPsn = sqPsnAttr;
+            lastAckedPsn = (sqPsnAttr - 1) & 0xFFFFFF;
+        }
+        if (a.has(QpAttr.MAX_DEST_RD_ATOMIC)) {
+            maxDestRdAtomic = a.maxDestRdAtomic();
+        }
+        if (a.has(QpAttr.MAX_QP_RD_ATOMIC)) {
+            maxRdAtomic = a.maxRdAtomic();
+        }
+        if (a.has(QpAttr.MIN_RNR_TIMER)) {
+            minRnrTimer = a.minRnrTimer();
+        }
+        if (a.has(QpAttr.TIMEOUT)) {
+            timeout = a.timeout();
+        }
+        if (a.has(QpAttr.RETRY_CNT)) {
+            retryCnt = a.retryCnt();
+            retryLeft = retryCnt;
+        }
+        if (a.has(QpAttr.RNR_RETRY)) {
+            rnrRetry = a.rnrRetry();
+            rnrRetryLeft = rnrRetry;
+        }
+        if (next == QpState.RESET && cur != QpState.RESET) {
+            resetQueues();
+        }
+        state = next;
+        if (next == QpState.ERROR || next == QpState.RTS) {
+            context.engine.schedule(this);
+        }
+    }
+
+    private void setAddress(AddressVector v) {
+        Endpoint src = context.localEndpoint(v.sgidIndex());
+        Endpoint dst = context.remoteEndpoint(v, src);
+        if (src.isIpv6() != dst.isIpv6()) {
+            throw new RdmaException(Errno.EINVAL, "source GID " + v.sgidIndex() + " (" + src + ") and destination "
+                    + v.dgid() + " are of different IP versions; pick a source GID of the same family");
+        }
+        av = v;
+        local = src;
+        remote = dst;
+    }
+
+    /** Engine thread: drop every queued request without completions (modify to RESET, destroy). */
+    private void resetQueues() {
+        sqConsumerRelease(sqProducer);
+        reqIndex = sqProducer;
+        rqConsumerRelease(rqProducerAcquire());
+        reqOffset = 0;
+        rdAtomicInFlight = 0;
+        rnrWaiting = false;
+        retransmitDeadline = 0;
+        respRecv = null;
+        respLastOpcode = -1;
+        respWriteMr = null;
+        resCount = 0;
+        ackPending = false;
+        nakPendingSyndrome = -1;
+        nakSeqSent = false;
+        errorAfterNak = false;
+        compReadIndex = -1;
+        msn = 0;
+    }
+
+    @Override
+    public QpAttr query() {
+        QpAttr a = new QpAttr();
+        context.control(() -> {
+            a.state(state).accessFlags(accessFlags).pkeyIndex(pkeyIndex).portNum(1).pathMtu(mtu).destQpn(destQpn)
+                    .rqPsn(ePsn).sqPsn(reqPsn).maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic)
+                    .minRnrTimer(minRnrTimer).timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry);
+            if (av != null) {
+                a.av(av);
+            }
+        });
+        return a;
+    }
+
+    @Override
+    public void close() {
+        context.control(() -> {
+            if (destroyed) {
+                return;
+            }
+            destroyed = true;
+            resetQueues();
+            state = QpState.RESET;
+            context.engine.remove(this);
+            context.qpnFreed(qpn);
+        });
+        synchronized (context) {
+            sendCq.users--;
+            recvCq.users--;
+        }
+        pd.release(this);
+        arena.close();
+    }
+
+    static String maskNames(int mask) {
+        String[] names = {"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
+            "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC", "ALT_PATH",
+            "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP", "DEST_QPN"};
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < names.length; i++) {
+            if ((mask & (1 << i)) != 0) {
+                sb.append(sb.isEmpty() ? "" : "|").append(names[i]);
+            }
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "QP 0x" + Integer.toHexString(qpn) + " (" + state + ")";
+    }
+}

@@ -1,0 +1,278 @@
+package io.jrdma.engine;
+
+import io.jrdma.engine.util.Psn;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WrOpcode;
+import io.jrdma.wire.AtomicEth;
+import io.jrdma.wire.Bth;
+import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.ImmDt;
+import io.jrdma.wire.Reth;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The requester (rxe_req.c): turns send-queue WQEs into request packets. Assigns PSNs (a READ
+ * takes one per response packet), segments SEND/WRITE payloads by path MTU, sets AckReq on the
+ * last packet of a message and at least every {@value Qp#MAX_PKT_PER_ACK} packets, keeps at
+ * most {@value Qp#MAX_UNACKED_PSNS} PSNs unacknowledged, honours FENCE and the READ/atomic
+ * depth (ORD), and re-sends from any PSN after {@link #rewind} (go-back-N).
+ * The payload copy from the registered region into the packet buffer is the "DMA".
+ */
+final class Requester {
+    private final Engine engine;
+
+    Requester(Engine engine) {
+        this.engine = engine;
+    }
+
+    int run(Qp qp, int budget) {
+        if (qp.state != QpState.RTS) {
+            return 0;
+        }
+        if (qp.rnrWaiting) {
+            if (engine.now - qp.rnrDeadline < 0) {
+                return 0;
+            }
+            qp.rnrWaiting = false;
+        }
+        int sent = 0;
+        long producer = qp.sqProducerAcquire(); // release partner: Qp.postSend
+        while (sent < budget && qp.reqIndex != producer) {
+            Wqe w = qp.sq[(int) (qp.reqIndex & qp.sqMask)];
+            if (!w.started) {
+                if (!w.validated) {
+                    validate(qp, w);
+                }
+                if (w.localError >= 0) {
+                    engine.completer.completeLocalErrors(qp);
+                    return sent;
+                }
+                if ((w.flags & SendFlags.FENCE) != 0 && qp.rdAtomicInFlight > 0) {
+                    break;
+                }
+                if (w.isReadOrAtomic() && qp.rdAtomicInFlight >= Math.max(1, qp.maxRdAtomic)) {
+                    break;
+                }
+                if (Psn.diff(qp.reqPsn, qp.lastAckedPsn) > Qp.MAX_UNACKED_PSNS) {
+                    break;
+                }
+                w.started = true;
+                w.firstPsn = qp.reqPsn;
+                w.npkts = w.opcode.isAtomic() ? 1 : (int) Math.max(1, (w.length + qp.mtuBytes - 1) / qp.mtuBytes);
+                w.lastPsn = Psn.add(w.firstPsn, w.npkts - 1);
+                qp.reqOffset = 0;
+                if (w.isReadOrAtomic()) {
+                    qp.rdAtomicInFlight++;
+                }
+            } else if (Psn.diff(qp.reqPsn, qp.lastAckedPsn) > Qp.MAX_UNACKED_PSNS) {
+                break;
+            }
+            if (!sendPacket(qp, w)) {
+                break;
+            }
+            sent++;
+        }
+        return sent;
+    }
+
+    /** Local protection checks of a WQE's SGEs (rxe's lkey lookup in copy_data). */
+    private void validate(Qp qp, Wqe w) {
+        w.validated = true;
+        if (w.inline) {
+            return;
+        }
+        int needed = w.isReadOrAtomic() ? Access.LOCAL_WRITE : 0;
+        for (int i = 0; i < w.numSge; i++) {
+            int len = w.sgeLength[i];
+            if (len == 0) {
+                continue;
+            }
+            Mr mr = engine.context.keys.lookup(w.sgeLkey[i]);
+            if (mr == null || !mr.permits(qp.pd, needed, w.sgeAddr[i], len)) {
+                w.localError = WcStatus.LOC_PROT_ERR.ordinal();
+                return;
+            }
+            w.sgeMr[i] = mr;
+        }
+    }
+
+    private boolean sendPacket(Qp qp, Wqe w) {
+        MemorySegment tx = engine.txSeg;
+        int mtu = qp.mtuBytes;
+        long off = qp.reqOffset;
+        int psn = qp.reqPsn;
+        switch (w.opcode) {
+            case RDMA_READ -> {
+                Bth.write(tx, 0, IbOpcode.RC_RDMA_READ_REQUEST, false, false, 0, 0xFFFF, qp.destQpn, true, psn);
+                Reth.write(tx, Bth.LENGTH, w.remoteAddr + off, w.rkey, (int) (w.length - off));
+                if (!engine.transmit(qp, Bth.LENGTH + Reth.LENGTH)) {
+                    return false;
+                }
+                qp.reqPsn = Psn.add(w.lastPsn, 1);
+                nextWqe(qp);
+            }
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
+                boolean cas = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP;
+                Bth.write(tx, 0, cas ? IbOpcode.RC_COMPARE_SWAP : IbOpcode.RC_FETCH_ADD, false, false, 0, 0xFFFF,
+                        qp.destQpn, true, psn);
+                AtomicEth.write(tx, Bth.LENGTH, w.remoteAddr, w.rkey, cas ? w.swap : w.compareAdd,
+                        cas ? w.compareAdd : 0);
+                if (!engine.transmit(qp, Bth.LENGTH + AtomicEth.LENGTH)) {
+                    return false;
+                }
+                qp.reqPsn = Psn.add(psn, 1);
+                nextWqe(qp);
+            }
+            default -> {
+                long remaining = w.length - off;
+                int payload = (int) Math.min(mtu, remaining);
+                boolean first = off == 0;
+                boolean last = remaining <= mtu;
+                int opcode = opcode(w.opcode, first, last);
+                boolean ackReq = last || qp.pktsSinceAckReq + 1 >= Qp.MAX_PKT_PER_ACK
+                        || Psn.diff(psn, qp.lastAckedPsn) >= Qp.MAX_UNACKED_PSNS;
+                int hdr = IbOpcode.headerLength(opcode);
+                boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
+                int pad = (-payload) & 3;
+                Bth.write(tx, 0, opcode, se, false, pad, 0xFFFF, qp.destQpn, ackReq, psn);
+                int reth = IbOpcode.offset(opcode, IbOpcode.RETH);
+                if (reth >= 0) {
+                    Reth.write(tx, reth, w.remoteAddr, w.rkey, (int) w.length);
+                }
+                int imm = IbOpcode.offset(opcode, IbOpcode.IMMDT);
+                if (imm >= 0) {
+                    ImmDt.write(tx, imm, w.imm);
+                }
+                gather(w, off, payload, tx, hdr);
+                engine.pad(hdr + payload, payload);
+                if (!engine.transmit(qp, hdr + payload + pad)) {
+                    return false;
+                }
+                qp.pktsSinceAckReq = ackReq ? 0 : qp.pktsSinceAckReq + 1;
+                qp.reqPsn = Psn.add(psn, 1);
+                if (last) {
+                    nextWqe(qp);
+                } else {
+                    qp.reqOffset = off + payload;
+                }
+            }
+        }
+        if (qp.retransmitDeadline == 0) {
+            long t = Engine.timeoutNanos(qp.timeout);
+            qp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
+        }
+        return true;
+    }
+
+    private static void nextWqe(Qp qp) {
+        qp.reqIndex++;
+        qp.reqOffset = 0;
+    }
+
+    private static int opcode(WrOpcode op, boolean first, boolean last) {
+        return switch (op) {
+            case SEND -> first ? (last ? IbOpcode.RC_SEND_ONLY : IbOpcode.RC_SEND_FIRST)
+                    : (last ? IbOpcode.RC_SEND_LAST : IbOpcode.RC_SEND_MIDDLE);
+            case SEND_WITH_IMM -> first ? (last ? IbOpcode.RC_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.RC_SEND_FIRST)
+                    : (last ? IbOpcode.RC_SEND_LAST_WITH_IMMEDIATE : IbOpcode.RC_SEND_MIDDLE);
+            case RDMA_WRITE -> first ? (last ? IbOpcode.RC_RDMA_WRITE_ONLY : IbOpcode.RC_RDMA_WRITE_FIRST)
+                    : (last ? IbOpcode.RC_RDMA_WRITE_LAST : IbOpcode.RC_RDMA_WRITE_MIDDLE);
+            case RDMA_WRITE_WITH_IMM -> first
+                    ? (last ? IbOpcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE : IbOpcode.RC_RDMA_WRITE_FIRST)
+                    : (last ? IbOpcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE : IbOpcode.RC_RDMA_WRITE_MIDDLE);
+            default -> throw new IllegalStateException("not a SEND/WRITE opcode: " + op);
+        };
+    }
+
+    /** Copies {@code len} bytes of the WQE's gather list, starting {@code off} bytes in, to {@code dst}. */
+    static void gather(Wqe w, long off, int len, MemorySegment dst, long dstOff) {
+        if (len == 0) {
+            return;
+        }
+        if (w.inline) {
+            MemorySegment.copy(w.inlineArea, off, dst, dstOff, len);
+            return;
+        }
+        long skip = off;
+        int left = len;
+        for (int i = 0; i < w.numSge && left > 0; i++) {
+            int sl = w.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            int n = (int) Math.min(sl - skip, left);
+            Mr mr = w.sgeMr[i];
+            MemorySegment.copy(mr.segment, w.sgeAddr[i] - mr.address + skip, dst, dstOff, n);
+            dstOff += n;
+            left -= n;
+            skip = 0;
+        }
+    }
+
+    /** Copies {@code len} bytes from {@code src} into the WQE's scatter list at {@code off} (READ and atomic results). */
+    static void scatter(Wqe w, long off, MemorySegment src, long srcOff, int len) {
+        long skip = off;
+        int left = len;
+        for (int i = 0; i < w.numSge && left > 0; i++) {
+            int sl = w.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            int n = (int) Math.min(sl - skip, left);
+            Mr mr = w.sgeMr[i];
+            MemorySegment.copy(src, srcOff, mr.segment, w.sgeAddr[i] - mr.address + skip, n);
+            srcOff += n;
+            left -= n;
+            skip = 0;
+        }
+    }
+
+    /**
+     * Go-back-N: makes the requester re-send from {@code psn}, which lies in a WQE already
+     * started and not yet completed. WQEs after it will be sent again with the same PSNs.
+     */
+    void rewind(Qp qp, int psn) {
+        long end = qp.reqIndex;
+        if (end < qp.sqProducerAcquire() && qp.sq[(int) (end & qp.sqMask)].started) {
+            end++; // the partly sent WQE at reqIndex
+        }
+        for (long i = qp.sqConsumer; i < end; i++) {
+            Wqe w = qp.sq[(int) (i & qp.sqMask)];
+            if (!w.started || Psn.diff(psn, w.firstPsn) < 0 || Psn.diff(psn, w.lastPsn) > 0) {
+                continue;
+            }
+            long off;
+            int from;
+            if (w.opcode.isAtomic()) {
+                off = 0;
+                from = w.firstPsn;
+            } else {
+                off = (long) Psn.diff(psn, w.firstPsn) * qp.mtuBytes;
+                from = psn;
+            }
+            int inFlight = 0;
+            for (long j = qp.sqConsumer; j < end; j++) {
+                Wqe x = qp.sq[(int) (j & qp.sqMask)];
+                if (j > i) {
+                    x.started = false;
+                } else if (x.started && x.isReadOrAtomic()) {
+                    inFlight++;
+                }
+            }
+            qp.rdAtomicInFlight = inFlight;
+            qp.reqIndex = i;
+            qp.reqOffset = off;
+            qp.reqPsn = from;
+            qp.pktsSinceAckReq = 0;
+            qp.lastRewindPsn = psn;
+            engine.schedule(qp);
+            return;
+        }
+    }
+}

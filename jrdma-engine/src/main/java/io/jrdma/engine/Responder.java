@@ -1,0 +1,446 @@
+package io.jrdma.engine;
+
+import io.jrdma.engine.util.Psn;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.wire.Aeth;
+import io.jrdma.wire.AtomicAckEth;
+import io.jrdma.wire.AtomicEth;
+import io.jrdma.wire.Bth;
+import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.ImmDt;
+import io.jrdma.wire.Reth;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The responder (rxe_resp.c): checks each request packet's PSN (in sequence, duplicate, or
+ * out of sequence → one PSN-sequence-error NAK), opcode order, QP and region access, then
+ * places SEND payloads in receive WQEs (RNR NAK when none is posted), WRITE payloads in the
+ * region named by the rkey, executes atomics atomically on the region's memory, and queues
+ * READ and atomic responses as responder resources. Responses leave in PSN order: queued
+ * resources first, then one coalesced ACK or NAK. Duplicates are re-ACKed; duplicate READs are
+ * executed again; duplicate atomics are answered from the history of original values.
+ */
+final class Responder {
+    private static final VarHandle ATOMIC_LONG = ValueLayout.JAVA_LONG.varHandle();
+    private final Engine engine;
+
+    Responder(Engine engine) {
+        this.engine = engine;
+    }
+
+    void onRequest(Qp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
+        QpState s = qp.state;
+        if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE || qp.errorAfterNak) {
+            engine.counters.increment(Counter.RCVD_BAD_STATE);
+            return;
+        }
+        int psn = Bth.psn(pkt, 0);
+        int d = Psn.diff(psn, qp.ePsn);
+        if (d > 0) {
+            engine.counters.increment(Counter.OUT_OF_SEQ_REQUEST);
+            if (!qp.nakSeqSent) {
+                qp.nakSeqSent = true;
+                queueNak(qp, Aeth.NAK_PSN_SEQ_ERR, qp.ePsn, false);
+            }
+            return;
+        }
+        if (d < 0) {
+            engine.counters.increment(Counter.DUPLICATE_REQUEST);
+            duplicate(qp, pkt, opcode, mask, psn);
+            return;
+        }
+        int last = qp.respLastOpcode;
+        boolean inSend = last == IbOpcode.RC_SEND_FIRST || last == IbOpcode.RC_SEND_MIDDLE;
+        boolean inWrite = last == IbOpcode.RC_RDMA_WRITE_FIRST || last == IbOpcode.RC_RDMA_WRITE_MIDDLE;
+        boolean continues = (mask & IbOpcode.FIRST) == 0 && (mask & (IbOpcode.MIDDLE | IbOpcode.LAST)) != 0
+                && (mask & (IbOpcode.READ | IbOpcode.ATOMIC)) == 0;
+        boolean ok = inSend ? continues && (mask & IbOpcode.SEND) != 0
+                : inWrite ? continues && (mask & IbOpcode.WRITE) != 0
+                : !continues;
+        if (!ok || (mask & IbOpcode.IETH) != 0) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn); // IETH: memory windows/invalidate are not offered
+            return;
+        }
+        boolean firstOrOnly = (mask & IbOpcode.FIRST) != 0;
+        boolean lastOrOnly = (mask & IbOpcode.LAST) != 0;
+        if ((mask & (IbOpcode.SEND | IbOpcode.WRITE)) != 0) {
+            int mtu = qp.mtuBytes;
+            if (lastOrOnly ? payload > mtu : payload != mtu) {
+                errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+                return;
+            }
+        }
+        if ((mask & IbOpcode.SEND) != 0) {
+            if (!send(qp, pkt, opcode, mask, psn, hdr, payload, firstOrOnly, lastOrOnly)) {
+                return;
+            }
+        } else if ((mask & IbOpcode.WRITE) != 0) {
+            if (!write(qp, pkt, opcode, mask, psn, hdr, payload, firstOrOnly, lastOrOnly)) {
+                return;
+            }
+        } else if ((mask & IbOpcode.READ) != 0) {
+            read(qp, pkt, psn);
+            return;
+        } else if ((mask & IbOpcode.ATOMIC) != 0) {
+            atomic(qp, pkt, opcode, psn);
+            return;
+        } else {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return;
+        }
+        qp.ePsn = Psn.add(qp.ePsn, 1);
+        qp.nakSeqSent = false;
+        qp.respLastOpcode = lastOrOnly ? -1 : opcode;
+        if (Bth.ackReq(pkt, 0)) {
+            if (qp.ackPending) {
+                engine.counters.increment(Counter.ACK_DEFERRED);
+            }
+            qp.ackPending = true;
+            engine.schedule(qp);
+        }
+    }
+
+    private boolean recvAvailable(Qp qp) {
+        return qp.rqConsumer != qp.rqProducerAcquire(); // release partner: Qp.postRecv
+    }
+
+    private boolean send(Qp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
+                         boolean first, boolean last) {
+        if (first) {
+            if (!recvAvailable(qp)) {
+                rnrNak(qp, psn);
+                return false;
+            }
+            qp.respRecv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            qp.respRecvOffset = 0;
+        }
+        RecvWqe r = qp.respRecv;
+        if (qp.respRecvOffset + payload > r.capacity) {
+            completeRecv(qp, r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return false;
+        }
+        if (!scatterRecv(qp, r, qp.respRecvOffset, pkt, hdr, payload)) {
+            completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+            errorNak(qp, Aeth.NAK_REMOTE_OP, psn);
+            return false;
+        }
+        qp.respRecvOffset += payload;
+        if (last) {
+            int flags = (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
+            int imm = 0;
+            if ((mask & IbOpcode.IMMDT) != 0) {
+                imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
+                flags |= WorkCompletion.WITH_IMM;
+            }
+            completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV, (int) qp.respRecvOffset, imm, flags);
+            qp.msn = Psn.add(qp.msn, 1);
+        }
+        return true;
+    }
+
+    private boolean write(Qp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
+                          boolean first, boolean last) {
+        boolean withImm = (mask & IbOpcode.IMMDT) != 0;
+        if (withImm && !recvAvailable(qp)) {
+            rnrNak(qp, psn);
+            return false;
+        }
+        if (first) {
+            int reth = IbOpcode.offset(opcode, IbOpcode.RETH);
+            long va = Reth.va(pkt, reth);
+            long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, reth));
+            Mr mr = null;
+            if ((qp.accessFlags & Access.REMOTE_WRITE) == 0) {
+                errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                return false;
+            }
+            if (len > 0) {
+                mr = engine.context.keys.lookup(Reth.rkey(pkt, reth));
+                if (mr == null || !mr.permits(qp.pd, Access.REMOTE_WRITE, va, len)) {
+                    errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                    return false;
+                }
+            }
+            qp.respWriteMr = mr;
+            qp.respWriteVa = va;
+            qp.respWriteRemaining = len;
+            qp.respWriteTotal = len;
+        }
+        if (payload > qp.respWriteRemaining || (last && payload != qp.respWriteRemaining)) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return false;
+        }
+        if (payload > 0) {
+            Mr mr = qp.respWriteMr;
+            MemorySegment.copy(pkt, hdr, mr.segment, qp.respWriteVa - mr.address, payload);
+            qp.respWriteVa += payload;
+            qp.respWriteRemaining -= payload;
+        }
+        if (last) {
+            if (withImm) {
+                RecvWqe r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+                int imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
+                int flags = WorkCompletion.WITH_IMM | (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
+                completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) qp.respWriteTotal, imm, flags);
+            }
+            qp.respWriteMr = null;
+            qp.msn = Psn.add(qp.msn, 1);
+        }
+        return true;
+    }
+
+    private void read(Qp qp, MemorySegment pkt, int psn) {
+        long va = Reth.va(pkt, Bth.LENGTH);
+        int rkey = Reth.rkey(pkt, Bth.LENGTH);
+        long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
+        if ((qp.accessFlags & Access.REMOTE_READ) == 0) {
+            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            return;
+        }
+        Mr mr = null;
+        if (len > 0) {
+            mr = engine.context.keys.lookup(rkey);
+            if (mr == null || !mr.permits(qp.pd, Access.REMOTE_READ, va, len)) {
+                errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                return;
+            }
+        }
+        if (qp.resCount == qp.resCapacity) {
+            return; // no room to queue the response: dropped unacknowledged, the requester retries
+        }
+        int npkts = (int) Math.max(1, (len + qp.mtuBytes - 1) / qp.mtuBytes);
+        qp.msn = Psn.add(qp.msn, 1);
+        addResource(qp, false, psn, mr, va, len, 0);
+        qp.ePsn = Psn.add(qp.ePsn, npkts);
+        qp.nakSeqSent = false;
+        qp.respLastOpcode = -1;
+    }
+
+    private void atomic(Qp qp, MemorySegment pkt, int opcode, int psn) {
+        long va = AtomicEth.va(pkt, Bth.LENGTH);
+        int rkey = AtomicEth.rkey(pkt, Bth.LENGTH);
+        if ((va & 7) != 0) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn); // IBA 9.4.5: atomics must be 8-byte aligned
+            return;
+        }
+        if ((qp.accessFlags & Access.REMOTE_ATOMIC) == 0) {
+            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            return;
+        }
+        Mr mr = engine.context.keys.lookup(rkey);
+        if (mr == null || !mr.permits(qp.pd, Access.REMOTE_ATOMIC, va, 8)) {
+            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            return;
+        }
+        if (qp.resCount == qp.resCapacity) {
+            return; // no room to queue the response: dropped unacknowledged, the requester retries
+        }
+        long operand = AtomicEth.swapAdd(pkt, Bth.LENGTH);
+        long off = va - mr.address;
+        long original;
+        if (opcode == IbOpcode.RC_COMPARE_SWAP) {
+            original = (long) ATOMIC_LONG.compareAndExchange(mr.segment, off, AtomicEth.compare(pkt, Bth.LENGTH), operand);
+        } else {
+            original = (long) ATOMIC_LONG.getAndAdd(mr.segment, off, operand);
+        }
+        qp.atomicPsn[qp.atomicNext] = psn;
+        qp.atomicOrig[qp.atomicNext] = original;
+        qp.atomicNext = (qp.atomicNext + 1) % Qp.ATOMIC_HISTORY;
+        qp.msn = Psn.add(qp.msn, 1);
+        addResource(qp, true, psn, null, 0, 8, original);
+        qp.ePsn = Psn.add(qp.ePsn, 1);
+        qp.nakSeqSent = false;
+        qp.respLastOpcode = -1;
+    }
+
+    /** A request PSN before ePSN: re-ACK SEND/WRITE, execute READ again, replay an atomic's original value. */
+    private void duplicate(Qp qp, MemorySegment pkt, int opcode, int mask, int psn) {
+        if ((mask & IbOpcode.READ) != 0) {
+            long va = Reth.va(pkt, Bth.LENGTH);
+            long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
+            Mr mr = null;
+            if (len > 0) {
+                mr = engine.context.keys.lookup(Reth.rkey(pkt, Bth.LENGTH));
+                if (mr == null || !mr.permits(qp.pd, Access.REMOTE_READ, va, len)) {
+                    return;
+                }
+            }
+            for (int k = 0; k < qp.resCount; k++) {
+                int i = (qp.resHead + k) % qp.resCapacity;
+                if (!qp.resAtomic[i] && qp.resPsn[i] == psn) {
+                    qp.resMr[i] = mr;
+                    qp.resVa[i] = va;
+                    qp.resLen[i] = len;
+                    qp.resSent[i] = 0;
+                    return;
+                }
+            }
+            if (qp.resCount < qp.resCapacity) {
+                addResource(qp, false, psn, mr, va, len, 0);
+            }
+        } else if ((mask & IbOpcode.ATOMIC) != 0) {
+            for (int i = 0; i < Qp.ATOMIC_HISTORY; i++) {
+                if (qp.atomicPsn[i] == psn && qp.resCount < qp.resCapacity) {
+                    addResource(qp, true, psn, null, 0, 8, qp.atomicOrig[i]);
+                    return;
+                }
+            }
+        } else {
+            qp.ackPending = true;
+            engine.schedule(qp);
+        }
+    }
+
+    private void addResource(Qp qp, boolean atomic, int psn, Mr mr, long va, long len, long orig) {
+        int i = (qp.resHead + qp.resCount) % qp.resCapacity;
+        qp.resAtomic[i] = atomic;
+        qp.resPsn[i] = psn;
+        qp.resMr[i] = mr;
+        qp.resVa[i] = va;
+        qp.resLen[i] = len;
+        qp.resSent[i] = 0;
+        qp.resOrig[i] = orig;
+        qp.resMsn[i] = qp.msn;
+        qp.resCount++;
+        engine.schedule(qp);
+    }
+
+    private void rnrNak(Qp qp, int psn) {
+        engine.counters.increment(Counter.SEND_RNR_ERR);
+        qp.nakSeqSent = true; // later packets of the window are dropped silently until the retry
+        queueNak(qp, Aeth.RNR_NAK | qp.minRnrTimer, psn, false);
+    }
+
+    private void errorNak(Qp qp, int syndrome, int psn) {
+        queueNak(qp, syndrome, psn, true);
+    }
+
+    private void queueNak(Qp qp, int syndrome, int psn, boolean fatal) {
+        qp.nakPendingSyndrome = syndrome;
+        qp.nakPendingPsn = psn;
+        qp.ackPending = false;
+        qp.errorAfterNak |= fatal;
+        engine.schedule(qp);
+    }
+
+    private void completeRecv(Qp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+        qp.recvCq.push(r.wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+        qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
+        qp.respRecv = null;
+        engine.counters.increment(Counter.RDMA_RECVS);
+    }
+
+    /** Copies a SEND payload into a receive WQE's scatter list, checking each lkey. @return false on a protection error */
+    private boolean scatterRecv(Qp qp, RecvWqe r, long off, MemorySegment src, long srcOff, int len) {
+        long skip = off;
+        int left = len;
+        for (int i = 0; i < r.numSge && left > 0; i++) {
+            int sl = r.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            int n = (int) Math.min(sl - skip, left);
+            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
+            long va = r.sgeAddr[i] + skip;
+            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, va, n)) {
+                return false;
+            }
+            MemorySegment.copy(src, srcOff, mr.segment, va - mr.address, n);
+            srcOff += n;
+            left -= n;
+            skip = 0;
+        }
+        return left == 0;
+    }
+
+    // ------------------------------------------------------------------ output, in PSN order
+
+    int output(Qp qp, int budget) {
+        int sent = 0;
+        MemorySegment tx = engine.txSeg;
+        while (qp.resCount > 0 && sent < budget) {
+            int i = qp.resHead;
+            if (qp.resAtomic[i]) {
+                Bth.write(tx, 0, IbOpcode.RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
+                        qp.resPsn[i]);
+                Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resMsn[i]);
+                AtomicAckEth.write(tx, Bth.LENGTH + Aeth.LENGTH, qp.resOrig[i]);
+                if (!engine.transmit(qp, Bth.LENGTH + Aeth.LENGTH + AtomicAckEth.LENGTH)) {
+                    return sent;
+                }
+                popResource(qp);
+            } else {
+                int mtu = qp.mtuBytes;
+                long off = qp.resSent[i];
+                long len = qp.resLen[i];
+                int index = (int) (off / mtu);
+                int payload = (int) Math.min(mtu, len - off);
+                boolean first = off == 0;
+                boolean last = off + mtu >= len;
+                int opcode = first ? (last ? IbOpcode.RC_RDMA_READ_RESPONSE_ONLY : IbOpcode.RC_RDMA_READ_RESPONSE_FIRST)
+                        : (last ? IbOpcode.RC_RDMA_READ_RESPONSE_LAST : IbOpcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+                int pad = (-payload) & 3;
+                Bth.write(tx, 0, opcode, false, false, pad, 0xFFFF, qp.destQpn, false, Psn.add(qp.resPsn[i], index));
+                int hdr = IbOpcode.headerLength(opcode);
+                if (hdr > Bth.LENGTH) {
+                    Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resMsn[i]);
+                }
+                if (payload > 0) {
+                    Mr mr = qp.resMr[i];
+                    MemorySegment.copy(mr.segment, qp.resVa[i] - mr.address + off, tx, hdr, payload);
+                }
+                engine.pad(hdr + payload, payload);
+                if (!engine.transmit(qp, hdr + payload + pad)) {
+                    return sent;
+                }
+                qp.resSent[i] = off + payload;
+                if (last) {
+                    popResource(qp);
+                }
+            }
+            sent++;
+        }
+        if (qp.resCount > 0) {
+            return sent;
+        }
+        if (qp.nakPendingSyndrome >= 0) {
+            Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false, qp.nakPendingPsn);
+            Aeth.write(tx, Bth.LENGTH, qp.nakPendingSyndrome, qp.msn);
+            if (!engine.transmit(qp, Bth.LENGTH + Aeth.LENGTH)) {
+                return sent;
+            }
+            engine.counters.increment(Counter.SEND_NAKS);
+            qp.nakPendingSyndrome = -1;
+            if (qp.errorAfterNak) {
+                engine.enterError(qp);
+            }
+            sent++;
+        } else if (qp.ackPending) {
+            Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
+                    Psn.add(qp.ePsn, -1));
+            Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.msn);
+            if (!engine.transmit(qp, Bth.LENGTH + Aeth.LENGTH)) {
+                return sent;
+            }
+            engine.counters.increment(Counter.SENT_ACKS);
+            qp.ackPending = false;
+            sent++;
+        }
+        return sent;
+    }
+
+    private static void popResource(Qp qp) {
+        qp.resMr[qp.resHead] = null;
+        qp.resHead = (qp.resHead + 1) % qp.resCapacity;
+        qp.resCount--;
+    }
+}

@@ -1,0 +1,454 @@
+package io.jrdma.engine.cm;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * jrdma's connection manager for soft-RoCE: a TCP side channel carrying a REQ / REP (or REJ) /
+ * RTU exchange, the three-way handshake of the IB CM (IBA 12.9) in a simpler encoding. Each
+ * message is {@code "JRCM" | type u8 | length u16 | body}; REQ and REP bodies carry
+ * {@code version u8 | qpn u32 | psn u32 | gid 16 B | udp port u16 | mtu code u8 |
+ * responder resources u8 | initiator depth u8 | retry u8 | rnr retry u8 | private data length u16 | private data};
+ * REJ carries {@code private data length u16 | private data}. The TCP connection stays open
+ * for the life of the RDMA connection; closing either end sends DREQ.
+ * See docs/connection-manager.md.
+ */
+public final class TcpConnectionManager implements ConnectionManager {
+    static final int MAGIC = 0x4A52434D; // "JRCM"
+    static final int REQ = 1;
+    static final int REP = 2;
+    static final int REJ = 3;
+    static final int RTU = 4;
+    static final int DREQ = 5;
+    static final int VERSION = 1;
+
+    private final DeviceContext context;
+    private final SecureRandom random = new SecureRandom();
+    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+
+    public TcpConnectionManager(DeviceContext context) {
+        this.context = context;
+    }
+
+    /** The parameters of one side, as exchanged. */
+    record Hello(int qpn, int psn, Gid gid, int udpPort, ConnParam param) {
+    }
+
+    @Override
+    public Listener listen(InetSocketAddress address) {
+        try {
+            ServerSocket ss = new ServerSocket();
+            ss.setReuseAddress(true);
+            ss.bind(address);
+            TcpListener l = new TcpListener(ss);
+            open.add(l);
+            return l;
+        } catch (IOException e) {
+            throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
+        checkQp(qp);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Socket s = new Socket();
+        try {
+            s.setTcpNoDelay(true);
+            s.connect(server, (int) Math.max(1, timeout.toMillis()));
+            int sgidIndex = sgidIndexFor(s);
+            int psn = random.nextInt(1 << 24);
+            Hello mine = new Hello(qp.qpn(), psn, context.gid(sgidIndex), udpPort(), param);
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            write(out, REQ, mine);
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            int type = readType(s, in, deadline);
+            if (type == REJ) {
+                byte[] pd = readPrivateData(in);
+                s.close();
+                throw new Rejected(server, pd);
+            }
+            if (type != REP) {
+                throw new RdmaException(Errno.EPROTO, "expected a REP or REJ from " + server + ", got message type " + type);
+            }
+            Hello peer = readHello(in);
+            bringUp(qp, sgidIndex, mine, peer);
+            write(out, RTU, null);
+            TcpConnection c = new TcpConnection(qp, s, peer);
+            open.add(c);
+            return c;
+        } catch (SocketTimeoutException e) {
+            closeQuietly(s);
+            throw new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " within " + timeout, e);
+        } catch (IOException e) {
+            closeQuietly(s);
+            throw new RdmaException(e instanceof java.net.ConnectException ? Errno.ECONNREFUSED : Errno.EIO,
+                    "cannot connect to " + server + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            closeQuietly(s);
+            throw e;
+        }
+    }
+
+    /** A connection request that was rejected, with the server's private data. */
+    public static final class Rejected extends RdmaException {
+        private static final long serialVersionUID = 1L;
+        private final transient byte[] privateData;
+
+        Rejected(InetSocketAddress server, byte[] privateData) {
+            super(Errno.ECONNREFUSED, "the connection request was rejected by " + server + " ("
+                    + privateData.length + " bytes of private data)");
+            this.privateData = privateData;
+        }
+
+        /** @return what the server sent with its rejection */
+        public byte[] privateData() {
+            return privateData.clone();
+        }
+    }
+
+    private void checkQp(QueuePair qp) {
+        if (qp.pd().context() != context) {
+            throw new RdmaException(Errno.EINVAL, "the QP belongs to another device context than this connection manager");
+        }
+        if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
+            throw new RdmaException(Errno.EINVAL, "connect/accept need a QP in RESET or INIT, not " + qp.state());
+        }
+    }
+
+    private int udpPort() {
+        return context.queryPort().udpPort();
+    }
+
+    /** The local address the TCP connection uses is the route's source: its GID is the QP's source GID. */
+    private int sgidIndexFor(Socket s) {
+        Gid local = Gid.of(s.getLocalAddress());
+        int i = context.gidIndexOf(local);
+        if (i < 0) {
+            throw new RdmaException(Errno.ENETUNREACH, "the route to " + s.getRemoteSocketAddress() + " leaves from "
+                    + s.getLocalAddress().getHostAddress() + ", which is not an address of " + context.device().name()
+                    + "; open the device that owns it (Rdma.resolve picks it)");
+        }
+        return i;
+    }
+
+    private void bringUp(QueuePair qp, int sgidIndex, Hello mine, Hello peer) {
+        ConnParam m = mine.param();
+        ConnParam p = peer.param();
+        Mtu mtu = m.mtu().bytes() <= p.mtu().bytes() ? m.mtu() : p.mtu();
+        if (qp.state() == QpState.RESET) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        }
+        qp.modify(new QpAttr().state(QpState.RTR)
+                .av(new AddressVector(peer.gid(), sgidIndex, 64, 0, peer.udpPort()))
+                .pathMtu(mtu).destQpn(peer.qpn()).rqPsn(peer.psn())
+                .maxDestRdAtomic(Math.min(m.responderResources(), Math.max(1, p.initiatorDepth())))
+                .minRnrTimer(12));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(mine.psn()).timeout(14)
+                .retryCnt(m.retryCount()).rnrRetry(m.rnrRetryCount())
+                .maxRdAtomic(Math.min(m.initiatorDepth(), p.responderResources())));
+    }
+
+    // ------------------------------------------------------------------ encoding
+
+    static void write(DataOutputStream out, int type, Hello h) throws IOException {
+        byte[] pd = h == null ? new byte[0] : h.param().privateData();
+        int len = h == null ? 0 : 1 + 4 + 4 + 16 + 2 + 1 + 5 + 2 + pd.length;
+        out.writeInt(MAGIC);
+        out.writeByte(type);
+        out.writeShort(len);
+        if (h != null) {
+            ConnParam p = h.param();
+            out.writeByte(VERSION);
+            out.writeInt(h.qpn());
+            out.writeInt(h.psn());
+            out.write(h.gid().raw());
+            out.writeShort(h.udpPort());
+            out.writeByte(p.mtu().code());
+            out.writeByte(p.responderResources());
+            out.writeByte(p.initiatorDepth());
+            out.writeByte(p.retryCount());
+            out.writeByte(p.rnrRetryCount());
+            out.writeShort(pd.length);
+            out.write(pd);
+        }
+        out.flush();
+    }
+
+    static void writeReject(DataOutputStream out, byte[] pd) throws IOException {
+        out.writeInt(MAGIC);
+        out.writeByte(REJ);
+        out.writeShort(2 + pd.length);
+        out.writeShort(pd.length);
+        out.write(pd);
+        out.flush();
+    }
+
+    /** Reads a message header, waiting until {@code deadline}. @return the message type */
+    static int readType(Socket s, DataInputStream in, long deadline) throws IOException {
+        long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+        s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+        int magic = in.readInt();
+        if (magic != MAGIC) {
+            throw new RdmaException(Errno.EPROTO, "not a jrdma connection manager peer (bad magic 0x"
+                    + Integer.toHexString(magic) + ")");
+        }
+        int type = in.readUnsignedByte();
+        in.readUnsignedShort();
+        return type;
+    }
+
+    static Hello readHello(DataInputStream in) throws IOException {
+        int version = in.readUnsignedByte();
+        if (version != VERSION) {
+            throw new RdmaException(Errno.EPROTO, "unsupported connection manager version " + version);
+        }
+        int qpn = in.readInt();
+        int psn = in.readInt();
+        byte[] gid = in.readNBytes(16);
+        if (gid.length != 16) {
+            throw new EOFException();
+        }
+        int port = in.readUnsignedShort();
+        int mtu = in.readUnsignedByte();
+        int rr = in.readUnsignedByte();
+        int id = in.readUnsignedByte();
+        int retry = in.readUnsignedByte();
+        int rnr = in.readUnsignedByte();
+        byte[] pd = readPrivateData(in);
+        try {
+            return new Hello(qpn, psn, Gid.of(gid), port, new ConnParam(pd, rr, id, retry, rnr, Mtu.ofCode(mtu)));
+        } catch (RdmaException e) {
+            throw new RdmaException(Errno.EPROTO, "malformed connection message: " + e.getMessage(), e);
+        }
+    }
+
+    static byte[] readPrivateData(DataInputStream in) throws IOException {
+        int n = in.readUnsignedShort();
+        if (n > ConnParam.MAX_PRIVATE_DATA) {
+            throw new RdmaException(Errno.EPROTO, "peer sent " + n + " bytes of private data; the limit is 256");
+        }
+        byte[] pd = in.readNBytes(n);
+        if (pd.length != n) {
+            throw new EOFException("private data cut short");
+        }
+        return pd;
+    }
+
+    static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing after a failure
+        }
+    }
+
+    public void close() {
+        for (AutoCloseable c : open) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // best effort when the context closes
+            }
+        }
+        open.clear();
+    }
+
+    // ------------------------------------------------------------------ server side
+
+    private final class TcpListener implements Listener {
+        private final ServerSocket ss;
+
+        TcpListener(ServerSocket ss) {
+            this.ss = ss;
+        }
+
+        @Override
+        public InetSocketAddress address() {
+            return (InetSocketAddress) ss.getLocalSocketAddress();
+        }
+
+        @Override
+        public ConnectRequest poll(Duration timeout) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                long left = (deadline - System.nanoTime()) / 1_000_000;
+                if (left <= 0) {
+                    return null;
+                }
+                Socket s;
+                try {
+                    ss.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+                    s = ss.accept();
+                } catch (SocketTimeoutException e) {
+                    return null;
+                } catch (IOException e) {
+                    throw new RdmaException(Errno.EIO, "listener on " + address() + " failed: " + e.getMessage(), e);
+                }
+                try {
+                    s.setTcpNoDelay(true);
+                    DataInputStream in = new DataInputStream(s.getInputStream());
+                    int type = readType(s, in, deadline + 5_000_000_000L);
+                    if (type != REQ) {
+                        closeQuietly(s);
+                        continue;
+                    }
+                    Hello peer = readHello(in);
+                    return new Request(s, peer);
+                } catch (IOException | RdmaException e) {
+                    closeQuietly(s); // a bad or silent client does not stop the listener
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            open.remove(this);
+            try {
+                ss.close();
+            } catch (IOException ignored) {
+                // best effort
+            }
+        }
+    }
+
+    private final class Request implements ConnectRequest {
+        private final Socket socket;
+        private final Hello peer;
+        private boolean answered;
+
+        Request(Socket socket, Hello peer) {
+            this.socket = socket;
+            this.peer = peer;
+        }
+
+        @Override
+        public ConnParam peerParam() {
+            return peer.param();
+        }
+
+        @Override
+        public InetSocketAddress peerAddress() {
+            return (InetSocketAddress) socket.getRemoteSocketAddress();
+        }
+
+        @Override
+        public Connection accept(QueuePair qp, ConnParam param, Duration timeout) {
+            once();
+            checkQp(qp);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            try {
+                int sgidIndex = sgidIndexFor(socket);
+                Hello mine = new Hello(qp.qpn(), random.nextInt(1 << 24), context.gid(sgidIndex), udpPort(), param);
+                bringUp(qp, sgidIndex, mine, peer);
+                DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                write(out, REP, mine);
+                int type = readType(socket, new DataInputStream(socket.getInputStream()), deadline);
+                if (type != RTU) {
+                    throw new RdmaException(Errno.EPROTO, "expected RTU from " + peerAddress() + ", got type " + type);
+                }
+                TcpConnection c = new TcpConnection(qp, socket, peer);
+                open.add(c);
+                return c;
+            } catch (SocketTimeoutException e) {
+                closeQuietly(socket);
+                throw new RdmaException(Errno.ETIMEDOUT, "no ready-to-use from " + peerAddress() + " within " + timeout, e);
+            } catch (IOException e) {
+                closeQuietly(socket);
+                throw new RdmaException(Errno.ECONNRESET, "connection from " + peerAddress() + " broke: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                closeQuietly(socket);
+                throw e;
+            }
+        }
+
+        @Override
+        public void reject(byte[] privateData) {
+            once();
+            byte[] pd = privateData == null ? new byte[0] : privateData;
+            if (pd.length > ConnParam.MAX_PRIVATE_DATA) {
+                throw new RdmaException(Errno.EINVAL, "private data is limited to 256 bytes, not " + pd.length);
+            }
+            try {
+                writeReject(new DataOutputStream(socket.getOutputStream()), pd);
+            } catch (IOException ignored) {
+                // the client is gone anyway
+            } finally {
+                closeQuietly(socket);
+            }
+        }
+
+        private void once() {
+            if (answered) {
+                throw new RdmaException(Errno.EINVAL, "this connection request was already accepted or rejected");
+            }
+            answered = true;
+        }
+    }
+
+    private final class TcpConnection implements Connection {
+        private final QueuePair qp;
+        private final Socket socket;
+        private final Hello peer;
+
+        TcpConnection(QueuePair qp, Socket socket, Hello peer) {
+            this.qp = qp;
+            this.socket = socket;
+            this.peer = peer;
+        }
+
+        @Override
+        public QueuePair qp() {
+            return qp;
+        }
+
+        @Override
+        public ConnParam peerParam() {
+            return peer.param();
+        }
+
+        @Override
+        public int peerQpn() {
+            return peer.qpn();
+        }
+
+        @Override
+        public void close() {
+            open.remove(this);
+            try {
+                if (!socket.isClosed()) {
+                    DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                    write(out, DREQ, null);
+                }
+            } catch (IOException ignored) {
+                // the peer may be gone already
+            } finally {
+                TcpConnectionManager.closeQuietly(socket);
+            }
+        }
+    }
+}

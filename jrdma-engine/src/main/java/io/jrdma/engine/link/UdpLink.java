@@ -1,0 +1,198 @@
+package io.jrdma.engine.link;
+
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.BindException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * RoCEv2 over kernel UDP sockets: one non-blocking {@link DatagramChannel} per local address,
+ * all on the same port (4791 unless taken). IPv4 sockets are unconnected with Don't Fragment
+ * set, as rxe sends. Sources are mapped to {@link Endpoint}s through a small identity cache:
+ * the JDK hands back the same {@link InetSocketAddress} while the sender does not change, so
+ * steady-state receive allocates nothing.
+ */
+public final class UdpLink implements Link {
+    private static final int SOCKET_BUFFER = 4 << 20;
+    private static final int RX_BUFFER = 65536;
+    private static final int CACHE = 16;
+
+    private final DatagramChannel[] channels;
+    private final List<Endpoint> locals;
+    private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_BUFFER);
+    private final MemorySegment rxSeg = MemorySegment.ofBuffer(rx);
+    private final SocketAddress[] cacheKeys = new SocketAddress[CACHE];
+    private final Endpoint[] cacheValues = new Endpoint[CACHE];
+    private int cacheNext;
+    private int pollStart;
+    private long sendErrors;
+
+    private UdpLink(DatagramChannel[] channels, List<Endpoint> locals) {
+        this.channels = channels;
+        this.locals = locals;
+    }
+
+    /**
+     * Binds one socket per address, all on {@code port}; when that port is taken and
+     * {@code fallback} is set, on one free port shared by all.
+     */
+    public static UdpLink open(List<InetAddress> addresses, int port, boolean fallback) {
+        if (addresses.isEmpty()) {
+            throw new RdmaException(Errno.EINVAL, "the device has no IP address to listen on");
+        }
+        try {
+            return bindAll(addresses, port);
+        } catch (BindException e) {
+            if (!fallback) {
+                throw new RdmaException(Errno.EADDRINUSE, "UDP port " + port + " is taken on "
+                        + addresses + " (another jrdma process or a kernel RoCE device?); choose another port", e);
+            }
+        } catch (IOException e) {
+            throw new RdmaException(Errno.EIO, "cannot open UDP sockets on " + addresses + ": " + e.getMessage(), e);
+        }
+        IOException last = null;
+        for (int attempt = 0; attempt < 16; attempt++) {
+            try {
+                return bindAll(addresses, 0);
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw new RdmaException(Errno.EADDRINUSE, "no free UDP port shared by " + addresses, last);
+    }
+
+    private static UdpLink bindAll(List<InetAddress> addresses, int port) throws IOException {
+        DatagramChannel[] chs = new DatagramChannel[addresses.size()];
+        List<Endpoint> eps = new ArrayList<>();
+        int chosen = port;
+        try {
+            for (int i = 0; i < chs.length; i++) {
+                InetAddress a = addresses.get(i);
+                DatagramChannel ch = DatagramChannel.open(a instanceof Inet4Address ? StandardProtocolFamily.INET
+                        : StandardProtocolFamily.INET6);
+                chs[i] = ch;
+                ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
+                ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
+                if (a instanceof Inet4Address) {
+                    try {
+                        ch.setOption(jdk.net.ExtendedSocketOptions.IP_DONTFRAGMENT, true);
+                    } catch (UnsupportedOperationException ignored) {
+                        // not on this platform: the kernel's default applies
+                    }
+                }
+                ch.bind(new InetSocketAddress(a, chosen));
+                ch.configureBlocking(false);
+                InetSocketAddress bound = (InetSocketAddress) ch.getLocalAddress();
+                chosen = bound.getPort();
+                eps.add(new Endpoint(new InetSocketAddress(a, chosen), i));
+            }
+        } catch (IOException | RuntimeException e) {
+            for (DatagramChannel ch : chs) {
+                if (ch != null) {
+                    try {
+                        ch.close();
+                    } catch (IOException ignored) {
+                        // closing after a failed bind
+                    }
+                }
+            }
+            throw e;
+        }
+        return new UdpLink(chs, List.copyOf(eps));
+    }
+
+    /** @return the UDP port every socket of this link is bound to */
+    public int port() {
+        return locals.getFirst().port();
+    }
+
+    @Override
+    public List<Endpoint> localEndpoints() {
+        return locals;
+    }
+
+    @Override
+    public int poll(PacketSink sink, int limit) {
+        int n = 0;
+        int channelsIdle = 0;
+        int i = pollStart;
+        while (n < limit && channelsIdle < channels.length) {
+            DatagramChannel ch = channels[i];
+            SocketAddress from;
+            rx.clear();
+            try {
+                from = ch.receive(rx);
+            } catch (IOException e) {
+                from = null;
+            }
+            if (from == null) {
+                channelsIdle++;
+                i = i + 1 == channels.length ? 0 : i + 1;
+                continue;
+            }
+            channelsIdle = 0;
+            n++;
+            sink.onPacket(rx, rxSeg, rx.position(), endpointOf(from), locals.get(i));
+        }
+        pollStart = i;
+        return n;
+    }
+
+    private Endpoint endpointOf(SocketAddress from) {
+        for (int i = 0; i < CACHE; i++) {
+            if (cacheKeys[i] == from) {
+                return cacheValues[i];
+            }
+        }
+        for (int i = 0; i < CACHE; i++) {
+            if (from.equals(cacheKeys[i])) {
+                cacheKeys[i] = from;
+                return cacheValues[i];
+            }
+        }
+        Endpoint e = new Endpoint((InetSocketAddress) from, -1);
+        cacheKeys[cacheNext] = from;
+        cacheValues[cacheNext] = e;
+        cacheNext = (cacheNext + 1) % CACHE;
+        return e;
+    }
+
+    @Override
+    public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
+        buf.limit(len).position(0);
+        try {
+            return channels[local.linkIndex()].send(buf, remote.socketAddress()) > 0;
+        } catch (IOException e) {
+            sendErrors++;
+            return true; // unreachable peer and the like: the packet is lost, retransmission decides
+        }
+    }
+
+    /** @return sends the kernel refused with an error (counted as lost packets) */
+    public long sendErrors() {
+        return sendErrors;
+    }
+
+    @Override
+    public void close() {
+        for (DatagramChannel ch : channels) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // best effort on close
+            }
+        }
+    }
+}

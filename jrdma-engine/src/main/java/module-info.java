@@ -1,0 +1,14 @@
+/**
+ * The software RDMA engine: a soft-RoCE (RoCEv2 over UDP) provider shaped like Linux rdma_rxe
+ * (requester, responder, completer, packet receiver, key checks) and its connection manager.
+ */
+module io.jrdma.engine {
+    requires transitive io.jrdma.verbs;
+    requires io.jrdma.wire;
+    requires jdk.net;
+
+    exports io.jrdma.engine;
+    exports io.jrdma.engine.link;
+
+    provides io.jrdma.verbs.spi.RdmaProvider with io.jrdma.engine.SoftRoceProvider;
+}
