@@ -3,6 +3,7 @@ package io.jrdma.engine;
 import io.jrdma.engine.cm.TcpConnectionManager;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
+import io.jrdma.engine.link.UdpLink;
 import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionChannel;
@@ -49,7 +50,10 @@ public final class Context implements DeviceContext {
     final KeyTable keys = new KeyTable();
     final Link link;
     final Engine engine;
-    private final List<Gid> gids;
+    private static final long GID_REFRESH_NANOS = 500_000_000L;
+    private static final Gid ZERO_GID = Gid.of(new byte[16]);
+    private volatile List<Gid> gids;
+    private long gidsReadAt;
     private final Mtu activeMtu;
     private final Set<Object> children = new HashSet<>();
     private final SplittableRandom qpnRandom = new SplittableRandom(new SecureRandom().nextLong());
@@ -66,11 +70,8 @@ public final class Context implements DeviceContext {
         this.invoker = options.threadingMode() == ThreadingMode.INVOKER;
         this.link = link;
         this.activeMtu = activeMtu;
-        List<Gid> g = new ArrayList<>();
-        for (Endpoint e : link.localEndpoints()) {
-            g.add(Gid.of(e.socketAddress().getAddress()));
-        }
-        this.gids = List.copyOf(g);
+        this.gids = gidsOf(link.localEndpoints());
+        this.gidsReadAt = System.nanoTime();
         this.engine = new Engine(this, link, clock);
         this.cm = new TcpConnectionManager(this);
         if (!invoker) {
@@ -155,8 +156,72 @@ public final class Context implements DeviceContext {
         return activeMtu;
     }
 
+    private List<Gid> gidsOf(List<Endpoint> eps) {
+        List<Gid> g = new ArrayList<>();
+        for (Endpoint e : eps) {
+            boolean open = !(link instanceof UdpLink u) || u.isOpen(e.linkIndex());
+            g.add(open ? Gid.of(e.socketAddress().getAddress()) : ZERO_GID);
+        }
+        return List.copyOf(g);
+    }
+
+    /**
+     * Follows the interface's addresses, as rxe's GID table follows netdev events: a new address
+     * gets a new GID index (and a socket on this context's port); a vanished one leaves an empty
+     * (all-zero) entry so that other indices keep their meaning. Control path, at most every 0.5 s;
+     * not for contexts opened on an explicit address list.
+     */
+    private List<Gid> currentGids() {
+        if (!options.addresses().isEmpty() || !(link instanceof UdpLink udp)) {
+            return gids;
+        }
+        synchronized (this) {
+            long now = System.nanoTime();
+            if (now - gidsReadAt < GID_REFRESH_NANOS || closed) {
+                return gids;
+            }
+            gidsReadAt = now;
+            List<InetAddress> current = device.addresses();
+            if (current.isEmpty()) {
+                return gids;
+            }
+            control(() -> {
+                List<Endpoint> eps = udp.localEndpoints();
+                for (Endpoint e : eps) {
+                    if (udp.isOpen(e.linkIndex()) && !current.contains(e.socketAddress().getAddress())) {
+                        udp.removeAddress(e.linkIndex());
+                    }
+                }
+                for (InetAddress a : current) {
+                    boolean known = false;
+                    for (Endpoint e : udp.localEndpoints()) {
+                        known |= udp.isOpen(e.linkIndex()) && e.socketAddress().getAddress().equals(a);
+                    }
+                    if (!known) {
+                        try {
+                            udp.addAddress(a);
+                        } catch (java.io.IOException ex) {
+                            // cannot listen there (yet): tried again at the next refresh
+                        }
+                    }
+                }
+            });
+            gids = gidsOf(udp.localEndpoints());
+            return gids;
+        }
+    }
+
+    /** Forces the next GID query to re-read the interface's addresses. */
+    public void refreshGidsNow() {
+        synchronized (this) {
+            gidsReadAt = System.nanoTime() - GID_REFRESH_NANOS;
+        }
+        currentGids();
+    }
+
     @Override
     public PortAttr queryPort() {
+        List<Gid> gids = currentGids();
         return new PortAttr(device.isUp() ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN, Mtu.MTU_4096,
                 activeMtu, gids, udpPort(), "Ethernet");
     }
@@ -168,6 +233,7 @@ public final class Context implements DeviceContext {
 
     @Override
     public Gid gid(int index) {
+        List<Gid> gids = currentGids();
         if (index < 0 || index >= gids.size()) {
             throw new RdmaException(Errno.EINVAL, "GID index " + index + " outside the table of " + gids.size()
                     + " entries " + gids);
@@ -177,11 +243,13 @@ public final class Context implements DeviceContext {
 
     @Override
     public int gidIndexOf(Gid gid) {
-        return gids.indexOf(gid);
+        return gid.equals(ZERO_GID) ? -1 : currentGids().indexOf(gid);
     }
 
     Endpoint localEndpoint(int sgidIndex) {
-        gid(sgidIndex);
+        if (gid(sgidIndex).equals(ZERO_GID)) {
+            throw new RdmaException(Errno.EINVAL, "GID index " + sgidIndex + " is empty: its address left the interface");
+        }
         return link.localEndpoints().get(sgidIndex);
     }
 

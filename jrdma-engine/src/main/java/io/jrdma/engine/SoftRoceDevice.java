@@ -22,6 +22,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * A soft-RoCE device bound to one network interface, as Linux rxe binds one to a netdev. Its
@@ -31,10 +32,16 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SoftRoceDevice implements Device {
     private final String netdev;
+    private final Supplier<List<InetAddress>> addressSource;
     private final Set<Context> open = ConcurrentHashMap.newKeySet();
 
     SoftRoceDevice(String netdev) {
+        this(netdev, () -> Context.interfaceAddresses(netdev));
+    }
+
+    SoftRoceDevice(String netdev, Supplier<List<InetAddress>> addressSource) {
         this.netdev = netdev;
+        this.addressSource = addressSource;
     }
 
     @Override
@@ -59,7 +66,7 @@ public final class SoftRoceDevice implements Device {
 
     /** @return the interface's addresses in GID-table order */
     List<InetAddress> addresses() {
-        List<InetAddress> list = new ArrayList<>(Context.interfaceAddresses(netdev));
+        List<InetAddress> list = new ArrayList<>(addressSource.get());
         list.sort(Comparator.comparingInt(SoftRoceDevice::rank));
         return list;
     }
@@ -108,12 +115,7 @@ public final class SoftRoceDevice implements Device {
 
     @Override
     public DeviceContext open(DeviceOptions options) {
-        List<InetAddress> addrs = new ArrayList<>(addresses());
-        for (InetAddress extra : options.extraAddresses()) {
-            if (!addrs.contains(extra)) {
-                addrs.add(extra);
-            }
-        }
+        List<InetAddress> addrs = options.addresses().isEmpty() ? addresses() : options.addresses();
         if (addrs.isEmpty()) {
             throw new RdmaException(Errno.ENODEV, "interface " + netdev + " has no IP address; a RoCE device needs one");
         }
@@ -134,7 +136,12 @@ public final class SoftRoceDevice implements Device {
 
     /** A device for tests, not tied to a real interface. */
     public static SoftRoceDevice forTest(String name) {
-        return new SoftRoceDevice(name);
+        return new SoftRoceDevice(name, List::of);
+    }
+
+    /** A device for tests whose "interface addresses" come from {@code addresses}. */
+    public static SoftRoceDevice forTest(String name, Supplier<List<InetAddress>> addresses) {
+        return new SoftRoceDevice(name, addresses);
     }
 
     @Override

@@ -82,6 +82,11 @@ final class MemoryNetwork {
         }
     }
 
+    /** Delivers raw bytes to the link at {@code to} as if {@code from} had sent them (fuzzing, crafted packets). */
+    void inject(byte[] data, Endpoint from, Endpoint to) {
+        links.get(to.socketAddress()).inbox.add(new Pkt(data.clone(), from, clock.now, sequence++));
+    }
+
     record Pkt(byte[] data, Endpoint src, long at, long seq) implements Comparable<Pkt> {
         @Override
         public int compareTo(Pkt o) {

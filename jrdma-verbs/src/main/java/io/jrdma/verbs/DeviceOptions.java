@@ -4,22 +4,25 @@ import java.net.InetAddress;
 import java.util.List;
 
 /**
- * How a device context runs: threading mode, idle strategy, UDP port and extra addresses.
+ * How a device context runs: threading mode, idle strategy, UDP port and the addresses it listens on.
  * Immutable; make variants with the {@code with*} methods.
  *
  * @param threadingMode   who drives the engine
  * @param idleStrategy    what a dedicated engine thread does when idle
  * @param udpPort         the UDP port to listen on (4791, the RoCEv2 port, by default; 0 = any)
  * @param portFallback    when {@code udpPort} is taken on this host, take a free one instead of failing
- * @param extraAddresses  further local addresses to listen on and add to the GID table (e.g. 127.0.0.2)
+ * @param addresses       when not empty, the context listens on exactly these local addresses (its GID table, in
+ *                        this order) instead of all of the interface's; they need not be configured on the
+ *                        interface when the kernel accepts them, e.g. any 127.0.0.x on the loopback device, so
+ *                        several contexts can each use port 4791 on one host
  */
 public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrategy, int udpPort, boolean portFallback,
-                            List<InetAddress> extraAddresses) {
+                            List<InetAddress> addresses) {
     /** The RoCEv2 UDP destination port. */
     public static final int ROCE_V2_PORT = 4791;
 
     public DeviceOptions {
-        extraAddresses = List.copyOf(extraAddresses);
+        addresses = List.copyOf(addresses);
         if (udpPort < 0 || udpPort > 65535) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "UDP port must be 0..65535, not " + udpPort);
         }
@@ -31,18 +34,18 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
     }
 
     public DeviceOptions withThreadingMode(ThreadingMode mode) {
-        return new DeviceOptions(mode, idleStrategy, udpPort, portFallback, extraAddresses);
+        return new DeviceOptions(mode, idleStrategy, udpPort, portFallback, addresses);
     }
 
     public DeviceOptions withIdleStrategy(IdleStrategy idle) {
-        return new DeviceOptions(threadingMode, idle, udpPort, portFallback, extraAddresses);
+        return new DeviceOptions(threadingMode, idle, udpPort, portFallback, addresses);
     }
 
     public DeviceOptions withUdpPort(int port, boolean fallback) {
-        return new DeviceOptions(threadingMode, idleStrategy, port, fallback, extraAddresses);
+        return new DeviceOptions(threadingMode, idleStrategy, port, fallback, addresses);
     }
 
-    public DeviceOptions withExtraAddresses(List<InetAddress> addresses) {
-        return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, addresses);
+    public DeviceOptions withAddresses(List<InetAddress> list) {
+        return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, list);
     }
 }

@@ -17,7 +17,9 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.channels.DatagramChannel;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -78,6 +80,10 @@ public final class TcpConnectionManager implements ConnectionManager {
         Socket s = new Socket();
         try {
             s.setTcpNoDelay(true);
+            InetAddress source = sourceFor(server.getAddress());
+            if (source != null) {
+                s.bind(new InetSocketAddress(source, 0));
+            }
             s.connect(server, (int) Math.max(1, timeout.toMillis()));
             int sgidIndex = sgidIndexFor(s);
             int psn = random.nextInt(1 << 24);
@@ -141,6 +147,29 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     private int udpPort() {
         return context.queryPort().udpPort();
+    }
+
+    /**
+     * The source address for a connection to {@code destination}, as rdma_resolve_addr picks it:
+     * the kernel route's source when it is one of this context's GIDs (null: let the kernel bind),
+     * else this context's first address of the same IP version (e.g. 127.0.0.3 on loopback).
+     */
+    private InetAddress sourceFor(InetAddress destination) throws IOException {
+        InetAddress routed;
+        try (DatagramChannel ch = DatagramChannel.open()) {
+            ch.connect(new InetSocketAddress(destination, 9)); // routes only; sends nothing
+            routed = ((InetSocketAddress) ch.getLocalAddress()).getAddress();
+        }
+        if (context.gidIndexOf(Gid.of(routed)) >= 0) {
+            return null;
+        }
+        for (Gid g : context.queryPort().gids()) {
+            InetAddress a = g.toInetAddress();
+            if (a.getClass() == destination.getClass() && !g.equals(Gid.of(new byte[16]))) {
+                return a;
+            }
+        }
+        return null;
     }
 
     /** The local address the TCP connection uses is the route's source: its GID is the QP's source GID. */

@@ -29,8 +29,8 @@ public final class UdpLink implements Link {
     private static final int RX_BUFFER = 65536;
     private static final int CACHE = 16;
 
-    private final DatagramChannel[] channels;
-    private final List<Endpoint> locals;
+    private DatagramChannel[] channels;
+    private List<Endpoint> locals;
     private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_BUFFER);
     private final MemorySegment rxSeg = MemorySegment.ofBuffer(rx);
     private final SocketAddress[] cacheKeys = new SocketAddress[CACHE];
@@ -79,38 +79,79 @@ public final class UdpLink implements Link {
         int chosen = port;
         try {
             for (int i = 0; i < chs.length; i++) {
-                InetAddress a = addresses.get(i);
-                DatagramChannel ch = DatagramChannel.open(a instanceof Inet4Address ? StandardProtocolFamily.INET
-                        : StandardProtocolFamily.INET6);
-                chs[i] = ch;
-                ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
-                ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
-                if (a instanceof Inet4Address) {
-                    try {
-                        ch.setOption(jdk.net.ExtendedSocketOptions.IP_DONTFRAGMENT, true);
-                    } catch (UnsupportedOperationException ignored) {
-                        // not on this platform: the kernel's default applies
-                    }
-                }
-                ch.bind(new InetSocketAddress(a, chosen));
-                ch.configureBlocking(false);
-                InetSocketAddress bound = (InetSocketAddress) ch.getLocalAddress();
-                chosen = bound.getPort();
-                eps.add(new Endpoint(new InetSocketAddress(a, chosen), i));
+                chs[i] = openChannel(addresses.get(i), chosen);
+                chosen = ((InetSocketAddress) chs[i].getLocalAddress()).getPort();
+                eps.add(new Endpoint(new InetSocketAddress(addresses.get(i), chosen), i));
             }
         } catch (IOException | RuntimeException e) {
             for (DatagramChannel ch : chs) {
-                if (ch != null) {
-                    try {
-                        ch.close();
-                    } catch (IOException ignored) {
-                        // closing after a failed bind
-                    }
-                }
+                closeQuietly(ch);
             }
             throw e;
         }
         return new UdpLink(chs, List.copyOf(eps));
+    }
+
+    private static DatagramChannel openChannel(InetAddress a, int port) throws IOException {
+        DatagramChannel ch = DatagramChannel.open(a instanceof Inet4Address ? StandardProtocolFamily.INET
+                : StandardProtocolFamily.INET6);
+        try {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
+            if (a instanceof Inet4Address) {
+                try {
+                    ch.setOption(jdk.net.ExtendedSocketOptions.IP_DONTFRAGMENT, true);
+                } catch (UnsupportedOperationException ignored) {
+                    // not on this platform: the kernel's default applies
+                }
+            }
+            ch.bind(new InetSocketAddress(a, port));
+            ch.configureBlocking(false);
+            return ch;
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(ch);
+            throw e;
+        }
+    }
+
+    private static void closeQuietly(DatagramChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // closing after a failure
+            }
+        }
+    }
+
+    /**
+     * Engine thread (control path): listens on one more local address, on this link's port.
+     *
+     * @return its endpoint, whose link index is the new GID index
+     */
+    public Endpoint addAddress(InetAddress a) throws IOException {
+        DatagramChannel ch = openChannel(a, port());
+        DatagramChannel[] chs = java.util.Arrays.copyOf(channels, channels.length + 1);
+        chs[channels.length] = ch;
+        Endpoint e = new Endpoint(new InetSocketAddress(a, port()), channels.length);
+        List<Endpoint> eps = new ArrayList<>(locals);
+        eps.add(e);
+        channels = chs;
+        locals = List.copyOf(eps);
+        return e;
+    }
+
+    /** Engine thread (control path): stops listening on the address at {@code index}; the index stays taken. */
+    public void removeAddress(int index) {
+        closeQuietly(channels[index]);
+        DatagramChannel[] chs = channels.clone();
+        chs[index] = null;
+        channels = chs;
+    }
+
+    /** @return true if the socket at {@code index} is open */
+    public boolean isOpen(int index) {
+        return channels[index] != null;
     }
 
     /** @return the UDP port every socket of this link is bound to */
@@ -130,12 +171,14 @@ public final class UdpLink implements Link {
         int i = pollStart;
         while (n < limit && channelsIdle < channels.length) {
             DatagramChannel ch = channels[i];
-            SocketAddress from;
+            SocketAddress from = null;
             rx.clear();
-            try {
-                from = ch.receive(rx);
-            } catch (IOException e) {
-                from = null;
+            if (ch != null) {
+                try {
+                    from = ch.receive(rx);
+                } catch (IOException e) {
+                    from = null;
+                }
             }
             if (from == null) {
                 channelsIdle++;
@@ -172,8 +215,13 @@ public final class UdpLink implements Link {
     @Override
     public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
         buf.limit(len).position(0);
+        DatagramChannel ch = channels[local.linkIndex()];
+        if (ch == null) {
+            sendErrors++;
+            return true; // the address went away: the packet is lost, retransmission decides
+        }
         try {
-            return channels[local.linkIndex()].send(buf, remote.socketAddress()) > 0;
+            return ch.send(buf, remote.socketAddress()) > 0;
         } catch (IOException e) {
             sendErrors++;
             return true; // unreachable peer and the like: the packet is lost, retransmission decides
@@ -188,11 +236,7 @@ public final class UdpLink implements Link {
     @Override
     public void close() {
         for (DatagramChannel ch : channels) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // best effort on close
-            }
+            closeQuietly(ch);
         }
     }
 }
