@@ -129,6 +129,8 @@ final class Qp implements QueuePair {
     long respWriteRemaining;
     long respWriteTotal;
     boolean ackPending;
+    long ackCycle;
+    int ackSentPsn;
     int nakPendingSyndrome = -1;
     int nakPendingPsn;
     boolean errorAfterNak;
@@ -428,6 +430,7 @@ final class Qp implements QueuePair {
         }
         if (a.has(QpAttr.RQ_PSN)) {
             rqPsnAttr = a.rqPsn();
+            ackSentPsn = rqPsnAttr;
             ePsn = rqPsnAttr;
         }
         if (a.has(QpAttr.SQ_PSN)) {
@@ -457,6 +460,7 @@ final class Qp implements QueuePair {
         }
         if (next == QpState.RESET && cur != QpState.RESET) {
             resetQueues();
+            releaseAddress();
         }
         state = next;
         if (next == QpState.ERROR || next == QpState.RTS) {
@@ -471,12 +475,25 @@ final class Qp implements QueuePair {
             throw new RdmaException(Errno.EINVAL, "source GID " + v.sgidIndex() + " (" + src + ") and destination "
                     + v.dgid() + " are of different IP versions; pick a source GID of the same family");
         }
+        if (local != null) {
+            context.link.use(local.linkIndex(), -1);
+        }
+        context.link.use(src.linkIndex(), 1);
         av = v;
         local = src;
         remote = dst;
     }
 
     /** Engine thread: drop every queued request without completions (modify to RESET, destroy). */
+    private void releaseAddress() {
+        if (local != null) {
+            context.link.use(local.linkIndex(), -1);
+            local = null;
+            remote = null;
+            av = null;
+        }
+    }
+
     private void resetQueues() {
         sqConsumerRelease(sqProducer);
         reqIndex = sqProducer;
@@ -519,6 +536,7 @@ final class Qp implements QueuePair {
             }
             destroyed = true;
             resetQueues();
+            releaseAddress();
             state = QpState.RESET;
             context.engine.remove(this);
             context.qpnFreed(qpn);

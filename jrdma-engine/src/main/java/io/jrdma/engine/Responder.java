@@ -101,6 +101,8 @@ final class Responder {
         if (Bth.ackReq(pkt, 0)) {
             if (qp.ackPending) {
                 engine.counters.increment(Counter.ACK_DEFERRED);
+            } else {
+                qp.ackCycle = engine.cycle;
             }
             qp.ackPending = true;
             engine.schedule(qp);
@@ -424,7 +426,10 @@ final class Responder {
                 engine.enterError(qp);
             }
             sent++;
-        } else if (qp.ackPending) {
+        } else if (qp.ackPending && (engine.cycle != qp.ackCycle
+                || Psn.diff(qp.ePsn, qp.ackSentPsn) > Qp.MAX_UNACKED_PSNS / 2)) {
+            // one duty cycle late, so that a reply the application posts on seeing the data leaves
+            // first (the ACK is off the critical path of a ping-pong); sooner when the window fills
             Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
                     Psn.add(qp.ePsn, -1));
             Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.msn);
@@ -433,6 +438,7 @@ final class Responder {
             }
             engine.counters.increment(Counter.SENT_ACKS);
             qp.ackPending = false;
+            qp.ackSentPsn = qp.ePsn;
             sent++;
         }
         return sent;

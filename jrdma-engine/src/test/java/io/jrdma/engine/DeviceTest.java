@@ -189,4 +189,23 @@ class DeviceTest {
                     DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER), InetAddress.getByName("127.0.0.1"));
         }
     }
+
+    @Test
+    void socketsNoQpUsesAreStillDrained() throws Exception {
+        Device lo = Rdma.device("roce_lo");
+        InetAddress a1 = InetAddress.getByName("127.0.0.1");
+        InetAddress a2 = InetAddress.getByName("127.0.0.4");
+        try (DeviceContext ctx = lo.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
+                .withAddresses(List.of(a1, a2)).withUdpPort(0, true));
+             DatagramChannel stray = DatagramChannel.open()) {
+            int port = ctx.queryPort().udpPort();
+            stray.send(java.nio.ByteBuffer.wrap(new byte[40]), new InetSocketAddress(a2, port));
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (((Context) ctx).counter(Counter.RCVD_PKTS) == 0) {
+                ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "the unused socket was never read");
+            }
+            assertEquals(1, ((Context) ctx).counter(Counter.RCVD_PKTS));
+        }
+    }
 }

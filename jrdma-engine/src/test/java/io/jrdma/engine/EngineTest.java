@@ -141,4 +141,26 @@ class EngineTest {
             assertEquals(999L, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
         }
     }
+
+    @Test
+    void aReplyPostedOnSeeingTheDataLeavesBeforeTheDeferredAck() {
+        try (Pair p = new Pair(Mtu.MTU_1024, BUF)) {
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address(), p.b.mr.rkey());
+            assertEquals(0, p.a.qp.postSend(wr));
+            p.a.ctx.progress();                       // a sends its WRITE
+            p.net.clock.now += 10_000;
+            p.b.ctx.progress();                       // b places it; its ACK waits one cycle
+            assertEquals(1, p.net.captured.size(), "no ACK in the cycle that received the WRITE");
+            assertEquals(0, p.b.qp.postSend(new SendWorkRequest().opcode(WrOpcode.RDMA_WRITE)
+                    .sge(0, p.b.mr, 0, 8).remote(p.a.mr.address(), p.a.mr.rkey())));
+            p.b.ctx.progress();                       // the reply first, then the ACK
+            assertEquals(3, p.net.captured.size());
+            assertEquals(io.jrdma.wire.IbOpcode.RC_RDMA_WRITE_ONLY, p.net.captured.get(1)[0] & 0xFF);
+            assertEquals(io.jrdma.wire.IbOpcode.RC_ACKNOWLEDGE, p.net.captured.get(2)[0] & 0xFF);
+            assertTrue(p.pump(() -> !p.a.completions.isEmpty(), 10_000));
+            assertEquals(WcStatus.SUCCESS, p.a.completions.getFirst().status());
+        }
+    }
 }

@@ -21,6 +21,14 @@ public interface Link extends AutoCloseable {
      */
     boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote);
 
+    /**
+     * Engine thread (control path): a QP starts ({@code +1}) or stops ({@code -1}) using local
+     * endpoint {@code linkIndex}. A link may poll unused endpoints less often: packets to them can
+     * only be for QPs that do not exist.
+     */
+    default void use(int linkIndex, int delta) {
+    }
+
     @Override
     void close();
 }
