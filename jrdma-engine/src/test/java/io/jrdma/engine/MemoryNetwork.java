@@ -37,6 +37,10 @@ final class MemoryNetwork {
     boolean capture;
     /** when set, drops every packet (a peer that is gone) */
     boolean partitioned;
+    /** drops the packets it accepts (targeted loss); it sees each packet's bytes */
+    java.util.function.Predicate<byte[]> dropIf = d -> false;
+    /** duplicates the packets it accepts */
+    java.util.function.Predicate<byte[]> duplicateIf = d -> false;
 
     void faults(long seed, double drop, double duplicate, double reorder, double corrupt) {
         this.random = new SplittableRandom(seed);
@@ -63,11 +67,11 @@ final class MemoryNetwork {
             captured.add(data.clone());
         }
         MemoryLink target = links.get(dst.socketAddress());
-        if (target == null || partitioned || (drop > 0 && random.nextDouble() < drop)) {
+        if (target == null || partitioned || dropIf.test(data) || (drop > 0 && random.nextDouble() < drop)) {
             dropped++;
             return;
         }
-        int copies = duplicate > 0 && random.nextDouble() < duplicate ? 2 : 1;
+        int copies = duplicateIf.test(data) || (duplicate > 0 && random.nextDouble() < duplicate) ? 2 : 1;
         for (int c = 0; c < copies; c++) {
             byte[] d = data.clone();
             if (corrupt > 0 && random.nextDouble() < corrupt) {
