@@ -135,15 +135,15 @@ final class Qp implements QueuePair {
     int nakPendingPsn;
     boolean errorAfterNak;
     // responder resources: queued READ and atomic responses, in PSN order
-    final int resCapacity;
-    final boolean[] resAtomic;
-    final int[] resPsn;
-    final Mr[] resMr;
-    final long[] resVa;
-    final long[] resLen;
-    final long[] resSent;
-    final long[] resOrig;
-    final int[] resMsn;
+    int resCapacity;
+    boolean[] resAtomic;
+    int[] resPsn;
+    Mr[] resMr;
+    long[] resVa;
+    long[] resLen;
+    long[] resSent;
+    long[] resOrig;
+    int[] resMsn;
     int resHead;
     int resCount;
     final int[] atomicPsn = new int[ATOMIC_HISTORY];
@@ -183,15 +183,29 @@ final class Qp implements QueuePair {
         for (int i = 0; i < rqSlots; i++) {
             rq[i] = new RecvWqe(init.maxRecvSge());
         }
-        resCapacity = 2 * 255 + 4;
-        resAtomic = new boolean[resCapacity];
-        resPsn = new int[resCapacity];
-        resMr = new Mr[resCapacity];
-        resVa = new long[resCapacity];
-        resLen = new long[resCapacity];
-        resSent = new long[resCapacity];
-        resOrig = new long[resCapacity];
-        resMsn = new int[resCapacity];
+        sizeResources(1);
+    }
+
+    /**
+     * Responder resources: room for twice the negotiated incoming READ/atomic depth (IRD), so
+     * that re-executed duplicates fit beside new requests; a request beyond it is dropped
+     * unanswered and retried by the peer. Sized on the control path, when the queue is empty.
+     */
+    private void sizeResources(int ird) {
+        int cap = 2 * Math.max(1, ird) + 4;
+        if (cap == resCapacity || resCount > 0) {
+            return;
+        }
+        resCapacity = cap;
+        resHead = 0;
+        resAtomic = new boolean[cap];
+        resPsn = new int[cap];
+        resMr = new Mr[cap];
+        resVa = new long[cap];
+        resLen = new long[cap];
+        resSent = new long[cap];
+        resOrig = new long[cap];
+        resMsn = new int[cap];
     }
 
     @Override
@@ -440,6 +454,7 @@ final class Qp implements QueuePair {
         }
         if (a.has(QpAttr.MAX_DEST_RD_ATOMIC)) {
             maxDestRdAtomic = a.maxDestRdAtomic();
+            sizeResources(maxDestRdAtomic);
         }
         if (a.has(QpAttr.MAX_QP_RD_ATOMIC)) {
             maxRdAtomic = a.maxRdAtomic();
