@@ -30,7 +30,8 @@ final class Requester {
     }
 
     int run(Qp qp, int budget) {
-        if (qp.state != QpState.RTS) {
+        boolean draining = qp.state == QpState.SQD; // IBA 10.3.1: SQD finishes the message in progress, starts none
+        if (qp.state != QpState.RTS && !draining) {
             return 0;
         }
         if (qp.rnrWaiting) {
@@ -44,6 +45,9 @@ final class Requester {
         while (sent < budget && qp.reqIndex != producer) {
             Wqe w = qp.sq[(int) (qp.reqIndex & qp.sqMask)];
             if (!w.started) {
+                if (draining) {
+                    break;
+                }
                 if (!w.validated) {
                     validate(qp, w);
                 }

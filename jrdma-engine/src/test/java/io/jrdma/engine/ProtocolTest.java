@@ -171,4 +171,51 @@ class ProtocolTest {
             assertFalse(p.b.completions.isEmpty());
         }
     }
+
+    @Test
+    void fenceWaitsForOutstandingReads() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 3000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE)
+                    .flags(SendFlags.SIGNALED | SendFlags.FENCE).sge(0, p.a.mr, 8192, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(3).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 8192, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 3);
+            List<Integer> order = p.net.captured.stream().map(ProtocolTest::opcode).toList();
+            int lastResponse = order.lastIndexOf(IbOpcode.RC_RDMA_READ_RESPONSE_LAST);
+            int fencedWrite = order.indexOf(IbOpcode.RC_RDMA_WRITE_ONLY);
+            assertTrue(lastResponse >= 0 && fencedWrite > lastResponse, "the fenced WRITE left after the READ completed: " + order);
+        }
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 3000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 8192, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 2);
+            List<Integer> order = p.net.captured.stream().map(ProtocolTest::opcode).toList();
+            assertTrue(order.indexOf(IbOpcode.RC_RDMA_WRITE_ONLY) < order.indexOf(IbOpcode.RC_RDMA_READ_RESPONSE_FIRST),
+                    "without FENCE the WRITE does not wait: " + order);
+        }
+    }
+
+    @Test
+    void sqdFinishesTheMessageInProgressAndStartsNoOther() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            EngineTest.fill(p.a.buf, 0, 100_000, 3);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 100_000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address() + 200_000, p.b.mr.rkey()));
+            p.a.ctx.progress();                                   // the first 32 packets of the 98-packet WRITE
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.SQD));
+            p.pump(() -> false, 20_000);
+            assertEquals(1, p.a.completions.size(), "the WRITE in progress completed, the next did not start");
+            EngineTest.check(p.b.buf, 0, 100_000, 3);
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS));
+            ok(p, 2);
+        }
+    }
 }
