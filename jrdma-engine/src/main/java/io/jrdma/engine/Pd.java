@@ -18,6 +18,7 @@ import java.util.Set;
 final class Pd implements ProtectionDomain {
     final Context context;
     private final Set<Object> children = new HashSet<>();
+    private volatile Mr[] regions = new Mr[0];
     private boolean closed;
 
     Pd(Context context) {
@@ -49,6 +50,9 @@ final class Pd implements ProtectionDomain {
             Mr mr = new Mr(this, segment, context.keys.newKey(), access);
             context.keys.add(mr);
             children.add(mr);
+            Mr[] list = java.util.Arrays.copyOf(regions, regions.length + 1);
+            list[regions.length] = mr;
+            regions = list;
             return mr;
         }
     }
@@ -72,6 +76,23 @@ final class Pd implements ProtectionDomain {
 
     synchronized void release(Object child) {
         children.remove(child);
+        if (child instanceof Mr mr) {
+            regions = java.util.Arrays.stream(regions).filter(r -> r != mr).toArray(Mr[]::new);
+        }
+    }
+
+    /**
+     * @return a region of this PD that covers {@code [addr, addr + len)}, or null. For inline data,
+     * whose lkey libibverbs does not check: the bytes must still lie in registered memory, since
+     * Java reads no raw address without restricted native access. Allocation-free.
+     */
+    Mr covering(long addr, long len) {
+        for (Mr r : regions) { // acquire: the volatile read pairs with register/release
+            if (r.permits(this, 0, addr, len)) {
+                return r;
+            }
+        }
+        return null;
     }
 
     private void checkOpen() {

@@ -153,6 +153,7 @@ final class Qp implements QueuePair {
     // ---- engine scheduling ----
     boolean active;
     boolean destroyed;
+    private boolean closing;
 
     Qp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
         this.context = context;
@@ -280,10 +281,13 @@ final class Qp implements QueuePair {
             }
             long off = 0;
             for (int i = 0; i < numSge; i++) {
-                Mr mr = context.keys.lookup(w.sgeLkey[i]);
                 int len = w.sgeLength[i];
+                Mr mr = context.keys.lookup(w.sgeLkey[i]);
                 if (mr == null || !mr.permits(pd, 0, w.sgeAddr[i], len)) {
-                    return Errno.EINVAL.value();
+                    mr = pd.covering(w.sgeAddr[i], len); // the lkey of inline data is not checked
+                    if (mr == null) {
+                        return Errno.EINVAL.value();
+                    }
                 }
                 MemorySegment.copy(mr.segment, w.sgeAddr[i] - mr.address, w.inlineArea, off, len);
                 off += len;
@@ -545,10 +549,13 @@ final class Qp implements QueuePair {
 
     @Override
     public void close() {
-        context.control(() -> {
-            if (destroyed) {
+        synchronized (this) {
+            if (closing) {
                 return;
             }
+            closing = true;
+        }
+        context.control(() -> {
             destroyed = true;
             resetQueues();
             releaseAddress();

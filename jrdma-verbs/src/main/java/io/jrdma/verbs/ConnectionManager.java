@@ -46,7 +46,11 @@ public interface ConnectionManager {
         void reject(byte[] privateData);
     }
 
-    /** An established connection. Closing it disconnects (the peer's QP then fails its next requests). */
+    /**
+     * An established connection. Closing it disconnects, as {@code rdma_disconnect}: this side's QP
+     * moves to ERROR (its queued requests complete with WR_FLUSH_ERR) and stops answering, so the
+     * peer's next requests fail with RETRY_EXC_ERR.
+     */
     interface Connection extends AutoCloseable {
         QueuePair qp();
 

@@ -8,7 +8,11 @@ public final class SendFlags {
     public static final int SIGNALED = 1 << 1;
     /** Set the solicited event bit: the receiver's CQ notifies a solicited-only waiter. */
     public static final int SOLICITED = 1 << 2;
-    /** Copy the gathered data at post time; the SGEs' lkeys are not checked. */
+    /**
+     * Copy the gathered data at post time; the SGEs' lkeys are not checked. The bytes must lie in
+     * memory registered with the QP's PD (Java reads no raw address without native access); the
+     * request may reuse its buffers as soon as postSend returns.
+     */
     public static final int INLINE = 1 << 3;
 
     private SendFlags() {

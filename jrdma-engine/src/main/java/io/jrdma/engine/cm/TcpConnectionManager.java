@@ -439,15 +439,31 @@ public final class TcpConnectionManager implements ConnectionManager {
         }
     }
 
+    /**
+     * An established connection. Closing sends DREQ and moves the local QP to ERROR, as
+     * {@code rdma_disconnect} does; the peer's QP is left to its application, and its next
+     * requests fail with RETRY_EXC_ERR since nothing answers them any more.
+     */
     private final class TcpConnection implements Connection {
         private final QueuePair qp;
         private final Socket socket;
         private final Hello peer;
+        private volatile boolean closed;
 
         TcpConnection(QueuePair qp, Socket socket, Hello peer) {
             this.qp = qp;
             this.socket = socket;
             this.peer = peer;
+        }
+
+        private void disconnectQp() {
+            try {
+                if (qp.state() != QpState.RESET && qp.state() != QpState.ERROR) {
+                    qp.modify(new QpAttr().state(QpState.ERROR));
+                }
+            } catch (RdmaException e) {
+                // the QP was destroyed meanwhile
+            }
         }
 
         @Override
@@ -467,17 +483,21 @@ public final class TcpConnectionManager implements ConnectionManager {
 
         @Override
         public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
             open.remove(this);
             try {
                 if (!socket.isClosed()) {
-                    DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-                    write(out, DREQ, null);
+                    write(new DataOutputStream(socket.getOutputStream()), DREQ, null);
                 }
             } catch (IOException ignored) {
                 // the peer may be gone already
             } finally {
-                TcpConnectionManager.closeQuietly(socket);
+                closeQuietly(socket);
             }
+            disconnectQp();
         }
     }
 }
