@@ -1,0 +1,12 @@
+package io.jrdma.engine.tck;
+
+import io.jrdma.tck.CompletionChannelTck;
+import io.jrdma.tck.ProviderFixture;
+
+/** The TCK's {@link CompletionChannelTck} on soft-RoCE over loopback (both sides dedicated). */
+class SoftRoceDedicatedCompletionChannelTest extends CompletionChannelTck {
+    @Override
+    protected ProviderFixture fixture() {
+        return SoftRoceFixture.BOTH_DEDICATED;
+    }
+}

@@ -1,0 +1,206 @@
+package io.jrdma.tck;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The connection manager: listen, connect, accept and reject, private data both ways, and the
+ * state both QPs are left in.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+public abstract class ConnectionTck extends TckSupport {
+    /** For subclasses. */
+    protected ConnectionTck() {
+    }
+
+    private static byte[] data(int n, int seed) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (seed + i * 7);
+        }
+        return b;
+    }
+
+    @ParameterizedTest(name = "{0} bytes of private data")
+    @ValueSource(ints = {0, 1, ConnParam.MAX_PRIVATE_DATA})
+    void privateDataGoesBothWaysAndBothQpsEndInRts(int size) {
+        byte[] fromClient = data(size, 1);
+        byte[] fromServer = data(size, 100);
+        Link l = link().clientParam(ConnParam.defaults().withPrivateData(fromClient))
+                .serverParam(ConnParam.defaults().withPrivateData(fromServer)).connect();
+
+        assertArrayEquals(fromClient, l.requestParam.privateData(), "private data in the connection request");
+        assertArrayEquals(fromClient, l.sconn.peerParam().privateData(), "private data the server's connection saw");
+        assertArrayEquals(fromServer, l.cconn.peerParam().privateData(), "private data the client's connection saw");
+
+        assertEquals(QpState.RTS, l.cqp.state(), "client QP after connect");
+        assertEquals(QpState.RTS, l.sqp.state(), "server QP after accept");
+        assertSame(l.cqp, l.cconn.qp(), "the client connection's QP");
+        assertSame(l.sqp, l.sconn.qp(), "the server connection's QP");
+        assertEquals(l.sqp.qpn(), l.cconn.peerQpn(), "client connection's peer QPN");
+        assertEquals(l.cqp.qpn(), l.sconn.peerQpn(), "server connection's peer QPN");
+        assertEquals(l.sqp.qpn(), l.cqp.query().destQpn(), "client QP's destination QPN");
+        assertEquals(l.cqp.qpn(), l.sqp.query().destQpn(), "server QP's destination QPN");
+        assertEquals(QpState.RTS, l.cqp.query().state(), "client QP state as queried");
+    }
+
+    @Test
+    void rejectionIsEconnrefusedWithThePrivateData() {
+        byte[] why = data(40, 9);
+        CompletionQueue cq = client.newCq(16);
+        QueuePair qp = client.newQp(QpInitAttr.rc(cq));
+        Accepting acc = startServer(req -> {
+            req.reject(why);
+            return null;
+        });
+        RdmaException e = assertThrows(RdmaException.class, () -> client.ctx.connectionManager()
+                .connect(qp, acc.address(), ConnParam.defaults().withPrivateData(data(5, 3)), WAIT));
+        assertEquals(RdmaException.Errno.ECONNREFUSED, e.errno(), "errno of a rejected connect: " + e);
+        assertNull(acc.result(), "the server side");
+        Optional<byte[]> seen = fx.rejectionPrivateData(e);
+        seen.ifPresent(b -> assertArrayEquals(why, b, "private data of the rejection"));
+        assertNotEquals(QpState.RTS, qp.state(), "a rejected connect must not leave the QP in RTS");
+    }
+
+    @Test
+    void aQpRejectedOnceCanConnectAgain() {
+        CompletionQueue cq = client.newCq(16);
+        QueuePair qp = client.newQp(QpInitAttr.rc(cq));
+        Accepting rejecting = startServer(req -> {
+            req.reject(new byte[0]);
+            return null;
+        });
+        RdmaException e = assertThrows(RdmaException.class,
+                () -> client.ctx.connectionManager().connect(qp, rejecting.address(), ConnParam.defaults(), WAIT));
+        assertEquals(RdmaException.Errno.ECONNREFUSED, e.errno(), e.toString());
+        assertTrue(qp.state() == QpState.RESET || qp.state() == QpState.INIT,
+                "after a rejection the QP is still RESET or INIT, not " + qp.state());
+
+        CompletionQueue scq = server.newCq(16);
+        QueuePair sqp = server.newQp(QpInitAttr.rc(scq));
+        Accepting accepting = startServer(req -> req.accept(sqp, ConnParam.defaults(), WAIT));
+        ConnectionManager.Connection c = track(client, "connection",
+                client.ctx.connectionManager().connect(qp, accepting.address(), ConnParam.defaults(), WAIT));
+        track(server, "connection", accepting.result());
+        assertEquals(QpState.RTS, qp.state());
+        assertEquals(sqp.qpn(), c.peerQpn());
+    }
+
+    @Test
+    void connectingWhereNobodyListensIsEconnrefused() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(fx.address(), 0));
+            port = s.getLocalPort();
+        }
+        CompletionQueue cq = client.newCq(16);
+        QueuePair qp = client.newQp(QpInitAttr.rc(cq));
+        RdmaException e = assertThrows(RdmaException.class, () -> client.ctx.connectionManager()
+                .connect(qp, new InetSocketAddress(fx.address(), port), ConnParam.defaults(), WAIT));
+        assertEquals(RdmaException.Errno.ECONNREFUSED, e.errno(), "connect to a closed port: " + e);
+        assertNotEquals(QpState.RTS, qp.state());
+    }
+
+    @Test
+    void listenerPollTimesOutWithNull() {
+        ConnectionManager.Listener l = track(server, "listener",
+                server.ctx.connectionManager().listen(new InetSocketAddress(fx.address(), 0)));
+        assertNotNull(l.address(), "listener address");
+        assertTrue(l.address().getPort() > 0, "a listener on port 0 reports the port it got: " + l.address());
+        long start = System.nanoTime();
+        assertNull(l.poll(Duration.ofMillis(50)), "poll with nobody connecting");
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(ms < 5_000, "poll(50 ms) took " + ms + " ms");
+    }
+
+    @Test
+    void theSmallerMtuOfBothSidesIsUsed() {
+        Link l = link().clientParam(ConnParam.defaults().withMtu(Mtu.MTU_1024)).connect();
+        assertEquals(Mtu.MTU_1024, l.cqp.query().pathMtu(), "client path MTU");
+        assertEquals(Mtu.MTU_1024, l.sqp.query().pathMtu(), "server path MTU");
+    }
+
+    @Test
+    void retryCountsOfTheConnParamReachTheQp() {
+        Link l = link().clientParam(ConnParam.defaults().withRetry(3, 5)).connect();
+        QpAttr a = l.cqp.query();
+        assertEquals(3, a.retryCnt(), "retry count: " + a);
+        assertEquals(5, a.rnrRetry(), "RNR retry count: " + a);
+    }
+
+    @Test
+    void anInitQpKeepsTheReceivesPostedBeforeAccept() {
+        RecvWorkRequest rwr = new RecvWorkRequest();
+        Link l = link().beforeAccept(qp -> {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+            assertEquals(QpState.INIT, qp.state());
+            post(qp, rwr.reset().wrId(77).sge(0, server.mr, 0, 4096));
+        }).connect();
+        fill(client.buf, 0, 300, 5);
+        post(l.cqp, new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 300));
+        WorkCompletion sent = awaitCompletion(l.ccq, "the SEND");
+        assertCompletion(sent, WcStatus.SUCCESS, WcOpcode.SEND, 1, l.cqp.qpn(), "SEND");
+        WorkCompletion got = awaitCompletion(l.scq, "the receive posted in INIT");
+        assertCompletion(got, WcStatus.SUCCESS, WcOpcode.RECV, 77, l.sqp.qpn(), "receive");
+        assertEquals(300, got.byteLen());
+        assertPattern(server.buf, 0, 300, 5, "received data");
+    }
+
+    @Test
+    void twoConnectionsBetweenTheSameContextsAreIndependent() {
+        Link a = connect();
+        Link b = connect();
+        assertNotEquals(a.cqp.qpn(), b.cqp.qpn());
+        assertEquals(a.sqp.qpn(), a.cconn.peerQpn());
+        assertEquals(b.sqp.qpn(), b.cconn.peerQpn());
+        byte[] none = new byte[0];
+        assertTrue(Arrays.equals(none, a.cconn.peerParam().privateData()), "no private data was sent");
+        for (Link l : new Link[] {a, b}) {
+            putLong(server.buf, 64, 0);
+            putLong(client.buf, 0, l.cqp.qpn());
+            post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, client.mr, 0, 8).remote(server.addr(64), server.mr.rkey()));
+            assertCompletion(awaitCompletion(l.ccq, "WRITE"), WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 5, l.cqp.qpn(),
+                    "WRITE on link 0x" + Integer.toHexString(l.cqp.qpn()));
+            assertEquals(l.cqp.qpn(), getLong(server.buf, 64));
+        }
+    }
+}

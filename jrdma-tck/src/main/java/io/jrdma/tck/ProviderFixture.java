@@ -1,0 +1,61 @@
+package io.jrdma.tck;
+
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.ThreadingMode;
+
+import java.net.InetAddress;
+import java.util.Optional;
+
+/**
+ * What a provider tells the TCK: which device to open for two peers in one JVM, on which
+ * address they meet, and how each side's context runs. The TCK opens two contexts of
+ * {@link #device()}: a passive <em>server</em> (it listens and accepts in a separate thread)
+ * and an active <em>client</em> (it connects and posts from the test thread).
+ *
+ * <p>The typical pair is a {@link ThreadingMode#DEDICATED} server and an
+ * {@link ThreadingMode#INVOKER} client, which the defaults give; override
+ * {@link #clientOptions()} for a fixture with both sides dedicated. When a side runs in
+ * INVOKER mode the TCK drives it with {@code progress()} from the test thread whenever it waits.
+ */
+public abstract class ProviderFixture {
+    /** For providers. */
+    protected ProviderFixture() {
+    }
+
+    /** @return the device both peers open (one context each) */
+    public abstract Device device();
+
+    /** @return the local address the server listens on and the client connects to */
+    public InetAddress address() {
+        return InetAddress.getLoopbackAddress();
+    }
+
+    /** @return options of the passive side: a dedicated engine thread by default */
+    public DeviceOptions serverOptions() {
+        return DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED);
+    }
+
+    /** @return options of the active side: INVOKER mode (driven by the test thread) by default */
+    public DeviceOptions clientOptions() {
+        return DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER);
+    }
+
+    /**
+     * Optional hook: the private data a rejected {@code connect} received with its rejection.
+     * The verbs API carries rejections as {@link RdmaException} with ECONNREFUSED only; a
+     * provider whose exception carries the data can expose it here so the TCK checks it.
+     *
+     * @return the rejection's private data, or empty when the provider does not expose it
+     */
+    public Optional<byte[]> rejectionPrivateData(RdmaException rejection) {
+        return Optional.empty();
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "{server=" + serverOptions().threadingMode() + ", client="
+                + clientOptions().threadingMode() + '}';
+    }
+}
