@@ -23,6 +23,7 @@ public enum Counter {
     ACK_DEFERRED("ack_deferred"),
     // jrdma's own
     RCVD_ICRC_ERR("rcvd_icrc_err"),
+    ICRC_IPV4_ID_SOLVED("icrc_ipv4_id_solved"),
     RCVD_MALFORMED("rcvd_malformed"),
     RCVD_UNKNOWN_QP("rcvd_unknown_qp"),
     RCVD_BAD_STATE("rcvd_bad_state"),

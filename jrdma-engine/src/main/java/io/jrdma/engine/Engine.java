@@ -12,6 +12,7 @@ import io.jrdma.verbs.WcStatus;
 import io.jrdma.wire.Bth;
 import io.jrdma.wire.IbOpcode;
 import io.jrdma.wire.Icrc;
+import io.jrdma.wire.Ipv4IdSolver;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -40,6 +41,8 @@ final class Engine implements PacketSink {
     final NanoClock clock;
     final Counters counters;
     final Icrc icrc = new Icrc();
+    private final Ipv4IdSolver idSolver = new Ipv4IdSolver();
+    private final boolean anyIpv4Id;
     final ByteBuffer tx = ByteBuffer.allocateDirect(TX_BUFFER);
     final MemorySegment txSeg = MemorySegment.ofBuffer(tx);
     final IntMap<Qp> qps = new IntMap<>(64);
@@ -62,6 +65,7 @@ final class Engine implements PacketSink {
         this.link = link;
         this.clock = clock;
         this.counters = context.counters;
+        this.anyIpv4Id = context.options.anyIpv4Id();
         this.requester = new Requester(this);
         this.completer = new Completer(this);
         this.responder = new Responder(this);
@@ -245,9 +249,13 @@ final class Engine implements PacketSink {
         int expected = src.isIpv6()
                 ? icrc.computeIpv6(src.ipv6Bytes(), dst.ipv6Bytes(), src.port(), dst.port(), buf, 0, len - Icrc.LENGTH)
                 : icrc.computeIpv4(src.ipv4(), dst.ipv4(), 0, src.port(), dst.port(), buf, 0, len - Icrc.LENGTH);
-        if (expected != Icrc.read(seg, len - Icrc.LENGTH)) {
-            counters.increment(Counter.RCVD_ICRC_ERR);
-            return;
+        int received = Icrc.read(seg, len - Icrc.LENGTH);
+        if (expected != received) {
+            if (src.isIpv6() || !anyIpv4Id || idSolver.solve(expected, received, len - Icrc.LENGTH) < 0) {
+                counters.increment(Counter.RCVD_ICRC_ERR);
+                return;
+            }
+            counters.increment(Counter.ICRC_IPV4_ID_SOLVED);
         }
         int pkey = Bth.pkey(seg, 0);
         if ((pkey & 0x7FFF) != 0x7FFF || opcode >= 0x20) { // default P_Key only; RC opcodes only (RC QPs)

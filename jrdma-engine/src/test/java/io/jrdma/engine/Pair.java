@@ -36,8 +36,12 @@ final class Pair implements AutoCloseable {
     }
 
     Pair(Mtu mtu, int bufferSize, int retry, int rnrRetry, int timeout) {
-        a = new Side("10.0.0.1", bufferSize);
-        b = new Side("10.0.0.2", bufferSize);
+        this(mtu, bufferSize, retry, rnrRetry, timeout, DeviceOptions.defaults());
+    }
+
+    Pair(Mtu mtu, int bufferSize, int retry, int rnrRetry, int timeout, DeviceOptions options) {
+        a = new Side("10.0.0.1", bufferSize, options);
+        b = new Side("10.0.0.2", bufferSize, options);
         connect(a, b, mtu, retry, rnrRetry, timeout);
         connect(b, a, mtu, retry, rnrRetry, timeout);
     }
@@ -51,10 +55,10 @@ final class Pair implements AutoCloseable {
         final MemoryRegion mr;
         final List<WorkCompletion> completions = new ArrayList<>();
 
-        Side(String ip, int size) {
+        Side(String ip, int size, DeviceOptions options) {
             MemoryNetwork.MemoryLink link = net.attach(ip, 4791);
             ctx = SoftRoceDevice.forTest("mem" + ip).open(
-                    DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER), link, net.clock, Mtu.MTU_4096);
+                    options.withThreadingMode(ThreadingMode.INVOKER), link, net.clock, Mtu.MTU_4096);
             pd = ctx.allocPd();
             cq = ctx.createCq(4096);
             qp = pd.createQp(QpInitAttr.rc(cq).withDepth(512, 512));

@@ -87,6 +87,25 @@ class RobustnessTest {
     }
 
     @Test
+    void withAnyIpv4IdAKernelPeersPacketIsAcceptedAndAForgedOneIsNot() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 65536, 7, 7, 14,
+                io.jrdma.verbs.DeviceOptions.defaults().withAnyIpv4Id(true))) {
+            int psn = p.b.qpImpl().ePsn;
+            byte[] pkt = packet(p, IbOpcode.RC_RDMA_WRITE_ONLY, psn, new byte[] {1, 2, 3, 4, 5, 6, 7, 8},
+                    p.b.mr.address(), p.b.mr.rkey(), 8, 0x7d12);
+            byte[] forged = pkt.clone();
+            forged[forged.length - 1] ^= 0x40;
+            deliver(p, forged);
+            assertEquals(1, p.b.ctx.counter(Counter.RCVD_ICRC_ERR), "no ID explains a corrupted ICRC");
+            deliver(p, pkt);
+            assertEquals(1, p.b.ctx.counter(Counter.ICRC_IPV4_ID_SOLVED));
+            assertEquals((psn + 1) & 0xFFFFFF, p.b.qpImpl().ePsn, "the WRITE was accepted");
+            assertEquals(0x0807060504030201L, p.b.buf.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED
+                    .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0));
+        }
+    }
+
+    @Test
     void malformedPacketsAreDroppedAndCounted() {
         try (Pair p = new Pair(Mtu.MTU_1024, 65536)) {
             int psn = p.b.qpImpl().ePsn;

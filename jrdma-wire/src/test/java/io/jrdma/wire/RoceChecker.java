@@ -54,6 +54,8 @@ final class RoceChecker {
         return new Result(file.name(), file.records().size(), packets, ops);
     }
 
+    private static final Ipv4IdSolver solver = new Ipv4IdSolver();
+
     static Packet checkPacket(String where, int frameNo, ByteBuffer frame, EthernetIp.Udp udp, Icrc icrc) {
         MemorySegment s = MemorySegment.ofBuffer(frame);
         long b = udp.payloadOffset();
@@ -192,6 +194,10 @@ final class RoceChecker {
             if (id != 0) {
                 assertNotEquals(wireIcrc, zero, where + ": ICRC must cover the IP ID");
             }
+            // the receiver's view: only the ID-0 ICRC and the received one; the ID is solved for
+            assertEquals(id, solver.solve(zero, wireIcrc, roceLen - Icrc.LENGTH), where + ": solved IPv4 ID");
+            assertEquals(-1, solver.solve(zero, wireIcrc ^ 0x00010000, roceLen - Icrc.LENGTH),
+                    where + ": a corrupted ICRC has no ID that explains it");
             Icrc.write(e, roceLen - Icrc.LENGTH, sent);
         } else {
             Icrc.write(e, roceLen - Icrc.LENGTH, fromHeader);
