@@ -201,25 +201,16 @@ final class Requester {
             MemorySegment.copy(w.inlineArea, off, dst, dstOff, len);
             return;
         }
-        long skip = off;
-        int left = len;
-        for (int i = 0; i < w.numSge && left > 0; i++) {
-            int sl = w.sgeLength[i];
-            if (skip >= sl) {
-                skip -= sl;
-                continue;
-            }
-            int n = (int) Math.min(sl - skip, left);
-            Mr mr = w.sgeMr[i];
-            MemorySegment.copy(mr.segment, w.sgeAddr[i] - mr.address + skip, dst, dstOff, n);
-            dstOff += n;
-            left -= n;
-            skip = 0;
-        }
+        copy(w, off, dst, dstOff, len, false);
     }
 
     /** Copies {@code len} bytes from {@code src} into the WQE's scatter list at {@code off} (READ and atomic results). */
     static void scatter(Wqe w, long off, MemorySegment src, long srcOff, int len) {
+        copy(w, off, src, srcOff, len, true);
+    }
+
+    /** Walks the SGEs from byte {@code off} of the message, copying to or from {@code other}. */
+    private static void copy(Wqe w, long off, MemorySegment other, long otherOff, int len, boolean intoWqe) {
         long skip = off;
         int left = len;
         for (int i = 0; i < w.numSge && left > 0; i++) {
@@ -230,8 +221,13 @@ final class Requester {
             }
             int n = (int) Math.min(sl - skip, left);
             Mr mr = w.sgeMr[i];
-            MemorySegment.copy(src, srcOff, mr.segment, w.sgeAddr[i] - mr.address + skip, n);
-            srcOff += n;
+            long at = w.sgeAddr[i] - mr.address + skip;
+            if (intoWqe) {
+                MemorySegment.copy(other, otherOff, mr.segment, at, n);
+            } else {
+                MemorySegment.copy(mr.segment, at, other, otherOff, n);
+            }
+            otherOff += n;
             left -= n;
             skip = 0;
         }

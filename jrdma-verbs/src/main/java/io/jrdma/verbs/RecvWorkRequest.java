@@ -2,28 +2,20 @@ package io.jrdma.verbs;
 
 /** A receive work request ({@code ibv_recv_wr}): a wr_id and a scatter list. Reusable, like {@link SendWorkRequest}. */
 public final class RecvWorkRequest {
-    private final long[] sgeAddr;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
+    private final SgeList sges;
     private long wrId;
-    private int numSge;
 
     public RecvWorkRequest() {
         this(4);
     }
 
     public RecvWorkRequest(int maxSge) {
-        if (maxSge < 1) {
-            throw new RdmaException(RdmaException.Errno.EINVAL, "maxSge must be at least 1, not " + maxSge);
-        }
-        sgeAddr = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        sges = new SgeList(maxSge);
     }
 
     public RecvWorkRequest reset() {
         wrId = 0;
-        numSge = 0;
+        sges.count = 0;
         return this;
     }
 
@@ -37,22 +29,12 @@ public final class RecvWorkRequest {
     }
 
     public RecvWorkRequest sge(int index, long addr, int length, int lkey) {
-        if (index < 0 || index >= sgeAddr.length) {
-            throw new IndexOutOfBoundsException("SGE index " + index + " outside 0.." + (sgeAddr.length - 1)
-                    + "; construct the request with a larger maxSge");
-        }
-        sgeAddr[index] = addr;
-        sgeLength[index] = length;
-        sgeLkey[index] = lkey;
-        numSge = index + 1;
+        sges.set(index, addr, length, lkey);
         return this;
     }
 
     public RecvWorkRequest numSge(int numSge) {
-        if (numSge < 0 || numSge > sgeAddr.length) {
-            throw new IndexOutOfBoundsException("numSge " + numSge + " outside 0.." + sgeAddr.length);
-        }
-        this.numSge = numSge;
+        sges.count(numSge);
         return this;
     }
 
@@ -61,18 +43,18 @@ public final class RecvWorkRequest {
     }
 
     public int numSge() {
-        return numSge;
+        return sges.count;
     }
 
     public long sgeAddr(int i) {
-        return sgeAddr[i];
+        return sges.addr[i];
     }
 
     public int sgeLength(int i) {
-        return sgeLength[i];
+        return sges.length[i];
     }
 
     public int sgeLkey(int i) {
-        return sgeLkey[i];
+        return sges.lkey[i];
     }
 }

@@ -13,13 +13,10 @@ package io.jrdma.verbs;
  * }</pre>
  */
 public final class SendWorkRequest {
-    private final long[] sgeAddr;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
+    private final SgeList sges;
     private long wrId;
     private WrOpcode opcode = WrOpcode.SEND;
     private int flags;
-    private int numSge;
     private long remoteAddr;
     private int rkey;
     private int imm;
@@ -33,12 +30,7 @@ public final class SendWorkRequest {
 
     /** @param maxSge how many scatter/gather entries this object can hold */
     public SendWorkRequest(int maxSge) {
-        if (maxSge < 1) {
-            throw new RdmaException(RdmaException.Errno.EINVAL, "maxSge must be at least 1, not " + maxSge);
-        }
-        sgeAddr = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        sges = new SgeList(maxSge);
     }
 
     /** Clears every field (opcode back to SEND, no SGEs, no flags). */
@@ -46,7 +38,7 @@ public final class SendWorkRequest {
         wrId = 0;
         opcode = WrOpcode.SEND;
         flags = 0;
-        numSge = 0;
+        sges.count = 0;
         remoteAddr = 0;
         rkey = 0;
         imm = 0;
@@ -81,23 +73,13 @@ public final class SendWorkRequest {
 
     /** Sets scatter/gather entry {@code index} from a virtual address, length and lkey. */
     public SendWorkRequest sge(int index, long addr, int length, int lkey) {
-        if (index < 0 || index >= sgeAddr.length) {
-            throw new IndexOutOfBoundsException("SGE index " + index + " outside 0.." + (sgeAddr.length - 1)
-                    + "; construct the request with a larger maxSge");
-        }
-        sgeAddr[index] = addr;
-        sgeLength[index] = length;
-        sgeLkey[index] = lkey;
-        numSge = index + 1;
+        sges.set(index, addr, length, lkey);
         return this;
     }
 
     /** Sets the number of SGEs in use (0 sends a zero-length message). */
     public SendWorkRequest numSge(int numSge) {
-        if (numSge < 0 || numSge > sgeAddr.length) {
-            throw new IndexOutOfBoundsException("numSge " + numSge + " outside 0.." + sgeAddr.length);
-        }
-        this.numSge = numSge;
+        sges.count(numSge);
         return this;
     }
 
@@ -134,23 +116,23 @@ public final class SendWorkRequest {
     }
 
     public int numSge() {
-        return numSge;
+        return sges.count;
     }
 
     public int maxSge() {
-        return sgeAddr.length;
+        return sges.addr.length;
     }
 
     public long sgeAddr(int i) {
-        return sgeAddr[i];
+        return sges.addr[i];
     }
 
     public int sgeLength(int i) {
-        return sgeLength[i];
+        return sges.length[i];
     }
 
     public int sgeLkey(int i) {
-        return sgeLkey[i];
+        return sges.lkey[i];
     }
 
     public long remoteAddr() {
@@ -175,10 +157,6 @@ public final class SendWorkRequest {
 
     /** @return the sum of the SGE lengths */
     public long totalLength() {
-        long sum = 0;
-        for (int i = 0; i < numSge; i++) {
-            sum += Integer.toUnsignedLong(sgeLength[i]);
-        }
-        return sum;
+        return sges.totalLength();
     }
 }
