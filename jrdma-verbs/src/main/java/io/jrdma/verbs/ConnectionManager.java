@@ -6,7 +6,8 @@ import java.time.Duration;
 /**
  * Sets up connected QPs between two devices (the role of {@code librdmacm}): exchanges QPN,
  * PSN, address, MTU, READ/atomic depths and private data, and moves both QPs to RTS.
- * Rejections and timeouts are {@link RdmaException}s with ECONNREFUSED and ETIMEDOUT.
+ * Rejections are {@link ConnectionRejectedException}s (ECONNREFUSED, with the server's private
+ * data); timeouts are {@link RdmaException}s with ETIMEDOUT.
  */
 public interface ConnectionManager {
     /** Listens for connection requests on a TCP address of this host (port 0 = any free port). */

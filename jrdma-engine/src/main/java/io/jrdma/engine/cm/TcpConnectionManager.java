@@ -3,6 +3,7 @@ package io.jrdma.engine.cm;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionRejectedException;
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.Gid;
@@ -95,7 +96,8 @@ public final class TcpConnectionManager implements ConnectionManager {
             if (type == REJ) {
                 byte[] pd = readPrivateData(in);
                 s.close();
-                throw new Rejected(server, pd);
+                throw new ConnectionRejectedException("the connection request was rejected by " + server + " ("
+                        + pd.length + " bytes of private data)", pd);
             }
             if (type != REP) {
                 throw new RdmaException(Errno.EPROTO, "expected a REP or REJ from " + server + ", got message type " + type);
@@ -111,28 +113,13 @@ public final class TcpConnectionManager implements ConnectionManager {
             throw new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " within " + timeout, e);
         } catch (IOException e) {
             closeQuietly(s);
+            String why = e instanceof EOFException ? "the server closed the side channel during setup"
+                    : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
             throw new RdmaException(e instanceof java.net.ConnectException ? Errno.ECONNREFUSED : Errno.EIO,
-                    "cannot connect to " + server + ": " + e.getMessage(), e);
+                    "cannot connect to " + server + ": " + why, e);
         } catch (RuntimeException e) {
             closeQuietly(s);
             throw e;
-        }
-    }
-
-    /** A connection request that was rejected, with the server's private data. */
-    public static final class Rejected extends RdmaException {
-        private static final long serialVersionUID = 1L;
-        private final transient byte[] privateData;
-
-        Rejected(InetSocketAddress server, byte[] privateData) {
-            super(Errno.ECONNREFUSED, "the connection request was rejected by " + server + " ("
-                    + privateData.length + " bytes of private data)");
-            this.privateData = privateData;
-        }
-
-        /** @return what the server sent with its rejection */
-        public byte[] privateData() {
-            return privateData.clone();
         }
     }
 

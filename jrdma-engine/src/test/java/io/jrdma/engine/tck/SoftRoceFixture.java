@@ -1,7 +1,7 @@
 package io.jrdma.engine.tck;
 
-import io.jrdma.engine.cm.TcpConnectionManager;
 import io.jrdma.tck.ProviderFixture;
+import io.jrdma.verbs.ConnectionRejectedException;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Rdma;
@@ -50,6 +50,6 @@ final class SoftRoceFixture extends ProviderFixture {
 
     @Override
     public Optional<byte[]> rejectionPrivateData(RdmaException rejection) {
-        return rejection instanceof TcpConnectionManager.Rejected r ? Optional.of(r.privateData()) : Optional.empty();
+        return rejection instanceof ConnectionRejectedException r ? Optional.of(r.privateData()) : Optional.empty();
     }
 }
