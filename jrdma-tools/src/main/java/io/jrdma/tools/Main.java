@@ -1,0 +1,54 @@
+package io.jrdma.tools;
+
+import io.jrdma.tools.perf.PerfCommand;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.List;
+
+/** The {@code jrdma} command: dispatches to its subcommands. */
+public final class Main {
+    static final String USAGE = """
+            usage: jrdma <command> [options]
+
+            commands:
+              devices [-v]                 list the RDMA devices, their ports and GID tables (like ibv_devinfo)
+              perf <test> [options] [host] perftest-style benchmarks: write_bw write_lat read_bw read_lat
+                                           send_bw send_lat atomic_bw atomic_lat
+
+            Run 'jrdma <command> --help' for the options of a command.
+            """;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        int rc = run(args, System.out, System.err);
+        System.out.flush();
+        System.err.flush();
+        System.exit(rc);
+    }
+
+    /** Runs a command line; returns the exit code (0 ok, 1 failure, 2 bad usage). */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0) {
+            err.println("jrdma: missing command");
+            err.print(USAGE);
+            return 2;
+        }
+        List<String> rest = Arrays.asList(args).subList(1, args.length);
+        return switch (args[0]) {
+            case "-h", "--help", "help" -> {
+                out.print(USAGE);
+                yield 0;
+            }
+            case "devices" -> DevicesCommand.run(rest, out, err);
+            case "perf" -> PerfCommand.run(rest, out, err);
+            default -> {
+                err.println("jrdma: unknown command '" + args[0] + "'");
+                err.print(USAGE);
+                yield 2;
+            }
+        };
+    }
+}

@@ -1,0 +1,341 @@
+package io.jrdma.tools.perf;
+
+import io.jrdma.tools.ArgParser;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.Transport;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** {@code jrdma perf <test> [options] [host]}: perftest's benchmarks over the jrdma verbs API. */
+public final class PerfCommand {
+    static final int DEFAULT_PORT = 18515;
+    static final int DEFAULT_TIMEOUT = 30;
+    /** The longest latency run in iteration mode (the samples are kept); use -D beyond. */
+    static final long MAX_LAT_ITERATIONS = 10_000_000L;
+
+    static final ArgParser PARSER = new ArgParser("""
+            usage: jrdma perf <test> [options]            server: waits for one client
+                   jrdma perf <test> [options] <host>     client: runs the test against the server on <host>
+                   jrdma perf <test> [options] --loopback server and client in this process over 127.0.0.1
+
+            tests: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw atomic_lat
+            As perftest's ib_<test>: the client chooses the test, sizes and iterations; the server follows.
+            Bandwidth is in MB/sec with MB = 2^20 bytes; latencies in microseconds (write_lat and
+            send_lat report half the round trip, read_lat and atomic_lat the whole operation).""")
+            .option('s', "size", "BYTES", "message size (default 65536 for bw, 2 for lat; atomics: 8)")
+            .option('n', "iters", "N", "iterations per size (default 5000 for bw, 1000 for lat)")
+            .option('a', "all", null, "run all sizes from 2 B to 8 MiB (powers of two)")
+            .option('D', "duration", "SEC", "run each size for SEC seconds instead of -n iterations")
+            .option('t', "tx-depth", "N", "outstanding requests (default 128 for bw, 1 for lat; atomics <= 16)")
+            .option('m', "mtu", "BYTES", "path MTU 256..4096 (default: the device's active MTU)")
+            .option('p', "port", "PORT", "TCP port of the connection manager (default 18515)")
+            .option('d', "ib-dev", "NAME", "RDMA device (default: the client's route, the server's first non-lo one)")
+            .option('x', "gid-index", "N", "local GID index to check (the connection manager uses the route's GID)")
+            .option((char) 0, "loopback", null, "run server and client in this process over 127.0.0.1")
+            .option((char) 0, "verify", null, "check the data pattern at the receiver; fail on any mismatch")
+            .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30)")
+            .option((char) 0, "no-warmup", null, "measure from the first iteration (no unmeasured warm-up run)");
+
+    private PerfCommand() {
+    }
+
+    /** Runs {@code jrdma perf} with its arguments; returns the exit code. */
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        PerfOptions o;
+        try {
+            ArgParser.Parsed p = PARSER.parse(args);
+            if (p.help()) {
+                out.print(PARSER.usage());
+                return 0;
+            }
+            o = options(p);
+        } catch (ArgParser.UsageException e) {
+            err.println("jrdma perf: " + e.getMessage());
+            err.print(PARSER.usage());
+            return 2;
+        }
+        return execute(o, out, err);
+    }
+
+    /** Parses a command line into options (for tests). */
+    public static PerfOptions parse(String... args) throws ArgParser.UsageException {
+        return options(PARSER.parse(List.of(args)));
+    }
+
+    static PerfOptions options(ArgParser.Parsed p) throws ArgParser.UsageException {
+        List<String> pos = p.positionals();
+        if (pos.isEmpty()) {
+            throw new ArgParser.UsageException("missing test name (one of " + PerfTest.names() + ")");
+        }
+        PerfTest test = PerfTest.byName(pos.getFirst());
+        if (test == null) {
+            throw new ArgParser.UsageException("unknown test '" + pos.getFirst() + "' (one of " + PerfTest.names() + ")");
+        }
+        if (pos.size() > 2) {
+            throw new ArgParser.UsageException("unexpected argument '" + pos.get(2) + "' (give at most one host)");
+        }
+        String host = pos.size() == 2 ? pos.get(1) : null;
+        boolean loopback = p.has("loopback");
+        if (loopback && host != null) {
+            throw new ArgParser.UsageException("--loopback runs both sides here: do not give a host ('" + host + "')");
+        }
+        if (p.has("all") && p.has("size")) {
+            throw new ArgParser.UsageException("-a runs every size: do not combine it with -s");
+        }
+        if (p.has("duration") && p.has("iters")) {
+            throw new ArgParser.UsageException("-D (duration) and -n (iterations) are exclusive");
+        }
+        List<Integer> sizes = new ArrayList<>();
+        if (test.isAtomic()) {
+            if (p.has("all")) {
+                throw new ArgParser.UsageException("atomic tests always use 8-byte operations: -a does not apply");
+            }
+            if (p.has("size") && integer(p, "size", 's', 1, PerfTest.MAX_SIZE) != 8) {
+                throw new ArgParser.UsageException("atomic tests always use 8-byte operations: -s must be 8");
+            }
+            sizes.add(8);
+        } else if (p.has("all")) {
+            for (int s = 2; s <= PerfTest.MAX_SIZE; s *= 2) {
+                sizes.add(s);
+            }
+        } else {
+            sizes.add(p.has("size") ? integer(p, "size", 's', 1, PerfTest.MAX_SIZE) : test.defaultSize());
+        }
+        long maxIters = test.isBw() ? 1_000_000_000L : MAX_LAT_ITERATIONS;
+        long iters = p.has("iters") ? longValue(p, "iters", 'n', 5, maxIters) : test.defaultIterations();
+        int duration = p.has("duration") ? integer(p, "duration", 'D', 1, 86_400) : 0;
+        int maxTx = test.isAtomic() ? PerfTest.MAX_ATOMIC_DEPTH : 4096;
+        int tx = p.has("tx-depth") ? integer(p, "tx-depth", 't', 1, maxTx) : test.defaultTxDepth();
+        if (!test.isBw() && tx != 1) {
+            throw new ArgParser.UsageException("latency tests run one request at a time: -t must be 1");
+        }
+        int mtu = 0;
+        if (p.has("mtu")) {
+            mtu = integer(p, "mtu", 'm', 256, 4096);
+            if (Integer.bitCount(mtu) != 1) {
+                throw new ArgParser.UsageException("option -m/--mtu: must be 256, 512, 1024, 2048 or 4096, not " + mtu);
+            }
+        }
+        int port = p.has("port") ? integer(p, "port", 'p', 0, 65535) : loopback ? 0 : DEFAULT_PORT;
+        if (port == 0 && host != null) {
+            throw new ArgParser.UsageException("option -p/--port: a client needs the server's port, not 0");
+        }
+        String device = p.value("ib-dev");
+        if (device != null && device.isBlank()) {
+            throw new ArgParser.UsageException("option -d/--ib-dev: empty device name");
+        }
+        int gid = p.has("gid-index") ? integer(p, "gid-index", 'x', 0, 255) : -1;
+        int timeout = p.has("timeout") ? integer(p, "timeout", (char) 0, 1, 3600) : DEFAULT_TIMEOUT;
+        return new PerfOptions(test, sizes, iters, duration, tx, mtu, port, device, gid, host, loopback,
+                p.has("verify"), timeout, !p.has("no-warmup"));
+    }
+
+    private static int integer(ArgParser.Parsed p, String name, char shortName, int min, int max)
+            throws ArgParser.UsageException {
+        return (int) longValue(p, name, shortName, min, max);
+    }
+
+    private static long longValue(ArgParser.Parsed p, String name, char shortName, long min, long max)
+            throws ArgParser.UsageException {
+        String v = p.value(name);
+        String opt = (shortName != 0 ? "-" + shortName + "/" : "") + "--" + name;
+        long n;
+        try {
+            n = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new ArgParser.UsageException("option " + opt + ": '" + v + "' is not a number");
+        }
+        if (n < min || n > max) {
+            throw new ArgParser.UsageException("option " + opt + ": " + n + " is outside " + min + ".." + max);
+        }
+        return n;
+    }
+
+    /** A flag value that turned out wrong once the device was open (-d, -x): exit code 2. */
+    static final class BadValue extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadValue(String message) {
+            super(message);
+        }
+    }
+
+    static void checkGidIndex(DeviceContext ctx, int index) {
+        if (index < 0) {
+            return;
+        }
+        int n = ctx.queryPort().gids().size();
+        if (index >= n) {
+            throw new BadValue("option -x/--gid-index: GID index " + index + " does not exist on "
+                    + ctx.device().name() + " (its GID table has " + n + " entries: see 'jrdma devices')");
+        }
+    }
+
+    /** Runs parsed options; returns the exit code. */
+    public static int execute(PerfOptions o, PrintStream out, PrintStream err) {
+        try {
+            if (o.loopback()) {
+                return loopback(o, out, err);
+            }
+            if (o.host() != null) {
+                InetAddress addr;
+                try {
+                    addr = InetAddress.getByName(o.host());
+                } catch (UnknownHostException e) {
+                    err.println("jrdma perf: cannot resolve host '" + o.host() + "'");
+                    return 2;
+                }
+                Device dev = o.device() != null ? device(o.device()) : Rdma.resolve(addr, Transport.ROCE_V2).device();
+                new Client(o, out, new Watchdog(o.timeoutSec(), null)).run(dev, new InetSocketAddress(addr, o.port()));
+                return 0;
+            }
+            Device dev = o.device() != null ? device(o.device()) : serverDevice();
+            new Server(o, out, new Watchdog(o.timeoutSec(), null), true).run(dev, new InetSocketAddress(o.port()),
+                    port -> { }, Math.max(300, o.timeoutSec()) * 1_000_000_000L);
+            return 0;
+        } catch (BadValue e) {
+            err.println("jrdma perf: " + e.getMessage());
+            return 2;
+        } catch (PerfFailure e) {
+            out.flush();
+            err.println("jrdma perf: FAILED: " + e.getMessage());
+            return 1;
+        } catch (RdmaException e) {
+            out.flush();
+            err.println("jrdma perf: FAILED: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private static Device device(String name) {
+        try {
+            return Rdma.device(name);
+        } catch (RdmaException e) {
+            throw new BadValue("option -d/--ib-dev: " + e.getMessage());
+        }
+    }
+
+    /** The server's default device: the first one not on the loopback interface, else the loopback one. */
+    static Device serverDevice() {
+        List<Device> all = Rdma.devices();
+        for (Device d : all) {
+            if (!d.netdev().equals("lo") && d.isUp()) {
+                return d;
+            }
+        }
+        for (Device d : all) {
+            if (d.netdev().equals("lo")) {
+                return d;
+            }
+        }
+        if (all.isEmpty()) {
+            throw new PerfFailure("no RDMA device found (see 'jrdma devices')");
+        }
+        return all.getFirst();
+    }
+
+    /** Server (in a second thread) and client in this process, over 127.0.0.1. */
+    private static int loopback(PerfOptions o, PrintStream out, PrintStream err) {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        if (!(lo instanceof java.net.Inet4Address)) {
+            try {
+                lo = InetAddress.getByName("127.0.0.1");
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        Device dev = o.device() != null ? device(o.device()) : Rdma.resolve(lo, Transport.ROCE_V2).device();
+        AtomicBoolean serverFailed = new AtomicBoolean();
+        AtomicBoolean clientFailed = new AtomicBoolean();
+        AtomicReference<Throwable> serverError = new AtomicReference<>();
+        CompletableFuture<Integer> listening = new CompletableFuture<>();
+        ByteArrayOutputStream serverOut = new ByteArrayOutputStream();
+        PrintStream sout = new PrintStream(serverOut, true, StandardCharsets.UTF_8);
+        InetSocketAddress listenOn = new InetSocketAddress(lo, o.port());
+        Thread server = Thread.ofPlatform().name("jrdma-perf-server").daemon().start(() -> {
+            try {
+                new Server(o, sout, new Watchdog(o.timeoutSec(), clientFailed), false)
+                        .run(dev, listenOn, listening::complete, o.timeoutSec() * 1_000_000_000L);
+            } catch (Throwable e) {
+                serverError.set(e);
+                serverFailed.set(true);
+                listening.completeExceptionally(e);
+            }
+        });
+        int port;
+        try {
+            port = listening.get(o.timeoutSec(), TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            join(server, o);
+            return reportServer(serverError.get(), err);
+        } catch (TimeoutException | InterruptedException e) {
+            err.println("jrdma perf: FAILED: the loopback server did not start listening");
+            return 1;
+        }
+        Throwable clientError = null;
+        try {
+            new Client(o, out, new Watchdog(o.timeoutSec(), serverFailed)).run(dev, new InetSocketAddress(lo, port));
+        } catch (PerfFailure | RdmaException | BadValue e) {
+            clientError = e;
+            clientFailed.set(true);
+        }
+        join(server, o);
+        out.flush();
+        if (server.isAlive()) {
+            err.println("jrdma perf: FAILED: the loopback server thread did not finish");
+            return 1;
+        }
+        Throwable se = serverError.get();
+        int rc = 0;
+        if (clientError != null) {
+            // when the server failed first, its message is the cause: print it first
+            if (se != null) {
+                rc = reportServer(se, err);
+            }
+            err.println("jrdma perf: " + (clientError instanceof BadValue ? "" : "FAILED: ") + clientError.getMessage());
+            return clientError instanceof BadValue ? 2 : 1;
+        }
+        if (se != null) {
+            return reportServer(se, err);
+        }
+        return rc;
+    }
+
+    private static void join(Thread t, PerfOptions o) {
+        try {
+            t.join(o.timeoutSec() * 1000L + 5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static int reportServer(Throwable e, PrintStream err) {
+        if (e instanceof BadValue) {
+            err.println("jrdma perf: " + e.getMessage());
+            return 2;
+        }
+        if (e instanceof PerfFailure || e instanceof RdmaException) {
+            err.println("jrdma perf: FAILED (server): " + e.getMessage());
+        } else {
+            err.println("jrdma perf: FAILED (server): " + e);
+            e.printStackTrace(err);
+        }
+        return 1;
+    }
+}

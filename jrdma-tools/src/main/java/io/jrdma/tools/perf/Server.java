@@ -1,0 +1,445 @@
+package io.jrdma.tools.perf;
+
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.IdleStrategy;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.function.IntConsumer;
+
+/**
+ * The passive side: listens, accepts one client, follows the test and parameters the client
+ * chose, serves every size and prints its view. Its engine runs DEDICATED (BACKOFF idling) for
+ * the tests where it is only an RDMA target, the application thread then blocking on the
+ * completion channel; INVOKER, this thread driving it, when it answers (latency, send_bw).
+ */
+final class Server {
+    /** Tests only: the server damages one received byte before checking, to prove --verify catches it. */
+    static volatile boolean corruptForTest;
+
+    private final PerfOptions o;
+    private final PrintStream out;
+    private final Watchdog dog;
+    private final boolean announce;
+    private Session s;
+    private PerfTest test;
+    private Hello.Request req;
+    private String mismatch;
+
+    // per-size state of the active server loops
+    private int curSize;
+    private long dataRecvs;
+    private long firstRecvNanos;
+    private long lastRecvNanos;
+    private BwMeter meter;
+    private int srcSlots;
+    private MemorySegment[] recvSlices;
+    private MemorySegment[] expectSlices;
+    private long pendingPongs;
+    private long pongsPosted;
+    private long pings;
+
+    /** @param announce print the "waiting for a client" banner (not in --loopback runs) */
+    Server(PerfOptions o, PrintStream out, Watchdog dog, boolean announce) {
+        this.o = o;
+        this.out = out;
+        this.dog = dog;
+        this.announce = announce;
+    }
+
+    /** @return the threading mode the server's context uses for a test */
+    static ThreadingMode modeFor(PerfTest t) {
+        return t.serverPassive() ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
+    }
+
+    void run(Device device, InetSocketAddress listenOn, IntConsumer listening, long acceptTimeoutNanos) {
+        DeviceContext ctx = device.open(DeviceOptions.defaults().withThreadingMode(modeFor(o.test()))
+                .withIdleStrategy(IdleStrategy.BACKOFF));
+        try {
+            PerfCommand.checkGidIndex(ctx, o.gidIndex());
+            ConnectionManager.Listener listener;
+            try {
+                listener = ctx.connectionManager().listen(listenOn);
+            } catch (RdmaException e) {
+                throw new PerfFailure("cannot listen on TCP port " + listenOn.getPort() + ": " + e.getMessage(), e);
+            }
+            try {
+                int port = listener.address().getPort();
+                if (announce) {
+                    out.println("************************************");
+                    out.println("* Waiting for client to connect... *");
+                    out.println("************************************");
+                    out.println(" Listening on TCP port " + port + ", device " + device.name() + " (UDP "
+                            + ctx.queryPort().udpPort() + ", engine " + modeFor(o.test()) + ")");
+                    out.flush();
+                }
+                listening.accept(port);
+                ConnectionManager.ConnectRequest cr = awaitRequest(listener, acceptTimeoutNanos);
+                serve(ctx, cr);
+            } finally {
+                listener.close();
+            }
+        } finally {
+            ctx.close();
+        }
+    }
+
+    private ConnectionManager.ConnectRequest awaitRequest(ConnectionManager.Listener listener, long timeoutNanos) {
+        dog.reset("waiting for a client");
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (true) {
+            ConnectionManager.ConnectRequest cr = listener.poll(Duration.ofMillis(200));
+            if (cr != null) {
+                return cr;
+            }
+            dog.progress(); // the listen deadline is the one below
+            dog.check();
+            if (System.nanoTime() - deadline > 0) {
+                throw new PerfFailure("no client connected within " + timeoutNanos / 1_000_000_000L + " s");
+            }
+        }
+    }
+
+    private void serve(DeviceContext ctx, ConnectionManager.ConnectRequest cr) {
+        try {
+            req = Hello.decodeRequest(cr.peerParam().privateData());
+        } catch (IllegalArgumentException e) {
+            cr.reject(e.getMessage().getBytes(StandardCharsets.UTF_8));
+            throw new PerfFailure("rejected the client at " + cr.peerAddress() + ": " + e.getMessage());
+        }
+        test = req.test();
+        if (test != o.test()) {
+            out.println(" Note: the client runs " + test.cliName() + "; this server follows it (started as "
+                    + o.test().cliName() + ", so its engine runs " + modeFor(o.test()) + ")");
+        }
+        s = new Session(ctx, test, true, req.maxSize(), req.txDepth(), dog);
+        try {
+            if (test == PerfTest.READ_BW || test == PerfTest.READ_LAT) {
+                Pattern.fill(s.buf.asSlice(0, s.dataLength), Pattern.READ_SEED);
+            }
+            Mtu mtu = o.mtu() > 0 ? Mtu.ofBytes(o.mtu()) : ctx.queryPort().activeMtu();
+            Hello.Reply reply = new Hello.Reply(s.dedicated, s.recvSlots, s.base, s.mr.rkey(), s.mr.length(), s.ctrlOff);
+            ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(reply));
+            ConnectionManager.Connection conn;
+            try {
+                conn = cr.accept(s.qp, param, Duration.ofSeconds(o.timeoutSec()));
+            } catch (RdmaException e) {
+                if (e.errno() == RdmaException.Errno.ENETUNREACH) {
+                    throw new PerfFailure("the client " + cr.peerAddress().getAddress().getHostAddress()
+                            + " reached this server through an address device " + ctx.device().name()
+                            + " does not own; start the server with -d naming the device of that address ("
+                            + e.getMessage() + ")", e);
+                }
+                throw new PerfFailure("accepting the client failed: " + e.getMessage(), e);
+            }
+            s.connected(conn, req.addr(), req.rkey(), req.length(), req.ctrlOffset());
+            phases(ctx);
+        } finally {
+            s.close();
+        }
+    }
+
+    private void phases(DeviceContext ctx) {
+        int[] mr = s.pathMtuAndReads();
+        boolean duration = req.durationSec() > 0;
+        boolean inlineShown = test == PerfTest.WRITE_LAT || test == PerfTest.SEND_LAT;
+        Report.header(out, new Report.Header(test, ctx.device().name(), ctx.queryPort().udpPort(), mr[0],
+                req.txDepth(), s.recvSlots > 0 ? s.recvSlots : 0, test.opcode.isReadOrAtomic() ? mr[1] : 0,
+                inlineShown ? Session.INLINE_MAX : -1,
+                "client INVOKER / server " + (s.dedicated ? "DEDICATED" : "INVOKER"), req.verify(),
+                req.durationSec(), 0, s.addressLines()));
+        if (test.isBw()) {
+            out.println(Report.columns(test, duration));
+        } else {
+            out.println(" (latency is measured by the client: see its output)");
+        }
+        out.flush();
+        String failure = null;
+        while (true) {
+            CtrlMsg start = s.awaitCtrl(CtrlMsg.START, "waiting for the client's next message size");
+            int size = start.size;
+            if (size < 1 || size > req.maxSize()) {
+                throw new PerfFailure("protocol error: the client asked for " + size + " B, above its maximum "
+                        + req.maxSize());
+            }
+            prepare(size);
+            s.sendCtrl(s.out.set(CtrlMsg.READY, start.phase, size, false, 0, 0));
+            dog.reset("serving " + test.cliName() + " with " + size + " B messages");
+            if (test == PerfTest.WRITE_LAT) {
+                writeLatResponder(size);
+            }
+            CtrlMsg done = awaitDone(size);
+            int phase = done.phase;
+            long clientCount = done.count;
+            boolean last = done.last;
+            boolean warmup = done.warmup;
+            boolean clientOk = done.status == CtrlMsg.OK;
+            String clientText = done.text;
+            double cPeak = done.peakMBps;
+            double cAvg = done.avgMBps;
+            double cRate = done.msgRateMpps;
+            String mine = verify(size, clientCount);
+            long myCount = clientCount;
+            double peak = cPeak;
+            double avg = cAvg;
+            double rate = cRate;
+            long nanos = done.nanos;
+            if (test == PerfTest.SEND_BW) {
+                myCount = dataRecvs;
+                if (dataRecvs > 0) {
+                    meter.add(lastRecvNanos, dataRecvs - 1);
+                }
+                nanos = lastRecvNanos - firstRecvNanos;
+                peak = meter.peakMBps(size);
+                avg = meter.averageMBps(size);
+                rate = meter.msgRateMpps();
+            } else if (test == PerfTest.SEND_LAT) {
+                myCount = dataRecvs;
+            } else if (test == PerfTest.WRITE_LAT) {
+                myCount = pings;
+            }
+            if (test.isBw() && !warmup) {
+                out.println(Report.bwRow(size, myCount, peak, avg, rate));
+                out.flush();
+            }
+            s.sendCtrl(s.out.set(CtrlMsg.ACK, phase, size, last, myCount, nanos).rates(peak, avg, rate)
+                    .status(mine == null ? CtrlMsg.OK : CtrlMsg.MISMATCH, mine));
+            if (mine != null) {
+                failure = mine;
+            } else if (!clientOk) {
+                failure = "the client reported: " + clientText;
+            }
+            if (last || failure != null) {
+                break;
+            }
+        }
+        out.println(Report.DASHES);
+        out.flush();
+        // the ACK must reach the client before the QP goes away
+        s.awaitCtrlSent("waiting for the client to acknowledge the final result");
+        s.linger();
+        if (failure != null) {
+            throw new PerfFailure(failure);
+        }
+    }
+
+    private CtrlMsg awaitDone(int size) {
+        String doing = "waiting for the client to finish " + size + " B messages";
+        if (test == PerfTest.SEND_LAT) {
+            dog.reset(doing);
+            while (!s.ctrlArrived) {
+                if (s.pollOnce() == 0) {
+                    s.idleWait();
+                }
+                flushPongs();
+            }
+        }
+        CtrlMsg m = s.awaitCtrl(CtrlMsg.DONE, doing);
+        s.sink = null;
+        return m;
+    }
+
+    /** Prepares the buffer for one size: clears what the client writes, fills what this side sends. */
+    private void prepare(int size) {
+        curSize = size;
+        mismatch = null;
+        dataRecvs = 0;
+        pings = 0;
+        pendingPongs = 0;
+        pongsPosted = 0;
+        MemorySegment b = s.buf;
+        switch (test) {
+            case WRITE_BW -> b.asSlice(0, s.dataLength).fill((byte) 0);
+            case ATOMIC_BW, ATOMIC_LAT -> b.asSlice(0, 8).fill((byte) 0);
+            case WRITE_LAT, SEND_LAT -> {
+                b.asSlice(0, s.stride).fill((byte) 0);
+                Pattern.fill(b.asSlice(s.stride, size), Pattern.seed(size));
+                if (test == PerfTest.SEND_LAT) {
+                    recvSlices = new MemorySegment[] {b.asSlice(0, size)};
+                    expectSlices = new MemorySegment[] {s.expected(Pattern.seed(size), size)};
+                    srcSlots = 1;
+                    s.dataWr.reset().opcode(WrOpcode.SEND).sge(0, s.base + s.stride, size, s.lkey);
+                    s.sink = this::onPing;
+                }
+            }
+            case SEND_BW -> {
+                b.asSlice(0, s.dataLength).fill((byte) 0);
+                srcSlots = Session.slots(Session.area(req.maxSize()), size);
+                recvSlices = new MemorySegment[s.recvSlots];
+                for (int i = 0; i < recvSlices.length; i++) {
+                    recvSlices[i] = b.asSlice((long) i * s.recvSlotSize, size);
+                }
+                expectSlices = new MemorySegment[srcSlots];
+                if (req.verify()) {
+                    MemorySegment e = s.expected(Pattern.seed(size), (long) srcSlots * size);
+                    for (int i = 0; i < srcSlots; i++) {
+                        expectSlices[i] = e.asSlice((long) i * size, size);
+                    }
+                }
+                meter = new BwMeter(req.iterations() > 0 ? (int) Math.min(1 << 20, req.iterations() / 64 + 4) : 1 << 16);
+                s.sink = this::onSendBw;
+            }
+            default -> {
+            }
+        }
+    }
+
+    /** send_bw: one message arrived; check it, give its slot back, keep the clock. */
+    private void onSendBw(WorkCompletion wc) {
+        long now = System.nanoTime();
+        int slot = (int) wc.wrId();
+        if (dataRecvs == 0) {
+            firstRecvNanos = now;
+            meter.reset();
+            meter.add(now, 0);
+        }
+        lastRecvNanos = now;
+        if (wc.byteLen() != curSize && mismatch == null) {
+            mismatch = "send_bw: message " + dataRecvs + " has " + wc.byteLen() + " bytes, expected " + curSize;
+        }
+        if (req.verify() && mismatch == null) {
+            MemorySegment exp = expectSlices[(int) (dataRecvs % srcSlots)];
+            if (recvSlices[slot].mismatch(exp) >= 0) {
+                mismatch = Pattern.compare(recvSlices[slot], exp, "send_bw: message " + dataRecvs
+                        + " received by the server");
+            }
+        }
+        s.repost(slot);
+        dataRecvs++;
+        if (dataRecvs % 64 == 0) {
+            meter.add(now, dataRecvs - 1);
+        }
+    }
+
+    /** send_lat: a ping arrived; check it and answer (posted by the wait loop: a sink may not poll). */
+    private void onPing(WorkCompletion wc) {
+        if (wc.byteLen() != curSize && mismatch == null) {
+            mismatch = "send_lat: message " + dataRecvs + " has " + wc.byteLen() + " bytes, expected " + curSize;
+        }
+        if (req.verify() && mismatch == null && recvSlices[0].mismatch(expectSlices[0]) >= 0) {
+            mismatch = Pattern.compare(recvSlices[0], expectSlices[0], "send_lat: message " + dataRecvs
+                    + " received by the server");
+        }
+        s.repost(wc.wrId());
+        dataRecvs++;
+        pendingPongs++;
+    }
+
+    private void flushPongs() {
+        if (pendingPongs == 0) {
+            return;
+        }
+        SendWorkRequest wr = s.dataWr;
+        int inline = curSize <= Session.INLINE_MAX ? SendFlags.INLINE : 0;
+        while (pendingPongs > 0) {
+            wr.wrId(pongsPosted).flags(inline | ((pongsPosted + 1) % s.sigEvery == 0 ? SendFlags.SIGNALED : 0));
+            int rc = s.qp.postSend(wr);
+            if (rc == RdmaException.Errno.ENOMEM.value()) {
+                return; // the send queue drains as the client acknowledges; the wait loop comes back
+            }
+            if (rc != 0) {
+                throw s.postFailure(rc);
+            }
+            pongsPosted++;
+            pendingPongs--;
+        }
+    }
+
+    /** write_lat: wait for the client's iteration number in the last byte, answer with the same. */
+    private void writeLatResponder(int size) {
+        SendWorkRequest wr = s.dataWr.reset().opcode(WrOpcode.RDMA_WRITE).sge(0, s.base + s.stride, size, s.lkey)
+                .remote(s.peerAddr, s.peerRkey);
+        int inline = size <= Session.INLINE_MAX ? SendFlags.INLINE : 0;
+        long lastOff = size - 1;
+        long markOff = s.stride + lastOff;
+        long i = 0;
+        outer:
+        while (true) {
+            byte mark = (byte) (i + 1);
+            int spins = 0;
+            while (s.readByteAcquire(lastOff) != mark) {
+                if (s.ctrlArrived) {
+                    break outer;
+                }
+                if (s.pollOnce() == 0) {
+                    s.idleMemory(++spins);
+                } else {
+                    spins = 0;
+                }
+            }
+            dog.progress();
+            i++;
+            s.buf.set(ValueLayout.JAVA_BYTE, markOff, mark);
+            wr.wrId(i).flags(inline | (i % s.sigEvery == 0 ? SendFlags.SIGNALED : 0));
+            s.postData(wr);
+        }
+        pings = i;
+    }
+
+    /** @return null, or what the server found wrong when the client finished a size */
+    private String verify(int size, long clientCount) {
+        if (mismatch != null) {
+            return mismatch;
+        }
+        switch (test) {
+            case SEND_BW, SEND_LAT -> {
+                if (dataRecvs != clientCount) {
+                    return test.cliName() + ": the server received " + dataRecvs + " of the " + clientCount
+                            + " messages the client sent";
+                }
+            }
+            case WRITE_LAT -> {
+                if (pings != clientCount) {
+                    return "write_lat: the server saw " + pings + " of the " + clientCount + " writes the client made";
+                }
+            }
+            case ATOMIC_BW, ATOMIC_LAT -> {
+                long v = s.buf.get(ValueLayout.JAVA_LONG, 0);
+                if (v != clientCount) {
+                    return test.cliName() + ": the server's counter is " + v + " after " + clientCount
+                            + " fetch-and-adds of 1";
+                }
+            }
+            default -> {
+            }
+        }
+        if (!req.verify() || clientCount == 0) {
+            return null;
+        }
+        if (corruptForTest && test == PerfTest.WRITE_BW) {
+            s.buf.set(ValueLayout.JAVA_BYTE, 1, (byte) ~s.buf.get(ValueLayout.JAVA_BYTE, 1));
+        }
+        return switch (test) {
+            case WRITE_BW -> {
+                long n = Math.min(Session.slots(Session.area(req.maxSize()), size), clientCount) * size;
+                yield Pattern.compare(s.buf.asSlice(0, n), s.expected(Pattern.seed(size), n),
+                        "write_bw: the server's buffer after " + clientCount + " writes of " + size + " B");
+            }
+            case WRITE_LAT -> {
+                String m = size > 1 ? Pattern.compare(s.buf.asSlice(0, size - 1),
+                        s.expected(Pattern.seed(size), size - 1), "write_lat: the server's buffer") : null;
+                byte last = s.buf.get(ValueLayout.JAVA_BYTE, size - 1);
+                if (m == null && last != (byte) clientCount) {
+                    m = "write_lat: the server's last byte is " + (last & 0xff) + ", expected " + (clientCount & 0xff);
+                }
+                yield m;
+            }
+            default -> null;
+        };
+    }
+}

@@ -1,0 +1,8 @@
+/**
+ * The jrdma command-line tool: {@code jrdma devices} (like {@code ibv_devinfo}) and
+ * {@code jrdma perf} (perftest-style benchmarks over the verbs API).
+ */
+module io.jrdma.tools {
+    requires io.jrdma.verbs;
+    requires io.jrdma.engine;
+}

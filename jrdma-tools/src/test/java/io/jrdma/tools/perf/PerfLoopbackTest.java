@@ -1,0 +1,111 @@
+package io.jrdma.tools.perf;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Each benchmark end to end: server thread and client over the connection manager on 127.0.0.1. */
+class PerfLoopbackTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @AfterEach
+    void noCorruption() {
+        Server.corruptForTest = false;
+    }
+
+    private int run(PerfOptions o) {
+        return PerfCommand.execute(o, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @ParameterizedTest
+    @EnumSource(PerfTest.class)
+    void everyTestPassesWithVerifyAtTwoSizes(PerfTest test) throws Exception {
+        PerfOptions o = PerfCommand.parse(test.cliName(), "--loopback", "--verify", "-n", "200", "--no-warmup",
+                "--timeout", "20");
+        if (!test.isAtomic()) {
+            o = o.withSizes(List.of(64, 4096));
+        }
+        int rc = run(o);
+        assertEquals(0, rc, () -> out() + err());
+        String text = out();
+        assertTrue(text.contains(Report.columns(test, false)), text);
+        assertTrue(text.contains(test.title), text);
+        assertTrue(text.contains(" Verify         : ON"), text);
+        assertTrue(text.contains(" remote address: QPN 0x"), text);
+        String threading = test.serverPassive() ? "client INVOKER / server DEDICATED" : "client INVOKER / server INVOKER";
+        assertTrue(text.contains(threading), text);
+        for (int size : o.sizes()) {
+            assertTrue(text.lines().anyMatch(l -> l.startsWith(" " + size + " ") && l.contains(" 200 ")),
+                    "no row for " + size + " B in\n" + text);
+        }
+        assertEquals("", err());
+    }
+
+    @Test
+    void writeBwRunsSeveralSizesOfDashA() throws Exception {
+        PerfOptions o = PerfCommand.parse("write_bw", "--loopback", "-a", "--verify", "-n", "20", "--timeout", "20");
+        assertEquals(23, o.sizes().size());
+        assertEquals(PerfTest.MAX_SIZE, o.maxSize());
+        o = o.withSizes(List.of(2, 4096, 65536, 1 << 20));
+        assertEquals(0, run(o), () -> out() + err());
+        String text = out();
+        assertTrue(text.contains(" Warm-up        : 1000 iterations, not measured"), text);
+        long rows = text.lines().filter(l -> l.matches(" \\d+ +20 +[0-9.]+ +[0-9.]+ +[0-9.]+")).count();
+        assertEquals(4, rows, text);
+    }
+
+    @Test
+    void durationModeRunsForTheTimeGiven() throws Exception {
+        long t0 = System.nanoTime();
+        assertEquals(0, run(PerfCommand.parse("send_bw", "--loopback", "-D", "1", "-s", "1024", "--no-warmup")),
+                () -> out() + err());
+        assertTrue(System.nanoTime() - t0 >= 1_000_000_000L);
+        assertTrue(out().contains(Report.BW_COLUMNS), out());
+        assertEquals(0, run(PerfCommand.parse("write_lat", "--loopback", "-D", "1", "--no-warmup")),
+                () -> out() + err());
+        assertTrue(out().contains(Report.LAT_DUR_COLUMNS), out());
+    }
+
+    @Test
+    void verifyCatchesADamagedByte() throws Exception {
+        Server.corruptForTest = true;
+        int rc = run(PerfCommand.parse("write_bw", "--loopback", "--verify", "-s", "4096", "-n", "50", "--no-warmup"));
+        assertEquals(1, rc, () -> out() + err());
+        assertTrue(err().contains("FAILED"), err());
+        assertTrue(err().contains("write_bw: the server's buffer after 50 writes of 4096 B: byte 1 is"), err());
+    }
+
+    @Test
+    void aMissingServerFailsClearly() throws Exception {
+        int rc = run(PerfCommand.parse("write_bw", "127.0.0.1", "-p", "1", "-d", "roce_lo", "--timeout", "5"));
+        assertEquals(1, rc, () -> out() + err());
+        assertTrue(err().contains("cannot connect to the server at 127.0.0.1:1"), err());
+    }
+
+    @Test
+    void badDeviceAndGidIndexAreUsageErrors() throws Exception {
+        assertEquals(2, run(PerfCommand.parse("write_bw", "--loopback", "-d", "no_such_dev")));
+        assertTrue(err().contains("no RDMA device named no_such_dev"), err());
+        assertEquals(2, run(PerfCommand.parse("write_bw", "--loopback", "-x", "99")));
+        assertTrue(err().contains("GID index 99 does not exist on roce_lo"), err());
+    }
+}
