@@ -94,7 +94,7 @@ public final class SoftRoceDevice implements Device {
     }
 
     /** @return the largest IB MTU that fits the interface's MTU with RoCEv2 headers (IPv6 40 + UDP 8 + 64 B of IB headers) */
-    Mtu activeMtu() {
+    public Mtu activeMtu() {
         int mtu = 1500;
         try {
             NetworkInterface ni = NetworkInterface.getByName(netdev);

@@ -15,8 +15,6 @@ import io.jrdma.verbs.spi.RdmaProvider;
 import java.io.PrintStream;
 import java.net.Inet6Address;
 import java.net.InetAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
 import java.util.List;
 import java.util.Map;
 
@@ -102,7 +100,7 @@ final class DevicesCommand {
                     : d.isUp() ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN;
             out.printf("\t\t\tstate:\t\t\tPORT_%s (%d)%n", state, state.ordinal());
             Mtu max = attr != null ? attr.maxMtu() : Mtu.MTU_4096;
-            Mtu active = attr != null ? attr.activeMtu() : activeMtu(d.netdev());
+            Mtu active = attr != null ? attr.activeMtu() : activeMtu(d);
             out.printf("\t\t\tmax_mtu:\t\t%d (%d)%n", max.bytes(), max.code());
             out.printf("\t\t\tactive_mtu:\t\t%d (%d)%n", active.bytes(), active.code());
             out.printf("\t\t\tlink_layer:\t\t%s%n", attr != null ? attr.linkLayer() : "Ethernet");
@@ -183,27 +181,8 @@ final class DevicesCommand {
         return sb.toString();
     }
 
-    /**
-     * The active MTU without opening the device: the largest IB MTU whose RoCEv2 packet
-     * (payload + 112 bytes of IPv6, UDP and IB headers) fits the interface MTU, as the engine
-     * computes it. {@code -v} shows the engine's own value.
-     */
-    private static Mtu activeMtu(String netdev) {
-        int mtu = 1500;
-        try {
-            NetworkInterface ni = NetworkInterface.getByName(netdev);
-            if (ni != null) {
-                mtu = ni.getMTU();
-            }
-        } catch (SocketException ignored) {
-            // keep the Ethernet default
-        }
-        Mtu best = Mtu.MTU_256;
-        for (Mtu m : Mtu.values()) {
-            if (m.bytes() + 112 <= mtu) {
-                best = m;
-            }
-        }
-        return best;
+    /** The active MTU without opening the device, as the engine computes it; {@code -v} shows the engine's own value. */
+    private static Mtu activeMtu(Device dev) {
+        return dev instanceof io.jrdma.engine.SoftRoceDevice s ? s.activeMtu() : Mtu.MTU_1024;
     }
 }
