@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# bench/compare.sh: jrdma against its baselines and peers, in one run on this host.
+#
+#   bench/compare.sh                  # full run: 5 rounds (about 15 minutes on 2 cores)
+#   bench/compare.sh --quick          # 2 rounds, fewer iterations (about 4 minutes)
+#   bench/compare.sh --rounds 3 --install-peers --no-jmh
+#
+# Options: --quick, --rounds N, --install-peers (apt-get install ucx-utils when ucx_perftest is
+# missing), --no-peers, --no-jmh, --out FILE (default bench/results/latest.md), --keep (keep the
+# raw outputs in the work directory it prints).
+#
+# Every figure comes from two processes on loopback (server started first, client once the server
+# listens), each side with the threading perf uses: the active side one busy-polling thread driving
+# its engine (INVOKER), the passive side a DEDICATED engine thread; the baselines and peers copy
+# that. Nothing is pinned (the host is shared). Rounds are interleaved (round 1 runs everything,
+# then round 2 ...), so a noisy minute hits jrdma and its baselines alike; the table shows the
+# median over the rounds with the min-max. Every wait has a timeout and every process started here
+# is killed on exit.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+ROUNDS=5
+QUICK=0
+INSTALL_PEERS=0
+PEERS=1
+JMH=1
+KEEP=0
+OUT="bench/results/latest.md"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; ROUNDS=2 ;;
+    --rounds) ROUNDS="${2:?--rounds needs a number}"; shift ;;
+    --install-peers) INSTALL_PEERS=1 ;;
+    --no-peers) PEERS=0 ;;
+    --no-jmh) JMH=0 ;;
+    --keep) KEEP=1 ;;
+    --out) OUT="${2:?--out needs a file}"; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+say() { printf '%s\n' "$*" >&2; }
+started=$(date +%s)
+elapsed() { echo $(( $(date +%s) - started )); }
+
+# ---------------------------------------------------------------- JDK and build
+if ! JAVA_HOME="$(./jrdma --java-home)"; then
+  say "compare.sh: no JDK 25 found (see ./jrdma)"; exit 1
+fi
+export JAVA_HOME
+JAVA="$JAVA_HOME/bin/java"
+work="$(mktemp -d /tmp/jrdma-bench.XXXXXX)"
+raw="$work/raw.txt"
+: > "$raw"
+notes="$work/notes.txt"
+: > "$notes"
+note() { say "  note: $*"; printf -- '- %s\n' "$*" >> "$notes"; }
+
+# The run uses a copy of the built jars (in its work directory), so a rebuild of the work tree
+# while it runs (an IDE, another terminal) cannot pull them away.
+dist="$work/dist"
+build() { # build [-Paeron]
+  ./mvnw -q -B -DskipTests "$@" package > "$work/build.log" 2>&1 || return 1
+  rm -rf "$dist"; mkdir -p "$dist/tools" "$dist/bench"
+  cp -r jrdma-tools/target/jrdma-tools.jar jrdma-tools/target/lib "$dist/tools/" 2> /dev/null \
+    && cp -r jrdma-benchmarks/target/jrdma-benchmarks.jar jrdma-benchmarks/target/lib "$dist/bench/" 2> /dev/null
+}
+say "compare.sh: building (./mvnw -q -DskipTests package, with the Aeron profile when it resolves)..."
+AERON=1
+if ! build -Paeron && ! build -Paeron; then
+  AERON=0
+  if ! build && ! build; then
+    cat "$work/build.log" >&2; say "compare.sh: build failed"; exit 1
+  fi
+  note "Aeron peer skipped: the build with -Paeron failed (io.aeron:aeron-all not resolvable?)"
+fi
+
+TOOLS=("$JAVA" ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m
+       -p "$dist/tools/jrdma-tools.jar:$dist/tools/lib" -m io.jrdma.tools/io.jrdma.tools.Main)
+BCP="$dist/bench/jrdma-benchmarks.jar:$dist/bench/lib/*"
+BENCH=("$JAVA" -XX:+UseParallelGC -cp "$BCP")
+AERON_JAVA=("$JAVA" -XX:+UseParallelGC --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+            --add-opens java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+            --sun-misc-unsafe-memory-access=allow --enable-native-access=ALL-UNNAMED -cp "$BCP")
+ls "$dist"/bench/lib/aeron-all-*.jar > /dev/null 2>&1 || AERON=0
+
+UCX=0
+if [ "$PEERS" = 1 ]; then
+  if ! command -v ucx_perftest > /dev/null 2>&1 && [ "$INSTALL_PEERS" = 1 ]; then
+    say "compare.sh: installing ucx-utils..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ucx-utils) > "$work/apt.log" 2>&1 \
+      || note "apt-get install ucx-utils failed (see $work/apt.log)"
+  fi
+  if command -v ucx_perftest > /dev/null 2>&1; then
+    UCX=1
+  else
+    note "UCX peer skipped: ucx_perftest is not installed (Debian package ucx-utils; pass --install-peers)"
+  fi
+else
+  AERON=0
+  note "peers skipped (--no-peers)"
+fi
+
+# ---------------------------------------------------------------- processes
+# Each process runs in its own process group (setsid), so that it and its children can be ended
+# together. Only groups started here and not yet reaped are ever signalled (a reaped id may be reused).
+declare -A LIVE=()
+cleanup() {
+  local g
+  for g in "${!LIVE[@]}"; do kill -TERM -- "-$g" 2> /dev/null; done
+  [ "${#LIVE[@]}" -gt 0 ] && sleep 0.3
+  for g in "${!LIVE[@]}"; do kill -KILL -- "-$g" 2> /dev/null; done
+  rm -rf /dev/shm/jrdma-bench-aeron-"$$"-* 2> /dev/null
+  if [ "$KEEP" = 1 ]; then say "compare.sh: raw outputs kept in $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'say "compare.sh: interrupted"; exit 130' INT TERM
+
+start_bg() { # start_bg OUTFILE CMD... ; sets BG
+  setsid "${@:2}" > "$1" 2>&1 < /dev/null &
+  BG=$!
+  LIVE[$BG]=1
+}
+
+reap() { wait "$1" 2> /dev/null; local rc=$?; unset "LIVE[$1]"; return $rc; }
+
+stop_group() {
+  kill -TERM -- "-$1" 2> /dev/null
+  local i=0
+  while kill -0 "$1" 2> /dev/null && [ "$i" -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL -- "-$1" 2> /dev/null
+  reap "$1"
+}
+
+wait_exit() { # wait_exit PID SECONDS: 0 if it ended by itself in time
+  local i=0 max=$(( $2 * 10 ))
+  while kill -0 "$1" 2> /dev/null; do
+    if [ "$i" -ge "$max" ]; then stop_group "$1"; return 1; fi
+    sleep 0.1; i=$((i + 1))
+  done
+  reap "$1"
+  return 0
+}
+
+wait_ready() { # wait_ready FILE PATTERN PID SECONDS
+  local i=0 max=$(( $4 * 20 ))
+  while ! grep -q -- "$2" "$1" 2> /dev/null; do
+    kill -0 "$3" 2> /dev/null || return 1
+    [ "$i" -ge "$max" ] && return 1
+    sleep 0.05; i=$((i + 1))
+  done
+}
+
+# Ports: a block per invocation below the ephemeral range, 3 per run.
+PORT=$(( 20000 + ($$ % 16) * 700 ))
+next_port() { PORT=$(( PORT + 3 )); [ "$PORT" -gt 32000 ] && PORT=20000; }
+
+# run_pair NAME TIMEOUT READY_PATTERN ; with SRV=(...) and CLI=(...) set: outputs in $work/NAME.{server,client}.out
+# Arguments may contain @PORT@, replaced by the run's port.
+run_pair() {
+  local name=$1 tmo=$2 ready=$3 sp cp ok=0
+  local so="$work/$name.server.out" co="$work/$name.client.out"
+  local srv=("${SRV[@]//@PORT@/$PORT}") cli=("${CLI[@]//@PORT@/$PORT}")
+  start_bg "$so" "${srv[@]}"; sp=$BG
+  if ! wait_ready "$so" "$ready" "$sp" 30; then
+    note "$name: the server did not start listening within 30 s (round $ROUND): $(tail -n 3 "$so" | tr '\n' ' ' | cut -c1-300)"
+    stop_group "$sp"; next_port; return 1
+  fi
+  start_bg "$co" "${cli[@]}"; cp=$BG
+  if ! wait_exit "$cp" "$tmo"; then
+    note "$name: the client did not finish within $tmo s (round $ROUND); killed"
+    ok=1
+  fi
+  wait_exit "$sp" 15 || note "$name: the server did not exit within 15 s after the client (round $ROUND); killed"
+  next_port
+  return $ok
+}
+
+put() { printf '%s %s\n' "$1" "$2" >> "$raw"; }
+
+# perf output: the row under the column header (" #bytes ...")
+perf_row() { awk '/^ #bytes/ {h=1; next} h && NF >= 5 && $1 ~ /^[0-9]+$/ {print; exit}' "$1"; }
+
+# ---------------------------------------------------------------- the runs
+# latency: iterations (perf -n, baselines iters=); bandwidth and rates: seconds (perf -D, baselines secs=)
+if [ "$QUICK" = 1 ]; then
+  LAT_N=5000; LAT_N_BIG=1000; UDP_ITERS=5000; UDP_ITERS_BIG=1000; SECS=1; UCX_N=20000; UCX_BW_N=1200
+else
+  LAT_N=20000; LAT_N_BIG=3000; UDP_ITERS=20000; UDP_ITERS_BIG=3000; SECS=2; UCX_N=50000; UCX_BW_N=3000
+fi
+
+jrdma_lat() { # test size
+  local t=$1 s=$2 n=$LAT_N
+  [ "$s" -ge 65536 ] && n=$LAT_N_BIG
+  SRV=("${TOOLS[@]}" perf "$t" -d roce_lo -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" -s "$s" -n "$n" -p @PORT@ --timeout 30 127.0.0.1)
+  run_pair "r$ROUND.$t.$s" 120 "Listening on TCP port" || return
+  local row; row="$(perf_row "$work/r$ROUND.$t.$s.client.out")"
+  if [ -z "$row" ]; then
+    note "$t -s $s: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$t.$s.client.out" | tr '\n' ' ' | cut -c1-300)"; return
+  fi
+  set -- $row
+  put "jrdma.$t.$s" "$5"
+  put "jrdma.$t.$s.p99" "$8"
+}
+
+jrdma_bw() { # test size: runs for $SECS s (perf -D), after perf's own warm-up
+  local t=$1 s=$2
+  SRV=("${TOOLS[@]}" perf "$t" -d roce_lo -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" -s "$s" -D "$SECS" -p @PORT@ --timeout 30 127.0.0.1)
+  run_pair "r$ROUND.$t.$s" 120 "Listening on TCP port" || return
+  local row; row="$(perf_row "$work/r$ROUND.$t.$s.client.out")"
+  if [ -z "$row" ]; then
+    note "$t -s $s: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$t.$s.client.out" | tr '\n' ' ' | cut -c1-300)"; return
+  fi
+  set -- $row
+  put "jrdma.$t.$s" "$(awk -v m="$4" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')"
+  put "jrdma.$t.$s.mpps" "$5"
+}
+
+# RESULT line field: result_field FILE NAME FIELD
+result_field() { grep "^RESULT $2 " "$1" | head -n 1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+
+base_pair() { # NAME TIMEOUT RESULT_FILE_SIDE(server|client) RESULT_NAME FIELD KEY
+  local name=$1 tmo=$2 side=$3 rname=$4 field=$5 key=$6 v
+  run_pair "r$ROUND.$name" "$tmo" "LISTENING" || return
+  v="$(result_field "$work/r$ROUND.$name.$side.out" "$rname" "$field")"
+  if [ -z "$v" ]; then
+    note "$name: no result (round $ROUND): $(cat "$work/r$ROUND.$name.$side.out" "$work/r$ROUND.$name.server.out" | grep -v '^LISTENING' | tail -n 2 | tr '\n' ' ' | cut -c1-300)"
+    return
+  fi
+  put "$key" "$v"
+}
+
+udp_pingpong() { # size
+  local s=$1 it=$UDP_ITERS
+  [ "$s" -ge 65536 ] && it=$UDP_ITERS_BIG
+  SRV=("${BENCH[@]}" io.jrdma.bench.UdpPingPong role=server port=@PORT@ size="$s" iters="$it" warmup=$((it / 4)))
+  CLI=("${BENCH[@]}" io.jrdma.bench.UdpPingPong role=client port=@PORT@ size="$s" iters="$it" warmup=$((it / 4)))
+  base_pair "udp_pingpong.$s" 120 client udp_pingpong median_us "udp_pingpong.$s"
+  local v; v="$(result_field "$work/r$ROUND.udp_pingpong.$s.client.out" udp_pingpong p99_us)"
+  [ -n "$v" ] && put "udp_pingpong.$s.p99" "$v"
+}
+
+udp_blast() { # datagram size [unconnected]
+  local s=$1 key="udp_blast.$1" conn=true
+  [ "${2:-}" = unconnected ] && { key="udp_blast_unconnected.$1"; conn=false; }
+  SRV=("${BENCH[@]}" io.jrdma.bench.UdpBlast role=recv port=@PORT@ warm=0.5)
+  CLI=("${BENCH[@]}" io.jrdma.bench.UdpBlast role=send port=@PORT@ size="$s" secs=$((SECS + 1)) connected=$conn)
+  base_pair "$key" 60 server udp_blast gbps "$key" || return
+  [ "$conn" = false ] && return
+  local f="$work/r$ROUND.udp_blast.$s"
+  put "udp_blast.$s.mpps" "$(result_field "$f.server.out" udp_blast mpps)"
+  put "udp_blast_send.$s" "$(result_field "$f.client.out" udp_blast_send gbps)"
+}
+
+tcp_pingpong() { # size
+  local s=$1 it=$UDP_ITERS
+  [ "$s" -ge 65536 ] && it=$UDP_ITERS_BIG
+  SRV=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=server port=@PORT@ size="$s" iters="$it" warmup=$((it / 4)))
+  CLI=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=client port=@PORT@ size="$s" iters="$it" warmup=$((it / 4)))
+  base_pair "tcp_pingpong.$s" 120 client tcp_pingpong median_us "tcp_pingpong.$s"
+}
+
+tcp_stream() { # size
+  local s=$1
+  SRV=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=server mode=stream port=@PORT@ size="$s" warm=0.5)
+  CLI=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=client mode=stream port=@PORT@ size="$s" secs=$((SECS + 1)))
+  base_pair "tcp_stream.$s" 60 server tcp_stream gbps "tcp_stream.$s"
+}
+
+memcopy() {
+  local f="$work/r$ROUND.memcopy.out" s v
+  start_bg "$f" "${BENCH[@]}" io.jrdma.bench.MemCopy sizes=4096,65536,1048576 secs=1 warm=0.3
+  wait_exit "$BG" 60 || { note "memcopy: did not finish within 60 s (round $ROUND)"; return; }
+  for s in 4096 65536 1048576; do
+    v="$(grep "^RESULT memcopy size=$s " "$f" | tr ' ' '\n' | sed -n 's/^gbps=//p')"
+    [ -n "$v" ] && put "memcopy.$s" "$v"
+  done
+}
+
+qpscale() { # qps size
+  local q=$1 s=$2 f
+  SRV=("${BENCH[@]}" io.jrdma.bench.QpScale role=server port=@PORT@ qps="$q" size="$s" timeout=60)
+  CLI=("${BENCH[@]}" io.jrdma.bench.QpScale role=client port=@PORT@ qps="$q" size="$s" secs="$SECS" warm=0.5)
+  run_pair "r$ROUND.qpscale.$s.q$q" 150 "LISTENING" || return
+  f="$work/r$ROUND.qpscale.$s.q$q"
+  local g m
+  g="$(result_field "$f.client.out" qpscale gbps)"; m="$(result_field "$f.client.out" qpscale mpps)"
+  if [ -z "$g" ]; then
+    note "QpScale $q QPs $s B: no result (round $ROUND): $(grep -v '^COUNTERS' "$f.client.out" | tail -n 2 | tr '\n' ' ' | cut -c1-300)"; return
+  fi
+  put "qpscale.$s.q$q.gbps" "$g"
+  put "qpscale.$s.q$q.mpps" "$m"
+  if [ "$q" -ge 1000 ]; then
+    put qpmem.client.heap "$(result_field "$f.client.out" qp_mem heap_per_qp)"
+    put qpmem.client.direct "$(result_field "$f.client.out" qp_mem direct_per_qp)"
+    put qpmem.server.heap "$(result_field "$f.server.out" qp_mem heap_per_qp)"
+    put qpscale.connect_ms_per_qp "$(grep '^CONNECT ' "$f.client.out" | tr ' ' '\n' | sed -n 's/^ms_per_qp=//p')"
+  fi
+}
+
+ucx() { # tls test size iterations key
+  local tls=$1 t=$2 s=$3 n=$4 key=$5 row
+  # stdbuf: the server's "Waiting for connection" line must reach the file at once
+  SRV=(env UCX_TLS="$tls" UCX_NET_DEVICES=lo stdbuf -oL ucx_perftest -p @PORT@)
+  CLI=(env UCX_TLS="$tls" UCX_NET_DEVICES=lo ucx_perftest 127.0.0.1 -p @PORT@ -t "$t" -s "$s" -n "$n" -w $((n / 10)) -f)
+  run_pair "r$ROUND.ucx.$tls.$t.$s" 90 "Waiting for connection" || return
+  # the final row: iterations, 50%ile, average, overall (latency or overhead, usec), bw average, bw overall (MB/s), rates
+  row="$(awk 'NF == 8 && $1 ~ /^[0-9]+$/ {r = $0} END {print r}' "$work/r$ROUND.ucx.$tls.$t.$s.client.out")"
+  if [ -z "$row" ]; then
+    note "ucx_perftest $t $s ($tls): no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.ucx.$tls.$t.$s.client.out" | tr '\n' ' ' | cut -c1-300)"; return
+  fi
+  set -- $row
+  case "$t" in
+    *_lat) put "$key" "$2" ;;
+    *) put "$key" "$(awk -v m="$6" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')" ;;
+  esac
+}
+
+aeron() { # transport mode size
+  local tr=$1 mode=$2 s=$3 it=$UDP_ITERS
+  local common=(io.jrdma.bench.aeron.AeronBench mode="$mode" transport="$tr" port=@PORT@ size="$s" timeout=20)
+  if [ "$mode" = pingpong ]; then
+    SRV=("${AERON_JAVA[@]}" "${common[@]}" role=server iters="$it" warmup=$((it / 4)))
+    CLI=("${AERON_JAVA[@]}" "${common[@]}" role=client iters="$it" warmup=$((it / 4)))
+    base_pair "aeron.$tr.$mode.$s" 90 client "aeron_${tr}_pingpong" median_us "aeron.$tr.pingpong.$s"
+  else
+    SRV=("${AERON_JAVA[@]}" "${common[@]}" role=server warm=0.5)
+    CLI=("${AERON_JAVA[@]}" "${common[@]}" role=client secs=$((SECS + 1)))
+    base_pair "aeron.$tr.$mode.$s" 90 server "aeron_${tr}_stream" gbps "aeron.$tr.stream.$s"
+  fi
+}
+
+say "compare.sh: $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ' (quick)'), work directory $work"
+for ROUND in $(seq 1 "$ROUNDS"); do
+  put loadavg "$(cut -d' ' -f1 /proc/loadavg)"
+  say "round $ROUND/$ROUNDS ($(elapsed) s): latency"
+  for s in 8 4096 65536; do
+    jrdma_lat write_lat "$s"; udp_pingpong "$s"
+    jrdma_lat read_lat "$s"; jrdma_lat send_lat "$s"
+    tcp_pingpong "$s"
+  done
+  jrdma_lat atomic_lat 8
+  say "round $ROUND/$ROUNDS ($(elapsed) s): bandwidth"
+  udp_blast 4112; udp_blast 4112 unconnected
+  for t in write_bw read_bw send_bw; do
+    jrdma_bw "$t" 4096; jrdma_bw "$t" 65536; jrdma_bw "$t" 1048576
+  done
+  tcp_stream 65536
+  memcopy
+  say "round $ROUND/$ROUNDS ($(elapsed) s): message rate and scale"
+  udp_blast 40
+  jrdma_bw write_bw 8
+  qpscale 1 8; qpscale 16 8
+  qpscale 1 65536; qpscale 1000 65536
+  if [ "$UCX" = 1 ]; then
+    say "round $ROUND/$ROUNDS ($(elapsed) s): UCX"
+    ucx tcp ucp_put_lat 8 "$UCX_N" ucx.tcp.put_lat.8
+    ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
+    ucx tcp ucp_put_bw 65536 $((UCX_BW_N * 2)) ucx.tcp.put_bw.65536
+    ucx tcp ucp_put_bw 1048576 $((UCX_BW_N / 6)) ucx.tcp.put_bw.1048576
+    ucx posix,self ucp_put_bw 65536 $((UCX_BW_N * 10)) ucx.posix.put_bw.65536
+    ucx posix,self ucp_put_bw 1048576 $((UCX_BW_N * 2)) ucx.posix.put_bw.1048576
+  fi
+  if [ "$AERON" = 1 ]; then
+    say "round $ROUND/$ROUNDS ($(elapsed) s): Aeron"
+    aeron udp pingpong 8; aeron udp pingpong 4096
+    aeron ipc pingpong 8; aeron ipc pingpong 4096
+    aeron udp stream 4096; aeron udp stream 65536
+    aeron ipc stream 4096
+  fi
+done
+
+# ---------------------------------------------------------------- JMH
+jmh_csv="$work/jmh.csv"
+if [ "$JMH" = 1 ]; then
+  say "JMH ($(elapsed) s)..."
+  if [ "$QUICK" = 1 ]; then jmh_opts=(-wi 1 -w 1s -i 2 -r 1s); else jmh_opts=(-wi 2 -w 1s -i 3 -r 1s); fi
+  start_bg "$work/jmh.out" "${BENCH[@]}" org.openjdk.jmh.Main -f 1 "${jmh_opts[@]}" -prof gc -rf csv -rff "$jmh_csv" 'io.jrdma.bench.jmh.*'
+  wait_exit "$BG" 400 || note "JMH did not finish within 400 s; killed"
+  [ -s "$jmh_csv" ] || note "JMH produced no results: $(tail -n 3 "$work/jmh.out" | tr '\n' ' ' | cut -c1-300)"
+fi
+
+# ---------------------------------------------------------------- report
+table="$("${BENCH[@]}" io.jrdma.bench.Summarize "$raw" "$jmh_csv")" || { say "compare.sh: summarizing failed"; exit 1; }
+mkdir -p "$(dirname "$OUT")"
+{
+  echo "# jrdma benchmark results"
+  echo
+  echo "Written by \`bench/compare.sh$([ "$QUICK" = 1 ] && echo ' --quick')\` ($ROUNDS rounds, $(elapsed) s). Each cell: median over the rounds (min–max)."
+  echo "Ratio = jrdma median / baseline median; targets from issue #3. Two processes on loopback for every pair."
+  echo
+  echo "## Machine"
+  echo
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), nproc $(nproc)"
+  echo "- kernel: $(uname -sr)"
+  echo "- JDK: $("$JAVA" -version 2>&1 | head -n 1)"
+  echo "- memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+  echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the host is shared: other jobs ran during the run)"
+  echo "- peers: UCX $([ "$UCX" = 1 ] && ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1 || echo 'not installed'), Aeron $([ "$AERON" = 1 ] && ls "$dist"/bench/lib/ | sed -n 's/^aeron-all-\(.*\)\.jar$/\1/p' || echo 'not built')"
+  echo
+  echo "## Results"
+  echo
+  echo "$table"
+  echo
+  echo "## Notes"
+  echo
+  if [ -s "$notes" ]; then cat "$notes"; else echo "- none: every run produced its figure"; fi
+  cat << 'EOF'
+- Threading (as `jrdma perf`): latency tests run a busy-polling INVOKER engine on both sides; bandwidth
+  tests a busy-polling INVOKER client and a DEDICATED (BACKOFF) server engine. The baselines use one
+  busy-polling thread per side; UDP and TCP sockets are non-blocking, UDP sockets have jrdma's 4 MiB buffers.
+- READ latency is compared with the WRITE round trip (both are one network round trip: the primary
+  rows) and, as printed by perftest, with the WRITE one-way figure ("as printed" rows): the issue's
+  "READ ≤ 1.3× WRITE" can be read either way.
+- UDP ping-pong sends a message above 4 KiB as 4 KiB datagrams (as jrdma segments by its 4 KiB MTU).
+  The UDP blast uses 4112-byte datagrams (the size of a full-MTU WRITE packet: BTH + 4096 B + ICRC)
+  for every bandwidth row, and 40-byte ones (an 8 B WRITE-only packet) for the message rate; the
+  receiver counts what arrives after a 0.5 s warm-up.
+- QpScale: all QPs on one device and one CQ per side; at most 128 messages outstanding in total, at
+  most max(1, 128/QPs) per QP, round robin; memory = heap after full GC (and direct buffers) per QP.
+- Aeron: media driver in INVOKER mode driven by the benchmark thread; UDP mtu 4128, 4 MiB socket
+  buffers, 2 MiB receiver window; IPC with the driver in the server process.
+- UCX: ucx_perftest with UCX_NET_DEVICES=lo; latency is its 50th percentile (one-way), bandwidth its average.
+EOF
+} > "$OUT"
+echo "$table"
+say "compare.sh: done in $(elapsed) s; results in $OUT"

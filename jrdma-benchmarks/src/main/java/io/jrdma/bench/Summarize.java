@@ -1,0 +1,291 @@
+package io.jrdma.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Turns the raw figures of a bench/compare.sh run into its Markdown tables.
+ *
+ * <pre>Summarize RAW [JMH_CSV]</pre>
+ * RAW holds one {@code key value} per line, a key once per round. A table cell is the median over
+ * the rounds with the min–max; the ratio is jrdma's median over the baseline's median. A baseline
+ * key may end in {@code *2} (twice the value of each round: a round trip from a one-way figure).
+ */
+public final class Summarize {
+    private Summarize() {
+    }
+
+    /** One row: a jrdma figure, what it is compared with, and the target on jrdma / baseline. */
+    private record Row(String label, String jrdma, String baseline, String baselineLabel, String unit, String op,
+                       double target) {
+    }
+
+    private static final List<Object> SPEC = new ArrayList<>();
+
+    private static void section(String title) {
+        SPEC.add(title);
+    }
+
+    private static void row(String label, String j, String b, String bl, String unit, String op, double target) {
+        SPEC.add(new Row(label, j, b, bl, unit, op, target));
+    }
+
+    private static void row(String label, String j, String b, String bl, String unit) {
+        SPEC.add(new Row(label, j, b, bl, unit, null, 0));
+    }
+
+    static {
+        section("Latency (µs; WRITE and SEND one-way = half the round trip, READ and atomics the whole operation, as perftest)");
+        row("WRITE 8 B", "jrdma.write_lat.8", "udp_pingpong.8", "raw UDP ping-pong 8 B", "µs", "<=", 1.2);
+        row("WRITE 4 KiB", "jrdma.write_lat.4096", "udp_pingpong.4096", "raw UDP ping-pong 4 KiB", "µs");
+        row("WRITE 64 KiB", "jrdma.write_lat.65536", "udp_pingpong.65536", "raw UDP ping-pong 64 KiB (16 datagrams)", "µs");
+        row("READ 8 B", "jrdma.read_lat.8", "jrdma.write_lat.8*2", "jrdma WRITE 8 B round trip", "µs", "<=", 1.3);
+        row("READ 4 KiB", "jrdma.read_lat.4096", "jrdma.write_lat.4096*2", "jrdma WRITE 4 KiB round trip", "µs", "<=", 1.3);
+        row("READ 64 KiB", "jrdma.read_lat.65536", "jrdma.write_lat.65536*2", "jrdma WRITE 64 KiB round trip", "µs", "<=", 1.3);
+        row("READ 8 B (as printed)", "jrdma.read_lat.8", "jrdma.write_lat.8", "jrdma WRITE 8 B one-way (perftest figures as printed)", "µs", "<=", 1.3);
+        row("READ 4 KiB (as printed)", "jrdma.read_lat.4096", "jrdma.write_lat.4096", "jrdma WRITE 4 KiB one-way (as printed)", "µs", "<=", 1.3);
+        row("READ 64 KiB (as printed)", "jrdma.read_lat.65536", "jrdma.write_lat.65536", "jrdma WRITE 64 KiB one-way (as printed)", "µs", "<=", 1.3);
+        row("SEND 8 B", "jrdma.send_lat.8", "jrdma.write_lat.8", "jrdma WRITE 8 B", "µs", "<=", 1.1);
+        row("SEND 4 KiB", "jrdma.send_lat.4096", "jrdma.write_lat.4096", "jrdma WRITE 4 KiB", "µs", "<=", 1.1);
+        row("SEND 64 KiB", "jrdma.send_lat.65536", "jrdma.write_lat.65536", "jrdma WRITE 64 KiB", "µs", "<=", 1.1);
+        row("atomic FETCH_ADD 8 B", "jrdma.atomic_lat.8", "udp_pingpong.8*2", "raw UDP round trip 8 B", "µs");
+        row("READ 8 B (vs UDP)", "jrdma.read_lat.8", "udp_pingpong.8*2", "raw UDP round trip 8 B", "µs");
+        row("WRITE 8 B (vs TCP)", "jrdma.write_lat.8", "tcp_pingpong.8", "raw TCP ping-pong 8 B", "µs");
+        row("WRITE 4 KiB (vs TCP)", "jrdma.write_lat.4096", "tcp_pingpong.4096", "raw TCP ping-pong 4 KiB", "µs");
+        row("WRITE 64 KiB (vs TCP)", "jrdma.write_lat.65536", "tcp_pingpong.65536", "raw TCP ping-pong 64 KiB", "µs");
+
+        section("Bandwidth (GB/s = 10^9 B/s, one QP, TX depth 128, MTU 4096)");
+        row("WRITE 4 KiB", "jrdma.write_bw.4096", "udp_blast.4112", "raw UDP blast, 4112 B datagrams", "GB/s");
+        row("WRITE 64 KiB", "jrdma.write_bw.65536", "udp_blast.4112", "raw UDP blast, 4112 B datagrams", "GB/s", ">=", 0.9);
+        row("WRITE 1 MiB", "jrdma.write_bw.1048576", "udp_blast.4112", "raw UDP blast, 4112 B datagrams", "GB/s", ">=", 0.9);
+        row("WRITE 64 KiB (vs UCX)", "jrdma.write_bw.65536", "ucx.tcp.put_bw.65536", "ucx_perftest ucp_put_bw, UCX_TLS=tcp", "GB/s", ">=", 1.0);
+        row("WRITE 1 MiB (vs UCX)", "jrdma.write_bw.1048576", "ucx.tcp.put_bw.1048576", "ucx_perftest ucp_put_bw, UCX_TLS=tcp", "GB/s", ">=", 1.0);
+        row("READ 4 KiB", "jrdma.read_bw.4096", "udp_blast.4112", "raw UDP blast, 4112 B datagrams", "GB/s");
+        row("READ 64 KiB", "jrdma.read_bw.65536", "udp_blast.4112", "raw UDP blast, 4112 B datagrams", "GB/s");
+        row("READ 1 MiB", "jrdma.read_bw.1048576", "udp_blast.4112", "raw UDP blast, 4112 B datagrams", "GB/s");
+        row("SEND 4 KiB", "jrdma.send_bw.4096", "jrdma.write_bw.4096", "jrdma WRITE 4 KiB", "GB/s", ">=", 1 / 1.1);
+        row("SEND 64 KiB", "jrdma.send_bw.65536", "jrdma.write_bw.65536", "jrdma WRITE 64 KiB", "GB/s", ">=", 1 / 1.1);
+        row("SEND 1 MiB", "jrdma.send_bw.1048576", "jrdma.write_bw.1048576", "jrdma WRITE 1 MiB", "GB/s", ">=", 1 / 1.1);
+        row("WRITE 64 KiB (vs unconnected)", "jrdma.write_bw.65536", "udp_blast_unconnected.4112", "raw UDP blast, 4112 B, unconnected send (as the engine sends)", "GB/s");
+        row("WRITE 64 KiB (vs TCP)", "jrdma.write_bw.65536", "tcp_stream.65536", "raw TCP streaming, 64 KiB writes", "GB/s");
+        row("WRITE 64 KiB (vs copy)", "jrdma.write_bw.65536", "memcopy.65536", "MemorySegment.copy 64 KiB, 1 thread", "GB/s");
+        row("WRITE 1 MiB (vs copy)", "jrdma.write_bw.1048576", "memcopy.1048576", "MemorySegment.copy 1 MiB, 1 thread", "GB/s");
+
+        section("Message rate and scale (RDMA WRITE; Mpps = 10^6 messages/s)");
+        row("8 B, 1 QP (perf write_bw)", "jrdma.write_bw.8.mpps", "udp_blast.40.mpps", "raw UDP blast, 40 B datagrams", "Mpps");
+        row("8 B, 1 QP (QpScale)", "qpscale.8.q1.mpps", "udp_blast.40.mpps", "raw UDP blast, 40 B datagrams", "Mpps");
+        row("8 B, 16 QPs (QpScale)", "qpscale.8.q16.mpps", "qpscale.8.q1.mpps", "jrdma 8 B, 1 QP (QpScale)", "Mpps");
+        row("64 KiB, 1,000 QPs (QpScale)", "qpscale.65536.q1000.gbps", "qpscale.65536.q1.gbps", "jrdma 64 KiB, 1 QP (QpScale)", "GB/s", ">=", 0.8);
+
+        section("Peers (ratio = jrdma / peer)");
+        row("WRITE 8 B lat", "jrdma.write_lat.8", "ucx.tcp.put_lat.8", "ucx_perftest ucp_put_lat 8 B, tcp", "µs");
+        row("WRITE 8 B lat", "jrdma.write_lat.8", "ucx.posix.put_lat.8", "ucx_perftest ucp_put_lat 8 B, posix (shm)", "µs");
+        row("WRITE 8 B lat", "jrdma.write_lat.8", "aeron.udp.pingpong.8", "Aeron UDP ping-pong 8 B", "µs");
+        row("WRITE 4 KiB lat", "jrdma.write_lat.4096", "aeron.udp.pingpong.4096", "Aeron UDP ping-pong 4 KiB", "µs");
+        row("WRITE 8 B lat", "jrdma.write_lat.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B", "µs");
+        row("WRITE 4 KiB lat", "jrdma.write_lat.4096", "aeron.ipc.pingpong.4096", "Aeron IPC ping-pong 4 KiB", "µs");
+        row("WRITE 64 KiB bw", "jrdma.write_bw.65536", "ucx.posix.put_bw.65536", "ucx_perftest ucp_put_bw, posix (shm)", "GB/s");
+        row("WRITE 1 MiB bw", "jrdma.write_bw.1048576", "ucx.posix.put_bw.1048576", "ucx_perftest ucp_put_bw, posix (shm)", "GB/s");
+        row("WRITE 4 KiB bw", "jrdma.write_bw.4096", "aeron.udp.stream.4096", "Aeron UDP stream 4 KiB", "GB/s");
+        row("WRITE 64 KiB bw", "jrdma.write_bw.65536", "aeron.udp.stream.65536", "Aeron UDP stream 64 KiB", "GB/s");
+        row("WRITE 4 KiB bw", "jrdma.write_bw.4096", "aeron.ipc.stream.4096", "Aeron IPC stream 4 KiB", "GB/s");
+    }
+
+    public static void main(String[] args) throws IOException {
+        Map<String, List<Double>> data = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(Path.of(args[0]))) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 2 && !f[0].startsWith("#")) {
+                try {
+                    data.computeIfAbsent(f[0], k -> new ArrayList<>()).add(Double.parseDouble(f[1]));
+                } catch (NumberFormatException ignored) {
+                    // not a figure
+                }
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        boolean open = false;
+        for (Object o : SPEC) {
+            if (o instanceof String title) {
+                out.append(open ? "\n" : "").append("**").append(title).append("**\n\n");
+                out.append("| metric | jrdma median (min–max) | baseline | baseline median (min–max) | ratio | target | met? |\n");
+                out.append("|---|---|---|---|---|---|---|\n");
+                open = true;
+                continue;
+            }
+            Row r = (Row) o;
+            double[] j = stats(data, r.jrdma);
+            double[] b = stats(data, r.baseline);
+            String ratio = "n/a";
+            String met = r.op == null ? "–" : "n/a";
+            if (j != null && b != null && b[0] > 0) {
+                double q = j[0] / b[0];
+                ratio = String.format(Locale.ROOT, "%.2f×", q);
+                if (r.op != null) {
+                    met = (r.op.equals("<=") ? q <= r.target : q >= r.target) ? "yes" : "**no**";
+                }
+            }
+            String target = r.op == null ? "–" : (r.op.equals("<=") ? "≤ " : "≥ ")
+                    + String.format(Locale.ROOT, "%.2f×", r.target).replace(".00×", ".0×");
+            out.append("| ").append(r.label).append(" | ").append(cell(j, r.unit)).append(" | ")
+                    .append(r.baselineLabel).append(" | ").append(cell(b, r.unit)).append(" | ").append(ratio)
+                    .append(" | ").append(target).append(" | ").append(met).append(" |\n");
+        }
+        out.append('\n');
+        out.append(extras(data));
+        if (args.length > 1 && Files.exists(Path.of(args[1]))) {
+            out.append('\n').append(jmh(Path.of(args[1])));
+        }
+        System.out.print(out);
+    }
+
+    /** @return {median, min, max, rounds} of a key (a "*2" suffix doubles each value), or null */
+    private static double[] stats(Map<String, List<Double>> data, String key) {
+        double mul = 1;
+        if (key.endsWith("*2")) {
+            key = key.substring(0, key.length() - 2);
+            mul = 2;
+        }
+        List<Double> v = data.get(key);
+        if (v == null || v.isEmpty()) {
+            return null;
+        }
+        double[] a = new double[v.size()];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = v.get(i) * mul;
+        }
+        Arrays.sort(a);
+        int n = a.length;
+        double median = n % 2 == 1 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
+        return new double[] {median, a[0], a[n - 1], n};
+    }
+
+    private static String cell(double[] s, String unit) {
+        if (s == null) {
+            return "n/a";
+        }
+        return fmt(s[0]) + (unit.isEmpty() ? "" : " " + unit) + " (" + fmt(s[1]) + "–" + fmt(s[2]) + ")";
+    }
+
+    static String fmt(double v) {
+        double a = Math.abs(v);
+        if (a >= 100) {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        if (a >= 10) {
+            return String.format(Locale.ROOT, "%.1f", v);
+        }
+        if (a >= 1) {
+            return String.format(Locale.ROOT, "%.2f", v);
+        }
+        return String.format(Locale.ROOT, "%.3f", v);
+    }
+
+    /** The figures that have no baseline: per-QP memory, connection setup, tails. */
+    private static String extras(Map<String, List<Double>> data) {
+        StringBuilder sb = new StringBuilder("**Other figures (median over rounds, min–max)**\n\n| figure | value |\n|---|---|\n");
+        String[][] extra = {
+            {"engine heap per connected QP, client side (1,000 QPs, 128-deep queues; QP + CM connection)", "qpmem.client.heap", "B"},
+            {"engine heap per connected QP, server side", "qpmem.server.heap", "B"},
+            {"direct (off-heap buffer) memory per QP, client side", "qpmem.client.direct", "B"},
+            {"connection setup per QP (1,000 sequential connects)", "qpscale.connect_ms_per_qp", "ms"},
+            {"jrdma WRITE 8 B one-way p99", "jrdma.write_lat.8.p99", "µs"},
+            {"raw UDP ping-pong 8 B one-way p99", "udp_pingpong.8.p99", "µs"},
+            {"jrdma WRITE 64 KiB bw with QpScale (1 QP)", "qpscale.65536.q1.gbps", "GB/s"},
+            {"raw UDP blast: sender rate, 4112 B datagrams", "udp_blast_send.4112", "GB/s"},
+            {"load average (1 min) at the start of each round", "loadavg", ""},
+        };
+        for (String[] e : extra) {
+            double[] s = stats(data, e[1]);
+            sb.append("| ").append(e[0]).append(" | ").append(cell(s, e[2])).append(" |\n");
+        }
+        return sb.toString();
+    }
+
+    /** The JMH results (CSV from -rf csv with -prof gc): score and allocated bytes per operation. */
+    private static String jmh(Path csv) throws IOException {
+        List<String> lines = Files.readAllLines(csv);
+        if (lines.isEmpty()) {
+            return "";
+        }
+        List<String> header = splitCsv(lines.getFirst());
+        int iBench = header.indexOf("Benchmark");
+        int iScore = header.indexOf("Score");
+        int iErr = header.indexOf("Score Error (99.9%)");
+        int iUnit = header.indexOf("Unit");
+        List<Integer> params = new ArrayList<>();
+        for (int i = 0; i < header.size(); i++) {
+            if (header.get(i).startsWith("Param: ")) {
+                params.add(i);
+            }
+        }
+        Map<String, String[]> rows = new LinkedHashMap<>();
+        for (String line : lines.subList(1, lines.size())) {
+            List<String> f = splitCsv(line);
+            if (f.size() < header.size()) {
+                continue;
+            }
+            String bench = f.get(iBench);
+            String secondary = null;
+            int colon = bench.indexOf(':');
+            if (colon >= 0) {
+                secondary = bench.substring(colon + 1);
+                bench = bench.substring(0, colon);
+            }
+            StringBuilder p = new StringBuilder();
+            for (int i : params) {
+                if (!f.get(i).isEmpty()) {
+                    p.append(p.isEmpty() ? "" : ", ").append(header.get(i).substring(7)).append('=').append(f.get(i));
+                }
+            }
+            String key = bench + " " + p;
+            String[] r = rows.computeIfAbsent(key, k -> new String[] {"", "", "", ""});
+            double score = Double.parseDouble(f.get(iScore));
+            if (secondary == null) {
+                String err = iErr >= 0 && !f.get(iErr).equals("NaN") ? " ± " + fmt(Double.parseDouble(f.get(iErr))) : "";
+                r[0] = fmt(score) + err + " " + f.get(iUnit);
+            } else if (secondary.equals("gc.alloc.rate.norm")) {
+                r[1] = String.format(Locale.ROOT, "%.3f", score);
+            } else if (secondary.equals("gc.count")) {
+                r[2] = String.format(Locale.ROOT, "%.0f", score);
+            }
+        }
+        StringBuilder sb = new StringBuilder("**JMH hot paths (`-prof gc`; gc.alloc.rate.norm = bytes allocated per operation)**\n\n");
+        sb.append("| benchmark | params | score | B/op | GCs |\n|---|---|---|---|---|\n");
+        for (Map.Entry<String, String[]> e : rows.entrySet()) {
+            String k = e.getKey();
+            int sp = k.indexOf(' ');
+            String name = k.substring(0, sp).replace("io.jrdma.bench.jmh.", "");
+            sb.append("| ").append(name).append(" | ").append(k.substring(sp + 1)).append(" | ").append(e.getValue()[0])
+                    .append(" | ").append(e.getValue()[1].isEmpty() ? "n/a" : e.getValue()[1]).append(" | ")
+                    .append(e.getValue()[2].isEmpty() ? "0" : e.getValue()[2]).append(" |\n");
+        }
+        return sb.toString();
+    }
+
+    private static List<String> splitCsv(String line) {
+        List<String> out = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ',' && !quoted) {
+                out.add(cur.toString());
+                cur.setLength(0);
+            } else {
+                cur.append(c);
+            }
+        }
+        out.add(cur.toString());
+        return out;
+    }
+}
