@@ -318,6 +318,27 @@ final class Client {
         }
     }
 
+    /**
+     * The stop rule of every latency loop: in duration mode, time is up; otherwise iteration
+     * {@code i} (whose start time is recorded) is the end. Sets {@code elapsed} when it stops.
+     */
+    private boolean finished(long i, long t0, long stopAt, long iters, long[] ts) {
+        long now = System.nanoTime();
+        if (duration) {
+            if (now - stopAt >= 0) {
+                elapsed = now - t0;
+                return true;
+            }
+            return false;
+        }
+        ts[(int) i] = now;
+        if (i == iters) {
+            elapsed = now - t0;
+            return true;
+        }
+        return false;
+    }
+
     /** Ping-pong of RDMA WRITEs: each side polls the last byte of its receive half for the iteration number. */
     private void writeLat(int size) {
         SendWorkRequest wr = s.dataWr.reset().opcode(WrOpcode.RDMA_WRITE).sge(0, s.base + s.stride, size, s.lkey)
@@ -331,18 +352,8 @@ final class Client {
         long stopAt = t0 + durationNanos;
         long i = 0;
         for (;; i++) {
-            long now = System.nanoTime();
-            if (duration) {
-                if (now - stopAt >= 0) {
-                    elapsed = now - t0;
-                    break;
-                }
-            } else {
-                ts[(int) i] = now;
-                if (i == iters) {
-                    elapsed = now - t0;
-                    break;
-                }
+            if (finished(i, t0, stopAt, iters, ts)) {
+                break;
             }
             byte mark = (byte) (i + 1);
             s.buf.set(ValueLayout.JAVA_BYTE, markOff, mark);
@@ -369,18 +380,8 @@ final class Client {
         long stopAt = t0 + durationNanos;
         long i = 0;
         for (;; i++) {
-            long now = System.nanoTime();
-            if (duration) {
-                if (now - stopAt >= 0) {
-                    elapsed = now - t0;
-                    break;
-                }
-            } else {
-                ts[(int) i] = now;
-                if (i == iters) {
-                    elapsed = now - t0;
-                    break;
-                }
+            if (finished(i, t0, stopAt, iters, ts)) {
+                break;
             }
             wr.wrId(i).flags(inline | ((i + 1) % s.sigEvery == 0 ? SendFlags.SIGNALED : 0));
             s.postData(wr);
