@@ -109,12 +109,14 @@ fi
 # Each process runs in its own process group (setsid), so that it and its children can be ended
 # together. Only groups started here and not yet reaped are ever signalled (a reaped id may be reused).
 declare -A LIVE=()
+AERON_PORTS=() # the media drivers' directories (/dev/shm/jrdma-bench-aeron-PORT...) left by a killed run
 cleanup() {
   local g
   for g in "${!LIVE[@]}"; do kill -TERM -- "-$g" 2> /dev/null; done
   [ "${#LIVE[@]}" -gt 0 ] && sleep 0.3
   for g in "${!LIVE[@]}"; do kill -KILL -- "-$g" 2> /dev/null; done
-  rm -rf /dev/shm/jrdma-bench-aeron-"$$"-* 2> /dev/null
+  local p
+  for p in "${AERON_PORTS[@]}"; do rm -rf /dev/shm/jrdma-bench-aeron-"$p" /dev/shm/jrdma-bench-aeron-"$p"-* 2> /dev/null; done
   if [ "$KEEP" = 1 ]; then say "compare.sh: raw outputs kept in $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -325,6 +327,7 @@ ucx() { # tls test size iterations key
 aeron() { # transport mode size
   local tr=$1 mode=$2 s=$3 it=$UDP_ITERS
   local common=(io.jrdma.bench.aeron.AeronBench mode="$mode" transport="$tr" port=@PORT@ size="$s" timeout=20)
+  AERON_PORTS+=("$PORT")
   if [ "$mode" = pingpong ]; then
     SRV=("${AERON_JAVA[@]}" "${common[@]}" role=server iters="$it" warmup=$((it / 4)))
     CLI=("${AERON_JAVA[@]}" "${common[@]}" role=client iters="$it" warmup=$((it / 4)))
