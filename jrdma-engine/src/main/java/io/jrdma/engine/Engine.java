@@ -246,9 +246,7 @@ final class Engine implements PacketSink {
             counters.increment(Counter.RCVD_MALFORMED);
             return;
         }
-        int expected = src.isIpv6()
-                ? icrc.computeIpv6(src.ipv6Bytes(), dst.ipv6Bytes(), src.port(), dst.port(), buf, 0, len - Icrc.LENGTH)
-                : icrc.computeIpv4(src.ipv4(), dst.ipv4(), 0, src.port(), dst.port(), buf, 0, len - Icrc.LENGTH);
+        int expected = icrc(src, dst, buf, len - Icrc.LENGTH);
         int received = Icrc.read(seg, len - Icrc.LENGTH);
         if (expected != received) {
             if (src.isIpv6() || !anyIpv4Id || idSolver.solve(expected, received, len - Icrc.LENGTH) < 0) {
@@ -291,18 +289,20 @@ final class Engine implements PacketSink {
      * @return false when the link is full (nothing was sent; the caller retries later)
      */
     boolean transmit(Qp qp, int len) {
-        Endpoint l = qp.local;
-        Endpoint r = qp.remote;
-        int crc = l.isIpv6()
-                ? icrc.computeIpv6(l.ipv6Bytes(), r.ipv6Bytes(), l.port(), r.port(), tx, 0, len)
-                : icrc.computeIpv4(l.ipv4(), r.ipv4(), 0, l.port(), r.port(), tx, 0, len);
-        Icrc.write(txSeg, len, crc);
-        if (!link.send(tx, len + Icrc.LENGTH, l, r)) {
+        Icrc.write(txSeg, len, icrc(qp.local, qp.remote, tx, len));
+        if (!link.send(tx, len + Icrc.LENGTH, qp.local, qp.remote)) {
             counters.increment(Counter.SEND_ERR);
             return false;
         }
         counters.increment(Counter.SENT_PKTS);
         return true;
+    }
+
+    /** The ICRC of {@code buf[0, len)} sent from {@code from} to {@code to}; IPv4 with the ID taken as 0 (docs/wire.md). */
+    private int icrc(Endpoint from, Endpoint to, ByteBuffer buf, int len) {
+        return from.isIpv6()
+                ? icrc.computeIpv6(from.ipv6Bytes(), to.ipv6Bytes(), from.port(), to.port(), buf, 0, len)
+                : icrc.computeIpv4(from.ipv4(), to.ipv4(), 0, from.port(), to.port(), buf, 0, len);
     }
 
     /** Zero-fills the pad bytes after a payload ending at {@code end}; @return the pad count. */

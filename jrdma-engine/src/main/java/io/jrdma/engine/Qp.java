@@ -91,8 +91,6 @@ final class Qp implements QueuePair {
     int minRnrTimer = 12;
     int maxRdAtomic = 1;
     int maxDestRdAtomic = 1;
-    int sqPsnAttr;
-    int rqPsnAttr;
     AddressVector av;
     Endpoint local;
     Endpoint remote;
@@ -447,14 +445,12 @@ final class Qp implements QueuePair {
             destQpn = a.destQpn();
         }
         if (a.has(QpAttr.RQ_PSN)) {
-            rqPsnAttr = a.rqPsn();
-            ackSentPsn = rqPsnAttr;
-            ePsn = rqPsnAttr;
+            ePsn = a.rqPsn();
+            ackSentPsn = ePsn;
         }
         if (a.has(QpAttr.SQ_PSN)) {
-            sqPsnAttr = a.sqPsn();
-            reqPsn = sqPsnAttr;
-            lastAckedPsn = (sqPsnAttr - 1) & 0xFFFFFF;
+            reqPsn = a.sqPsn();
+            lastAckedPsn = (reqPsn - 1) & 0xFFFFFF;
         }
         if (a.has(QpAttr.MAX_DEST_RD_ATOMIC)) {
             maxDestRdAtomic = a.maxDestRdAtomic();
