@@ -15,6 +15,7 @@ import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.PortAttr;
+import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.RdmaException;
@@ -97,6 +98,18 @@ public final class Context implements DeviceContext {
     }
 
     /** Runs {@code r} on the engine thread and waits for it; inline in INVOKER mode or on the engine thread. */
+    /**
+     * Tells a QP of this context that its peer's responder ACKs packets that did not ask for an
+     * ACK by itself (a jrdma peer: the connection manager negotiates it). Its requester then asks
+     * for ACKs only where a completion or send-queue room waits on one. Call before RTS.
+     */
+    public void peerAcksUnrequested(QueuePair qp, boolean on) {
+        if (!(qp instanceof Qp q) || q.context != this) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the QP does not belong to this device context");
+        }
+        control(() -> q.peerAcksUnrequested = on);
+    }
+
     void control(Runnable r) {
         if (invoker || !running || Thread.currentThread() == thread) {
             synchronized (this) {

@@ -186,7 +186,7 @@ final class Engine implements PacketSink {
         if (qp.state == QpState.RESET || qp.state == QpState.INIT) {
             return false;
         }
-        return qp.resCount > 0 || qp.ackPending || qp.nakPendingSyndrome >= 0
+        return qp.resCount > 0 || qp.ackPending || qp.ackDueAt != 0 || qp.nakPendingSyndrome >= 0
                 || qp.sqConsumer != qp.sqProducerAcquire();
     }
 
@@ -197,6 +197,7 @@ final class Engine implements PacketSink {
         qp.rnrWaiting = false;
         qp.resCount = 0;
         qp.ackPending = false;
+        qp.ackDueAt = 0;
         qp.nakPendingSyndrome = -1;
         schedule(qp);
     }

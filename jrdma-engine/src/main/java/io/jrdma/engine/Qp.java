@@ -92,7 +92,10 @@ final class Qp implements QueuePair {
     int maxRdAtomic = 1;
     int maxDestRdAtomic = 1;
     AddressVector av;
+    /** Where the QP's packets leave from (the link's path to {@link #remote}; its port may not be the GID's). */
     Endpoint local;
+    /** The local endpoint of the source GID (the address vector's sgid index). */
+    Endpoint gidEndpoint;
     Endpoint remote;
 
     // ---- requester (rxe_req.c) ----
@@ -100,6 +103,13 @@ final class Qp implements QueuePair {
     long reqOffset;
     int reqPsn;
     int pktsSinceAckReq;
+    /**
+     * The peer's responder ACKs packets that did not ask for one by itself, within its coalescing
+     * delay (a jrdma peer; the connection manager negotiates it). The requester then sets AckReq
+     * only where something waits for the ACK: a signaled WQE, a send queue half full, every
+     * {@link #MAX_PKT_PER_ACK} packets, half a window. Off, AckReq goes on every message, as rxe does.
+     */
+    boolean peerAcksUnrequested;
     int rdAtomicInFlight;
     long rnrDeadline;
     boolean rnrWaiting;
@@ -128,6 +138,8 @@ final class Qp implements QueuePair {
     long respWriteTotal;
     boolean ackPending;
     long ackCycle;
+    /** Responder: when the ACK owed for packets that did not request one falls due; 0 when none is owed. */
+    long ackDueAt;
     int ackSentPsn;
     int nakPendingSyndrome = -1;
     int nakPendingPsn;
@@ -490,19 +502,21 @@ final class Qp implements QueuePair {
             throw new RdmaException(Errno.EINVAL, "source GID " + v.sgidIndex() + " (" + src + ") and destination "
                     + v.dgid() + " are of different IP versions; pick a source GID of the same family");
         }
+        Endpoint path = context.link.attach(src, dst);
         if (local != null) {
-            context.link.use(local.linkIndex(), -1);
+            context.link.detach(gidEndpoint, local);
         }
-        context.link.use(src.linkIndex(), 1);
         av = v;
-        local = src;
+        gidEndpoint = src;
+        local = path;
         remote = dst;
     }
 
     /** Engine thread: drop every queued request without completions (modify to RESET, destroy). */
     private void releaseAddress() {
         if (local != null) {
-            context.link.use(local.linkIndex(), -1);
+            context.link.detach(gidEndpoint, local);
+            gidEndpoint = null;
             local = null;
             remote = null;
             av = null;
@@ -522,6 +536,7 @@ final class Qp implements QueuePair {
         respWriteMr = null;
         resCount = 0;
         ackPending = false;
+        ackDueAt = 0;
         nakPendingSyndrome = -1;
         nakSeqSent = false;
         errorAfterNak = false;

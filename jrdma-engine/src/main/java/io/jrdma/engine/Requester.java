@@ -137,7 +137,8 @@ final class Requester {
                 boolean first = off == 0;
                 boolean last = remaining <= mtu;
                 int opcode = opcode(w.opcode, first, last);
-                boolean ackReq = last || qp.pktsSinceAckReq + 1 >= Qp.MAX_PKT_PER_ACK
+                boolean ackReq = (last && (!qp.peerAcksUnrequested || w.signaled || sendQueueHalfFull(qp)))
+                        || qp.pktsSinceAckReq + 1 >= Qp.MAX_PKT_PER_ACK
                         || Psn.diff(psn, qp.lastAckedPsn) >= Qp.MAX_UNACKED_PSNS;
                 int hdr = IbOpcode.headerLength(opcode);
                 boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
@@ -170,6 +171,11 @@ final class Requester {
             qp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
         }
         return true;
+    }
+
+    /** @return true when at least half the send queue waits for ACKs: ask for one so the poster gets room */
+    private static boolean sendQueueHalfFull(Qp qp) {
+        return (qp.reqIndex - qp.sqConsumer) * 2 >= qp.sqMask + 1;
     }
 
     private static void nextWqe(Qp qp) {

@@ -29,6 +29,12 @@ import java.lang.invoke.VarHandle;
  */
 final class Responder {
     private static final VarHandle ATOMIC_LONG = ValueLayout.JAVA_LONG.varHandle();
+    /**
+     * How long an ACK that no packet asked for may wait to be coalesced with later ones: far
+     * below any retransmit timeout (the CM uses 14, about 67 ms), and long enough that a
+     * ping-pong at loopback speed sends one ACK per several round trips.
+     */
+    static final long ACK_COALESCE_NANOS = 50_000;
     private final Engine engine;
 
     Responder(Engine engine) {
@@ -105,6 +111,11 @@ final class Responder {
                 qp.ackCycle = engine.cycle;
             }
             qp.ackPending = true;
+            engine.schedule(qp);
+        } else if (qp.ackDueAt == 0) {
+            // no ACK asked for: one still goes out within the coalescing delay, so that a requester
+            // that asks only when it needs one is never left waiting for its retransmit timer
+            qp.ackDueAt = engine.now + ACK_COALESCE_NANOS;
             engine.schedule(qp);
         }
     }
@@ -426,8 +437,9 @@ final class Responder {
                 engine.enterError(qp);
             }
             sent++;
-        } else if (qp.ackPending && (engine.cycle != qp.ackCycle
-                || Psn.diff(qp.ePsn, qp.ackSentPsn) > Qp.MAX_UNACKED_PSNS / 2)) {
+        } else if ((qp.ackPending && (engine.cycle != qp.ackCycle
+                || Psn.diff(qp.ePsn, qp.ackSentPsn) > Qp.MAX_UNACKED_PSNS / 2))
+                || (qp.ackDueAt != 0 && engine.now - qp.ackDueAt >= 0)) {
             // one duty cycle late, so that a reply the application posts on seeing the data leaves
             // first (the ACK is off the critical path of a ping-pong); sooner when the window fills
             Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
@@ -438,6 +450,7 @@ final class Responder {
             }
             engine.counters.increment(Counter.SENT_ACKS);
             qp.ackPending = false;
+            qp.ackDueAt = 0;
             qp.ackSentPsn = qp.ePsn;
             sent++;
         }

@@ -31,6 +31,9 @@ import java.util.function.Supplier;
  * rxe orders them. Each {@link #open} starts an engine with its own UDP sockets.
  */
 public final class SoftRoceDevice implements Device {
+    /** System property: {@code true} sends every packet from the shared port-4791 socket instead of a connected one per peer. */
+    public static final String SHARED_SEND_SOCKET = "jrdma.udp.sharedSendSocket";
+
     private final String netdev;
     private final Supplier<List<InetAddress>> addressSource;
     private final Set<Context> open = ConcurrentHashMap.newKeySet();
@@ -120,6 +123,7 @@ public final class SoftRoceDevice implements Device {
             throw new RdmaException(Errno.ENODEV, "interface " + netdev + " has no IP address; a RoCE device needs one");
         }
         UdpLink link = UdpLink.open(addrs, options.udpPort(), options.portFallback());
+        link.connectedPaths(!Boolean.getBoolean(SHARED_SEND_SOCKET)); // A/B switch, docs/design.md
         return open(options, link, NanoClock.SYSTEM, activeMtu());
     }
 

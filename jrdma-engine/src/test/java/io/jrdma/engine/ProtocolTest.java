@@ -86,6 +86,55 @@ class ProtocolTest {
     }
 
     @Test
+    void everyMessageAsksForAnAckUnlessThePeerAcksUnrequestedPackets() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.RDMA_WRITE).sge(0, p.a.mr, 0, 8)
+                    .remote(p.b.mr.address(), p.b.mr.rkey());
+            for (int i = 0; i < 10; i++) {
+                p.a.qp.postSend(wr.wrId(i).flags(i == 9 ? SendFlags.SIGNALED : 0));
+            }
+            ok(p, 1);
+            List<byte[]> writes = p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).toList();
+            assertEquals(10, writes.size());
+            assertTrue(writes.stream().allMatch(ProtocolTest::ackReq), "rxe's rule: AckReq on every message");
+        }
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.a.ctx.peerAcksUnrequested(p.a.qp, true);
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.RDMA_WRITE).sge(0, p.a.mr, 0, 8)
+                    .remote(p.b.mr.address(), p.b.mr.rkey());
+            for (int i = 0; i < 10; i++) {
+                p.a.qp.postSend(wr.wrId(i).flags(i == 9 ? SendFlags.SIGNALED : 0));
+            }
+            ok(p, 1);
+            List<byte[]> writes = p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).toList();
+            assertEquals(10, writes.size());
+            for (int i = 0; i < 9; i++) {
+                assertFalse(ackReq(writes.get(i)), "unsignaled message " + i + " asks for no ACK");
+            }
+            assertTrue(ackReq(writes.get(9)), "the signaled one does");
+
+            // unsignaled only: the responder still ACKs within its coalescing delay, so the
+            // requester retires them without a retransmission
+            p.net.captured.clear();
+            for (int i = 0; i < 5; i++) {
+                p.a.qp.postSend(wr.wrId(100 + i).flags(0));
+            }
+            Qp q = p.a.qpImpl();
+            long start = p.net.clock.now;
+            assertTrue(p.pump(() -> q.sqConsumer == q.reqIndex && q.reqIndex > 0
+                    && p.net.captured.stream().anyMatch(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE), 100_000));
+            assertTrue(p.net.clock.now - start < 1_000_000 + Responder.ACK_COALESCE_NANOS,
+                    "acknowledged by the coalescing timer, long before the retransmit timeout");
+            assertEquals(5, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).count(),
+                    "nothing was retransmitted");
+            assertEquals(1, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
+                    "one ACK covers all five");
+        }
+    }
+
+    @Test
     void lostWritePacketIsRecoveredByGoBackN() {
         try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
             p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_MIDDLE);

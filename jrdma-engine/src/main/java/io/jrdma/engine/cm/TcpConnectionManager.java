@@ -1,5 +1,7 @@
 package io.jrdma.engine.cm;
 
+import io.jrdma.engine.Context;
+
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.ConnParam;
@@ -46,7 +48,9 @@ public final class TcpConnectionManager implements ConnectionManager {
     static final int REJ = 3;
     static final int RTU = 4;
     static final int DREQ = 5;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
+    /** Hello flag: this side's responder ACKs unrequested packets within its coalescing delay. */
+    static final int FLAG_ACKS_UNREQUESTED = 1;
 
     private final DeviceContext context;
     private final SecureRandom random = new SecureRandom();
@@ -57,7 +61,10 @@ public final class TcpConnectionManager implements ConnectionManager {
     }
 
     /** The parameters of one side, as exchanged. */
-    record Hello(int qpn, int psn, Gid gid, int udpPort, ConnParam param) {
+    record Hello(int qpn, int psn, Gid gid, int udpPort, ConnParam param, int flags) {
+        Hello(int qpn, int psn, Gid gid, int udpPort, ConnParam param) {
+            this(qpn, psn, gid, udpPort, param, FLAG_ACKS_UNREQUESTED);
+        }
     }
 
     @Override
@@ -179,6 +186,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         }
+        ((Context) context).peerAcksUnrequested(qp, (peer.flags() & FLAG_ACKS_UNREQUESTED) != 0);
         qp.modify(new QpAttr().state(QpState.RTR)
                 .av(new AddressVector(peer.gid(), sgidIndex, 64, 0, peer.udpPort()))
                 .pathMtu(mtu).destQpn(peer.qpn()).rqPsn(peer.psn())
@@ -193,7 +201,7 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     static void write(DataOutputStream out, int type, Hello h) throws IOException {
         byte[] pd = h == null ? new byte[0] : h.param().privateData();
-        int len = h == null ? 0 : 1 + 4 + 4 + 16 + 2 + 1 + 5 + 2 + pd.length;
+        int len = h == null ? 0 : 1 + 4 + 4 + 16 + 2 + 1 + 4 + 1 + 2 + pd.length; // ..., mtu, 4 counts, flags, pd
         out.writeInt(MAGIC);
         out.writeByte(type);
         out.writeShort(len);
@@ -209,6 +217,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             out.writeByte(p.initiatorDepth());
             out.writeByte(p.retryCount());
             out.writeByte(p.rnrRetryCount());
+            out.writeByte(h.flags());
             out.writeShort(pd.length);
             out.write(pd);
         }
@@ -240,8 +249,9 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     static Hello readHello(DataInputStream in) throws IOException {
         int version = in.readUnsignedByte();
-        if (version != VERSION) {
-            throw new RdmaException(Errno.EPROTO, "unsupported connection manager version " + version);
+        if (version != 1 && version != VERSION) {
+            throw new RdmaException(Errno.EPROTO, "unsupported connection manager version " + version
+                    + " (this side speaks 1 and " + VERSION + ")");
         }
         int qpn = in.readInt();
         int psn = in.readInt();
@@ -255,9 +265,10 @@ public final class TcpConnectionManager implements ConnectionManager {
         int id = in.readUnsignedByte();
         int retry = in.readUnsignedByte();
         int rnr = in.readUnsignedByte();
+        int flags = version >= 2 ? in.readUnsignedByte() : 0;
         byte[] pd = readPrivateData(in);
         try {
-            return new Hello(qpn, psn, Gid.of(gid), port, new ConnParam(pd, rr, id, retry, rnr, Mtu.ofCode(mtu)));
+            return new Hello(qpn, psn, Gid.of(gid), port, new ConnParam(pd, rr, id, retry, rnr, Mtu.ofCode(mtu)), flags);
         } catch (RdmaException e) {
             throw new RdmaException(Errno.EPROTO, "malformed connection message: " + e.getMessage(), e);
         }

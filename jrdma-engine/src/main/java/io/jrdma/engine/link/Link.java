@@ -29,6 +29,24 @@ public interface Link extends AutoCloseable {
     default void use(int linkIndex, int delta) {
     }
 
+    /**
+     * Engine thread (control path): a QP starts sending from local endpoint {@code local} to
+     * {@code remote}. A link may give the pair a path of its own (a connected socket).
+     *
+     * @return the endpoint the QP's packets leave from, to pass to {@link #send} and to cover
+     *         with the ICRC: {@code local} itself, or a path with the same address and another
+     *         UDP source port (RoCEv2 leaves the source port free; receivers match on 4791)
+     */
+    default Endpoint attach(Endpoint local, Endpoint remote) {
+        use(local.linkIndex(), 1);
+        return local;
+    }
+
+    /** Engine thread (control path): undoes one {@link #attach}, given what it returned. */
+    default void detach(Endpoint local, Endpoint path) {
+        use(local.linkIndex(), -1);
+    }
+
     @Override
     void close();
 }

@@ -1,0 +1,74 @@
+package io.jrdma.engine.link;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Connected send paths of the UDP link, on loopback. */
+class UdpLinkTest {
+    private static final long DEADLINE_NANOS = 5_000_000_000L;
+
+    private static UdpLink open(String ip) throws Exception {
+        return UdpLink.open(List.of(InetAddress.getByName(ip)), 0, true);
+    }
+
+    /** Polls {@code link} until a packet arrives or the deadline passes; @return its source endpoints */
+    private static List<Endpoint> receive(UdpLink link) {
+        List<Endpoint> from = new ArrayList<>();
+        long end = System.nanoTime() + DEADLINE_NANOS;
+        while (from.isEmpty() && System.nanoTime() < end) {
+            link.poll((buf, seg, len, src, dst) -> from.add(src), 8);
+        }
+        return from;
+    }
+
+    @Test
+    void qpsToOnePeerShareAConnectedPathThatLeavesFromItsOwnPort() throws Exception {
+        try (UdpLink a = open("127.0.0.1"); UdpLink b = open("127.0.0.2")) {
+            Endpoint local = a.localEndpoints().getFirst();
+            Endpoint peer = b.localEndpoints().getFirst();
+            Endpoint p1 = a.attach(local, Endpoint.of(peer.socketAddress().getAddress(), peer.port()));
+            Endpoint p2 = a.attach(local, Endpoint.of(peer.socketAddress().getAddress(), peer.port()));
+            assertSame(p1, p2, "one path per peer");
+            assertEquals(1, a.pathCount());
+            assertTrue(p1.sameAddress(local), "same source address as the GID");
+            assertNotEquals(local.port(), p1.port(), "its own (ephemeral) source port");
+
+            ByteBuffer buf = ByteBuffer.allocateDirect(64);
+            assertTrue(a.send(buf, 64, p1, peer));
+            List<Endpoint> from = receive(b);
+            assertEquals(1, from.size());
+            assertEquals(p1.port(), from.getFirst().port(), "the peer sees the path's port");
+
+            a.detach(local, p1);
+            assertEquals(1, a.pathCount(), "still used by the second QP");
+            a.detach(local, p2);
+            assertEquals(0, a.pathCount(), "closed with its last user");
+            assertTrue(a.send(buf, 64, p1, peer), "a send on a closed path is a lost packet, not a failure");
+            assertEquals(1, a.sendErrors());
+        }
+    }
+
+    @Test
+    void sharedModeSendsFromTheListeningSocket() throws Exception {
+        try (UdpLink a = open("127.0.0.1"); UdpLink b = open("127.0.0.2")) {
+            a.connectedPaths(false);
+            Endpoint local = a.localEndpoints().getFirst();
+            Endpoint peer = b.localEndpoints().getFirst();
+            Endpoint p = a.attach(local, Endpoint.of(peer.socketAddress().getAddress(), peer.port()));
+            assertSame(local, p);
+            assertEquals(0, a.pathCount());
+            assertTrue(a.send(ByteBuffer.allocateDirect(64), 64, p, peer));
+            assertEquals(local.port(), receive(b).getFirst().port());
+            a.detach(local, p);
+        }
+    }
+}
