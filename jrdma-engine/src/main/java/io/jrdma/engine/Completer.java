@@ -321,6 +321,9 @@ final class Completer {
             int len = w.opcode.isAtomic() ? 8 : (int) w.length;
             qp.sendCq.push(w.wrId, status, WcOpcode.of(w.opcode), len, 0, 0, qp.qpn, 0);
         }
+        if (status == WcStatus.SUCCESS && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM)) {
+            engine.counters.increment(Counter.RDMA_SENDS);
+        }
         w.started = false;
         qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
         if (qp.reqIndex < qp.sqConsumer) {

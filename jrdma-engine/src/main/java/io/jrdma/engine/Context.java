@@ -64,6 +64,8 @@ public final class Context implements DeviceContext {
     private volatile boolean running;
     private Thread thread;
     private boolean closed;
+    /** The interface's state at the last port query: a query that finds it down counts {@code link_downed}. */
+    private boolean portWasUp = true;
 
     Context(SoftRoceDevice device, DeviceOptions options, Link link, NanoClock clock, Mtu activeMtu) {
         this.device = device;
@@ -235,7 +237,14 @@ public final class Context implements DeviceContext {
     @Override
     public PortAttr queryPort() {
         List<Gid> gids = currentGids();
-        return new PortAttr(device.isUp() ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN, Mtu.MTU_4096,
+        boolean up = device.isUp();
+        synchronized (this) {
+            if (portWasUp && !up) {
+                control(() -> engine.counters.increment(Counter.LINK_DOWNED)); // counters: engine thread
+            }
+            portWasUp = up;
+        }
+        return new PortAttr(up ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN, Mtu.MTU_4096,
                 activeMtu, gids, udpPort(), "Ethernet");
     }
 

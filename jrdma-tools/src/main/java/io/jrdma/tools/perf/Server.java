@@ -69,7 +69,7 @@ final class Server {
 
     void run(Device device, InetSocketAddress listenOn, IntConsumer listening, long acceptTimeoutNanos) {
         DeviceContext ctx = device.open(DeviceOptions.defaults().withThreadingMode(modeFor(o.test()))
-                .withIdleStrategy(IdleStrategy.BACKOFF));
+                .withIdleStrategy(IdleStrategy.valueOf(System.getProperty("jrdma.perf.serverIdle", "BACKOFF"))));
         try {
             PerfCommand.checkGidIndex(ctx, o.gidIndex());
             ConnectionManager.Listener listener;
