@@ -24,7 +24,7 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  *
- * <p>Layout and atomic opcodes as in RFC 7306 §5 to our recollection and in Wireshark's
+ * <p>Layout and atomic opcodes as in RFC 7306 to our recollection and in Wireshark's
  * dissector (FetchAdd 0, CmpSwap 2, same field order); not checked against a capture.
  */
 public final class AtomicRequest {

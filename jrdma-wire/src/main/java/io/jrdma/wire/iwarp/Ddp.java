@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  * ULPDU_Length). All offsets are relative to the first byte of this header.
  *
  * <pre>
- * Tagged buffer model (T = 1), 14 bytes (RFC 5041 §4.3):
+ * Tagged buffer model (T = 1), 14 bytes:
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -24,7 +24,7 @@ import java.lang.foreign.MemorySegment;
  * |  Tagged Offset (bits 15-0)    |                                  bytes 12-13
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  *
- * Untagged buffer model (T = 0), 18 bytes (RFC 5041 §4.4):
+ * Untagged buffer model (T = 0), 18 bytes:
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |T|L| Rsvd  | DV|   RsvdULP (40 bits): byte 1 = RDMAP control,  |  bytes 0-3
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -40,7 +40,7 @@ import java.lang.foreign.MemorySegment;
  * sent as zero, not checked), DV = DDP version (0x03, must be 1). The first RsvdULP byte is
  * the RDMAP control byte ({@link Rdmap}). MSN counts the messages of each untagged queue,
  * starting at 1; MO is the byte offset of this segment in its message.
- * Source: RFC 5041 §4.2-4.4 (Figures 3 and 4); Linux siw {@code iwarp.h}
+ * Source: RFC 5041 §4; Linux siw {@code iwarp.h}
  * ({@code DDP_FLAG_TAGGED 0x8000}, {@code DDP_FLAG_LAST 0x4000},
  * {@code DDP_MASK_RESERVED 0x3C00}, {@code DDP_MASK_VERSION 0x0300} on the 16-bit
  * DDP/RDMAP control word; {@code struct iwarp_ctrl_tagged}, {@code iwarp_ctrl_untagged}).

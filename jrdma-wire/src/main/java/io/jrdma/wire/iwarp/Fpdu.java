@@ -6,7 +6,7 @@ import static io.jrdma.wire.iwarp.Layouts.U8;
 import java.lang.foreign.MemorySegment;
 
 /**
- * MPA FPDU framing (RFC 5044 §4.2-4.4) of the TCP byte stream after the Request/Reply
+ * MPA FPDU framing (RFC 5044 §4) of the TCP byte stream after the Request/Reply
  * exchange, without markers.
  *
  * <pre>

@@ -7,7 +7,7 @@ import static io.jrdma.wire.iwarp.Layouts.U8;
 import java.lang.foreign.MemorySegment;
 
 /**
- * MPA Request and Reply frames (RFC 5044 §7.1, RFC 6581 §5): the first bytes each side
+ * MPA Request and Reply frames (RFC 5044 §7.1, RFC 6581): the first bytes each side
  * sends on the TCP connection, before any FPDU ({@link Fpdu}).
  *
  * <pre>
@@ -32,7 +32,7 @@ import java.lang.foreign.MemorySegment;
  * private data starts with the 4-byte IRD/ORD block ({@link MpaEnhanced}). siw limits the
  * private data it accepts to 256 bytes ({@code MPA_MAX_PRIVDATA}); jrdma's application part
  * is limited to {@link #MAX_APPLICATION_DATA}.
- * Source: RFC 5044 §7.1 (Figure 10); RFC 6581; Linux siw {@code iwarp.h}
+ * Source: RFC 5044 §7.1; RFC 6581; Linux siw {@code iwarp.h}
  * ({@code struct mpa_rr}, {@code MPA_RR_FLAG_*}, {@code MPA_RR_MASK_REVISION}); the siw
  * captures (flags 0x10, Rev 2, PD_Length 4 in every frame).
  *

@@ -21,7 +21,7 @@ import java.lang.foreign.MemorySegment;
  * (the sender will, or the Reply's sender expects to, exchange a ready-to-receive "RTR"
  * message before ordinary traffic); S, W, R = the RTR kinds the sender supports (Request)
  * or picked (Reply): zero-length SEND, zero-length RDMA WRITE, zero-length RDMA READ.
- * Source: RFC 6581 §5; Linux siw {@code iwarp.h} ({@code struct mpa_v2_data},
+ * Source: RFC 6581; Linux siw {@code iwarp.h} ({@code struct mpa_v2_data},
  * {@code enum mpa_v2_ctrl}: {@code MPA_V2_PEER_TO_PEER 0x8000},
  * {@code MPA_V2_ZERO_LENGTH_RTR 0x4000} in the IRD word, {@code MPA_V2_RDMA_WRITE_RTR 0x8000},
  * {@code MPA_V2_RDMA_READ_RTR 0x4000} in the ORD word, {@code MPA_IRD_ORD_MASK 0x3fff}).

@@ -5,8 +5,8 @@ import static io.jrdma.wire.iwarp.Layouts.U8;
 import java.lang.foreign.MemorySegment;
 
 /**
- * RDMAP control byte, opcodes and their use of the DDP header (RFC 5040 §4.2-4.4, RFC 7306
- * §8 for opcodes 8 to 11). The control byte is the first RsvdULP byte of the DDP header, so
+ * RDMAP control byte, opcodes and their use of the DDP header (RFC 5040 §4, RFC 7306
+ * for opcodes 8 to 11). The control byte is the first RsvdULP byte of the DDP header, so
  * every method here takes the offset of the <b>DDP header</b>.
  *
  * <pre>
@@ -35,7 +35,7 @@ import java.lang.foreign.MemorySegment;
  * <tr><td>11</td><td>Atomic Response (RFC 7306)</td><td>QN 3</td><td>{@link AtomicResponse} (12 B)</td></tr>
  * </table>
  *
- * <p>Opcodes 0-7, QN 0-2: RFC 5040 §4.4 and Linux siw ({@code enum rdma_opcode},
+ * <p>Opcodes 0-7, QN 0-2: RFC 5040 §4 and Linux siw ({@code enum rdma_opcode},
  * {@code enum rdmap_untagged_qn}), confirmed by the siw captures. Opcodes 8-11 agree with
  * Wireshark's dissector (Atomic Request 0x0A, Atomic Response 0x0B). The RFC 7306 queue
  * numbers (Immediate Data on QN 0, Atomic Requests sharing QN 1 with Read Requests, QN 3

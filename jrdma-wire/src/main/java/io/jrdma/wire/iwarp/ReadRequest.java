@@ -6,7 +6,7 @@ import static io.jrdma.wire.iwarp.Layouts.BE64;
 import java.lang.foreign.MemorySegment;
 
 /**
- * RDMA Read Request header (RFC 5040 §4.4), 28 bytes after the untagged DDP header of an
+ * RDMA Read Request header (RFC 5040 §4), 28 bytes after the untagged DDP header of an
  * RDMAP READ_REQUEST (queue number 1); also the "terminated RDMAP header" of a TERMINATE.
  *
  * <pre>
@@ -23,7 +23,7 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The responder answers with READ_RESPONSE segments tagged with the sink STag and sink
  * TO (advancing), reading from the source STag/TO. The message size is unsigned 32 bits.
- * Source: RFC 5040 §4.4 (Figure 5); Linux siw {@code struct iwarp_rdma_rreq}.
+ * Source: RFC 5040 §4; Linux siw {@code struct iwarp_rdma_rreq}.
  */
 public final class ReadRequest {
     private ReadRequest() {

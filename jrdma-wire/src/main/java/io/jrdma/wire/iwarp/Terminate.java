@@ -9,7 +9,7 @@ import java.lang.foreign.MemorySegment;
 /**
  * RDMAP TERMINATE header (RFC 5040 §4.8), carried after the untagged DDP header of a
  * TERMINATE message (opcode 7, queue number 2), and the error constants of RFC 5040 §7
- * (RDMAP), RFC 5041 §7 (DDP) and RFC 5044 §8 / RFC 6581 (MPA, the LLP), as registered by
+ * (RDMAP), RFC 5041 §7 (DDP) and RFC 5044 / RFC 6581 (MPA, the LLP), as registered by
  * RFC 6580.
  *
  * <pre>
