@@ -10,7 +10,8 @@ import java.util.zip.CRC32C;
 
 /**
  * CRC32c (Castagnoli, generator 0x1EDC6F41, reflected, initial value and final XOR all ones):
- * the optional MPA FPDU check (RFC 5044 §4, computed as in RFC 3720, vectors in its Appendix B.4).
+ * the optional MPA FPDU check (RFC 5044 §4, computed as in RFC 3720; vectors in RFC 3720
+ * Appendix B.4).
  *
  * <p><b>Placement on the wire.</b> The value {@link CRC32C#getValue()} returns (e.g.
  * {@code 0x8A9136AA} for 32 zero bytes) goes into the 4-byte field <b>least significant byte

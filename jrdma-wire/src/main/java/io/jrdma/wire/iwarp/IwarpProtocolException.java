@@ -8,7 +8,8 @@ public final class IwarpProtocolException extends Exception {
 
     /** An exception for {@code error}, with extra detail appended to its message. */
     public IwarpProtocolException(IwarpError error, String detail) {
-        super(detail == null || detail.isEmpty() ? error.message() : error.message() + ": " + detail);
+        super(detail == null || detail.isEmpty() ? error.message()
+                : error.message() + ": " + detail);
         this.error = error;
     }
 

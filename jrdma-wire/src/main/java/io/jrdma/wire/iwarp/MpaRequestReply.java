@@ -42,7 +42,8 @@ public record MpaRequestReply(boolean reply, int flags, int revision, byte[] pri
             throw new IllegalArgumentException("application private data longer than "
                     + Mpa.MAX_APPLICATION_DATA + " bytes: " + applicationData.length);
         }
-        if (ird < 0 || ird > MpaEnhanced.IRD_ORD_MASK || ord < 0 || ord > MpaEnhanced.IRD_ORD_MASK) {
+        if (ird < 0 || ird > MpaEnhanced.IRD_ORD_MASK
+                || ord < 0 || ord > MpaEnhanced.IRD_ORD_MASK) {
             throw new IllegalArgumentException("IRD/ORD must fit 14 bits: " + ird + "/" + ord);
         }
         byte[] pd = new byte[MpaEnhanced.LENGTH + applicationData.length];

@@ -18,22 +18,21 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>RV = RDMAP version (0xC0, must be 1), Rsv (0x30, zero), OpCode (0x0F).
  *
- * <table>
- * <caption>Opcodes, DDP buffer model and queue, RDMAP header after the DDP header</caption>
- * <tr><th>opcode</th><th>message</th><th>DDP</th><th>RDMAP header</th></tr>
- * <tr><td>0</td><td>RDMA Write</td><td>tagged</td><td>-</td></tr>
- * <tr><td>1</td><td>RDMA Read Request</td><td>QN 1</td><td>{@link ReadRequest} (28 B)</td></tr>
- * <tr><td>2</td><td>RDMA Read Response</td><td>tagged</td><td>-</td></tr>
- * <tr><td>3</td><td>Send</td><td>QN 0</td><td>-</td></tr>
- * <tr><td>4</td><td>Send with Invalidate</td><td>QN 0</td><td>Invalidate STag in RsvdULP</td></tr>
- * <tr><td>5</td><td>Send with Solicited Event</td><td>QN 0</td><td>-</td></tr>
- * <tr><td>6</td><td>Send with SE and Invalidate</td><td>QN 0</td><td>Invalidate STag</td></tr>
- * <tr><td>7</td><td>Terminate</td><td>QN 2</td><td>{@link Terminate} (4 B + optional)</td></tr>
- * <tr><td>8</td><td>Immediate Data (RFC 7306)</td><td>QN 0</td><td>{@link ImmediateData} (8 B)</td></tr>
- * <tr><td>9</td><td>Immediate Data with SE</td><td>QN 0</td><td>{@link ImmediateData} (8 B)</td></tr>
- * <tr><td>10</td><td>Atomic Request (RFC 7306)</td><td>QN 1</td><td>{@link AtomicRequest} (52 B)</td></tr>
- * <tr><td>11</td><td>Atomic Response (RFC 7306)</td><td>QN 3</td><td>{@link AtomicResponse} (12 B)</td></tr>
- * </table>
+ * <pre>
+ * opcode  message                          DDP      RDMAP header after the DDP header
+ *   0     RDMA Write                       tagged   -
+ *   1     RDMA Read Request                QN 1     {@link ReadRequest} (28 B)
+ *   2     RDMA Read Response               tagged   -
+ *   3     Send                             QN 0     -
+ *   4     Send with Invalidate             QN 0     - (Invalidate STag in RsvdULP)
+ *   5     Send with Solicited Event        QN 0     -
+ *   6     Send with SE and Invalidate      QN 0     - (Invalidate STag in RsvdULP)
+ *   7     Terminate                        QN 2     {@link Terminate} (4 B + optional)
+ *   8     Immediate Data (RFC 7306)        QN 0     {@link ImmediateData} (8 B)
+ *   9     Immediate Data with SE           QN 0     {@link ImmediateData} (8 B)
+ *  10     Atomic Request (RFC 7306)        QN 1     {@link AtomicRequest} (52 B)
+ *  11     Atomic Response (RFC 7306)       QN 3     {@link AtomicResponse} (12 B)
+ * </pre>
  *
  * <p>Opcodes 0-7, QN 0-2: RFC 5040 §4 and Linux siw ({@code enum rdma_opcode},
  * {@code enum rdmap_untagged_qn}), confirmed by the siw captures. Opcodes 8-11 agree with

@@ -67,7 +67,7 @@ final class TcpStreams {
             this.retransmittedBytes = retransmitted;
         }
 
-        /** Frame number (1-based, as in Wireshark) of the segment carrying stream byte {@code at}. */
+        /** Frame number (1-based, as in Wireshark) of the segment carrying byte {@code at}. */
         int frameAt(long at) {
             int i = Arrays.binarySearch(segmentStarts, at);
             if (i < 0) {
