@@ -5,4 +5,5 @@
  */
 module io.jrdma.wire {
     exports io.jrdma.wire;
+    exports io.jrdma.wire.iwarp;
 }
