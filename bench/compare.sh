@@ -79,10 +79,10 @@ if ! build -Paeron && ! build -Paeron; then
   note "Aeron peer skipped: the build with -Paeron failed (io.aeron:aeron-all not resolvable?)"
 fi
 
-TOOLS=("$JAVA" ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m
+TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m
        -p "$dist/tools/jrdma-tools.jar:$dist/tools/lib" -m io.jrdma.tools/io.jrdma.tools.Main)
 BCP="$dist/bench/jrdma-benchmarks.jar:$dist/bench/lib/*"
-BENCH=("$JAVA" -XX:+UseParallelGC -cp "$BCP")
+BENCH=("$JAVA" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -cp "$BCP")
 AERON_JAVA=("$JAVA" -XX:+UseParallelGC --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
             --add-opens java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED
             --sun-misc-unsafe-memory-access=allow --enable-native-access=ALL-UNNAMED -cp "$BCP")

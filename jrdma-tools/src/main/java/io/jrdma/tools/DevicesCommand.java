@@ -107,6 +107,10 @@ final class DevicesCommand {
             if (attr != null) {
                 out.printf("\t\t\tudp_port:\t\t%d%s%n", attr.udpPort(),
                         attr.udpPort() == DeviceOptions.ROCE_V2_PORT ? "" : " (4791 is taken on this host)");
+                String why = io.jrdma.engine.link.UdpLink.nativeUnavailableReason();
+                out.printf("			udp_sockets:		%s%n", why == null
+                        ? "native (recvmmsg; IPv6 zero-checksum datagrams accepted)"
+                        : "DatagramChannel (IPv6 peers that send zero UDP checksums, as rxe does, are not heard: " + why + ")");
             }
             List<Gid> gids = attr != null ? attr.gids() : d.gids();
             if (gids.isEmpty()) {

@@ -18,6 +18,8 @@ public final class Endpoint {
     private final byte[] ipv6Bytes;
     private final int port;
     private final int linkIndex;
+    private java.lang.foreign.MemorySegment sockaddr;
+    private int sockaddrLength;
 
     public Endpoint(InetSocketAddress socketAddress, int linkIndex) {
         this.socketAddress = socketAddress;
@@ -67,6 +69,22 @@ public final class Endpoint {
     /** @return for a local endpoint, which socket of the link it is; -1 for a remote one */
     public int linkIndex() {
         return linkIndex;
+    }
+
+    /** @return this endpoint as a native sockaddr_in/sockaddr_in6 (made once, on first use) */
+    java.lang.foreign.MemorySegment sockaddr() {
+        if (sockaddr == null) {
+            java.lang.foreign.MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(NativeUdp.SOCKADDR_SIZE, 8);
+            sockaddrLength = NativeUdp.encode(s, socketAddress);
+            sockaddr = s;
+        }
+        return sockaddr;
+    }
+
+    /** @return the length of {@link #sockaddr()} */
+    int sockaddrLength() {
+        sockaddr();
+        return sockaddrLength;
     }
 
     /** @return true if both name the same IP address (ports aside) */

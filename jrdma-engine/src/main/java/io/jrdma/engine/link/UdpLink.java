@@ -6,25 +6,22 @@ import io.jrdma.verbs.RdmaException.Errno;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.BindException;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.StandardProtocolFamily;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * RoCEv2 over kernel UDP sockets: one non-blocking {@link DatagramChannel} per local address,
- * all on the same port (4791 unless taken). IPv4 sockets are unconnected with Don't Fragment
- * set, as rxe sends. Sources are mapped to {@link Endpoint}s through a small identity cache:
- * the JDK hands back the same {@link InetSocketAddress} while the sender does not change, so
- * steady-state receive allocates nothing.
+ * RoCEv2 over kernel UDP sockets: one non-blocking socket per local address, all on the same
+ * port (4791 unless taken), with Don't Fragment set, as rxe sends. On Linux the sockets are
+ * driven through FFM ({@link NativeUdp}): IPv6 datagrams with a zero UDP checksum (all of rxe's)
+ * are accepted, and one {@code recvmmsg} takes up to {@value #BATCH} datagrams; elsewhere, or
+ * without native access, they are {@link java.nio.channels.DatagramChannel}s (IPv6 then cannot
+ * hear rxe). Sources are mapped to {@link Endpoint}s through small caches, so steady-state
+ * receive allocates nothing.
  * <p>
  * Sending goes through a <em>path</em> per (local address, peer): a socket bound to the local
  * address on an ephemeral port and connected to the peer's RoCEv2 port. A connected send skips
@@ -35,22 +32,21 @@ import java.util.Map;
  */
 public final class UdpLink implements Link {
     private static final int SOCKET_BUFFER = 4 << 20;
-    private static final int RX_BUFFER = 65536;
-    private static final int CACHE = 16;
+    /** Datagrams per receive system call (native sockets; DatagramChannel takes one). */
+    static final int BATCH = 16;
     /** Link indices of path endpoints start here; below are the shared sockets, one per address. */
     static final int PATH_BASE = 1 << 20;
 
-    private DatagramChannel[] channels;
+    private final boolean preferNative;
+    private UdpSocket[] sockets;
     private List<Endpoint> locals;
-    private final ByteBuffer rx = ByteBuffer.allocateDirect(RX_BUFFER);
-    private final MemorySegment rxSeg = MemorySegment.ofBuffer(rx);
-    private final SocketAddress[] cacheKeys = new SocketAddress[CACHE];
-    private final Endpoint[] cacheValues = new Endpoint[CACHE];
-    private int cacheNext;
+    private final UdpSocket.RxBatch batch = new UdpSocket.RxBatch(BATCH);
     private int pollStart;
     private int[] users;
     private int pollCycle;
     private long sendErrors;
+    private ByteBuffer lastTxBuf;
+    private MemorySegment lastTxSeg;
     private final Map<PathKey, Path> pathsByKey = new HashMap<>();
     private Path[] paths = new Path[4];
     private int pathCount;
@@ -60,30 +56,41 @@ public final class UdpLink implements Link {
     }
 
     private static final class Path {
-        final DatagramChannel channel;
+        final UdpSocket socket;
         final Endpoint from;
         final PathKey key;
         int refs;
 
-        Path(DatagramChannel channel, Endpoint from, PathKey key) {
-            this.channel = channel;
+        Path(UdpSocket socket, Endpoint from, PathKey key) {
+            this.socket = socket;
             this.from = from;
             this.key = key;
         }
     }
 
-    private UdpLink(DatagramChannel[] channels, List<Endpoint> locals) {
-        this.channels = channels;
+    private UdpLink(UdpSocket[] sockets, List<Endpoint> locals, boolean preferNative) {
+        this.sockets = sockets;
         this.locals = locals;
-        this.users = new int[channels.length];
+        this.users = new int[sockets.length];
+        this.preferNative = preferNative;
     }
 
     @Override
     public void use(int linkIndex, int delta) {
         if (linkIndex >= users.length) {
-            users = java.util.Arrays.copyOf(users, channels.length);
+            users = java.util.Arrays.copyOf(users, sockets.length);
         }
         users[linkIndex] += delta;
+    }
+
+    /** @return true if the sockets are Linux sockets driven through FFM, false for DatagramChannels */
+    public boolean isNative() {
+        return sockets.length > 0 && sockets[0] instanceof UdpSocket.Native;
+    }
+
+    /** @return null when this platform gets native sockets, else why not (shown by {@code jrdma devices -v}) */
+    public static String nativeUnavailableReason() {
+        return NativeUdp.unavailableReason();
     }
 
     /** Control path: whether {@link #attach} gives each peer a connected socket (the default) or all share one. */
@@ -94,6 +101,7 @@ public final class UdpLink implements Link {
     @Override
     public Endpoint attach(Endpoint local, Endpoint remote) {
         use(local.linkIndex(), 1);
+        remote.sockaddr(); // made here, on the control path, not by the first send
         if (!connectedPaths) {
             return local;
         }
@@ -104,15 +112,16 @@ public final class UdpLink implements Link {
             while (slot < pathCount && paths[slot] != null) {
                 slot++;
             }
-            DatagramChannel ch = null;
+            UdpSocket sock = null;
             try {
-                ch = openChannel(local.socketAddress().getAddress(), 0);
-                ch.connect(remote.socketAddress());
-                InetSocketAddress bound = (InetSocketAddress) ch.getLocalAddress();
-                p = new Path(ch, new Endpoint(new InetSocketAddress(local.socketAddress().getAddress(),
-                        bound.getPort()), PATH_BASE + slot), key);
+                sock = UdpSocket.open(local.socketAddress().getAddress(), 0, SOCKET_BUFFER, preferNative);
+                sock.connect(remote.socketAddress());
+                p = new Path(sock, new Endpoint(new InetSocketAddress(local.socketAddress().getAddress(),
+                        sock.port()), PATH_BASE + slot), key);
             } catch (IOException | RuntimeException e) {
-                closeQuietly(ch);
+                if (sock != null) {
+                    sock.close();
+                }
                 return local; // no socket to spare, say: the shared one still works
             }
             if (slot == paths.length) {
@@ -136,10 +145,10 @@ public final class UdpLink implements Link {
         Path p = paths[slot];
         if (p != null && --p.refs == 0) {
             pathsByKey.remove(p.key);
-            Path[] ps = paths.clone(); // the send path reads the array without a lock: publish a new one
+            Path[] ps = paths.clone();
             ps[slot] = null;
             paths = ps;
-            closeQuietly(p.channel);
+            p.socket.close();
         }
     }
 
@@ -150,14 +159,19 @@ public final class UdpLink implements Link {
 
     /**
      * Binds one socket per address, all on {@code port}; when that port is taken and
-     * {@code fallback} is set, on one free port shared by all.
+     * {@code fallback} is set, on one free port shared by all. Native sockets where possible.
      */
     public static UdpLink open(List<InetAddress> addresses, int port, boolean fallback) {
+        return open(addresses, port, fallback, true);
+    }
+
+    /** As {@link #open(List, int, boolean)}; {@code preferNative} false forces DatagramChannels. */
+    public static UdpLink open(List<InetAddress> addresses, int port, boolean fallback, boolean preferNative) {
         if (addresses.isEmpty()) {
             throw new RdmaException(Errno.EINVAL, "the device has no IP address to listen on");
         }
         try {
-            return bindAll(addresses, port);
+            return bindAll(addresses, port, preferNative);
         } catch (BindException e) {
             if (!fallback) {
                 throw new RdmaException(Errno.EADDRINUSE, "UDP port " + port + " is taken on "
@@ -169,7 +183,7 @@ public final class UdpLink implements Link {
         IOException last = null;
         for (int attempt = 0; attempt < 16; attempt++) {
             try {
-                return bindAll(addresses, 0);
+                return bindAll(addresses, 0, preferNative);
             } catch (IOException e) {
                 last = e;
             }
@@ -177,55 +191,25 @@ public final class UdpLink implements Link {
         throw new RdmaException(Errno.EADDRINUSE, "no free UDP port shared by " + addresses, last);
     }
 
-    private static UdpLink bindAll(List<InetAddress> addresses, int port) throws IOException {
-        DatagramChannel[] chs = new DatagramChannel[addresses.size()];
+    private static UdpLink bindAll(List<InetAddress> addresses, int port, boolean preferNative) throws IOException {
+        UdpSocket[] socks = new UdpSocket[addresses.size()];
         List<Endpoint> eps = new ArrayList<>();
         int chosen = port;
         try {
-            for (int i = 0; i < chs.length; i++) {
-                chs[i] = openChannel(addresses.get(i), chosen);
-                chosen = ((InetSocketAddress) chs[i].getLocalAddress()).getPort();
+            for (int i = 0; i < socks.length; i++) {
+                socks[i] = UdpSocket.open(addresses.get(i), chosen, SOCKET_BUFFER, preferNative);
+                chosen = socks[i].port();
                 eps.add(new Endpoint(new InetSocketAddress(addresses.get(i), chosen), i));
             }
         } catch (IOException | RuntimeException e) {
-            for (DatagramChannel ch : chs) {
-                closeQuietly(ch);
-            }
-            throw e;
-        }
-        return new UdpLink(chs, List.copyOf(eps));
-    }
-
-    private static DatagramChannel openChannel(InetAddress a, int port) throws IOException {
-        DatagramChannel ch = DatagramChannel.open(a instanceof Inet4Address ? StandardProtocolFamily.INET
-                : StandardProtocolFamily.INET6);
-        try {
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
-            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
-            if (a instanceof Inet4Address) {
-                try {
-                    ch.setOption(jdk.net.ExtendedSocketOptions.IP_DONTFRAGMENT, true);
-                } catch (UnsupportedOperationException ignored) {
-                    // not on this platform: the kernel's default applies
+            for (UdpSocket s : socks) {
+                if (s != null) {
+                    s.close();
                 }
             }
-            ch.bind(new InetSocketAddress(a, port));
-            ch.configureBlocking(false);
-            return ch;
-        } catch (IOException | RuntimeException e) {
-            closeQuietly(ch);
             throw e;
         }
-    }
-
-    private static void closeQuietly(DatagramChannel ch) {
-        if (ch != null) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // closing after a failure
-            }
-        }
+        return new UdpLink(socks, List.copyOf(eps), preferNative);
     }
 
     /**
@@ -234,29 +218,32 @@ public final class UdpLink implements Link {
      * @return its endpoint, whose link index is the new GID index
      */
     public Endpoint addAddress(InetAddress a) throws IOException {
-        DatagramChannel ch = openChannel(a, port());
-        DatagramChannel[] chs = java.util.Arrays.copyOf(channels, channels.length + 1);
-        chs[channels.length] = ch;
-        Endpoint e = new Endpoint(new InetSocketAddress(a, port()), channels.length);
+        UdpSocket sock = UdpSocket.open(a, port(), SOCKET_BUFFER, preferNative);
+        UdpSocket[] socks = java.util.Arrays.copyOf(sockets, sockets.length + 1);
+        socks[sockets.length] = sock;
+        Endpoint e = new Endpoint(new InetSocketAddress(a, port()), sockets.length);
         List<Endpoint> eps = new ArrayList<>(locals);
         eps.add(e);
-        channels = chs;
+        sockets = socks;
         locals = List.copyOf(eps);
-        users = java.util.Arrays.copyOf(users, chs.length);
+        users = java.util.Arrays.copyOf(users, socks.length);
         return e;
     }
 
     /** Engine thread (control path): stops listening on the address at {@code index}; the index stays taken. */
     public void removeAddress(int index) {
-        closeQuietly(channels[index]);
-        DatagramChannel[] chs = channels.clone();
-        chs[index] = null;
-        channels = chs;
+        UdpSocket s = sockets[index];
+        UdpSocket[] socks = sockets.clone();
+        socks[index] = null;
+        sockets = socks;
+        if (s != null) {
+            s.close();
+        }
     }
 
     /** @return true if the socket at {@code index} is open */
     public boolean isOpen(int index) {
-        return channels[index] != null;
+        return sockets[index] != null;
     }
 
     /** @return the UDP port every socket of this link is bound to */
@@ -272,43 +259,47 @@ public final class UdpLink implements Link {
     /**
      * Receives from the sockets that QPs use, round robin; every 64th call from all of them, so
      * stray packets are still drained and counted (packets to an unused socket can only be for
-     * QPs that do not exist). One empty
-     * receive is one system call: skipping idle sockets halves the cost of busy polling on a
-     * device with an IPv4 and an IPv6 address.
+     * QPs that do not exist), and from the connected paths. One empty receive is one system
+     * call: skipping idle sockets halves the cost of busy polling on a device with an IPv4 and
+     * an IPv6 address.
      */
     @Override
     public int poll(PacketSink sink, int limit) {
-        DatagramChannel[] chs = channels;
+        UdpSocket[] socks = sockets;
         int[] u = users;
         boolean all = (++pollCycle & 63) == 0;
         int n = 0;
         int idle = 0;
         int i = pollStart;
-        while (n < limit && idle < chs.length) {
-            DatagramChannel ch = chs[i];
-            SocketAddress from = null;
-            if (ch != null && (all || i >= u.length || u[i] > 0)) {
-                rx.clear();
-                try {
-                    from = ch.receive(rx);
-                } catch (IOException e) {
-                    from = null;
-                }
+        while (n < limit && idle < socks.length) {
+            UdpSocket s = socks[i];
+            int got = 0;
+            if (s != null && (all || i >= u.length || u[i] > 0)) {
+                got = s.receive(batch);
             }
-            if (from == null) {
+            if (got == 0) {
                 idle++;
-                i = i + 1 == chs.length ? 0 : i + 1;
+                i = i + 1 == socks.length ? 0 : i + 1;
                 continue;
             }
             idle = 0;
-            n++;
-            sink.onPacket(rx, rxSeg, rx.position(), endpointOf(from), locals.get(i));
+            n += deliver(sink, got, locals.get(i));
         }
         pollStart = i;
         if (all && pathCount > 0) {
             n += drainPaths(sink);
         }
         return n;
+    }
+
+    private int deliver(PacketSink sink, int got, Endpoint dst) {
+        UdpSocket.RxBatch b = batch;
+        for (int k = 0; k < got; k++) {
+            ByteBuffer buf = b.bufs[k];
+            buf.clear();
+            sink.onPacket(buf, b.segs[k], b.lens[k], b.sources[k], dst);
+        }
+        return got;
     }
 
     /** Peers send to the shared port, but anything that does reach a path's socket is still handled. */
@@ -320,65 +311,42 @@ public final class UdpLink implements Link {
             if (p == null) {
                 continue;
             }
-            for (;;) {
-                rx.clear();
-                SocketAddress from;
-                try {
-                    from = p.channel.receive(rx);
-                } catch (IOException e) {
-                    from = null;
-                }
-                if (from == null) {
-                    break;
-                }
-                n++;
-                sink.onPacket(rx, rxSeg, rx.position(), endpointOf(from), p.from);
+            int got;
+            while ((got = p.socket.receive(batch)) > 0) {
+                n += deliver(sink, got, p.from);
             }
         }
         return n;
     }
 
-    private Endpoint endpointOf(SocketAddress from) {
-        for (int i = 0; i < CACHE; i++) {
-            if (cacheKeys[i] == from) {
-                return cacheValues[i];
-            }
-        }
-        for (int i = 0; i < CACHE; i++) {
-            if (from.equals(cacheKeys[i])) {
-                cacheKeys[i] = from;
-                return cacheValues[i];
-            }
-        }
-        Endpoint e = new Endpoint((InetSocketAddress) from, -1);
-        cacheKeys[cacheNext] = from;
-        cacheValues[cacheNext] = e;
-        cacheNext = (cacheNext + 1) % CACHE;
-        return e;
-    }
-
     @Override
     public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
-        buf.limit(len).position(0);
+        MemorySegment seg = lastTxSeg;
+        if (buf != lastTxBuf) { // the engine sends from one buffer: made once
+            seg = MemorySegment.ofBuffer(buf);
+            lastTxBuf = buf;
+            lastTxSeg = seg;
+        }
         int index = local.linkIndex();
-        try {
-            if (index >= PATH_BASE) {
-                Path p = paths[index - PATH_BASE];
-                if (p != null) {
-                    return p.channel.write(buf) > 0;
-                }
-                index = -1;
-            }
-            DatagramChannel ch = index >= 0 && index < channels.length ? channels[index] : null;
-            if (ch == null) {
-                sendErrors++;
-                return true; // the address or path went away: the packet is lost, retransmission decides
-            }
-            return ch.send(buf, remote.socketAddress()) > 0;
-        } catch (IOException e) {
+        UdpSocket s;
+        Endpoint to = remote;
+        if (index >= PATH_BASE) {
+            Path p = paths[index - PATH_BASE];
+            s = p == null ? null : p.socket;
+            to = null;
+        } else {
+            s = index >= 0 && index < sockets.length ? sockets[index] : null;
+        }
+        if (s == null) {
+            sendErrors++;
+            return true; // the address or path went away: the packet is lost, retransmission decides
+        }
+        int r = s.send(buf, seg, len, to);
+        if (r == UdpSocket.ERROR) {
             sendErrors++;
             return true; // unreachable peer and the like: the packet is lost, retransmission decides
         }
+        return r == UdpSocket.SENT;
     }
 
     /** @return sends the kernel refused with an error (counted as lost packets) */
@@ -388,11 +356,13 @@ public final class UdpLink implements Link {
 
     @Override
     public void close() {
-        for (DatagramChannel ch : channels) {
-            closeQuietly(ch);
+        for (UdpSocket s : sockets) {
+            if (s != null) {
+                s.close();
+            }
         }
         for (Path p : pathsByKey.values()) {
-            closeQuietly(p.channel);
+            p.socket.close();
         }
         pathsByKey.clear();
     }

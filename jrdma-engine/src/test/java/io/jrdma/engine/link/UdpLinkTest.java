@@ -47,6 +47,7 @@ class UdpLinkTest {
             List<Endpoint> from = receive(b);
             assertEquals(1, from.size());
             assertEquals(p1.port(), from.getFirst().port(), "the peer sees the path's port");
+            assertTrue(from.getFirst().sameAddress(local), "and its address: " + from.getFirst());
 
             a.detach(local, p1);
             assertEquals(1, a.pathCount(), "still used by the second QP");
@@ -67,8 +68,48 @@ class UdpLinkTest {
             assertSame(local, p);
             assertEquals(0, a.pathCount());
             assertTrue(a.send(ByteBuffer.allocateDirect(64), 64, p, peer));
-            assertEquals(local.port(), receive(b).getFirst().port());
+            Endpoint src = receive(b).getFirst();
+            assertEquals(local.port(), src.port());
+            assertTrue(src.sameAddress(local), src.toString());
             a.detach(local, p);
+        }
+    }
+
+    @Test
+    void nativeSocketsOnLinuxAndTheJdkFallbackBothCarryDatagrams() throws Exception {
+        for (boolean preferNative : new boolean[] {true, false}) {
+            try (UdpLink a = UdpLink.open(List.of(InetAddress.getByName("127.0.0.1")), 0, true, preferNative);
+                 UdpLink b = UdpLink.open(List.of(InetAddress.getByName("127.0.0.2")), 0, true, preferNative)) {
+                if (preferNative && UdpLink.nativeUnavailableReason() == null) {
+                    assertTrue(a.isNative(), "native sockets where the platform has them");
+                }
+                if (!preferNative) {
+                    org.junit.jupiter.api.Assertions.assertFalse(a.isNative());
+                }
+                Endpoint local = a.localEndpoints().getFirst();
+                Endpoint peer = b.localEndpoints().getFirst();
+                ByteBuffer buf = ByteBuffer.allocateDirect(2048);
+                for (int i = 0; i < 40; i++) { // more than one receive batch
+                    buf.put(0, (byte) i);
+                    assertTrue(a.send(buf, 100 + i, local, peer));
+                }
+                List<Integer> lens = new ArrayList<>();
+                List<Integer> firsts = new ArrayList<>();
+                long end = System.nanoTime() + DEADLINE_NANOS;
+                while (lens.size() < 40 && System.nanoTime() < end) {
+                    b.poll((bb, seg, len, src, dst) -> {
+                        assertTrue(src.sameAddress(local) && src.port() == local.port(), src.toString());
+                        assertEquals(peer, dst);
+                        lens.add(len);
+                        firsts.add((int) seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0));
+                    }, 64);
+                }
+                assertEquals(40, lens.size(), "native " + preferNative);
+                for (int i = 0; i < 40; i++) {
+                    assertEquals(100 + i, lens.get(i));
+                    assertEquals(i, firsts.get(i));
+                }
+            }
         }
     }
 }
