@@ -5,4 +5,5 @@
 module io.jrdma.tools {
     requires io.jrdma.verbs;
     requires io.jrdma.engine;
+    requires io.jrdma.wire;
 }

@@ -15,6 +15,7 @@ public final class Main {
               devices [-v]                 list the RDMA devices, their ports and GID tables (like ibv_devinfo)
               perf <test> [options] [host] perftest-style benchmarks: write_bw write_lat read_bw read_lat
                                            send_bw send_lat atomic_bw atomic_lat
+              pcap FILE [--from IP]        check the RoCEv2 ICRC of every packet in a capture
 
             Run 'jrdma <command> --help' for the options of a command.
             """;
@@ -44,6 +45,7 @@ public final class Main {
             }
             case "devices" -> DevicesCommand.run(rest, out, err);
             case "perf" -> PerfCommand.run(rest, out, err);
+            case "pcap" -> PcapCommand.run(rest, out, err);
             default -> {
                 err.println("jrdma: unknown command '" + args[0] + "'");
                 err.print(USAGE);

@@ -1,0 +1,143 @@
+package io.jrdma.tools;
+
+import io.jrdma.wire.Bth;
+import io.jrdma.wire.EthernetIp;
+import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.Icrc;
+import io.jrdma.wire.PcapReader;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * {@code jrdma pcap FILE [--from IP]}: checks the ICRC of every RoCEv2 packet (UDP port 4791)
+ * in a capture against its real IP and UDP headers, and prints, per source address, how many
+ * packets carry a correct ICRC and which opcodes were seen. With {@code --from}, exits 1 unless
+ * every packet from that address is correct (the interop suite's check of what jrdma sent).
+ */
+final class PcapCommand {
+    static final String USAGE = """
+            usage: jrdma pcap FILE [--from IP] [-v]
+
+            Checks the RoCEv2 ICRC of every UDP/4791 packet in a pcap capture (Ethernet, Linux cooked
+            or raw IP), using each packet's real IPv4/IPv6 and UDP headers, and prints per source
+            address the packets with a correct and with a wrong ICRC.
+              --from IP   exit 1 unless at least one packet came from IP and all of them are correct
+              -v          list every packet with a wrong ICRC
+            """;
+
+    private PcapCommand() {
+    }
+
+    private static final class Tally {
+        long ok;
+        long bad;
+        final Map<String, Long> opcodes = new TreeMap<>();
+    }
+
+    static int run(List<String> args, PrintStream out, PrintStream err) {
+        String file = null;
+        String from = null;
+        boolean verbose = false;
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            switch (a) {
+                case "-h", "--help" -> {
+                    out.print(USAGE);
+                    return 0;
+                }
+                case "-v" -> verbose = true;
+                case "--from" -> {
+                    if (i + 1 == args.size()) {
+                        err.println("jrdma pcap: --from needs an IP address");
+                        return 2;
+                    }
+                    from = args.get(++i);
+                }
+                default -> {
+                    if (a.startsWith("-") || file != null) {
+                        err.println("jrdma pcap: unexpected argument '" + a + "'");
+                        err.print(USAGE);
+                        return 2;
+                    }
+                    file = a;
+                }
+            }
+        }
+        if (file == null) {
+            err.println("jrdma pcap: missing capture file");
+            err.print(USAGE);
+            return 2;
+        }
+        String fromKey;
+        try {
+            fromKey = from == null ? null : InetAddress.getByName(from).getHostAddress();
+        } catch (IOException e) {
+            err.println("jrdma pcap: not an IP address: " + from);
+            return 2;
+        }
+        Map<String, Tally> bySource = new TreeMap<>();
+        Icrc icrc = new Icrc();
+        try (PcapReader r = PcapReader.open(Path.of(file))) {
+            PcapReader.Record rec;
+            while ((rec = r.next()) != null) {
+                ByteBuffer b = rec.directBuffer();
+                EthernetIp.Udp u;
+                try {
+                    u = EthernetIp.parseUdp(b, r.linkType());
+                } catch (RuntimeException e) {
+                    continue; // not IP/UDP
+                }
+                if (u == null || u.dstPort() != 4791 || u.roceLengthWithoutIcrc() < Bth.LENGTH) {
+                    continue;
+                }
+                InetAddress src = InetAddress.getByAddress(u.ipVersion() == 6 ? EthernetIp.ipv6Src(b, u.ipOffset())
+                        : ipv4(EthernetIp.ipv4Src(b, u.ipOffset())));
+                Tally t = bySource.computeIfAbsent(src.getHostAddress(), k -> new Tally());
+                int len = u.roceLengthWithoutIcrc();
+                int expected = icrc.computeFromIpHeader(b, u.ipOffset(), len);
+                int got = Icrc.read(rec.segment(), u.payloadOffset() + len);
+                int opcode = b.get(u.payloadOffset()) & 0xFF;
+                t.opcodes.merge(IbOpcode.name(opcode), 1L, Long::sum);
+                if (expected == got) {
+                    t.ok++;
+                } else {
+                    t.bad++;
+                    if (verbose) {
+                        out.printf("packet %d from %s: ICRC %08x on the wire, %08x computed%n", rec.index(),
+                                src.getHostAddress(), got, expected);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            err.println("jrdma pcap: cannot read " + file + ": " + e.getMessage());
+            return 1;
+        }
+        for (Map.Entry<String, Tally> e : bySource.entrySet()) {
+            Tally t = e.getValue();
+            out.printf("%s: %d packets, ICRC correct %d, wrong %d; %s%n", e.getKey(), t.ok + t.bad, t.ok, t.bad, t.opcodes);
+        }
+        if (fromKey != null) {
+            Tally t = bySource.get(fromKey);
+            if (t == null) {
+                err.println("jrdma pcap: no RoCEv2 packet from " + from + " in " + file);
+                return 1;
+            }
+            if (t.bad > 0) {
+                err.println("jrdma pcap: " + t.bad + " packets from " + from + " carry a wrong ICRC");
+                return 1;
+            }
+        }
+        return 0;
+    }
+
+    private static byte[] ipv4(int a) {
+        return new byte[] {(byte) (a >>> 24), (byte) (a >>> 16), (byte) (a >>> 8), (byte) a};
+    }
+}
