@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# Interop suite: rdma-core's ibv_rc_pingpong and perftest 4.5 against jrdma, both directions,
+# over RoCEv2 with a Linux rdma_rxe peer (or a RoCE NIC). See interop/README.md.
+#
+#   interop/run.sh --vm VM.SH [options]      peer = guest 1 of the QEMU harness (../shared/interop/vm.sh)
+#   interop/run.sh --ssh root@HOST [options] peer = any Linux host with rxe/RoCE and the tools
+#
+# Options:
+#   --vm VM.SH         the harness's vm.sh (or its directory); its CACHE/RUN env vars pass through
+#   --ssh TARGET       ssh destination of the peer host (key-based login)
+#   --peer-ip IP       the peer's IPv4 address for the TCP side channel (vm: 10.77.0.11)
+#   --peer-dev DEV     the peer's RDMA device (rxe0)
+#   --peer-gid6 N      the peer's IPv6 link-local GID index (0)
+#   --peer-gid4 N      the peer's IPv4-mapped GID index (1)
+#   --local-if IF      the local interface facing the peer (vm: br0); jrdma's device is roce_IF
+#   --only REGEX       run only the cases whose name matches
+#   --quick            one size (1024) per test instead of the whole matrix
+#   --out DIR          results directory (default interop/results/<UTC time>)
+#   --jrdma PATH       the jrdma launcher (default: ./jrdma of this checkout)
+# Exit status: 0 when every case passed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+VMDIR="" SSH="" PEER_IP="" PEER_DEV=rxe0 PEER_GID6=0 PEER_GID4=1 LOCAL_IF="" ONLY="" QUICK=0 OUT=""
+JRDMA="$ROOT/jrdma"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --vm) VMDIR=$2; shift ;;
+    --ssh) SSH=$2; shift ;;
+    --peer-ip) PEER_IP=$2; shift ;;
+    --peer-dev) PEER_DEV=$2; shift ;;
+    --peer-gid6) PEER_GID6=$2; shift ;;
+    --peer-gid4) PEER_GID4=$2; shift ;;
+    --local-if) LOCAL_IF=$2; shift ;;
+    --only) ONLY=$2; shift ;;
+    --quick) QUICK=1 ;;
+    --out) OUT=$2; shift ;;
+    --jrdma) JRDMA=$2; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "interop/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ -n "$VMDIR" ]; then
+  VM=$VMDIR; [ -d "$VM" ] && VM="$VM/vm.sh"
+  [ -x "$VM" ] || { echo "no harness script $VM" >&2; exit 2; }
+  peer() { "$VM" exec 1 "$*"; }
+  here() { "$VM" ns "$@"; }
+  PEER_IP=${PEER_IP:-10.77.0.11}
+  LOCAL_IF=${LOCAL_IF:-br0}
+  LINK_DOWN() { "$VM" ns ip link set tap10 "$1"; }
+elif [ -n "$SSH" ]; then
+  peer() { ssh -o BatchMode=yes -o ConnectTimeout=10 "$SSH" "$*"; }
+  here() { "$@"; }
+  [ -n "$PEER_IP" ] && [ -n "$LOCAL_IF" ] || { echo "--ssh needs --peer-ip and --local-if" >&2; exit 2; }
+  LINK_DOWN() { peer "ip link set \$(ip -o route get $LOCAL_IP4 | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p') $1"; }
+else
+  echo "interop/run.sh: give the peer: --vm DIR or --ssh TARGET (see --help)" >&2; exit 2
+fi
+
+OUT=${OUT:-$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT"
+SUMMARY="$OUT/summary.md"
+LOCAL_DEV="roce_$LOCAL_IF"
+LOCAL_IP4=$(here ip -4 -o addr show dev "$LOCAL_IF" | awk '{print $4}' | cut -d/ -f1 | grep -F "${PEER_IP%.*}." | head -1)
+LOCAL_IP6=$(here ip -6 -o addr show dev "$LOCAL_IF" scope link | awk '{print $4}' | cut -d/ -f1 | head -1)
+[ -n "$LOCAL_IP4" ] || { echo "no IPv4 address of $LOCAL_IF in ${PEER_IP%.*}.0/24" >&2; exit 2; }
+[ -n "$LOCAL_IP6" ] || { echo "no IPv6 link-local address on $LOCAL_IF: enable IPv6 there (sysctl net.ipv6.conf.$LOCAL_IF.disable_ipv6=0)" >&2; exit 2; }
+
+DEVINFO=$(here "$JRDMA" devices -v 2>&1)
+gid_of() { # index of the GID whose address is $1 in jrdma's table of $LOCAL_DEV
+  echo "$DEVINFO" | awk -v dev="$LOCAL_DEV" -v ip="$1" '
+    /^hca_id:/ {on = ($2 == dev)}
+    on && /GID\[/ && index($0, "(" ip ")") {gsub(/[^0-9]/, "", $1); print $1; exit}'
+}
+LOCAL_GID6=$(gid_of "$LOCAL_IP6")
+LOCAL_GID4=$(gid_of "$LOCAL_IP4")
+[ -n "$LOCAL_GID6" ] && [ -n "$LOCAL_GID4" ] || { echo "jrdma has no GID for $LOCAL_IP6 / $LOCAL_IP4 on $LOCAL_DEV:"; echo "$DEVINFO"; exit 2; } >&2
+
+COUNTERS="duplicate_request out_of_seq_request rcvd_seq_err completer_retry_err retry_exceeded_err retry_rnr_exceeded_err rcvd_rnr_err"
+peer_counters() {
+  peer "cd /sys/class/infiniband/$PEER_DEV/ports/1/hw_counters && for c in $COUNTERS; do echo \$c=\$(cat \$c 2>/dev/null || echo 0); done" | tr '\n' ' '
+}
+counter_delta() { # before after -> "name+N ..." for every counter that moved
+  local b=$1 a=$2 out="" c vb va
+  for c in $COUNTERS; do
+    vb=$(echo "$b" | tr ' ' '\n' | sed -n "s/^$c=//p"); va=$(echo "$a" | tr ' ' '\n' | sed -n "s/^$c=//p")
+    [ "${va:-0}" != "${vb:-0}" ] && out="$out $c+$(( ${va:-0} - ${vb:-0} ))"
+  done
+  echo "$out"
+}
+
+# waits until something listens on TCP $2 on side $1 (jrdma|peer)
+wait_listen() {
+  local deadline=$(( $(date +%s) + 30 ))
+  while [ "$(date +%s)" -lt $deadline ]; do
+    if [ "$1" = jrdma ]; then here ss -ltnH "sport = :$2" | grep -q . && return 0
+    else peer "ss -ltnH 'sport = :$2'" | grep -q . && return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+
+PASS=0 FAIL=0
+echo "| case | result | seconds | notes |" > "$SUMMARY"
+echo "|---|---|---|---|" >> "$SUMMARY"
+
+# run_case NAME SERVER_SIDE(jrdma|peer) SERVER_CMD CLIENT_CMD FROM_IP
+run_case() {
+  local name=$1 side=$2 scmd=$3 ccmd=$4 from=$5
+  if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+  local dir="$OUT/$name" t0 rc_s rc_c note="" before after delta
+  mkdir -p "$dir"
+  peer "pkill -x ibv_rc_pingpong; pkill -f '^ib_(write|read|send|atomic)_'; true" >/dev/null 2>&1
+  before=$(peer_counters)
+  here timeout 300 tcpdump -i "$LOCAL_IF" -U -s 0 -w "$dir/capture.pcap" "udp port 4791" >/dev/null 2>&1 &
+  local cap=$!
+  sleep 0.5
+  t0=$(date +%s.%N)
+  if [ "$side" = jrdma ]; then
+    here timeout 240 $scmd > "$dir/server.txt" 2>&1 &
+  else
+    peer "timeout 240 $scmd" > "$dir/server.txt" 2>&1 &
+  fi
+  local spid=$!
+  if ! wait_listen "$side" 18515; then
+    note="server never listened"
+  fi
+  if [ "$side" = jrdma ]; then
+    peer "timeout 240 $ccmd" > "$dir/client.txt" 2>&1; rc_c=$?
+  else
+    here timeout 240 $ccmd > "$dir/client.txt" 2>&1; rc_c=$?
+  fi
+  wait $spid; rc_s=$?
+  local secs; secs=$(echo "$(date +%s.%N) - $t0" | bc)
+  sleep 0.3
+  kill $cap 2>/dev/null; wait $cap 2>/dev/null
+  pkill -f "tcpdump -i $LOCAL_IF -U -s 0 -w $dir/capture.pcap" 2>/dev/null
+  after=$(peer_counters)
+  delta=$(counter_delta "$before" "$after")
+  [ $rc_s -ne 0 ] && note="$note server exit $rc_s;"
+  [ $rc_c -ne 0 ] && note="$note client exit $rc_c;"
+  [ -n "$delta" ] && note="$note peer counters:$delta;"
+  if ! here "$JRDMA" pcap "$dir/capture.pcap" --from "$from" > "$dir/icrc.txt" 2>&1; then
+    note="$note ICRC: $(tail -1 "$dir/icrc.txt");"
+  fi
+  if [ -z "$note" ]; then
+    PASS=$((PASS + 1))
+    printf '| %s | pass | %.1f | %s |\n' "$name" "$secs" "$(head -1 "$dir/icrc.txt" | cut -d';' -f1)" >> "$SUMMARY"
+    rm -f "$dir/capture.pcap"
+  else
+    FAIL=$((FAIL + 1))
+    printf '| %s | **FAIL** | %.1f | %s |\n' "$name" "$secs" "$note" >> "$SUMMARY"
+  fi
+  tail -1 "$SUMMARY"
+}
+
+if [ $QUICK = 1 ]; then SIZES="1024"; PP_SIZES="1024"; else SIZES="2 1024 4096 65536"; PP_SIZES="1 1024 4096 65536"; fi
+J="$JRDMA"
+
+# --- ibv_rc_pingpong, IPv6 link-local GIDs, MTU 1024
+for s in $PP_SIZES; do
+  n=50
+  run_case "pingpong-s$s-jrdma-server" jrdma \
+    "$J pingpong -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -m 1024 -n $n --timeout 120" \
+    "ibv_rc_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -m 1024 -n $n $LOCAL_IP4" "$LOCAL_IP6"
+  run_case "pingpong-s$s-jrdma-client" peer \
+    "ibv_rc_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -m 1024 -n $n" \
+    "$J pingpong -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -m 1024 -n $n --timeout 120 $PEER_IP" "$LOCAL_IP6"
+done
+
+# --- perftest, IPv6 link-local GIDs
+perftest_pair() { # test size family(6|4) gid_local gid_peer from
+  local t=$1 s=$2 fam=$3 gl=$4 gp=$5 from=$6 n extra=""
+  case $t in *_lat) n=100 ;; *) n=200 ;; esac
+  case $t in atomic_*) extra="-A FETCH_AND_ADD" ;; esac
+  local sz="-s $s"
+  case $t in atomic_*) sz="" ;; esac
+  run_case "$t-s$s-ipv$fam-jrdma-server" jrdma \
+    "$J perf $t -d $LOCAL_DEV -x $gl $sz -n $n $extra --timeout 120" \
+    "ib_$t -d $PEER_DEV -x $gp $sz -n $n $extra $LOCAL_IP4" "$from"
+  run_case "$t-s$s-ipv$fam-jrdma-client" peer \
+    "ib_$t -d $PEER_DEV -x $gp $sz -n $n $extra" \
+    "$J perf $t -d $LOCAL_DEV -x $gl $sz -n $n $extra --timeout 120 $PEER_IP" "$from"
+}
+for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+  for s in $SIZES; do perftest_pair $t "$s" 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6"; done
+done
+for t in atomic_bw atomic_lat; do perftest_pair $t 8 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6"; done
+
+# --- IPv4: needs the peer to see IP ID 0 from us (vm.sh ipid-zero on; see README)
+if [ -n "$VMDIR" ]; then "$VM" ipid-zero on >/dev/null; fi
+for t in write_bw read_lat; do
+  for s in $SIZES; do perftest_pair $t "$s" 4 "$LOCAL_GID4" "$PEER_GID4" "$LOCAL_IP4"; done
+done
+
+# --- the peer disappears mid-transfer: RETRY_EXC_ERR within the timeout, then a clean reconnect
+linkdown_case() {
+  local name=linkdown-retry-exceeded dir
+  if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+  dir="$OUT/$name"; mkdir -p "$dir"
+  peer "pkill -f '^ib_write_bw'; true" >/dev/null 2>&1
+  peer "timeout 120 ib_write_bw -d $PEER_DEV -x $PEER_GID6 -s 65536 -D 60" > "$dir/server.txt" 2>&1 &
+  local spid=$! note="" t0 t1
+  wait_listen peer 18515 || note="server never listened;"
+  here timeout 100 "$J" perf write_bw -d "$LOCAL_DEV" -x "$LOCAL_GID6" -s 65536 -D 60 --timeout 90 "$PEER_IP" > "$dir/client.txt" 2>&1 &
+  local cpid=$!
+  # wait for data to flow (the table header is printed once the QPs are connected)
+  local deadline=$(( $(date +%s) + 60 ))
+  until grep -q 'BW peak\|#bytes' "$dir/client.txt" 2>/dev/null || [ "$(date +%s)" -ge $deadline ]; do sleep 0.2; done
+  sleep 2
+  t0=$(date +%s.%N)
+  LINK_DOWN down
+  wait $cpid; local rc=$?
+  t1=$(date +%s.%N)
+  LINK_DOWN up
+  peer "pkill -f '^ib_write_bw'; true" >/dev/null 2>&1; wait $spid 2>/dev/null
+  local secs; secs=$(echo "$t1 - $t0" | bc)
+  grep -q 'RETRY_EXC_ERR' "$dir/client.txt" || note="$note no RETRY_EXC_ERR in jrdma's output (exit $rc);"
+  [ "$rc" -ne 0 ] || note="$note jrdma exited 0;"
+  # recovery: a new connection works at once
+  sleep 1
+  peer "timeout 60 ibv_rc_pingpong -d $PEER_DEV -g $PEER_GID6 -s 1024 -m 1024 -n 20" > "$dir/recover-server.txt" 2>&1 &
+  local ppid=$!
+  wait_listen peer 18515 || note="$note recovery server never listened;"
+  here timeout 60 "$J" pingpong -d "$LOCAL_DEV" -g "$LOCAL_GID6" -s 1024 -m 1024 -n 20 "$PEER_IP" > "$dir/recover-client.txt" 2>&1 || note="$note reconnect failed;"
+  wait $ppid || note="$note recovery peer failed;"
+  if [ -z "$note" ]; then
+    PASS=$((PASS + 1)); printf '| %s | pass | %.1f | RETRY_EXC_ERR %.1f s after link down; reconnect ok |\n' "$name" "$secs" "$secs" >> "$SUMMARY"
+  else
+    FAIL=$((FAIL + 1)); printf '| %s | **FAIL** | %.1f | %s |\n' "$name" "$secs" "$note" >> "$SUMMARY"
+  fi
+  tail -1 "$SUMMARY"
+}
+linkdown_case
+if [ -n "$VMDIR" ]; then "$VM" ipid-zero off >/dev/null; fi
+
+{
+  echo
+  echo "passed $PASS, failed $FAIL — $(date -u +%Y-%m-%dT%H:%MZ), peer ${VMDIR:+QEMU guest 1 }${SSH} ($PEER_DEV), jrdma $(git -C "$ROOT" rev-parse --short HEAD)"
+} >> "$SUMMARY"
+tail -1 "$SUMMARY"
+[ $FAIL -eq 0 ]
