@@ -30,6 +30,20 @@ public final class Roce {
         return port == DeviceOptions.ROCE_V2_PORT ? 0 : port;
     }
 
+    /**
+     * @return a warning for stderr when the context could not get UDP 4791 (a Linux peer sends
+     *         there and nowhere else), or null
+     */
+    public static String portWarning(DeviceContext ctx) {
+        int port = ctx.queryPort().udpPort();
+        if (port == DeviceOptions.ROCE_V2_PORT) {
+            return null;
+        }
+        return "UDP port 4791 is taken on this host (by another jrdma process or a kernel RoCE device), so "
+                + ctx.device().name() + " listens on UDP " + port + " and advertises it in the LID field: only a jrdma"
+                + " peer can reach this side";
+    }
+
     /** @return the peer's UDP port for the LID it advertised */
     public static int udpPort(int lid) {
         return lid == 0 ? DeviceOptions.ROCE_V2_PORT : lid;

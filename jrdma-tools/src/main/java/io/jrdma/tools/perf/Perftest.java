@@ -78,6 +78,7 @@ final class Perftest {
     private final IntConsumer listening;
     private final long timeoutNanos;
     private final boolean noPeak;
+    private final boolean warnPort;
 
     // negotiated with the peer
     private int cycleBuffer = PAGE;
@@ -107,7 +108,10 @@ final class Perftest {
     private final RecvWorkRequest rwr = new RecvWorkRequest(1);
     private PerftestReport.Bw lastBw;
 
-    Perftest(PerftestOptions o, PrintStream out, PrintStream err, Watchdog dog, IntConsumer listening) {
+    /** @param warnPort warn on stderr when UDP 4791 was taken (not in --loopback, where both ends are jrdma) */
+    Perftest(PerftestOptions o, PrintStream out, PrintStream err, Watchdog dog, IntConsumer listening,
+             boolean warnPort) {
+        this.warnPort = warnPort;
         this.o = o;
         this.test = o.test();
         this.out = out;
@@ -142,6 +146,10 @@ final class Perftest {
         ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
                 .withIdleStrategy(IdleStrategy.BACKOFF).withAnyIpv4Id(true));
         try {
+            String warning = warnPort ? Roce.portWarning(ctx) : null;
+            if (warning != null) {
+                err.println("jrdma perf: " + warning);
+            }
             pump = Roce.pump(ctx);
             PortAttr port = ctx.queryPort();
             if (!"Ethernet".equals(port.linkLayer())) {

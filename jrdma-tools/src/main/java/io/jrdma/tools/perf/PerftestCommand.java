@@ -33,7 +33,7 @@ public final class PerftestCommand {
             return loopback(o, out, err);
         }
         try {
-            new Perftest(o, out, err, new Watchdog(o.timeoutSec(), null), listening).run();
+            new Perftest(o, out, err, new Watchdog(o.timeoutSec(), null), listening, true).run();
             return 0;
         } catch (Throwable e) {
             return report(e, out, err, "");
@@ -84,8 +84,8 @@ public final class PerftestCommand {
         PrintStream discard = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
         Thread server = Thread.ofPlatform().name("jrdma-perf-server").daemon().start(() -> {
             try {
-                new Perftest(so, discard, discard, new Watchdog(o.timeoutSec(), clientFailed), listening::complete)
-                        .run();
+                new Perftest(so, discard, discard, new Watchdog(o.timeoutSec(), clientFailed), listening::complete,
+                        false).run();
             } catch (Throwable e) {
                 serverError.set(e);
                 serverFailed.set(true);
@@ -108,7 +108,7 @@ public final class PerftestCommand {
                 lo.getHostAddress(), false, o.timeoutSec(), true);
         Throwable clientError = null;
         try {
-            new Perftest(co, out, err, new Watchdog(o.timeoutSec(), serverFailed), p -> { }).run();
+            new Perftest(co, out, err, new Watchdog(o.timeoutSec(), serverFailed), p -> { }, false).run();
         } catch (Throwable e) {
             clientError = e;
             clientFailed.set(true);

@@ -139,6 +139,10 @@ public final class Pingpong {
                 .withIdleStrategy(IdleStrategy.BACKOFF);
         ctx = dev.open(opts);
         try {
+            String warning = Roce.portWarning(ctx);
+            if (warning != null) {
+                err.println("jrdma pingpong: " + warning);
+            }
             if (o.ibPort() != 1) {
                 throw new BadValue("option -i/--ib-port: port " + o.ibPort() + " does not exist on " + dev.name()
                         + " (jrdma devices have one port, 1)");

@@ -45,6 +45,12 @@ public final class RawPeer implements AutoCloseable {
         return new RawPeer(server.accept());
     }
 
+    /** Drops the warning a side prints when another process holds UDP 4791 on this host. */
+    public static String withoutPortWarning(String err) {
+        return err.lines().filter(l -> !l.contains(": UDP port 4791 is taken on this host"))
+                .map(l -> l + "\n").reduce("", String::concat);
+    }
+
     public void write(byte[] b) throws IOException {
         out.write(b);
         out.flush();
