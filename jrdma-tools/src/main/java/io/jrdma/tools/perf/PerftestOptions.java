@@ -121,11 +121,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
 
     /** Reads a parsed command line; throws a usage error naming the flag. */
     static PerftestOptions of(ArgParser.Parsed p) throws ArgParser.UsageException {
+        if (p.has("duration")) {
+            throw new ArgParser.UsageException("option -D/--duration is not supported with perftest's exchange yet: use"
+                    + " --jrdma-cm -D (both sides jrdma)");
+        }
         for (String o : CM_ONLY) {
             if (p.has(o)) {
-                throw new ArgParser.UsageException("option --" + o + (o.equals("duration") ? " (-D)" : "")
-                        + " is a jrdma perf feature: use it with --jrdma-cm (perftest's exchange has no way to tell"
-                        + " the peer)");
+                throw new ArgParser.UsageException("option --" + o + " is a jrdma perf feature: use it with --jrdma-cm"
+                        + " (perftest's exchange has no way to tell the peer)");
             }
         }
         if (p.has("rdma_cm") || p.has("comm_rdma_cm")) {

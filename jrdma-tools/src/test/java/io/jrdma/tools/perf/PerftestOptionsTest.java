@@ -87,7 +87,7 @@ class PerftestOptionsTest {
         assertTrue(message("write_bw", "-R").contains("rdma_cm) is not supported"));
         assertTrue(message("write_bw", "-b").contains("-b/--bidirectional is not supported"));
         assertTrue(message("write_bw", "--verify").contains("use it with --jrdma-cm"));
-        assertTrue(message("write_bw", "-D", "3").contains("--duration (-D) is a jrdma perf feature"));
+        assertTrue(message("write_bw", "-D", "3").contains("-D/--duration is not supported with perftest's exchange"));
         assertEquals("option -q/--qp: Multiple QPs only available on bw tests", message("write_lat", "-q", "2"));
         assertEquals("option -I/--inline_size: Inline feature not available on READ/Atomic verbs",
                 message("read_bw", "-I", "8"));
