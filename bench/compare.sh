@@ -198,8 +198,8 @@ fi
 jrdma_lat() { # test size
   local t=$1 s=$2 n=$LAT_N
   [ "$s" -ge 65536 ] && n=$LAT_N_BIG
-  SRV=("${TOOLS[@]}" perf "$t" -d roce_lo -p @PORT@ --timeout 30)
-  CLI=("${TOOLS[@]}" perf "$t" -s "$s" -n "$n" -p @PORT@ --timeout 30 127.0.0.1)
+  SRV=("${TOOLS[@]}" perf "$t" --jrdma-cm -d roce_lo -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" --jrdma-cm -s "$s" -n "$n" -p @PORT@ --timeout 30 127.0.0.1)
   run_pair "r$ROUND.$t.$s" 120 "Listening on TCP port" || return
   local row; row="$(perf_row "$work/r$ROUND.$t.$s.client.out")"
   if [ -z "$row" ]; then
@@ -212,8 +212,8 @@ jrdma_lat() { # test size
 
 jrdma_bw() { # test size: runs for $SECS s (perf -D), after perf's own warm-up
   local t=$1 s=$2
-  SRV=("${TOOLS[@]}" perf "$t" -d roce_lo -p @PORT@ --timeout 30)
-  CLI=("${TOOLS[@]}" perf "$t" -s "$s" -D "$SECS" -p @PORT@ --timeout 30 127.0.0.1)
+  SRV=("${TOOLS[@]}" perf "$t" --jrdma-cm -d roce_lo -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" --jrdma-cm -s "$s" -D "$SECS" -p @PORT@ --timeout 30 127.0.0.1)
   run_pair "r$ROUND.$t.$s" 120 "Listening on TCP port" || return
   local row; row="$(perf_row "$work/r$ROUND.$t.$s.client.out")"
   if [ -z "$row" ]; then

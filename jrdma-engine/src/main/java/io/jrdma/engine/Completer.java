@@ -317,15 +317,19 @@ final class Completer {
         if (w.isReadOrAtomic() && w.started) {
             qp.rdAtomicInFlight--;
         }
-        if (w.signaled || status != WcStatus.SUCCESS) {
-            int len = w.opcode.isAtomic() ? 8 : (int) w.length;
-            qp.sendCq.push(w.wrId, status, WcOpcode.of(w.opcode), len, 0, 0, qp.qpn, 0);
-        }
-        if (status == WcStatus.SUCCESS && (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM)) {
+        boolean complete = w.signaled || status != WcStatus.SUCCESS;
+        long wrId = w.wrId;
+        WrOpcode op = w.opcode;
+        int len = op.isAtomic() ? 8 : (int) w.length;
+        if (status == WcStatus.SUCCESS && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM)) {
             engine.counters.increment(Counter.RDMA_SENDS);
         }
         w.started = false;
+        // the slot is free before the completion is visible: a poster that posts on seeing it finds room
         qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+        if (complete) {
+            qp.sendCq.push(wrId, status, WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
+        }
         if (qp.reqIndex < qp.sqConsumer) {
             qp.reqIndex = qp.sqConsumer;
             qp.reqOffset = 0;

@@ -345,8 +345,10 @@ final class Responder {
     }
 
     private void completeRecv(Qp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags) {
-        qp.recvCq.push(r.wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+        long wrId = r.wrId;
+        // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
         qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
+        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
         qp.respRecv = null;
         engine.counters.increment(Counter.RDMA_RECVS);
     }

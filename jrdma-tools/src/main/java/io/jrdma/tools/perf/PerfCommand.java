@@ -35,50 +35,109 @@ public final class PerfCommand {
                    jrdma perf <test> [options] --loopback server and client in this process over 127.0.0.1
 
             tests: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw atomic_lat
-            As perftest's ib_<test>: the client chooses the test, sizes and iterations; the server follows.
+
+            By default jrdma speaks perftest 4.5's own TCP exchange (without -R), so either side can be
+            perftest's ib_<test>, and it prints perftest's table. As with perftest, give both sides the
+            same test and flags (-s, -n, -a, -q, ...): the exchange does not carry them.
+
+            With --jrdma-cm it uses jrdma's connection manager instead (both sides jrdma): the client
+            chooses the test, sizes and iterations and the server follows; adds --verify, -D, warm-up.
+
             Bandwidth is in MB/sec with MB = 2^20 bytes; latencies in microseconds (write_lat and
             send_lat report half the round trip, read_lat and atomic_lat the whole operation).""")
-            .option('s', "size", "BYTES", "message size (default 65536 for bw, 2 for lat; atomics: 8)")
-            .option('n', "iters", "N", "iterations per size (default 5000 for bw, 1000 for lat)")
+            .option('s', "size", "BYTES", "message size (default 65536 for bw, 2 for lat; atomics: 8); K and M suffixes")
+            .option('n', "iters", "N", "iterations per size (perftest: 5000 for write_bw, else 1000)")
             .option('a', "all", null, "run all sizes from 2 B to 8 MiB (powers of two)")
-            .option('D', "duration", "SEC", "run each size for SEC seconds instead of -n iterations")
-            .option('t', "tx-depth", "N", "outstanding requests (default 128 for bw, 1 for lat; atomics <= 16)")
+            .option('t', "tx-depth", "N", "outstanding requests (default 128 for bw, 1 for lat)")
             .option('m', "mtu", "BYTES", "path MTU 256..4096 (default: the device's active MTU)")
-            .option('p', "port", "PORT", "TCP port of the connection manager (default 18515)")
+            .option('p', "port", "PORT", "TCP port of the side channel (default 18515)")
             .option('d', "ib-dev", "NAME", "RDMA device (default: the client's route, the server's first non-lo one)")
-            .option('x', "gid-index", "N", "local GID index to check (the connection manager uses the route's GID)")
+            .option('x', "gid-index", "N", "local GID index (default: perftest's choice, the first IPv4 GID)")
+            .option('q', "qp", "N", "number of QPs (bw tests)")
+            .option('I', "inline_size", "BYTES", "max inline size (default 220 write_lat, 236 send_lat, else 0)")
+            .option('A', "atomic_type", "TYPE", "CMP_AND_SWAP or FETCH_AND_ADD (default), atomic tests")
+            .option('Q', "cq-mod", "N", "signal one send in N (default 100; 1 above 8 KiB)")
+            .option('r', "rx-depth", "N", "receives posted, send tests (default 512)")
+            .option('o', "outs", "N", "outstanding READs/atomics (default and maximum 128)")
+            .option('u', "qp-timeout", "N", "QP timeout, 4.096 us * 2^N (default 14)")
+            .option('S', "sl", "SL", "service level (accepted; not carried)")
+            .option('N', "noPeak", null, "do not compute the peak bandwidth")
+            .option('F', "CPU-freq", null, "accepted (jrdma times with the monotonic clock, not CPU cycles)")
+            .option('c', "connection", "TYPE", "connection type: RC only")
+            .option('i', "ib-port", "PORT", "device port: 1 only")
+            .option('l', "post_list", "N", "post list: 1 only")
+            .option('V', "version", null, "print the perftest version this speaks")
+            .option((char) 0, "ipv6", null, "prefer an IPv6 GID when choosing one")
+            .option((char) 0, "report_gbits", null, "report bandwidth in Gb/sec")
+            .option((char) 0, "disable_pcie_relaxed", null, "accepted (shown in the header)")
+            .option((char) 0, "use_old_post_send", null, "accepted (jrdma posts one way)")
+            .option('R', "rdma_cm", null, "not supported: run the peer without -R")
+            .option('z', "comm_rdma_cm", null, "not supported")
+            .option('b', "bidirectional", null, "not supported yet")
+            .option('e', "events", null, "not supported")
+            .option((char) 0, "dont_xchg_versions", null, "not supported")
             .option((char) 0, "loopback", null, "run server and client in this process over 127.0.0.1")
-            .option((char) 0, "verify", null, "check the data pattern at the receiver; fail on any mismatch")
-            .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30)")
-            .option((char) 0, "no-warmup", null, "measure from the first iteration (no unmeasured warm-up run)");
+            .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30); a server"
+                    + " gives up waiting for its client after SEC only when given")
+            .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
+                    + " exchange")
+            .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
+            .option((char) 0, "verify", null, "--jrdma-cm: check the data pattern at the receiver; fail on a mismatch")
+            .option((char) 0, "no-warmup", null, "--jrdma-cm: measure from the first iteration (no warm-up run)");
 
     private PerfCommand() {
     }
 
     /** Runs {@code jrdma perf} with its arguments; returns the exit code. */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
-        PerfOptions o;
+        PerfOptions o = null;
+        PerftestOptions po = null;
         try {
             ArgParser.Parsed p = PARSER.parse(args);
             if (p.help()) {
                 out.print(PARSER.usage());
                 return 0;
             }
-            o = options(p);
+            if (p.has("version")) {
+                out.println("Version: " + PerftestWire.VERSION);
+                return 0;
+            }
+            if (p.has("jrdma-cm")) {
+                o = options(p);
+            } else {
+                po = PerftestOptions.of(p);
+            }
         } catch (ArgParser.UsageException e) {
             err.println("jrdma perf: " + e.getMessage());
             err.print(PARSER.usage());
             return 2;
         }
-        return execute(o, out, err);
+        return o != null ? execute(o, out, err) : PerftestCommand.execute(po, out, err);
     }
 
-    /** Parses a command line into options (for tests). */
+    /** Parses a command line into {@code --jrdma-cm} options (for tests; the flag itself may be left out). */
     public static PerfOptions parse(String... args) throws ArgParser.UsageException {
         return options(PARSER.parse(List.of(args)));
     }
 
+    /** Parses a command line into perftest-exchange options (for tests). */
+    public static PerftestOptions parsePerftest(String... args) throws ArgParser.UsageException {
+        return PerftestOptions.of(PARSER.parse(List.of(args)));
+    }
+
     static PerfOptions options(ArgParser.Parsed p) throws ArgParser.UsageException {
+        for (String name : PerftestOptions.PERFTEST_ONLY) {
+            if (p.has(name)) {
+                throw new ArgParser.UsageException("option --" + name + " belongs to perftest's exchange: drop"
+                        + " --jrdma-cm to use it");
+            }
+        }
+        for (String name : List.of("rdma_cm", "comm_rdma_cm", "bidirectional", "events", "dont_xchg_versions",
+                "post_list")) {
+            if (p.has(name)) {
+                throw new ArgParser.UsageException("option --" + name + " is not supported");
+            }
+        }
         List<String> pos = p.positionals();
         if (pos.isEmpty()) {
             throw new ArgParser.UsageException("missing test name (one of " + PerfTest.names() + ")");

@@ -60,7 +60,8 @@ class PerfOptionsTest {
     void badFlagsAreRefusedWithAReason() {
         assertEquals("missing test name (one of " + PerfTest.names() + ")", message());
         assertEquals("unknown test 'write_bandwidth' (one of " + PerfTest.names() + ")", message("write_bandwidth"));
-        assertEquals("unknown option -q", message("write_bw", "-q"));
+        assertEquals("option --qp belongs to perftest's exchange: drop --jrdma-cm to use it",
+                message("write_bw", "--jrdma-cm", "-q", "2"));
         assertEquals("option -s/--size: 'big' is not a number", message("write_bw", "-s", "big"));
         assertEquals("option -s/--size: 0 is outside 1..8388608", message("write_bw", "-s", "0"));
         assertEquals("option -s/--size: 9000000 is outside 1..8388608", message("write_bw", "-s", "9000000"));

@@ -1,0 +1,57 @@
+package io.jrdma.tools;
+
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.Transport;
+
+import java.net.InetAddress;
+import java.util.List;
+
+/** Which device a command uses when {@code -d} does not say: the route's for a client, the first non-loopback one for a server. */
+public final class DeviceChoice {
+    private DeviceChoice() {
+    }
+
+    /** A device name that does not exist ({@code -d}): a usage error, exit code 2. */
+    public static final class NoSuchDevice extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        public NoSuchDevice(String message) {
+            super(message);
+        }
+    }
+
+    /** @return the named device; throws {@link NoSuchDevice} listing those present */
+    public static Device named(String name) {
+        try {
+            return Rdma.device(name);
+        } catch (RdmaException e) {
+            throw new NoSuchDevice(e.getMessage());
+        }
+    }
+
+    /** @return the device whose interface routes to {@code peer}, as {@code rdma_resolve_addr} picks it */
+    public static Device toward(InetAddress peer) {
+        return Rdma.resolve(peer, Transport.ROCE_V2).device();
+    }
+
+    /** @return the first device that is up and not on the loopback interface, else the loopback one */
+    public static Device forServer() {
+        List<Device> all = Rdma.devices();
+        for (Device d : all) {
+            if (!d.netdev().equals("lo") && d.isUp()) {
+                return d;
+            }
+        }
+        for (Device d : all) {
+            if (d.netdev().equals("lo")) {
+                return d;
+            }
+        }
+        if (all.isEmpty()) {
+            throw new RdmaException(RdmaException.Errno.ENODEV, "no RDMA device found (see 'jrdma devices')");
+        }
+        return all.getFirst();
+    }
+}

@@ -1,0 +1,312 @@
+package io.jrdma.tools.oob;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The TCP side channel that {@code ibv_rc_pingpong} and perftest exchange queue pair numbers,
+ * PSNs, GIDs and keys over before any RDMA traffic. Every wait has a deadline (no progress for
+ * the timeout: no byte arrived and the engine moved no packet), and while it waits a
+ * {@link Pump} keeps the RDMA engine turning, so an INVOKER context still acknowledges and
+ * retransmits while this thread sits in the side channel.
+ *
+ * <p>Messages are written with one {@code write} each, as the C tools do (they read each
+ * message with a single {@code read} and treat a short one as an error); reads here loop until
+ * the whole message is in.
+ */
+public final class SideChannel implements AutoCloseable {
+    /** What a side-channel wait does besides waiting. */
+    public interface Pump {
+        /** One turn: drive the engine (or look at its counters); @return the work done, 0 when idle. */
+        int turn();
+
+        /** @return true when {@link #turn()} drives the engine, so the wait should spin rather than block */
+        boolean spins();
+    }
+
+    /** Waits only. */
+    public static final Pump IDLE = new Pump() {
+        @Override
+        public int turn() {
+            return 0;
+        }
+
+        @Override
+        public boolean spins() {
+            return false;
+        }
+    };
+
+    private final SocketChannel ch;
+    private final Selector selector;
+    private final long timeoutNanos;
+    private final String peer;
+
+    private SideChannel(SocketChannel ch, long timeoutNanos) throws IOException {
+        this.ch = ch;
+        this.timeoutNanos = timeoutNanos;
+        ch.configureBlocking(false);
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        this.selector = Selector.open();
+        ch.register(selector, SelectionKey.OP_READ);
+        InetSocketAddress r = (InetSocketAddress) ch.getRemoteAddress();
+        this.peer = r.getAddress().getHostAddress() + ":" + r.getPort();
+    }
+
+    /** Connects to a server (one attempt, as the C tools make). */
+    public static SideChannel connect(InetSocketAddress server, long timeoutNanos) {
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open();
+            ch.socket().connect(server, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeoutNanos / 1_000_000)));
+            return new SideChannel(ch, timeoutNanos);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new SideChannelException("couldn't connect to " + server.getAddress().getHostAddress() + ":"
+                    + server.getPort() + " (" + reason(e) + ")", e);
+        }
+    }
+
+    /** A listening socket, for the one client a server serves. */
+    public static final class Listener implements AutoCloseable {
+        private final ServerSocketChannel server;
+        private final Selector selector;
+
+        private Listener(ServerSocketChannel server) throws IOException {
+            this.server = server;
+            server.configureBlocking(false);
+            this.selector = Selector.open();
+            server.register(selector, SelectionKey.OP_ACCEPT);
+        }
+
+        /** @return the port it listens on */
+        public int port() {
+            return server.socket().getLocalPort();
+        }
+
+        /**
+         * Waits for the client, up to {@code waitNanos} (0 = forever, as the C tools wait),
+         * turning the pump meanwhile; the accepted connection's waits use {@code timeoutNanos}.
+         */
+        public SideChannel accept(long waitNanos, long timeoutNanos, Pump pump) {
+            long deadline = System.nanoTime() + waitNanos;
+            try {
+                while (true) {
+                    SocketChannel c = server.accept();
+                    if (c != null) {
+                        return new SideChannel(c, timeoutNanos);
+                    }
+                    pump.turn();
+                    if (waitNanos > 0 && System.nanoTime() - deadline > 0) {
+                        throw new SideChannelException("no client connected to TCP port " + port() + " within "
+                                + waitNanos / 1_000_000_000L + " s");
+                    }
+                    if (pump.spins()) {
+                        LockSupport.parkNanos(200_000);
+                    } else {
+                        selector.select(100);
+                        selector.selectedKeys().clear();
+                    }
+                }
+            } catch (IOException e) {
+                throw new SideChannelException("accepting a client on TCP port " + port() + " failed: " + reason(e), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            closeQuietly(selector);
+            closeQuietly(server);
+        }
+    }
+
+    /** Listens on {@code address} (port 0: any free port) with SO_REUSEADDR, as the C servers do. */
+    public static Listener listen(InetSocketAddress address) {
+        ServerSocketChannel s = null;
+        try {
+            s = ServerSocketChannel.open();
+            s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            s.bind(address, 1);
+            return new Listener(s);
+        } catch (IOException e) {
+            closeQuietly(s);
+            throw new SideChannelException("couldn't listen to port " + address.getPort() + " (" + reason(e) + ")", e);
+        }
+    }
+
+    /** @return the peer as address:port */
+    public String peer() {
+        return peer;
+    }
+
+    /** @return the local address of the connection (the one the peer reached) */
+    public InetAddress localAddress() {
+        try {
+            return ((InetSocketAddress) ch.getLocalAddress()).getAddress();
+        } catch (IOException e) {
+            throw new SideChannelException("the side channel is closed", e);
+        }
+    }
+
+    /** @return the peer's address */
+    public InetAddress remoteAddress() {
+        try {
+            return ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+        } catch (IOException e) {
+            throw new SideChannelException("the side channel is closed", e);
+        }
+    }
+
+    /** Writes one message whole. */
+    public void write(byte[] message, String what) {
+        ByteBuffer b = ByteBuffer.wrap(message);
+        long last = System.nanoTime();
+        try {
+            while (b.hasRemaining()) {
+                if (ch.write(b) > 0) {
+                    last = System.nanoTime();
+                } else {
+                    if (System.nanoTime() - last > timeoutNanos) {
+                        throw new SideChannelException("timed out sending " + what + " to " + peer);
+                    }
+                    LockSupport.parkNanos(100_000);
+                }
+            }
+        } catch (IOException e) {
+            throw new SideChannelException("couldn't send " + what + " to " + peer + " (" + reason(e) + ")", e);
+        }
+    }
+
+    /** Reads exactly {@code n} bytes: the peer's message {@code what}. */
+    public byte[] read(int n, String what, Pump pump) {
+        byte[] out = new byte[n];
+        int got = readSome(out, n, what, pump, true);
+        if (got < n) {
+            throw new SideChannelException("the peer " + peer + " closed the connection after " + got + " of the "
+                    + n + " bytes of " + what + (got == 0 ? "" : ": " + printable(out, got)));
+        }
+        return out;
+    }
+
+    /**
+     * Reads up to {@code max} bytes until {@code min} arrived or the peer closed.
+     *
+     * @return the bytes read (fewer than {@code min} only at end of stream)
+     */
+    public byte[] readAtLeast(int min, int max, String what, Pump pump) {
+        byte[] out = new byte[max];
+        int got = readSome(out, min, what, pump, true);
+        byte[] r = new byte[got];
+        System.arraycopy(out, 0, r, 0, got);
+        return r;
+    }
+
+    private int readSome(byte[] out, int min, String what, Pump pump, boolean failOnTimeout) {
+        ByteBuffer b = ByteBuffer.wrap(out);
+        long last = System.nanoTime();
+        int idle = 0;
+        try {
+            while (b.position() < min) {
+                int n = ch.read(b);
+                if (n < 0) {
+                    break;
+                }
+                if (n > 0) {
+                    last = System.nanoTime();
+                    idle = 0;
+                    continue;
+                }
+                if (pump.turn() > 0) {
+                    last = System.nanoTime();
+                    idle = 0;
+                    continue;
+                }
+                if (System.nanoTime() - last > timeoutNanos) {
+                    if (!failOnTimeout) {
+                        break;
+                    }
+                    throw new SideChannelException("timed out waiting for " + what + " from " + peer + ": "
+                            + (b.position() == 0 ? "nothing arrived" : "only " + b.position() + " of " + min
+                            + " bytes arrived (" + printable(out, b.position()) + ")") + " in "
+                            + timeoutNanos / 1_000_000_000L + " s (is the peer running the same test? see --timeout)");
+                }
+                if (pump.spins()) {
+                    if (++idle > 1000) {
+                        LockSupport.parkNanos(50_000);
+                    }
+                } else {
+                    selector.select(100);
+                    selector.selectedKeys().clear();
+                }
+            }
+        } catch (IOException e) {
+            throw new SideChannelException("couldn't read " + what + " from " + peer + " (" + reason(e) + ")", e);
+        }
+        return b.position();
+    }
+
+    /** Reads what the peer still sends until it closes, for at most {@code nanos}; never fails. */
+    public void drain(long nanos) {
+        byte[] sink = new byte[64];
+        long end = System.nanoTime() + nanos;
+        try {
+            while (System.nanoTime() - end < 0) {
+                int n = ch.read(ByteBuffer.wrap(sink));
+                if (n < 0) {
+                    return;
+                }
+                if (n == 0) {
+                    selector.select(Math.max(1, (end - System.nanoTime()) / 1_000_000));
+                    selector.selectedKeys().clear();
+                }
+            }
+        } catch (IOException ignored) {
+            // the peer is gone: nothing left to drain
+        }
+    }
+
+    @Override
+    public void close() {
+        closeQuietly(selector);
+        closeQuietly(ch);
+    }
+
+    /** @return bytes as text where printable, escapes elsewhere (for error messages) */
+    public static String printable(byte[] b, int n) {
+        StringBuilder sb = new StringBuilder("\"");
+        for (int i = 0; i < Math.min(n, 120); i++) {
+            int c = b[i] & 0xff;
+            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+                sb.append((char) c);
+            } else if (c == 0) {
+                sb.append("\\0");
+            } else {
+                sb.append(String.format("\\x%02x", c));
+            }
+        }
+        return sb.append(n > 120 ? "\"..." : "\"").toString();
+    }
+
+    private static String reason(IOException e) {
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing: nothing to add
+        }
+    }
+}

@@ -1,0 +1,856 @@
+package io.jrdma.tools.perf;
+
+import io.jrdma.tools.DeviceChoice;
+import io.jrdma.tools.oob.CFormat;
+import io.jrdma.tools.oob.Roce;
+import io.jrdma.tools.oob.SideChannel;
+import io.jrdma.tools.oob.SideChannelException;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.IdleStrategy;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.PortAttr;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.function.IntConsumer;
+
+/**
+ * One side of a perftest 4.5 benchmark, the peer being perftest's {@code ib_<test>} or another
+ * jrdma: the same TCP exchange, in the same order, as perftest's {@code src/<test>.c} main
+ * (without rdma_cm), the same buffers, addresses and QP attributes as {@code perftest_resources.c}
+ * ({@code ctx_init}, {@code ctx_connect}, {@code ctx_set_send_reg_wqes}, {@code ctx_set_recv_wqes}),
+ * the same loops ({@code run_iter_bw}, {@code run_iter_bw_server}, {@code run_iter_lat},
+ * {@code run_iter_lat_write}, {@code run_iter_lat_send}) and the same output.
+ *
+ * <p>The exchanges per test (one QP per handshake unless "each"; C = client, S = server):
+ * <pre>
+ * all:        version, page size, cache line, MTU
+ * write/read/atomic_bw: keys each, [RTR/RTS], keys each (printed), keys;
+ *             C runs every size, then keys, its report (5 values), keys, "done";
+ *             S: keys, the client's report, keys, "done"
+ * send_bw:    keys each, [RTR/RTS], keys, keys each (printed); per size: [S posts receives]
+ *             keys, run, (-a: keys); then keys, "done"
+ * write_lat:  keys, keys each, [RTR/RTS], keys each (printed), keys; every size is run; no close
+ * read/atomic_lat: as write_lat, then S: keys, "done" at once; C: runs, then keys, "done"
+ * send_lat:   keys each, [RTR/RTS], keys, keys each (printed); per size: receives, keys, run;
+ *             then keys, "done"
+ * </pre>
+ */
+final class Perftest {
+    static final int PAGE = 4096;
+    static final int CACHE_LINE = 64;
+    private static final int POLL_BATCH = 16;
+
+    private final PerftestOptions o;
+    private final PerfTest test;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean server;
+    private final Watchdog dog;
+    private final IntConsumer listening;
+    private final long timeoutNanos;
+    private final boolean noPeak;
+    private final boolean warnPort;
+
+    // negotiated with the peer
+    private int cycleBuffer = PAGE;
+    private int cacheLine = CACHE_LINE;
+    private Mtu mtu;
+    private int gidIndex;
+
+    // resources
+    private DeviceContext ctx;
+    private Arena arena;
+    private ProtectionDomain pd;
+    private CompletionQueue sendCq;
+    private CompletionQueue recvCq;
+    private QueuePair[] qps;
+    private MemoryRegion mr;
+    private MemorySegment buf;
+    private long base;
+    private long buffUnit;
+    private long sendQpBuffSize;
+    private PerftestWire.Dest[] my;
+    private PerftestWire.Dest[] rem;
+    private SideChannel sc;
+    private SideChannel.Pump pump;
+
+    private final WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
+    private final SendWorkRequest wr = new SendWorkRequest(1);
+    private final RecvWorkRequest rwr = new RecvWorkRequest(1);
+    private PerftestReport.Bw lastBw;
+
+    /** @param warnPort warn on stderr when UDP 4791 was taken (not in --loopback, where both ends are jrdma) */
+    Perftest(PerftestOptions o, PrintStream out, PrintStream err, Watchdog dog, IntConsumer listening,
+             boolean warnPort) {
+        this.warnPort = warnPort;
+        this.o = o;
+        this.test = o.test();
+        this.out = out;
+        this.err = err;
+        this.server = o.server();
+        this.dog = dog;
+        this.listening = listening;
+        this.timeoutNanos = o.timeoutSec() * 1_000_000_000L;
+        this.noPeak = o.noPeakFor(server);
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+    }
+
+    /** @return the threading mode of this side: only the sides with nothing to do but serve RDMA run DEDICATED */
+    static ThreadingMode mode(PerfTest t, boolean server) {
+        boolean passive = server && t != PerfTest.SEND_BW && t != PerfTest.SEND_LAT && t != PerfTest.WRITE_LAT;
+        return passive ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
+    }
+
+    void run() {
+        InetAddress peer = null;
+        if (!server) {
+            try {
+                peer = InetAddress.getByName(o.host());
+            } catch (UnknownHostException e) {
+                throw new SideChannelException("cannot resolve host '" + o.host() + "'");
+            }
+        }
+        Device dev = o.device() != null ? DeviceChoice.named(o.device())
+                : server ? DeviceChoice.forServer() : DeviceChoice.toward(peer);
+        ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
+                .withIdleStrategy(IdleStrategy.BACKOFF).withAnyIpv4Id(true));
+        try {
+            String warning = warnPort ? Roce.portWarning(ctx) : null;
+            if (warning != null) {
+                err.println("jrdma perf: " + warning);
+            }
+            pump = Roce.pump(ctx);
+            PortAttr port = ctx.queryPort();
+            if (!"Ethernet".equals(port.linkLayer())) {
+                throw new PerfFailure("Link layer on port 1 is " + port.linkLayer() + ", not Ethernet");
+            }
+            List<Gid> table = port.gids();
+            if (o.gidIndex() >= 0 && (o.gidIndex() >= table.size() || Roce.isZero(table.get(o.gidIndex()).raw()))) {
+                throw new PerfCommand.BadValue("option -x/--gid-index: GID index " + o.gidIndex()
+                        + " does not exist on " + dev.name() + " (its GID table has " + table.size()
+                        + " entries: see 'jrdma devices')");
+            }
+            if (o.outReads() > PerftestOptions.DEVICE_MAX_READS) {
+                out.println(PerftestReport.RESULT_LINE);
+                err.println(" Number of outstanding reads is above max = " + PerftestOptions.DEVICE_MAX_READS);
+                err.println(" Changing to that max value");
+            }
+            if (server) {
+                out.println(PerftestReport.BANNER);
+                out.flush();
+                try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                    listening.accept(l.port());
+                    sc = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump);
+                }
+            } else {
+                sc = SideChannel.connect(new InetSocketAddress(peer, o.port()), timeoutNanos);
+            }
+            try {
+                exchangeParameters(port);
+                createResources();
+                setUpConnection(table);
+                out.println(PerftestReport.header(new PerftestReport.Info(test, o.cmpSwap(), dev.name(), o.numQps(),
+                        o.disablePcir(), !server, o.txDepth(), o.rxDepth(), o.cqMod(), mtu.bytes(), gidIndex,
+                        o.inlineSize(), o.outstandingReads())));
+                out.flush();
+                switch (test) {
+                    case WRITE_BW, READ_BW, ATOMIC_BW -> rdmaBw();
+                    case SEND_BW -> sendBw();
+                    case WRITE_LAT -> writeLat();
+                    case READ_LAT, ATOMIC_LAT -> readLat();
+                    case SEND_LAT -> sendLat();
+                }
+                out.flush();
+            } finally {
+                sc.close();
+            }
+        } finally {
+            tearDown();
+        }
+    }
+
+    // ------------------------------------------------------------------ the exchange
+
+    private byte[] xchg(byte[] mine, String what) {
+        if (server) {
+            byte[] theirs = sc.read(mine.length, what, pump);
+            sc.write(mine, what);
+            return theirs;
+        }
+        sc.write(mine, what);
+        return sc.read(mine.length, what, pump);
+    }
+
+    /** {@code exchange_versions}, {@code check_version_compatibility}, {@code check_sys_data}, {@code check_mtu}. */
+    private void exchangeParameters(PortAttr port) {
+        dog.reset("exchanging parameters with the peer");
+        PerftestWire.checkVersion(xchg(PerftestWire.version(PerftestWire.VERSION), "the perftest version"));
+        cycleBuffer = Math.max(cycleBuffer, PerftestWire.int32(xchg(PerftestWire.int32(PAGE), "the page size")));
+        cacheLine = Math.max(cacheLine, PerftestWire.int32(xchg(PerftestWire.int32(CACHE_LINE), "the cache line size")));
+        if (cycleBuffer <= 0 || cycleBuffer > (1 << 30) || Integer.bitCount(cycleBuffer) != 1 || cacheLine <= 0
+                || cacheLine > cycleBuffer || Integer.bitCount(cacheLine) != 1) {
+            throw new SideChannelException("the peer sent a page size of " + cycleBuffer + " and a cache line of "
+                    + cacheLine + " bytes: not perftest's system data");
+        }
+        Mtu active = port.activeMtu();
+        Mtu cur = active;
+        if (o.mtu() > 0) {
+            cur = Mtu.ofBytes(o.mtu());
+            if (cur.code() > active.code()) {
+                out.println("Requested mtu is higher than active mtu ");
+                out.println("Changing to active mtu - " + active.code());
+                cur = active;
+            }
+        }
+        int remote = PerftestWire.mtuCode(xchg(PerftestWire.mtu(cur.code()), "the MTU"));
+        mtu = remote != 0 && cur.code() > remote ? Mtu.ofCode(remote) : cur;
+    }
+
+    /** One {@code ctx_hand_shake} of QP {@code i}'s keys. */
+    private void handshake(int i) {
+        rem[i] = PerftestWire.decode(xchg(PerftestWire.encode(my[i]), "QP " + i + "'s keys"));
+    }
+
+    private void handshakeEach() {
+        for (int i = 0; i < o.numQps(); i++) {
+            handshake(i);
+        }
+    }
+
+    /** {@code ctx_close_connection}: a last handshake, then both write "done" and close. */
+    private void closeConnection() {
+        dog.reset("closing the connection");
+        handshake(0);
+        sc.write(PerftestWire.DONE, "\"done\"");
+        sc.drain(1_000_000_000L);
+    }
+
+    /** {@code ctx_check_gid_compatibility}. */
+    private void checkGids() {
+        if (Roce.isIpv4Mapped(my[0].gid()) != Roce.isIpv4Mapped(rem[0].gid())) {
+            throw new PerfFailure("Found Incompatibility issue with GID types: this side's GID is "
+                    + (Roce.isIpv4Mapped(my[0].gid()) ? "IPv4" : "IPv6") + ", the peer's is not. Please Try to use a"
+                    + " different IP version (-x, --ipv6).");
+        }
+    }
+
+    /** {@code xchg_bw_reports}: five exchanges of 8 bytes. */
+    private PerftestReport.Bw xchgBwReports(PerftestReport.Bw mine) {
+        dog.reset("exchanging the bandwidth report");
+        long size = PerftestWire.int64(xchg(PerftestWire.int64(mine.size()), "the report's size"));
+        long iters = PerftestWire.int64(xchg(PerftestWire.int64(mine.iters()), "the report's iterations"));
+        double peak = PerftestWire.float64(xchg(PerftestWire.float64(mine.peak()), "the report's peak"));
+        double avg = PerftestWire.float64(xchg(PerftestWire.float64(mine.avg()), "the report's average"));
+        double rate = PerftestWire.float64(xchg(PerftestWire.float64(mine.msgRate()), "the report's message rate"));
+        return new PerftestReport.Bw(size, iters, peak, avg, rate);
+    }
+
+    // ------------------------------------------------------------------ resources
+
+    private static long inc(long size, long line) {
+        return size > line ? (size % line == 0 ? size : line * (size / line + 1)) : line;
+    }
+
+    /** {@code alloc_ctx} and {@code ctx_init}: one buffer, send halves then receive halves, one MR, the QPs in INIT. */
+    private void createResources() {
+        int n = o.numQps();
+        buffUnit = Math.max(o.bufferSize(), cycleBuffer);
+        sendQpBuffSize = inc(buffUnit, cacheLine);
+        long buffSize = sendQpBuffSize * 2 * n;
+        arena = Arena.ofShared();
+        buf = arena.allocate(buffSize, cycleBuffer);
+        if (test != PerfTest.WRITE_LAT) {
+            Pattern.fill(buf, new SecureRandom().nextLong()); // perftest: rand() bytes; write_lat: zeros
+        }
+        base = buf.address();
+        pd = ctx.allocPd();
+        int access = Access.LOCAL_WRITE | switch (test.opcode) {
+            case RDMA_WRITE -> Access.REMOTE_WRITE;
+            case RDMA_READ -> Access.REMOTE_READ;
+            case ATOMIC_FETCH_AND_ADD, ATOMIC_CMP_AND_SWP -> Access.REMOTE_ATOMIC;
+            default -> 0;
+        };
+        mr = pd.register(buf, access);
+        sendCq = ctx.createCq(o.txDepth() * n + 16);
+        recvCq = test.isSend() ? ctx.createCq(o.rxDepth() * n + 16) : sendCq;
+        int qpAccess = switch (test.opcode) {
+            case RDMA_WRITE -> Access.REMOTE_WRITE;
+            case RDMA_READ -> Access.REMOTE_READ;
+            case SEND -> Access.REMOTE_WRITE | Access.LOCAL_WRITE;
+            default -> Access.REMOTE_ATOMIC;
+        };
+        qps = new QueuePair[n];
+        for (int i = 0; i < n; i++) {
+            qps[i] = pd.createQp(new QpInitAttr(QpType.RC, sendCq, recvCq, o.txDepth(),
+                    test.isSend() ? o.rxDepth() : 1, 1, 1, o.inlineSize(), false));
+            qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(qpAccess));
+        }
+    }
+
+    /** {@code set_up_connection}: GID index, then LID, QPN, a random PSN, rkey and buffer address per QP. */
+    private void setUpConnection(List<Gid> table) {
+        gidIndex = o.gidIndex() >= 0 ? o.gidIndex() : Roce.bestGidIndex(table, o.ipv6());
+        byte[] gid = table.get(gidIndex).raw();
+        SecureRandom rnd = new SecureRandom();
+        int n = o.numQps();
+        my = new PerftestWire.Dest[n];
+        rem = new PerftestWire.Dest[n];
+        for (int i = 0; i < n; i++) {
+            my[i] = new PerftestWire.Dest(Roce.lid(ctx), o.outstandingReads(), qps[i].qpn(), rnd.nextInt(1 << 24),
+                    mr.rkey(), base + (n + i) * buffUnit, gid, 0);
+        }
+    }
+
+    /** {@code ctx_connect}: RTR and RTS (perftest leaves a bandwidth server in RTR; RTS does no harm). */
+    private void connect() {
+        for (int i = 0; i < o.numQps(); i++) {
+            PerftestWire.Dest r = rem[i];
+            try {
+                qps[i].modify(new QpAttr().state(QpState.RTR)
+                        .av(new AddressVector(Gid.of(r.gid()), gidIndex, 0xFF, 0, Roce.udpPort(r.lid())))
+                        .pathMtu(mtu).destQpn(r.qpn()).rqPsn(r.psn()).maxDestRdAtomic(my[i].outReads())
+                        .minRnrTimer(12));
+            } catch (RdmaException e) {
+                throw new PerfFailure("Failed to modify QP " + CFormat.hashHex(qps[i].qpn() & 0xffffffffL, 6) + " to RTR: " + e.getMessage());
+            }
+            try {
+                qps[i].modify(new QpAttr().state(QpState.RTS).sqPsn(my[i].psn()).timeout(o.qpTimeout()).retryCnt(7)
+                        .rnrRetry(7).maxRdAtomic(Math.clamp(r.outReads(), 1, 255)));
+            } catch (RdmaException e) {
+                throw new PerfFailure("Failed to modify QP to RTS: " + e.getMessage());
+            }
+        }
+    }
+
+    private void printLocal() {
+        for (int i = 0; i < o.numQps(); i++) {
+            out.println(PerftestReport.address("local", my[i], test));
+        }
+    }
+
+    private void handshakeEachPrinted() {
+        for (int i = 0; i < o.numQps(); i++) {
+            handshake(i);
+            out.println(PerftestReport.address("remote", rem[i], test));
+        }
+        out.flush();
+    }
+
+    /** The exchanges up to the data phase, per test (see the class comment). */
+    private void connectPhase() {
+        dog.reset("exchanging QP keys with the peer");
+        boolean lat = !test.isBw();
+        boolean send = test.isSend();
+        if (lat && !send) {
+            handshake(0);
+        }
+        handshakeEach();
+        checkGids();
+        connect();
+        if (send) {
+            handshake(0);
+        }
+        printLocal();
+        handshakeEachPrinted();
+        if (!send) {
+            handshake(0); // "an additional handshake is required after moving qp to RTR"
+        }
+    }
+
+    private void columnsBw() {
+        out.println(PerftestReport.RESULT_LINE);
+        out.println(PerftestReport.bwColumns(o.gbits()));
+        out.flush();
+    }
+
+    private void columnsLat() {
+        out.println(PerftestReport.RESULT_LINE);
+        out.println(PerftestReport.RESULT_FMT_LAT);
+        out.flush();
+    }
+
+    // ------------------------------------------------------------------ the flows
+
+    /** write_bw, read_bw, atomic_bw. */
+    private void rdmaBw() {
+        connectPhase();
+        columnsBw();
+        if (server) {
+            handshake(0);
+            PerftestReport.Bw r = xchgBwReports(new PerftestReport.Bw(0, 0, 0, 0, 0));
+            out.println(r.row(o.gbits()));
+            closeConnection();
+            out.println(PerftestReport.RESULT_LINE);
+            return;
+        }
+        for (long size : o.sizes()) {
+            runIterBw(size);
+            out.println(lastBw.row(o.gbits()));
+            out.flush();
+        }
+        out.println(PerftestReport.RESULT_LINE);
+        out.flush();
+        linger();
+        dog.reset("sending the report to the server");
+        handshake(0);
+        xchgBwReports(lastBw);
+        closeConnection();
+    }
+
+    private void sendBw() {
+        connectPhase();
+        columnsBw();
+        for (long size : o.sizes()) {
+            if (server) {
+                postRecvs(size);
+            }
+            dog.reset("synchronizing with the peer before " + size + " B");
+            handshake(0);
+            if (server) {
+                runIterBwServer(size);
+            } else {
+                runIterBw(size);
+            }
+            out.println(lastBw.row(o.gbits()));
+            out.flush();
+            if (o.all()) {
+                linger();
+                dog.reset("synchronizing with the peer after " + size + " B");
+                handshake(0);
+            }
+        }
+        out.println(PerftestReport.RESULT_LINE);
+        out.flush();
+        linger();
+        closeConnection();
+    }
+
+    private void writeLat() {
+        connectPhase();
+        columnsLat();
+        long[] tposted = new long[(int) o.iters()];
+        for (long size : o.sizes()) {
+            runIterLatWrite(size, tposted);
+            out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
+            out.flush();
+        }
+        out.println(PerftestReport.RESULT_LINE);
+        out.flush();
+        linger(); // ib_write_lat ends here without a last exchange: the peer's last write still needs its ACK
+    }
+
+    private void readLat() {
+        connectPhase();
+        if (server) {
+            closeConnection();
+            out.println(PerftestReport.RESULT_LINE);
+            return;
+        }
+        columnsLat();
+        long[] tposted = new long[(int) o.iters()];
+        for (long size : o.sizes()) {
+            runIterLat(size, tposted);
+            out.println(PerftestReport.latRow(size, o.iters(), tposted, 1));
+            out.flush();
+        }
+        closeConnection();
+        out.println(PerftestReport.RESULT_LINE);
+    }
+
+    private void sendLat() {
+        connectPhase();
+        columnsLat();
+        long[] tposted = new long[(int) o.iters()];
+        for (long size : o.sizes()) {
+            postRecvs(size);
+            dog.reset("synchronizing with the peer before " + size + " B");
+            handshake(0);
+            runIterLatSend(size, tposted);
+            out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
+            out.flush();
+        }
+        out.println(PerftestReport.RESULT_LINE);
+        out.flush();
+        linger();
+        closeConnection();
+    }
+
+    // ------------------------------------------------------------------ bandwidth loops
+
+    /** The local send buffer of QP {@code q}. */
+    private long sendBuf(int q) {
+        return base + q * buffUnit;
+    }
+
+    /** {@code run_iter_bw} with {@code ctx_set_send_reg_wqes}'s requests, one post at a time. */
+    private void runIterBw(long size) {
+        int n = o.numQps();
+        long iters = o.iters();
+        long tot = iters * n;
+        int cqMod = o.cqMod();
+        long[] tposted = new long[noPeak ? 1 : (int) tot];
+        long[] tcompleted = new long[noPeak ? 1 : (int) tot];
+        long[] scnt = new long[n];
+        long[] ccnt = new long[n];
+        long[] loc = new long[n];
+        long[] remAddr = new long[n];
+        boolean cycle = size <= cycleBuffer / 2;
+        long step = inc(size, cacheLine);
+        long slots = cycleBuffer / step;
+        WrOpcode op = switch (test) {
+            case ATOMIC_BW -> o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD;
+            default -> test.opcode;
+        };
+        boolean atomic = op.isAtomic();
+        int inlineFlag = (op == WrOpcode.SEND || op == WrOpcode.RDMA_WRITE) && size <= o.inlineSize()
+                ? SendFlags.INLINE : 0;
+        for (int q = 0; q < n; q++) {
+            loc[q] = sendBuf(q);
+            remAddr[q] = rem[q].vaddr();
+        }
+        wr.reset().opcode(op);
+        if (atomic) {
+            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
+        }
+        long totscnt = 0;
+        long totccnt = 0;
+        int lkey = mr.lkey();
+        dog.reset("running " + test.cliName() + " with " + size + " B messages");
+        if (noPeak) {
+            tposted[0] = System.nanoTime();
+        }
+        while (totscnt < tot || totccnt < tot) {
+            for (int q = 0; q < n; q++) {
+                while (scnt[q] < iters && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
+                    long k = scnt[q];
+                    boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
+                    wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
+                            .sge(0, loc[q], (int) size, lkey);
+                    if (op != WrOpcode.SEND) {
+                        wr.remote(remAddr[q], rem[q].rkey());
+                    }
+                    if (!noPeak) {
+                        tposted[(int) totscnt] = System.nanoTime();
+                    }
+                    int rc = qps[q].postSend(wr);
+                    if (rc != 0) {
+                        if (rc == RdmaException.Errno.ENOMEM.value()) {
+                            break; // the queue drains as completions come
+                        }
+                        throw new PerfFailure("Couldn't post send: qp " + q + " scnt=" + k + " ("
+                                + RdmaException.Errno.of(rc) + ", QP state " + qps[q].state() + ")");
+                    }
+                    if (cycle) {
+                        loc[q] += step;
+                        if ((k + 1) % slots == 0) {
+                            loc[q] = sendBuf(q);
+                        }
+                        remAddr[q] += step;
+                        if ((k + 1) % slots == 0) {
+                            remAddr[q] = rem[q].vaddr();
+                        }
+                    }
+                    scnt[q]++;
+                    totscnt++;
+                }
+            }
+            if (totccnt < tot) {
+                int ne = sendCq.poll(wcs);
+                if (ne == 0) {
+                    dog.idle();
+                    continue;
+                }
+                dog.progress();
+                long now = System.nanoTime();
+                for (int i = 0; i < ne; i++) {
+                    WorkCompletion wc = wcs[i];
+                    if (wc.status() != WcStatus.SUCCESS) {
+                        throw new PerfFailure("Completion with error at client: " + failure(wc) + " (scnt=" + totscnt
+                                + ", ccnt=" + totccnt + ")");
+                    }
+                    ccnt[(int) wc.wrId()] += cqMod;
+                    totccnt += cqMod;
+                    if (!noPeak) {
+                        tcompleted[(int) (totccnt > tot ? tot - 1 : totccnt - 1)] = now;
+                    }
+                }
+            }
+        }
+        if (noPeak) {
+            tcompleted[0] = System.nanoTime();
+        }
+        lastBw = PerftestReport.bw(size, tot, tposted, tcompleted, cqMod, noPeak, o.gbits());
+    }
+
+    /** {@code ctx_set_recv_wqes}: {@code rx-depth} receives per QP into its receive half. */
+    private void postRecvs(long size) {
+        int n = o.numQps();
+        for (int q = 0; q < n; q++) {
+            long recvBase = base + (n + q) * sendQpBuffSize;
+            for (int j = 0; j < o.rxDepth(); j++) {
+                postRecv(q, recvAddr(recvBase, size, j), size);
+            }
+        }
+    }
+
+    private long recvAddr(long recvBase, long size, long posted) {
+        if (!test.isBw() || size > cycleBuffer / 2) {
+            return recvBase;
+        }
+        long step = inc(size, cacheLine);
+        return recvBase + (posted % (cycleBuffer / step)) * step;
+    }
+
+    private void postRecv(int q, long addr, long size) {
+        rwr.reset().wrId(q).sge(0, addr, (int) size, mr.lkey());
+        int rc = qps[q].postRecv(rwr);
+        if (rc != 0) {
+            throw new PerfFailure("Couldn't post recv Qp=" + q + " (" + RdmaException.Errno.of(rc) + ")");
+        }
+    }
+
+    /** {@code run_iter_bw_server}: count the messages, keep the receives posted; the clock starts at the first. */
+    private void runIterBwServer(long size) {
+        int n = o.numQps();
+        long iters = o.iters();
+        long tot = iters * n;
+        long[] posted = new long[n];
+        java.util.Arrays.fill(posted, o.rxDepth());
+        long rcnt = 0;
+        long first = 0;
+        dog.reset("receiving " + size + " B messages");
+        while (rcnt < tot) {
+            int ne = recvCq.poll(wcs);
+            if (ne == 0) {
+                dog.idle();
+                continue;
+            }
+            dog.progress();
+            if (rcnt == 0) {
+                first = System.nanoTime();
+            }
+            for (int i = 0; i < ne; i++) {
+                WorkCompletion wc = wcs[i];
+                if (wc.status() != WcStatus.SUCCESS) {
+                    throw new PerfFailure("Completion with error at server: " + failure(wc) + " (rcnt=" + rcnt + ")");
+                }
+                int q = (int) wc.wrId();
+                rcnt++;
+                if (posted[q] + 1 <= iters) {
+                    postRecv(q, recvAddr(base + (n + q) * sendQpBuffSize, size, posted[q]), size);
+                    posted[q]++;
+                }
+            }
+        }
+        long end = System.nanoTime();
+        lastBw = PerftestReport.bw(size, tot, new long[] {first}, new long[] {end}, o.cqMod(), true, o.gbits());
+    }
+
+    // ------------------------------------------------------------------ latency loops
+
+    /**
+     * {@code run_iter_lat_write}: each side writes {@code size} bytes whose last byte is its
+     * iteration number into the peer's receive half and waits for the peer's number in its own;
+     * the server writes first.
+     */
+    private void runIterLatWrite(long size, long[] tposted) {
+        long iters = o.iters();
+        long postByte = size - 1;
+        long pollByte = o.numQps() * buffUnit + size - 1;
+        wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(0)
+                .flags(SendFlags.SIGNALED | (size <= o.inlineSize() ? SendFlags.INLINE : 0))
+                .sge(0, base, (int) size, mr.lkey()).remote(rem[0].vaddr(), rem[0].rkey());
+        long scnt = 0;
+        long ccnt = 0;
+        long rcnt = 0;
+        dog.reset("running write_lat with " + size + " B messages");
+        while (scnt < iters || ccnt < iters || rcnt < iters) {
+            if (rcnt < iters && !(scnt < 1 && server)) {
+                rcnt++;
+                byte want = (byte) rcnt;
+                while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
+                    if (ctx.progress() > 0) {
+                        dog.progress();
+                    } else {
+                        dog.idle();
+                    }
+                }
+                dog.progress();
+            }
+            if (scnt < iters) {
+                tposted[(int) scnt] = System.nanoTime();
+                buf.set(ValueLayout.JAVA_BYTE, postByte, (byte) ++scnt);
+                post(qps[0], scnt);
+            }
+            if (ccnt < iters) {
+                awaitSend(scnt, ccnt);
+                ccnt++;
+            }
+        }
+    }
+
+    /** {@code run_iter_lat}: one READ or atomic at a time, timed from post to post. */
+    private void runIterLat(long size, long[] tposted) {
+        WrOpcode op = test == PerfTest.ATOMIC_LAT
+                ? (o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD) : WrOpcode.RDMA_READ;
+        wr.reset().opcode(op).wrId(0).flags(SendFlags.SIGNALED).sge(0, base, (int) size, mr.lkey())
+                .remote(rem[0].vaddr(), rem[0].rkey());
+        if (op.isAtomic()) {
+            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
+        }
+        dog.reset("running " + test.cliName() + " with " + size + " B");
+        for (long scnt = 0; scnt < o.iters(); scnt++) {
+            tposted[(int) scnt] = System.nanoTime();
+            post(qps[0], scnt);
+            awaitSend(scnt + 1, scnt);
+        }
+    }
+
+    /** {@code run_iter_lat_send}: a SEND ping-pong into pre-posted receives; the client sends first. */
+    private void runIterLatSend(long size, long[] tposted) {
+        long iters = o.iters();
+        int inlineFlag = size <= o.inlineSize() ? SendFlags.INLINE : 0;
+        long recvBase = base + o.numQps() * sendQpBuffSize;
+        long scnt = 0;
+        long rcnt = 0;
+        dog.reset("running send_lat with " + size + " B messages");
+        while (scnt < iters || rcnt < iters) {
+            if (rcnt < iters && !(scnt < 1 && !server)) {
+                int ne;
+                while ((ne = recvCq.poll(wcs[0])) == 0) {
+                    dog.idle();
+                }
+                dog.progress();
+                if (wcs[0].status() != WcStatus.SUCCESS) {
+                    throw new PerfFailure("Completion with error at " + (server ? "server" : "client") + ": "
+                            + failure(wcs[0]) + " (rcnt=" + rcnt + ")");
+                }
+                rcnt++;
+                if (rcnt + o.rxDepth() <= iters) {
+                    postRecv(0, recvBase, size);
+                }
+            }
+            if (scnt < iters) {
+                tposted[(int) scnt] = System.nanoTime();
+                scnt++;
+                boolean signaled = scnt % o.cqMod() == 0 || scnt == iters;
+                wr.reset().opcode(WrOpcode.SEND).wrId(0).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
+                        .sge(0, base, (int) size, mr.lkey());
+                post(qps[0], scnt);
+                if (signaled) {
+                    awaitSend(scnt, scnt - 1);
+                }
+            }
+        }
+    }
+
+    private void post(QueuePair qp, long scnt) {
+        int rc;
+        while ((rc = qp.postSend(wr)) == RdmaException.Errno.ENOMEM.value()) {
+            ctx.progress();
+            dog.idle();
+        }
+        if (rc != 0) {
+            throw new PerfFailure("Couldn't post send: scnt=" + scnt + " (" + RdmaException.Errno.of(rc)
+                    + ", QP state " + qp.state() + ")");
+        }
+    }
+
+    private void awaitSend(long scnt, long ccnt) {
+        while (sendCq.poll(wcs[0]) == 0) {
+            dog.idle();
+        }
+        dog.progress();
+        if (wcs[0].status() != WcStatus.SUCCESS) {
+            throw new PerfFailure("Completion with error at " + (server ? "server" : "client") + ": "
+                    + failure(wcs[0]) + " (scnt=" + scnt + ", ccnt=" + ccnt + ")");
+        }
+    }
+
+    private static String failure(WorkCompletion wc) {
+        String hint = switch (wc.status()) {
+            case RETRY_EXC_ERR -> ": the peer stopped answering (transport retries exhausted)";
+            case RNR_RETRY_EXC_ERR -> ": the peer had no receive posted";
+            case REM_ACCESS_ERR -> ": the peer refused the access (use the same -s, -a and -q on both sides)";
+            case REM_INV_REQ_ERR -> ": the peer found the request invalid (same -s on both sides?)";
+            case LOC_LEN_ERR -> ": a message did not fit the receive buffer (same -s on both sides?)";
+            case WR_FLUSH_ERR -> ": the QP entered the error state after an earlier error";
+            default -> "";
+        };
+        return "Failed status " + wc.status() + " (" + wc.status().ordinal() + "): wr_id " + wc.wrId() + hint;
+    }
+
+    // ------------------------------------------------------------------ teardown
+
+    /** INVOKER: keep the engine turning briefly, so the last acknowledgements leave before the QPs go. */
+    private void linger() {
+        if (ctx.options().threadingMode() != ThreadingMode.INVOKER) {
+            return;
+        }
+        long end = System.nanoTime() + 50_000_000L;
+        int idle = 0;
+        while (idle < 500 && System.nanoTime() - end < 0) {
+            idle = ctx.progress() > 0 ? 0 : idle + 1;
+        }
+    }
+
+    private void tearDown() {
+        if (qps != null) {
+            for (QueuePair q : qps) {
+                close(q);
+            }
+        }
+        close(mr);
+        if (recvCq != sendCq) {
+            close(recvCq);
+        }
+        close(sendCq);
+        close(pd);
+        if (arena != null) {
+            arena.close();
+        }
+        close(ctx);
+    }
+
+    private static void close(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // teardown after the result is known
+        }
+    }
+}

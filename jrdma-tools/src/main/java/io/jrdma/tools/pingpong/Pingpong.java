@@ -1,0 +1,499 @@
+package io.jrdma.tools.pingpong;
+
+import io.jrdma.tools.DeviceChoice;
+import io.jrdma.tools.oob.CFormat;
+import io.jrdma.tools.oob.Roce;
+import io.jrdma.tools.oob.SideChannel;
+import io.jrdma.tools.oob.SideChannelException;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionChannel;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.IdleStrategy;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.IntConsumer;
+
+/**
+ * One end of {@code ibv_rc_pingpong} (rdma-core {@code libibverbs/examples/rc_pingpong.c}):
+ * {@code rx-depth} receives posted up front into the one buffer, the address exchange over TCP,
+ * then the client sends and each side sends its next message once both its previous send and
+ * the peer's message completed, for {@code iters} messages each way. QP attributes are the
+ * tool's: MTU as given, RNR timer 12, timeout 14, retry and RNR retry 7, one outstanding
+ * READ/atomic each way, no remote access.
+ */
+public final class Pingpong {
+    static final int RECV_WRID = 1;
+    static final int SEND_WRID = 2;
+    static final int PAGE = 4096;
+    /** What {@code rc_pingpong} fills its buffer with before anything arrives. */
+    static final byte FILL = 0x7b;
+
+    /**
+     * A parsed command line.
+     *
+     * @param host        the server to connect to, or null to be the server
+     * @param waitClient  the server waits at most {@code timeoutSec} for its client (else forever)
+     */
+    public record Options(String host, int port, String device, int ibPort, int size, int mtu, int rxDepth, int iters,
+                          int sl, boolean events, int gidIndex, boolean check, int timeoutSec, boolean waitClient) {
+        /** @return these options as a server on {@code port} (tests) */
+        public Options asServer(int port) {
+            return new Options(null, port, device, ibPort, size, mtu, rxDepth, iters, sl, events, gidIndex, check,
+                    timeoutSec, true);
+        }
+    }
+
+    /** A run that failed: error completion, timeout, bad data. Exit code 1. */
+    static final class Failure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Failure(String message) {
+            super(message);
+        }
+    }
+
+    /** A flag value wrong for the device (-i, -g): exit code 2. */
+    static final class BadValue extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadValue(String message) {
+            super(message);
+        }
+    }
+
+    private final Options o;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean client;
+    private final long timeoutNanos;
+    private final IntConsumer listening;
+
+    private DeviceContext ctx;
+    private Arena arena;
+    private ProtectionDomain pd;
+    private CompletionChannel channel;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private MemoryRegion mr;
+    private MemorySegment buf;
+    private final RecvWorkRequest recvWr = new RecvWorkRequest(1);
+    private final SendWorkRequest sendWr = new SendWorkRequest(1);
+    private int pending;
+    private int routs;
+    private int scnt;
+    private int rcnt;
+
+    /** @param listening told the server's TCP port once it listens (tests and in-process pairs) */
+    Pingpong(Options o, PrintStream out, PrintStream err, IntConsumer listening) {
+        this.listening = listening;
+        this.o = o;
+        this.out = out;
+        this.err = err;
+        this.client = o.host() != null;
+        this.timeoutNanos = o.timeoutSec() * 1_000_000_000L;
+    }
+
+    int run() {
+        InetAddress serverAddr = null;
+        if (client) {
+            try {
+                serverAddr = InetAddress.getByName(o.host());
+            } catch (UnknownHostException e) {
+                throw new SideChannelException("cannot resolve host '" + o.host() + "'");
+            }
+        }
+        Device dev = o.device() != null ? DeviceChoice.named(o.device())
+                : client ? DeviceChoice.toward(serverAddr) : DeviceChoice.forServer();
+        DeviceOptions opts = DeviceOptions.defaults().withAnyIpv4Id(true)
+                .withThreadingMode(o.events() ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER)
+                .withIdleStrategy(IdleStrategy.BACKOFF);
+        ctx = dev.open(opts);
+        try {
+            String warning = Roce.portWarning(ctx);
+            if (warning != null) {
+                err.println("jrdma pingpong: " + warning);
+            }
+            if (o.ibPort() != 1) {
+                throw new BadValue("option -i/--ib-port: port " + o.ibPort() + " does not exist on " + dev.name()
+                        + " (jrdma devices have one port, 1)");
+            }
+            List<Gid> table = ctx.queryPort().gids();
+            if (o.gidIndex() >= 0 && (o.gidIndex() >= table.size() || Roce.isZero(table.get(o.gidIndex()).raw()))) {
+                throw new BadValue("can't read sgid of index " + o.gidIndex() + " on " + dev.name() + " (its GID table"
+                        + " has " + table.size() + " entries: see 'jrdma devices')");
+            }
+            setUp();
+            return client ? runClient(serverAddr, table) : runServer(table);
+        } finally {
+            tearDown();
+        }
+    }
+
+    private void setUp() {
+        arena = Arena.ofShared();
+        buf = arena.allocate(o.size(), PAGE);
+        buf.fill(FILL);
+        pd = ctx.allocPd();
+        mr = pd.register(buf, Access.LOCAL_WRITE);
+        channel = o.events() ? ctx.createCompletionChannel() : null;
+        cq = ctx.createCq(o.rxDepth() + 1, channel);
+        qp = pd.createQp(new QpInitAttr(QpType.RC, cq, cq, 1, o.rxDepth(), 1, 1, 0, false));
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(o.ibPort()).accessFlags(0));
+        routs = postRecv(o.rxDepth());
+        if (routs < o.rxDepth()) {
+            throw new Failure("Couldn't post receive (" + routs + ")");
+        }
+        if (channel != null) {
+            cq.requestNotify(false);
+        }
+    }
+
+    private int postRecv(int n) {
+        recvWr.reset().wrId(RECV_WRID).sge(0, mr.address(), o.size(), mr.lkey());
+        int i = 0;
+        for (; i < n; i++) {
+            if (retryFull(() -> qp.postRecv(recvWr)) != 0) {
+                break;
+            }
+        }
+        return i;
+    }
+
+    /**
+     * Posts, retrying a full queue for a moment: a DEDICATED engine thread publishes a completion
+     * just before it frees the queue slot, so a post right after polling can find it still taken.
+     */
+    private int retryFull(java.util.function.IntSupplier post) {
+        int rc = post.getAsInt();
+        if (rc != RdmaException.Errno.ENOMEM.value() || channel == null) {
+            return rc;
+        }
+        long end = System.nanoTime() + 100_000_000L;
+        while (rc == RdmaException.Errno.ENOMEM.value() && System.nanoTime() - end < 0) {
+            Thread.onSpinWait();
+            rc = post.getAsInt();
+        }
+        return rc;
+    }
+
+    private PingpongWire.Dest myDest(byte[] gid) {
+        return new PingpongWire.Dest(Roce.lid(ctx), qp.qpn(), new SecureRandom().nextInt(1 << 24), gid);
+    }
+
+    private void printAddress(String label, PingpongWire.Dest d) {
+        out.println("  " + label + "LID 0x" + CFormat.hex(d.lid(), 4) + ", QPN 0x" + CFormat.hex(d.qpn(), 6)
+                + ", PSN 0x" + CFormat.hex(d.psn(), 6) + ", GID " + CFormat.inetNtop6(d.gid()));
+        out.flush();
+    }
+
+    private int runClient(InetAddress serverAddr, List<Gid> table) {
+        PingpongWire.Dest me;
+        PingpongWire.Dest rem;
+        int sgid;
+        SideChannel.Pump pump = Roce.pump(ctx);
+        try (SideChannel sc = SideChannel.connect(new InetSocketAddress(serverAddr, o.port()), timeoutNanos)) {
+            sgid = o.gidIndex() >= 0 ? o.gidIndex() : routeGid(table, sc.localAddress());
+            me = myDest(table.get(sgid).raw());
+            printAddress("local address:  ", me);
+            sc.write(PingpongWire.encode(me), "the local address");
+            rem = PingpongWire.decode(sc.read(PingpongWire.SIZE, "the server's address", pump));
+            sc.write(PingpongWire.DONE, "\"done\"");
+            rem = withPeerGid(rem, sc.remoteAddress());
+        }
+        printAddress("remote address: ", rem);
+        connect(me, rem, sgid);
+        pending = RECV_WRID;
+        if (o.check()) {
+            for (long i = 0; i < o.size(); i += PAGE) {
+                buf.set(ValueLayout.JAVA_BYTE, i, (byte) 0); // rc_pingpong: i / page_size % sizeof(char), always 0
+            }
+        }
+        postSend();
+        pending |= SEND_WRID;
+        return loop();
+    }
+
+    private int runServer(List<Gid> table) {
+        PingpongWire.Dest me = null;
+        PingpongWire.Dest rem;
+        SideChannel.Pump pump = Roce.pump(ctx);
+        if (o.gidIndex() >= 0) {
+            me = myDest(table.get(o.gidIndex()).raw());
+            printAddress("local address:  ", me);
+        }
+        int sgid = o.gidIndex();
+        try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+            listening.accept(l.port());
+            try (SideChannel sc = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump)) {
+                l.close();
+                byte[] msg = sc.read(PingpongWire.SIZE, "the client's address", pump);
+                rem = PingpongWire.decode(msg);
+                rem = withPeerGid(rem, sc.remoteAddress());
+                if (me == null) {
+                    sgid = Roce.sameFamily(table, rem.gid(), routeGid(table, sc.localAddress()));
+                    if (sgid < 0) {
+                        throw new Failure("the client's GID " + CFormat.inetNtop6(rem.gid()) + " is of an IP version "
+                                + ctx.device().name() + " has no address of: give -g");
+                    }
+                    me = myDest(table.get(sgid).raw());
+                    printAddress("local address:  ", me);
+                }
+                connect(me, rem, sgid);
+                sc.write(PingpongWire.encode(me), "the local address");
+                byte[] done = sc.read(PingpongWire.DONE.length, "\"done\"", pump);
+                if (!PingpongWire.isDone(done)) {
+                    throw new SideChannelException("Couldn't send/recv local address: the client answered "
+                            + SideChannel.printable(done, done.length) + " instead of \"done\"");
+                }
+            }
+        }
+        printAddress("remote address: ", rem);
+        pending = RECV_WRID;
+        return loop();
+    }
+
+    /** @return the GID index of the address the TCP connection runs over, else perftest's choice */
+    private static int routeGid(List<Gid> table, InetAddress local) {
+        int i = Roce.gidIndexOf(table, local);
+        return i >= 0 ? i : Roce.bestGidIndex(table, false);
+    }
+
+    /** A peer that sent the zero GID (ibv_rc_pingpong without -g): reach it at its TCP address. */
+    private static PingpongWire.Dest withPeerGid(PingpongWire.Dest d, InetAddress tcpPeer) {
+        if (!Roce.isZero(d.gid())) {
+            return d;
+        }
+        return new PingpongWire.Dest(d.lid(), d.qpn(), d.psn(), Gid.of(tcpPeer).raw());
+    }
+
+    /** {@code pp_connect_ctx}: RTR then RTS with rc_pingpong's attributes. */
+    private void connect(PingpongWire.Dest me, PingpongWire.Dest rem, int sgid) {
+        try {
+            qp.modify(new QpAttr().state(QpState.RTR)
+                    .av(new AddressVector(Gid.of(rem.gid()), sgid, 1, 0, Roce.udpPort(rem.lid())))
+                    .pathMtu(Mtu.ofBytes(o.mtu())).destQpn(rem.qpn()).rqPsn(rem.psn()).maxDestRdAtomic(1)
+                    .minRnrTimer(12));
+        } catch (RdmaException e) {
+            throw new Failure("Failed to modify QP to RTR: " + e.getMessage());
+        }
+        try {
+            qp.modify(new QpAttr().state(QpState.RTS).timeout(14).retryCnt(7).rnrRetry(7).sqPsn(me.psn())
+                    .maxRdAtomic(1));
+        } catch (RdmaException e) {
+            throw new Failure("Failed to modify QP to RTS: " + e.getMessage());
+        }
+    }
+
+    private void postSend() {
+        sendWr.reset().wrId(SEND_WRID).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                .sge(0, mr.address(), o.size(), mr.lkey());
+        int rc = retryFull(() -> qp.postSend(sendWr));
+        if (rc != 0) {
+            throw new Failure("Couldn't post send (" + RdmaException.Errno.of(rc) + ", QP state " + qp.state() + ")");
+        }
+    }
+
+    /** The completion loop of rc_pingpong's main, then the two result lines (and -c on the server). */
+    private int loop() {
+        WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion()};
+        long start = System.nanoTime();
+        long lastProgress = start;
+        int idle = 0;
+        while (rcnt < o.iters() || scnt < o.iters()) {
+            int ne;
+            if (channel != null) {
+                CompletionQueue fired = channel.await(Duration.ofMillis(100));
+                if (fired != null) {
+                    cq.requestNotify(false);
+                }
+                ne = cq.poll(wcs);
+            } else {
+                ne = cq.poll(wcs);
+            }
+            if (ne == 0) {
+                if (channel != null || (++idle & 1023) == 0) {
+                    long now = System.nanoTime();
+                    if (now - lastProgress > timeoutNanos) {
+                        throw new Failure("timed out: no completion for " + o.timeoutSec() + " s after " + scnt
+                                + " sends and " + rcnt + " receives of " + o.iters() + " (is the peer still running?"
+                                + " see --timeout; " + packets() + ")");
+                    }
+                }
+                continue;
+            }
+            idle = 0;
+            lastProgress = System.nanoTime();
+            for (int i = 0; i < ne; i++) {
+                parse(wcs[i]);
+            }
+            if (channel != null) {
+                // drain what else is there: the next event fires only for completions after the re-arm
+                while ((ne = cq.poll(wcs)) > 0) {
+                    for (int i = 0; i < ne; i++) {
+                        parse(wcs[i]);
+                    }
+                }
+            }
+        }
+        long end = System.nanoTime();
+        linger();
+        float usec = (float) ((end - start) / 1000);
+        long bytes = (long) o.size() * o.iters() * 2;
+        out.println(bytes + " bytes in " + CFormat.fixed(usec / 1000000., 2) + " seconds = "
+                + CFormat.fixed(bytes * 8. / usec, 2) + " Mbit/sec");
+        out.println(o.iters() + " iters in " + CFormat.fixed(usec / 1000000., 2) + " seconds = "
+                + CFormat.fixed(usec / o.iters(), 2) + " usec/iter");
+        int rc = 0;
+        if (!client && o.check()) {
+            rc = validate();
+        }
+        out.flush();
+        return rc;
+    }
+
+    /** {@code parse_single_wc}. */
+    private void parse(WorkCompletion wc) {
+        if (wc.status() != WcStatus.SUCCESS) {
+            throw new Failure("Failed status " + wc.status() + " (" + wc.status().ordinal() + ") for wr_id "
+                    + wc.wrId() + hint(wc.status()));
+        }
+        int id = (int) wc.wrId();
+        switch (id) {
+            case SEND_WRID -> scnt++;
+            case RECV_WRID -> {
+                if (--routs <= 1) {
+                    routs += postRecv(o.rxDepth() - routs);
+                    if (routs < o.rxDepth()) {
+                        throw new Failure("Couldn't post receive (" + routs + ")");
+                    }
+                }
+                rcnt++;
+            }
+            default -> throw new Failure("Completion for unknown wr_id " + id);
+        }
+        pending &= ~id;
+        if (scnt < o.iters() && pending == 0) {
+            postSend();
+            pending = RECV_WRID | SEND_WRID;
+        }
+    }
+
+    /** @return the engine's packet counters that tell where packets went */
+    private String packets() {
+        java.util.Map<String, Long> c = ctx.counters();
+        StringBuilder sb = new StringBuilder("packets: ");
+        for (String k : List.of("sent_pkts", "rcvd_pkts", "rcvd_unknown_qp", "rcvd_bad_addr", "rcvd_bad_state",
+                "rcvd_icrc_err", "out_of_seq_request", "rcvd_rnr_err")) {
+            sb.append(k).append(' ').append(c.getOrDefault(k, 0L)).append(k.equals("rcvd_rnr_err") ? "" : ", ");
+        }
+        return sb.toString();
+    }
+
+    private static String hint(WcStatus s) {
+        return switch (s) {
+            case RETRY_EXC_ERR -> " (the peer stopped answering: is it running, with the same -m?)";
+            case RNR_RETRY_EXC_ERR -> " (the peer had no receive posted)";
+            case LOC_LEN_ERR -> " (the peer's message is longer than -s: use the same -s on both sides)";
+            case REM_INV_REQ_ERR -> " (the peer refused the message: is its -s smaller?)";
+            default -> "";
+        };
+    }
+
+    /**
+     * {@code -c}: rc_pingpong's client zeroes the first byte of each page before it sends, the
+     * server checks those bytes. jrdma also checks that every other byte still has the fill
+     * value both sides start with, and a bad page makes the exit code 1.
+     */
+    private int validate() {
+        int bad = 0;
+        for (long page = 0; page * PAGE < o.size(); page++) {
+            long from = page * PAGE;
+            long to = Math.min(o.size(), from + PAGE);
+            boolean ok = buf.get(ValueLayout.JAVA_BYTE, from) == 0;
+            for (long i = from + 1; ok && i < to; i++) {
+                ok = buf.get(ValueLayout.JAVA_BYTE, i) == FILL;
+            }
+            if (!ok) {
+                out.println("invalid data in page " + page);
+                bad++;
+            }
+        }
+        if (bad > 0) {
+            err.println("jrdma pingpong: " + bad + " page" + (bad == 1 ? "" : "s") + " of the received data differ"
+                    + " from what the client sends with -c");
+            return 1;
+        }
+        return 0;
+    }
+
+    /** Keeps the engine turning briefly so the last acknowledgements leave before the QP goes away. */
+    private void linger() {
+        if (ctx.options().threadingMode() == ThreadingMode.DEDICATED) {
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+            return;
+        }
+        long end = System.nanoTime() + 50_000_000L;
+        int idle = 0;
+        while (idle < 500 && System.nanoTime() - end < 0) {
+            idle = ctx.progress() > 0 ? 0 : idle + 1;
+        }
+    }
+
+    private void tearDown() {
+        close(qp);
+        close(mr);
+        close(cq);
+        close(channel);
+        close(pd);
+        if (arena != null) {
+            arena.close();
+        }
+        close(ctx);
+    }
+
+    private static void close(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // teardown: the result is known
+        }
+    }
+
+    /** For tests: the server's buffer (to damage a byte before -c checks it). */
+    MemorySegment buffer() {
+        return buf;
+    }
+}

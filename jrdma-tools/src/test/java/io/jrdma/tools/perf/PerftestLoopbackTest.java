@@ -1,0 +1,222 @@
+package io.jrdma.tools.perf;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * jrdma against jrdma through perftest's exchange on 127.0.0.1: the server in a thread with its
+ * own output, the client here; both tables are checked line by line against perftest's layout.
+ */
+class PerftestLoopbackTest {
+    static final String L = PerftestReport.RESULT_LINE;
+    static final Pattern BW_ROW = Pattern.compile(" (\\d+) +(\\d+) +([0-9.]+) +([0-9.]+) *\t\t   ([0-9.]+) *");
+    static final Pattern LAT_ROW = Pattern.compile(" (\\d+) +(\\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +\t +([0-9.]+) +\t"
+            + "([0-9.]+) *\t\t([0-9.]+) *\\ \t\t([0-9.]+) *");
+    static final Pattern ADDRESS = Pattern.compile(" (local|remote) address: LID (0000|0x[0-9a-f]{4}) QPN 0x[0-9a-f]{4,6}"
+            + " PSN 0x[0-9a-f]{1,6}( OUT 0x80)?( RKey 0x[0-9a-f]{6,8} VAddr 0x[0-9a-f]{14})?");
+    static final String GID = " GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:01";
+
+    record Pair(int serverRc, String serverOut, String serverErr, int clientRc, String clientOut, String clientErr) {
+        String all() {
+            return "--- server rc " + serverRc + "\n" + serverOut + serverErr + "--- client rc " + clientRc + "\n"
+                    + clientOut + clientErr;
+        }
+    }
+
+    static Pair run(String test, String... flags) throws Exception {
+        List<String> common = new ArrayList<>(List.of(test, "-d", "roce_lo", "--timeout", "20"));
+        common.addAll(List.of(flags));
+        List<String> s = new ArrayList<>(common);
+        s.addAll(List.of("-p", "0"));
+        PerftestOptions so = PerfCommand.parsePerftest(s.toArray(String[]::new));
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream sErr = new ByteArrayOutputStream();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        CompletableFuture<Integer> serverRc = CompletableFuture.supplyAsync(() -> {
+            int rc = PerftestCommand.execute(so, new PrintStream(sOut, true, StandardCharsets.UTF_8),
+                    new PrintStream(sErr, true, StandardCharsets.UTF_8), port::complete);
+            port.complete(-1);
+            return rc;
+        });
+        int p = port.get(20, TimeUnit.SECONDS);
+        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream cErr = new ByteArrayOutputStream();
+        int crc = -2;
+        if (p > 0) {
+            List<String> c = new ArrayList<>(common);
+            c.addAll(List.of("-p", String.valueOf(p), "127.0.0.1"));
+            crc = PerftestCommand.execute(PerfCommand.parsePerftest(c.toArray(String[]::new)),
+                    new PrintStream(cOut, true, StandardCharsets.UTF_8), new PrintStream(cErr, true, StandardCharsets.UTF_8));
+        }
+        int src = serverRc.get(40, TimeUnit.SECONDS);
+        return new Pair(src, sOut.toString(StandardCharsets.UTF_8), sErr.toString(StandardCharsets.UTF_8), crc,
+                cOut.toString(StandardCharsets.UTF_8), cErr.toString(StandardCharsets.UTF_8));
+    }
+
+    /** The header perftest would print on this side, from the options both sides ran with. */
+    static String header(PerftestOptions o, boolean client) {
+        return PerftestReport.header(new PerftestReport.Info(o.test(), o.cmpSwap(), "roce_lo", o.numQps(),
+                o.disablePcir(), client, o.txDepth(), o.rxDepth(), o.cqMod(), 4096, 0, o.inlineSize(),
+                o.outstandingReads()));
+    }
+
+    /**
+     * Checks one side's output: banner (server), header, addresses, then the columns and the
+     * rows (one per size, or none), and the closing line; @return the rows.
+     */
+    static List<String> check(String out, PerftestOptions o, boolean client, int expectedRows) {
+        List<String> lines = new ArrayList<>(out.lines().toList());
+        int i = 0;
+        if (!client) {
+            assertEquals(List.of("", "************************************", "* Waiting for client to connect... *",
+                    "************************************"), lines.subList(0, 4), out);
+            i = 4;
+        }
+        String header = header(o, client);
+        int h = (int) header.lines().count();
+        assertEquals(header, String.join("\n", lines.subList(i, i + h)), out);
+        i += h;
+        for (String side : List.of("local", "remote")) {
+            for (int q = 0; q < o.numQps(); q++) {
+                Matcher m = ADDRESS.matcher(lines.get(i));
+                assertTrue(m.matches(), lines.get(i) + "\n" + out);
+                assertEquals(side, m.group(1));
+                assertEquals(o.test().opcode == io.jrdma.verbs.WrOpcode.RDMA_READ, m.group(3) != null, lines.get(i));
+                assertEquals(!o.test().isSend() && !o.test().isAtomic(), m.group(4) != null, lines.get(i));
+                assertEquals(GID, lines.get(i + 1), out);
+                i += 2;
+            }
+        }
+        assertEquals(L, lines.get(i++), out);
+        List<String> rows = new ArrayList<>();
+        if (expectedRows > 0) {
+            assertEquals(o.bw() ? PerftestReport.bwColumns(o.gbits()) : PerftestReport.RESULT_FMT_LAT, lines.get(i++),
+                    out);
+            for (int r = 0; r < expectedRows; r++) {
+                String row = lines.get(i++);
+                assertTrue((o.bw() ? BW_ROW : LAT_ROW).matcher(row).matches(), "[" + row + "]\n" + out);
+                rows.add(row);
+            }
+            assertEquals(L, lines.get(i++), out);
+        }
+        assertEquals(i, lines.size(), out);
+        return rows;
+    }
+
+    static void checkSizes(List<String> rows, List<Long> sizes, long iters) {
+        assertEquals(sizes.size(), rows.size());
+        for (int k = 0; k < sizes.size(); k++) {
+            assertTrue(rows.get(k).startsWith(" " + sizes.get(k) + " "), rows.get(k));
+            assertTrue(rows.get(k).matches(" \\d+ +" + iters + " .*"), rows.get(k));
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(PerfTest.class)
+    @Timeout(90)
+    void everyTestInBothRoles(PerfTest test) throws Exception {
+        String[] flags = test.isBw() && !test.isAtomic() ? new String[] {"-n", "300", "-s", "4096"}
+                : new String[] {"-n", "300"};
+        Pair r = run(test.cliName(), flags);
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        assertEquals("", io.jrdma.tools.oob.RawPeer.withoutPortWarning(r.serverErr() + r.clientErr()),
+                r.all());
+        PerftestOptions o = PerfCommand.parsePerftest(test.cliName(), flags[0], flags[1]);
+        if (flags.length > 2) {
+            o = PerfCommand.parsePerftest(test.cliName(), flags[0], flags[1], flags[2], flags[3]);
+        }
+        List<String> clientRows = check(r.clientOut(), o, true, 1);
+        checkSizes(clientRows, o.sizes(), 300);
+        // servers: bw ones print the client's report; write_lat and send_lat measure themselves;
+        // read_lat and atomic_lat print no table
+        boolean serverRows = test.isBw() || test == PerfTest.WRITE_LAT || test == PerfTest.SEND_LAT;
+        List<String> serverRow = check(r.serverOut(), o, false, serverRows ? 1 : 0);
+        if (test.isBw() && !test.isSend()) {
+            assertEquals(clientRows, serverRow, "the server prints the client's report as it received it");
+        }
+        if (test == PerfTest.SEND_BW) {
+            assertTrue(serverRow.getFirst().matches(" 4096 +300 +0\\.00 .*"), "no peak at the server: " + serverRow);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void allSizesRunInOrder() throws Exception {
+        for (String test : List.of("write_bw", "send_bw", "read_lat", "send_lat")) {
+            Pair r = run(test, "-a", "-n", "5");
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+            PerftestOptions o = PerfCommand.parsePerftest(test, "-a", "-n", "5");
+            checkSizes(check(r.clientOut(), o, true, 23), o.sizes(), 5);
+        }
+    }
+
+    @Test
+    @Timeout(90)
+    void writeLatAllSizes() throws Exception {
+        Pair r = run("write_lat", "-a", "-n", "5");
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        PerftestOptions o = PerfCommand.parsePerftest("write_lat", "-a", "-n", "5");
+        checkSizes(check(r.clientOut(), o, true, 23), o.sizes(), 5);
+        checkSizes(check(r.serverOut(), o, false, 23), o.sizes(), 5);
+    }
+
+    @Test
+    @Timeout(90)
+    void severalQps() throws Exception {
+        for (String test : List.of("write_bw", "read_bw", "send_bw")) {
+            Pair r = run(test, "-q", "3", "-n", "100", "-s", "1000", "-t", "16", "-Q", "4");
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+            PerftestOptions o = PerfCommand.parsePerftest(test, "-q", "3", "-n", "100", "-s", "1000", "-t", "16",
+                    "-Q", "4");
+            checkSizes(check(r.clientOut(), o, true, 1), List.of(1000L), 300);
+        }
+    }
+
+    @Test
+    @Timeout(90)
+    void compareAndSwapAndGbits() throws Exception {
+        for (String test : List.of("atomic_bw", "atomic_lat")) {
+            Pair r = run(test, "-A", "CMP_AND_SWAP", "-n", "100");
+            assertEquals(0, r.clientRc(), r.all());
+            assertTrue(r.clientOut().contains("Atomic CMP_AND_SWAP " + (test.endsWith("bw") ? "BW" : "Latency")
+                    + " Test"), r.all());
+        }
+        Pair g = run("write_bw", "--report_gbits", "-n", "100", "-s", "65536");
+        assertEquals(0, g.clientRc(), g.all());
+        check(g.clientOut(), PerfCommand.parsePerftest("write_bw", "--report_gbits", "-n", "100", "-s", "65536"), true,
+                1);
+    }
+
+    @Test
+    @Timeout(60)
+    void theReadmesFirstCommandRunsInOneProcess() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = PerfCommand.run(List.of("write_bw", "--loopback", "-s", "65536", "-n", "300"),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, rc, o + err);
+        assertTrue(o.startsWith(L + "\n                    RDMA_Write BW Test\n"), o);
+        assertTrue(o.lines().anyMatch(l -> l.startsWith(" 65536      300 ")), o);
+        assertEquals("", err.toString(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,121 @@
+package io.jrdma.tools.perf;
+
+import io.jrdma.tools.ArgParser;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** perftest 4.5's defaults and force_dependecies (src/perftest_parameters.c), as jrdma perf applies them. */
+class PerftestOptionsTest {
+    @Test
+    void perftestsDefaults() throws Exception {
+        PerftestOptions wbw = PerfCommand.parsePerftest("write_bw");
+        assertEquals(65536, wbw.size());
+        assertEquals(5000, wbw.iters(), "DEF_ITERS_WB for write_bw only");
+        assertEquals(128, wbw.txDepth());
+        assertEquals(1, wbw.cqMod(), "above 8 KiB perftest signals every request");
+        assertEquals(1, wbw.numQps());
+        assertEquals(18515, wbw.port());
+        assertEquals(0, wbw.inlineSize());
+        assertEquals(1, wbw.outstandingReads());
+        assertNull(wbw.host());
+        assertEquals(1000, PerfCommand.parsePerftest("read_bw").iters());
+        assertEquals(128, PerfCommand.parsePerftest("read_bw").outstandingReads());
+        assertEquals(1000, PerfCommand.parsePerftest("send_bw").iters());
+        assertEquals(512, PerfCommand.parsePerftest("send_bw").rxDepth());
+        PerftestOptions sbw = PerfCommand.parsePerftest("send_bw", "-s", "4096", "-n", "16");
+        assertEquals(16, sbw.txDepth());
+        assertEquals(16, sbw.rxDepth());
+        assertEquals(16, sbw.cqMod(), "as rxe's ib_send_bw -s 4096 -n 16 printed");
+        PerftestOptions wlat = PerfCommand.parsePerftest("write_lat", "h");
+        assertEquals(2, wlat.size());
+        assertEquals(1000, wlat.iters());
+        assertEquals(1, wlat.txDepth());
+        assertEquals(220, wlat.inlineSize());
+        assertTrue(wlat.disablePcir(), "ib_write_lat disables PCIe relaxed ordering");
+        assertEquals("h", wlat.host());
+        assertEquals(236, PerfCommand.parsePerftest("send_lat").inlineSize());
+        PerftestOptions alat = PerfCommand.parsePerftest("atomic_lat", "-A", "CMP_AND_SWAP");
+        assertEquals(8, alat.size());
+        assertTrue(alat.cmpSwap());
+        assertEquals(0, alat.inlineSize());
+        assertEquals(0, PerfCommand.parsePerftest("write_bw", "--loopback").port(), "loopback: any free port");
+    }
+
+    @Test
+    void flagsAreApplied() throws Exception {
+        assertEquals(65536, PerfCommand.parsePerftest("write_bw", "-s", "64K").size());
+        assertEquals(1 << 20, PerfCommand.parsePerftest("write_bw", "-s", "1M").size());
+        assertEquals(4096, PerfCommand.parsePerftest("write_bw", "-s", "0x1000").size());
+        PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-d", "roce_lo", "-x", "1", "-q", "4", "-n", "77",
+                "-t", "32", "-Q", "8", "-r", "33", "-m", "2048", "-p", "9999", "-I", "64", "-u", "10", "-S", "3", "-F",
+                "--ipv6", "--report_gbits", "-N", "::1");
+        assertEquals(4, o.numQps());
+        assertEquals(77, o.iters());
+        assertEquals(32, o.txDepth());
+        assertEquals(8, o.cqMod());
+        assertEquals(34, o.rxDepth(), "an odd SEND rx depth is made even");
+        assertEquals(2048, o.mtu());
+        assertEquals(9999, o.port());
+        assertEquals(64, o.inlineSize());
+        assertEquals(10, o.qpTimeout());
+        assertEquals("roce_lo", o.device());
+        assertEquals(1, o.gidIndex());
+        assertTrue(o.ipv6() && o.gbits() && o.noPeak());
+        assertEquals("::1", o.host());
+        PerftestOptions all = PerfCommand.parsePerftest("write_bw", "-a");
+        assertEquals(23, all.sizes().size());
+        assertEquals(2, all.sizes().getFirst());
+        assertEquals(8L << 20, all.sizes().getLast());
+        assertEquals(8L << 20, all.bufferSize());
+        assertEquals(100, all.cqMod(), "-a keeps CQ moderation");
+        assertEquals(5, PerfCommand.parsePerftest("read_bw", "-t", "200", "-n", "5").txDepth(), "tx depth <= iters");
+        assertEquals(64, PerfCommand.parsePerftest("read_lat", "-o", "64").outstandingReads());
+        assertFalse(PerfCommand.parsePerftest("read_bw").noPeakFor(false));
+        assertTrue(PerfCommand.parsePerftest("send_bw").noPeakFor(true), "a send_bw server has no peak");
+        assertTrue(PerfCommand.parsePerftest("write_bw", "-n", "20001").noPeakFor(false));
+    }
+
+    @Test
+    void badFlagsAreRefusedWithAReason() {
+        assertTrue(message("write_bw", "-R").contains("rdma_cm) is not supported"));
+        assertTrue(message("write_bw", "-b").contains("-b/--bidirectional is not supported"));
+        assertTrue(message("write_bw", "--verify").contains("use it with --jrdma-cm"));
+        assertTrue(message("write_bw", "-D", "3").contains("-D/--duration is not supported with perftest's exchange"));
+        assertEquals("option -q/--qp: Multiple QPs only available on bw tests", message("write_lat", "-q", "2"));
+        assertEquals("option -I/--inline_size: Inline feature not available on READ/Atomic verbs",
+                message("read_bw", "-I", "8"));
+        assertTrue(message("write_bw", "-o", "4").contains("only available on READ"));
+        assertEquals("option -r/--rx-depth: On RDMA verbs rx depth can be only 1", message("write_bw", "-r", "8"));
+        assertEquals("Message size cannot be changed for Atomic tests", message("atomic_bw", "-s", "16"));
+        assertEquals("Message size cannot be changed for Atomic tests", message("atomic_lat", "-a"));
+        assertTrue(message("write_bw", "-A", "CMP_AND_SWAP").contains("You are not running the atomic_lat/bw test!"));
+        assertTrue(message("atomic_bw", "-A", "SWAP").contains("Invalid Atomic type!"));
+        assertEquals("option -c/--connection: only RC is supported, not 'UD'", message("send_bw", "-c", "UD"));
+        assertTrue(message("write_bw", "-m", "1500").startsWith("option -m/--mtu: Invalid MTU - 1500"));
+        assertEquals("option -n/--iters: 4 is outside 5..100000000", message("write_bw", "-n", "4"));
+        assertEquals("option -s/--size: 'big' is not a number", message("write_bw", "-s", "big"));
+        assertEquals("option -i/--ib-port: jrdma devices have one port, 1", message("write_bw", "-i", "2"));
+        assertEquals("option -p/--port: a client needs the server's port, not 0", message("write_bw", "-p", "0", "h"));
+        assertEquals("-a runs every size: do not combine it with -s", message("write_bw", "-a", "-s", "8"));
+        assertEquals("--loopback runs both sides here: do not give a host ('h')", message("write_bw", "--loopback", "h"));
+    }
+
+    @Test
+    void versionFlagPrintsThePerftestVersion() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        assertEquals(0, PerfCommand.run(List.of("write_bw", "-V"), new java.io.PrintStream(out, true,
+                java.nio.charset.StandardCharsets.UTF_8), System.err));
+        assertEquals("Version: 6.06\n", out.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static String message(String... args) {
+        return assertThrows(ArgParser.UsageException.class, () -> PerfCommand.parsePerftest(args)).getMessage();
+    }
+}
