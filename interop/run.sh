@@ -73,7 +73,7 @@ DEVINFO=$(here "$JRDMA" devices -v 2>&1)
 gid_of() { # index of the GID whose address is $1 in jrdma's table of $LOCAL_DEV
   echo "$DEVINFO" | awk -v dev="$LOCAL_DEV" -v ip="$1" '
     /^hca_id:/ {on = ($2 == dev)}
-    on && /GID\[/ && index($0, "(" ip ")") {gsub(/[^0-9]/, "", $1); print $1; exit}'
+    on && /GID\[/ && index($0, "(" ip ")") {match($0, /GID\[ *[0-9]+\]/); g = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", g); print g; exit}'
 }
 LOCAL_GID6=$(gid_of "$LOCAL_IP6")
 LOCAL_GID4=$(gid_of "$LOCAL_IP4")
@@ -148,7 +148,7 @@ run_case() {
   fi
   if [ -z "$note" ]; then
     PASS=$((PASS + 1))
-    printf '| %s | pass | %.1f | %s |\n' "$name" "$secs" "$(head -1 "$dir/icrc.txt" | cut -d';' -f1)" >> "$SUMMARY"
+    printf '| %s | pass | %.1f | %s |\n' "$name" "$secs" "jrdma sent $(tail -1 "$dir/icrc.txt" | sed 's/^from [^:]*: //')" >> "$SUMMARY"
     rm -f "$dir/capture.pcap"
   else
     FAIL=$((FAIL + 1))
@@ -202,10 +202,10 @@ linkdown_case() {
   if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
   dir="$OUT/$name"; mkdir -p "$dir"
   peer "pkill -f '^ib_write_bw'; true" >/dev/null 2>&1
-  peer "timeout 120 ib_write_bw -d $PEER_DEV -x $PEER_GID6 -s 65536 -D 60" > "$dir/server.txt" 2>&1 &
+  peer "timeout 120 ib_write_bw -d $PEER_DEV -x $PEER_GID6 -s 65536 -n 100000" > "$dir/server.txt" 2>&1 &
   local spid=$! note="" t0 t1
   wait_listen peer 18515 || note="server never listened;"
-  here timeout 100 "$J" perf write_bw -d "$LOCAL_DEV" -x "$LOCAL_GID6" -s 65536 -D 60 --timeout 90 "$PEER_IP" > "$dir/client.txt" 2>&1 &
+  here timeout 100 "$J" perf write_bw -d "$LOCAL_DEV" -x "$LOCAL_GID6" -s 65536 -n 100000 --timeout 90 "$PEER_IP" > "$dir/client.txt" 2>&1 &
   local cpid=$!
   # wait for data to flow (the table header is printed once the QPs are connected)
   local deadline=$(( $(date +%s) + 60 ))

@@ -190,6 +190,21 @@ final class Engine implements PacketSink {
                 || qp.sqConsumer != qp.sqProducerAcquire();
     }
 
+    /**
+     * Control path, before a QP goes away: sends the ACK it still owes (deferred or coalesced),
+     * so the peer's last message is acknowledged instead of retried until its retry count runs out.
+     */
+    void sendOwedAck(Qp qp) {
+        if ((qp.state == QpState.RTR || qp.state == QpState.RTS || qp.state == QpState.SQD)
+                && (qp.ackPending || qp.ackDueAt != 0)) {
+            qp.ackCycle = cycle - 1;
+            if (qp.ackDueAt != 0) {
+                qp.ackDueAt = now;
+            }
+            responder.output(qp, QP_SEND_BUDGET);
+        }
+    }
+
     /** Moves a QP to ERROR (IBA 10.3.1): its queued requests will complete with WR_FLUSH_ERR. */
     void enterError(Qp qp) {
         qp.state = QpState.ERROR;

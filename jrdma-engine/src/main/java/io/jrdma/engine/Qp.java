@@ -567,6 +567,7 @@ final class Qp implements QueuePair {
             closing = true;
         }
         context.control(() -> {
+            context.engine.sendOwedAck(this); // the peer's last request is acknowledged, not retried into the void
             destroyed = true;
             resetQueues();
             releaseAddress();

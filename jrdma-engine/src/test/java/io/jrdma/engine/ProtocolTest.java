@@ -134,6 +134,31 @@ class ProtocolTest {
         }
     }
 
+    /** Found against Linux rxe: a ping-pong peer that exits right after its last receive left rxe retrying. */
+    @Test
+    void closingAQpSendsTheAckItStillOwes() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.b.qp.postRecv(new io.jrdma.verbs.RecvWorkRequest().wrId(7).sge(0, p.b.mr, 0, 64));
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8));
+            Qp b = p.b.qpImpl();
+            for (int i = 0; i < 1000 && !b.ackPending; i++) { // engines only: no CQ poll runs a cycle more
+                p.a.ctx.progress();
+                p.b.ctx.progress();
+                p.net.clock.now += 1_000;
+            }
+            assertTrue(b.ackPending, "B took the SEND and owes its ACK");
+            assertEquals(0, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
+                    "the ACK is deferred: not sent in the cycle that received the SEND");
+            p.b.qp.close();
+            assertEquals(1, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
+                    "closing B's QP sent it");
+            assertTrue(p.pump(() -> !p.a.completions.isEmpty(), 10_000));
+            assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, p.a.completions.getFirst().status());
+        }
+    }
+
     @Test
     void lostWritePacketIsRecoveredByGoBackN() {
         try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {

@@ -133,6 +133,7 @@ final class PcapCommand {
                 err.println("jrdma pcap: " + t.bad + " packets from " + from + " carry a wrong ICRC");
                 return 1;
             }
+            out.printf("from %s: %d packets, every ICRC correct%n", from, t.ok);
         }
         return 0;
     }
