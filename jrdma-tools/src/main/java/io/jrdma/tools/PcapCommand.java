@@ -23,13 +23,18 @@ import java.util.TreeMap;
  */
 final class PcapCommand {
     static final String USAGE = """
-            usage: jrdma pcap FILE [--from IP] [-v]
+            usage: jrdma pcap FILE [--from IP [--timeout-us T]] [-v]
 
             Checks the RoCEv2 ICRC of every UDP/4791 packet in a pcap capture (Ethernet, Linux cooked
             or raw IP), using each packet's real IPv4/IPv6 and UDP headers, and prints per source
             address the packets with a correct and with a wrong ICRC.
               --from IP   exit 1 unless at least one packet came from IP and all of them are correct
               -v          list every packet with a wrong ICRC
+              --timeout-us T  with --from: also account for every retransmitted request. A peer's
+                          retransmission is jrdma's fault only if jrdma had not acknowledged the PSN
+                          for T microseconds (the QP's timeout; default 67109 = 14); one that comes
+                          sooner or after jrdma's ACK is the peer's own timer (Linux rxe arms it once
+                          and does not restart it on ACKs). Any retransmission by jrdma fails.
             """;
 
     private PcapCommand() {
@@ -45,6 +50,8 @@ final class PcapCommand {
         String file = null;
         String from = null;
         boolean verbose = false;
+        long timeoutNanos = 67_108_864L;
+        boolean retries = false;
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
             switch (a) {
@@ -53,6 +60,19 @@ final class PcapCommand {
                     return 0;
                 }
                 case "-v" -> verbose = true;
+                case "--timeout-us" -> {
+                    if (i + 1 == args.size()) {
+                        err.println("jrdma pcap: --timeout-us needs a number");
+                        return 2;
+                    }
+                    try {
+                        timeoutNanos = Long.parseLong(args.get(++i)) * 1000;
+                    } catch (NumberFormatException e) {
+                        err.println("jrdma pcap: --timeout-us needs a number, not " + args.get(i));
+                        return 2;
+                    }
+                    retries = true;
+                }
                 case "--from" -> {
                     if (i + 1 == args.size()) {
                         err.println("jrdma pcap: --from needs an IP address");
@@ -83,6 +103,7 @@ final class PcapCommand {
             return 2;
         }
         Map<String, Tally> bySource = new TreeMap<>();
+        Retries rt = new Retries(timeoutNanos);
         Icrc icrc = new Icrc();
         try (PcapReader r = PcapReader.open(Path.of(file))) {
             PcapReader.Record rec;
@@ -105,6 +126,10 @@ final class PcapCommand {
                 int got = Icrc.read(rec.segment(), u.payloadOffset() + len);
                 int opcode = b.get(u.payloadOffset()) & 0xFF;
                 t.opcodes.merge(IbOpcode.name(opcode), 1L, Long::sum);
+                if (fromKey != null && IbOpcode.valid(opcode)) {
+                    rt.packet(src.getHostAddress().equals(fromKey), IbOpcode.mask(opcode),
+                            Bth.psn(rec.segment(), u.payloadOffset()), rec.timestampNanos());
+                }
                 if (expected == got) {
                     t.ok++;
                 } else {
@@ -133,9 +158,95 @@ final class PcapCommand {
                 err.println("jrdma pcap: " + t.bad + " packets from " + from + " carry a wrong ICRC");
                 return 1;
             }
-            out.printf("from %s: %d packets, every ICRC correct%n", from, t.ok);
+            if (retries) {
+                int rc = rt.report(err);
+                if (rc != 0) {
+                    return rc;
+                }
+            }
+            out.printf("from %s: %d packets, every ICRC correct%s%n", from, t.ok, retries ? rt.summary() : "");
         }
         return 0;
+    }
+
+    /**
+     * Requests seen twice in one direction of a single connection, and who is to blame: the
+     * capture holds one RC connection between jrdma ("ours") and its peer.
+     */
+    private static final class Retries {
+        private final Map<Integer, Long> peerFirstSent = new java.util.HashMap<>();
+        private final java.util.Set<Integer> oursSent = new java.util.HashSet<>();
+        /** Highest PSN jrdma acknowledged (ACK, READ response or atomic ACK), and since when. */
+        private final java.util.TreeMap<Long, Integer> ourAcks = new java.util.TreeMap<>();
+        long peerRetries;
+        long peerRetriesOurs;
+        long peerRetriesEarly;
+        long peerRetriesAfterAck;
+        long ourRetries;
+
+        void packet(boolean ours, int mask, int psn, long at) {
+            boolean request = (mask & IbOpcode.REQ) != 0;
+            if (ours) {
+                if (request) {
+                    if (!oursSent.add(psn)) {
+                        ourRetries++;
+                    }
+                } else {
+                    ourAcks.put(at, psn);
+                }
+                return;
+            }
+            if (!request) {
+                return;
+            }
+            Long first = peerFirstSent.putIfAbsent(psn, at);
+            if (first == null) {
+                return;
+            }
+            peerRetries++;
+            if (acknowledgedBefore(psn, at)) {
+                peerRetriesAfterAck++;
+            } else if (at - first < timeoutNanos) {
+                peerRetriesEarly++;
+            } else {
+                peerRetriesOurs++;
+            }
+        }
+
+        private final long timeoutNanos;
+
+        Retries(long timeoutNanos) {
+            this.timeoutNanos = timeoutNanos;
+        }
+
+        private boolean acknowledgedBefore(int psn, long at) {
+            for (Map.Entry<Long, Integer> e : ourAcks.headMap(at, false).entrySet()) {
+                int d = ((e.getValue() - psn) << 8) >> 8; // 24-bit signed difference
+                if (d >= 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        int report(PrintStream err) {
+            if (ourRetries > 0) {
+                err.println("jrdma pcap: jrdma retransmitted " + ourRetries + " requests");
+                return 1;
+            }
+            if (peerRetriesOurs > 0) {
+                err.println("jrdma pcap: the peer retransmitted " + peerRetriesOurs
+                        + " requests that jrdma had left unacknowledged for a whole timeout");
+                return 1;
+            }
+            return 0;
+        }
+
+        String summary() {
+            return peerRetries == 0 ? "; no retransmissions"
+                    : "; no retransmission by jrdma; the peer's " + peerRetries + " came from its own timer ("
+                            + peerRetriesAfterAck + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)";
+        }
     }
 
     private static byte[] ipv4(int a) {
