@@ -120,7 +120,7 @@ run_case() {
   mkdir -p "$dir"
   peer "pkill -x ibv_rc_pingpong; pkill -f '^ib_(write|read|send|atomic)_'; true" >/dev/null 2>&1
   before=$(peer_counters)
-  here timeout 300 tcpdump -i "$LOCAL_IF" -U -s 0 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
+  here timeout 300 tcpdump --immediate-mode -i "$LOCAL_IF" -U -s 0 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
   local cap=$! waited=0
   until grep -q 'listening on' "$dir/tcpdump.txt" 2>/dev/null || [ $waited -ge 100 ]; do sleep 0.1; waited=$((waited + 1)); done
   t0=$(date +%s.%N)
@@ -141,8 +141,8 @@ run_case() {
   wait $spid; rc_s=$?
   local secs; secs=$(echo "$(date +%s.%N) - $t0" | bc)
   sleep 0.3
-  kill $cap 2>/dev/null; wait $cap 2>/dev/null
-  pkill -f "tcpdump -i $LOCAL_IF -U -s 0 -w $dir/capture.pcap" 2>/dev/null
+  pkill -INT -f "tcpdump --immediate-mode -i $LOCAL_IF -U -s 0 -w $dir/capture.pcap" 2>/dev/null
+  wait $cap 2>/dev/null
   after=$(peer_counters)
   delta=$(counter_delta "$before" "$after")
   [ $rc_s -ne 0 ] && note="$note server exit $rc_s;"
