@@ -32,9 +32,10 @@ final class PcapCommand {
               -v          list every packet with a wrong ICRC
               --timeout-us T  with --from: also account for every retransmitted request. A peer's
                           retransmission is jrdma's fault only if jrdma had not acknowledged the PSN
-                          for T microseconds (the QP's timeout; default 67109 = 14); one that comes
+                          for T microseconds (the QP's timeout; 67109 for timeout 14); one that comes
                           sooner or after jrdma's ACK is the peer's own timer (Linux rxe arms it once
-                          and does not restart it on ACKs). Any retransmission by jrdma fails.
+                          and does not restart it on ACKs). A retransmission by jrdma fails the check
+                          unless the peer had left the PSN unanswered for a whole timeout.
             """;
 
     private PcapCommand() {
@@ -175,7 +176,6 @@ final class PcapCommand {
      */
     private static final class Retries {
         private final Map<Integer, Long> peerFirstSent = new java.util.HashMap<>();
-        private final java.util.Set<Integer> oursSent = new java.util.HashSet<>();
         /** Highest PSN jrdma acknowledged (ACK, READ response or atomic ACK), and since when. */
         private final java.util.TreeMap<Long, Integer> ourAcks = new java.util.TreeMap<>();
         long peerRetries;
@@ -186,32 +186,38 @@ final class PcapCommand {
 
         void packet(boolean ours, int mask, int psn, long at) {
             boolean request = (mask & IbOpcode.REQ) != 0;
-            if (ours) {
-                if (request) {
-                    if (!oursSent.add(psn)) {
-                        ourRetries++;
-                    }
-                } else {
-                    ourAcks.put(at, psn);
-                }
-                return;
-            }
             if (!request) {
+                (ours ? ourAcks : peerAcks).put(at, psn);
                 return;
             }
-            Long first = peerFirstSent.putIfAbsent(psn, at);
+            Map<Integer, Long> sent = ours ? ourFirstSent : peerFirstSent;
+            Long first = sent.putIfAbsent(psn, at);
             if (first == null) {
                 return;
             }
-            peerRetries++;
-            if (acknowledgedBefore(psn, at)) {
-                peerRetriesAfterAck++;
-            } else if (at - first < timeoutNanos) {
-                peerRetriesEarly++;
+            // a retransmission: was the PSN left unacknowledged by the other side for a whole timeout?
+            boolean acked = acknowledgedBefore(ours ? peerAcks : ourAcks, psn, at);
+            boolean waitedOut = !acked && at - first >= timeoutNanos * 9 / 10;
+            if (ours) {
+                ourRetries++;
+                if (waitedOut) {
+                    ourRetriesPeerSilent++;
+                }
             } else {
-                peerRetriesOurs++;
+                peerRetries++;
+                if (acked) {
+                    peerRetriesAfterAck++;
+                } else if (!waitedOut) {
+                    peerRetriesEarly++;
+                } else {
+                    peerRetriesOurs++;
+                }
             }
         }
+
+        private final Map<Integer, Long> ourFirstSent = new java.util.HashMap<>();
+        private final java.util.TreeMap<Long, Integer> peerAcks = new java.util.TreeMap<>();
+        long ourRetriesPeerSilent;
 
         private final long timeoutNanos;
 
@@ -219,8 +225,8 @@ final class PcapCommand {
             this.timeoutNanos = timeoutNanos;
         }
 
-        private boolean acknowledgedBefore(int psn, long at) {
-            for (Map.Entry<Long, Integer> e : ourAcks.headMap(at, false).entrySet()) {
+        private static boolean acknowledgedBefore(java.util.TreeMap<Long, Integer> acks, int psn, long at) {
+            for (Map.Entry<Long, Integer> e : acks.headMap(at, false).entrySet()) {
                 int d = ((e.getValue() - psn) << 8) >> 8; // 24-bit signed difference
                 if (d >= 0) {
                     return true;
@@ -230,8 +236,9 @@ final class PcapCommand {
         }
 
         int report(PrintStream err) {
-            if (ourRetries > 0) {
-                err.println("jrdma pcap: jrdma retransmitted " + ourRetries + " requests");
+            if (ourRetries > ourRetriesPeerSilent) {
+                err.println("jrdma pcap: jrdma retransmitted " + (ourRetries - ourRetriesPeerSilent)
+                        + " requests before a whole timeout without an answer had passed");
                 return 1;
             }
             if (peerRetriesOurs > 0) {
@@ -243,9 +250,11 @@ final class PcapCommand {
         }
 
         String summary() {
-            return peerRetries == 0 ? "; no retransmissions"
-                    : "; no retransmission by jrdma; the peer's " + peerRetries + " came from its own timer ("
-                            + peerRetriesAfterAck + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)";
+            String ours = ourRetries == 0 ? "no retransmission by jrdma"
+                    : "jrdma retransmitted " + ourRetries + " requests, each after a whole timeout without an answer";
+            return "; " + ours + (peerRetries == 0 ? "; none by the peer"
+                    : "; the peer's " + peerRetries + " came from its own timer (" + peerRetriesAfterAck
+                            + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)");
         }
     }
 
