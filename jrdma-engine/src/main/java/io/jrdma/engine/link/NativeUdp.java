@@ -47,6 +47,7 @@ final class NativeUdp {
     private static final int IPV6_MTU_DISCOVER = 23;
     private static final int PMTUDISC_DO = 2;
     private static final int SOL_UDP = 17;
+    private static final int UDP_NO_CHECK6_TX = 101;
     private static final int UDP_NO_CHECK6_RX = 102;
     static final int MSG_DONTWAIT = 0x40;
     static final int MSG_TRUNC = 0x20;
@@ -220,6 +221,17 @@ final class NativeUdp {
         int r = (int) SETSOCKOPT.invokeExact(st, fd, level, name, v, 4);
         if (r != 0) {
             throw error("setsockopt " + what, st);
+        }
+    }
+
+    /** Makes an IPv6 socket send with a zero UDP checksum, as Linux rxe does (tests reproduce rxe with it). */
+    static void zeroChecksumTx(int fd) throws IOException {
+        try (Arena a = Arena.ofConfined()) {
+            setInt(a, fd, SOL_UDP, UDP_NO_CHECK6_TX, 1, "UDP_NO_CHECK6_TX");
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IOException(t);
         }
     }
 

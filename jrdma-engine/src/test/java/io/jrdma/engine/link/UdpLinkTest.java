@@ -112,4 +112,39 @@ class UdpLinkTest {
             }
         }
     }
+
+    /**
+     * Found against Linux rxe: it sends RoCEv2 over IPv6 with a zero UDP checksum, which the
+     * kernel drops for sockets that did not opt in (Udp6InCsumErrors). A sender with
+     * UDP_NO_CHECK6_TX reproduces rxe on ::1; the native link hears it, a DatagramChannel
+     * (the fallback) cannot.
+     */
+    @Test
+    void ipv6DatagramsWithAZeroChecksumReachTheNativeLinkOnly() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(UdpLink.nativeUnavailableReason() == null,
+                "native sockets: " + UdpLink.nativeUnavailableReason());
+        InetAddress v6 = InetAddress.getByName("::1");
+        int fd = NativeUdp.open(v6, 0, 1 << 16);
+        try (UdpLink nat = UdpLink.open(List.of(v6), 0, true, true);
+             UdpLink jdk = UdpLink.open(List.of(v6), 0, true, false)) {
+            NativeUdp.zeroChecksumTx(fd);
+            java.lang.foreign.MemorySegment callState = NativeUdp.newCallState(java.lang.foreign.Arena.ofAuto());
+            java.lang.foreign.MemorySegment data = java.lang.foreign.Arena.ofAuto().allocate(64);
+            for (UdpLink l : List.of(nat, jdk)) {
+                Endpoint to = l.localEndpoints().getFirst();
+                assertEquals(64, NativeUdp.sendto(fd, data, 64, to.sockaddr(), to.sockaddrLength(), callState));
+            }
+            assertEquals(1, receive(nat).size(), "the native link takes rxe's zero-checksum datagram");
+            // the same datagram to the DatagramChannel link is dropped by the kernel: nothing comes
+            // while the native link, sent a second one now, hears it (so the wait was long enough)
+            Endpoint natEp = nat.localEndpoints().getFirst();
+            assertEquals(64, NativeUdp.sendto(fd, data, 64, natEp.sockaddr(), natEp.sockaddrLength(), callState));
+            assertEquals(1, receive(nat).size());
+            List<Endpoint> got = new ArrayList<>();
+            jdk.poll((b, seg, len, src, dst) -> got.add(src), 8);
+            assertEquals(0, got.size(), "a DatagramChannel never sees it");
+        } finally {
+            NativeUdp.close(fd);
+        }
+    }
 }
