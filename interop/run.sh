@@ -15,6 +15,8 @@
 #   --local-if IF      the local interface facing the peer (vm: br0); jrdma's device is roce_IF
 #   --only REGEX       run only the cases whose name matches
 #   --quick            one size (1024) per test instead of the whole matrix
+#   --qp-timeout N     perftest's -u on both sides (default 14, about 67 ms): a shared or emulated
+#                      host that stalls a side for longer makes the peer retransmit, rightly
 #   --out DIR          results directory (default interop/results/<UTC time>)
 #   --jrdma PATH       the jrdma launcher (default: ./jrdma of this checkout)
 # Exit status: 0 when every case passed.
@@ -22,7 +24,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-VMDIR="" SSH="" PEER_IP="" PEER_DEV=rxe0 PEER_GID6=0 PEER_GID4=1 LOCAL_IF="" ONLY="" QUICK=0 OUT=""
+QPT=14 VMDIR="" SSH="" PEER_IP="" PEER_DEV=rxe0 PEER_GID6=0 PEER_GID4=1 LOCAL_IF="" ONLY="" QUICK=0 OUT=""
 JRDMA="$ROOT/jrdma"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
     --local-if) LOCAL_IF=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --quick) QUICK=1 ;;
+    --qp-timeout) QPT=$2; shift ;;
     --out) OUT=$2; shift ;;
     --jrdma) JRDMA=$2; shift ;;
     -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
@@ -154,7 +157,7 @@ run_case() {
   if grep -q '[1-9][0-9]* packets dropped by kernel' "$dir/tcpdump.txt"; then
     note="$note capture incomplete ($(grep 'dropped by kernel' "$dir/tcpdump.txt"));"
   fi
-  if ! here "$JRDMA" pcap "$dir/capture.pcap" --from "$from" --timeout-us 67109 > "$dir/icrc.txt" 2>&1; then
+  if ! here "$JRDMA" pcap "$dir/capture.pcap" --from "$from" --timeout-us $(( (4096 << QPT) / 1000 )) > "$dir/icrc.txt" 2>&1; then
     note="$note ICRC: $(tail -1 "$dir/icrc.txt");"
   fi
   if [ -z "$note" ]; then
@@ -187,6 +190,7 @@ perftest_pair() { # test size family(6|4) gid_local gid_peer from
   local t=$1 s=$2 fam=$3 gl=$4 gp=$5 from=$6 n extra=""
   case $t in *_lat) n=100 ;; *) n=200 ;; esac
   case $t in atomic_*) extra="-A FETCH_AND_ADD" ;; esac
+  extra="$extra -u $QPT"
   local sz="-s $s"
   case $t in atomic_*) sz="" ;; esac
   run_case "$t-s$s-ipv$fam-jrdma-server" jrdma \
