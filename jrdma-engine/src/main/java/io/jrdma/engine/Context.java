@@ -37,14 +37,18 @@ import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * An open soft-RoCE device context: one engine (the NIC) with its UDP sockets, key table,
- * QP numbers and counters, run by a dedicated thread or by {@link #progress()}. Control
+ * An open soft-RoCE or soft-iWARP device context: one engine (the NIC) with its UDP sockets
+ * (RoCE) or TCP streams (iWARP), key table, QP numbers and counters, run by a dedicated thread
+ * or by {@link #progress()}. Control
  * operations that touch engine state run on the engine thread ({@link #control}).
  */
 public final class Context implements DeviceContext {
     private static final long CONTROL_TIMEOUT_NANOS = 10_000_000_000L;
 
-    final SoftRoceDevice device;
+    final Device device;
+    /** true for a soft-iWARP context: the engine moves FPDUs over TCP streams (docs/iwarp-design.md) */
+    final boolean iwarpMode;
+    private final java.util.function.Consumer<Context> onClose;
     final DeviceOptions options;
     final boolean invoker;
     final Counters counters = new Counters();
@@ -60,7 +64,7 @@ public final class Context implements DeviceContext {
     private final SplittableRandom qpnRandom = new SplittableRandom(new SecureRandom().nextLong());
     private final int[] freedQpns = new int[4096];
     private int freedNext;
-    private final TcpConnectionManager cm;
+    private final ConnectionManager cm;
     private volatile boolean running;
     private Thread thread;
     private boolean closed;
@@ -68,7 +72,14 @@ public final class Context implements DeviceContext {
     private boolean portWasUp = true;
 
     Context(SoftRoceDevice device, DeviceOptions options, Link link, NanoClock clock, Mtu activeMtu) {
+        this(device, device::closed, false, options, link, clock, activeMtu);
+    }
+
+    Context(Device device, java.util.function.Consumer<Context> onClose, boolean iwarpMode, DeviceOptions options,
+            Link link, NanoClock clock, Mtu activeMtu) {
         this.device = device;
+        this.onClose = onClose;
+        this.iwarpMode = iwarpMode;
         this.options = options;
         this.invoker = options.threadingMode() == ThreadingMode.INVOKER;
         this.link = link;
@@ -76,7 +87,7 @@ public final class Context implements DeviceContext {
         this.gids = gidsOf(link.localEndpoints());
         this.gidsReadAt = System.nanoTime();
         this.engine = new Engine(this, link, clock);
-        this.cm = new TcpConnectionManager(this);
+        this.cm = iwarpMode ? new IwarpConnectionManager(this) : new TcpConnectionManager(this);
         if (!invoker) {
             running = true;
             thread = Thread.ofPlatform().daemon().name("jrdma-" + device.name() + "-engine").unstarted(this::runEngine);
@@ -187,7 +198,7 @@ public final class Context implements DeviceContext {
      * not for contexts opened on an explicit address list.
      */
     private List<Gid> currentGids() {
-        if (!options.addresses().isEmpty() || !(link instanceof UdpLink udp)) {
+        if (!options.addresses().isEmpty() || !(link instanceof UdpLink udp) || !(device instanceof SoftRoceDevice dev)) {
             return gids;
         }
         synchronized (this) {
@@ -196,7 +207,7 @@ public final class Context implements DeviceContext {
                 return gids;
             }
             gidsReadAt = now;
-            List<InetAddress> current = device.addresses();
+            List<InetAddress> current = dev.addresses();
             if (current.isEmpty()) {
                 return gids;
             }
@@ -415,14 +426,22 @@ public final class Context implements DeviceContext {
                 Thread.currentThread().interrupt();
             }
         }
-        cm.close();
+        if (cm instanceof TcpConnectionManager t) {
+            t.close();
+        } else if (cm instanceof IwarpConnectionManager m) {
+            m.close();
+        }
+        if (engine.iwarp != null) {
+            engine.iwarp.close();
+        }
         link.close();
-        device.closed(this);
+        onClose.accept(this);
     }
 
     @Override
     public String toString() {
-        return device.name() + " context (udp " + udpPort() + ", " + options.threadingMode() + ")";
+        return device.name() + " context (" + (iwarpMode ? "tcp" : "udp " + udpPort()) + ", " + options.threadingMode()
+                + ")";
     }
 
     static List<InetAddress> interfaceAddresses(String netdev) {

@@ -32,7 +32,11 @@ public enum Counter {
     SEND_NAKS("sent_naks"),
     SENT_ACKS("sent_acks"),
     CQ_OVERFLOW("cq_overflow"),
-    ENGINE_ERRORS("engine_errors");
+    ENGINE_ERRORS("engine_errors"),
+    // iWARP (jrdma's own names; siw has no hw_counters)
+    SENT_TERMINATES("sent_terminates"),
+    RCVD_TERMINATES("rcvd_terminates"),
+    RCVD_MPA_CRC_ERR("rcvd_mpa_crc_err");
 
     private final String rxeName;
 

@@ -52,6 +52,8 @@ final class Engine implements PacketSink {
     final Requester requester;
     final Completer completer;
     final Responder responder;
+    /** The iWARP transport (siw's tx/rx over TCP) when this context is an iWARP device, else null (RoCE over {@link #link}). */
+    final IwarpEngine iwarp;
     private Qp[] active = new Qp[64];
     private int activeCount;
     long now;
@@ -69,6 +71,7 @@ final class Engine implements PacketSink {
         this.requester = new Requester(this);
         this.completer = new Completer(this);
         this.responder = new Responder(this);
+        this.iwarp = context.iwarpMode ? new IwarpEngine(this) : null;
     }
 
     /** One duty cycle. @return the amount of work done; 0 means idle */
@@ -80,7 +83,7 @@ final class Engine implements PacketSink {
         }
         cycle++;
         work += drainDoorbells();
-        work += link.poll(this, RX_BATCH);
+        work += iwarp == null ? link.poll(this, RX_BATCH) : iwarp.receive();
         work += serviceActive();
         return work;
     }
@@ -120,7 +123,7 @@ final class Engine implements PacketSink {
             qp.clearDoorbell();
             schedule(qp);
             // fast path: a fresh post goes out before this cycle's receive system call
-            n += 1 + requester.run(qp, QP_SEND_BUDGET);
+            n += 1 + (iwarp == null ? requester.run(qp, QP_SEND_BUDGET) : iwarp.transmit(qp, QP_SEND_BUDGET));
         }
         if (doorbellOverflow) {
             doorbellOverflow = false;
@@ -163,12 +166,17 @@ final class Engine implements PacketSink {
             Qp qp = active[i];
             if (qp.state == QpState.ERROR) {
                 work += flush(qp);
+                if (iwarp != null) {
+                    work += iwarp.onError(qp);
+                }
+            } else if (iwarp != null) {
+                work += iwarp.transmit(qp, QP_SEND_BUDGET);
             } else {
                 completer.checkTimers(qp);
                 work += requester.run(qp, QP_SEND_BUDGET);
                 work += responder.output(qp, QP_SEND_BUDGET);
             }
-            if (hasWork(qp)) {
+            if (iwarp != null ? iwarp.hasWork(qp) : hasWork(qp)) {
                 i++;
             } else {
                 qp.active = false;
@@ -179,7 +187,7 @@ final class Engine implements PacketSink {
         return work;
     }
 
-    private static boolean hasWork(Qp qp) {
+    static boolean hasWork(Qp qp) {
         if (qp.state == QpState.ERROR) {
             return qp.sqConsumer != qp.sqProducerAcquire() || qp.rqConsumer != qp.rqProducerAcquire();
         }
@@ -218,7 +226,7 @@ final class Engine implements PacketSink {
     }
 
     /** Completes everything queued on an ERROR QP with WR_FLUSH_ERR, send queue then receive queue. */
-    private int flush(Qp qp) {
+    int flush(Qp qp) {
         int n = 0;
         long p = qp.sqProducerAcquire();
         while (qp.sqConsumer != p) {

@@ -160,6 +160,14 @@ final class Qp implements QueuePair {
     final long[] atomicOrig = new long[ATOMIC_HISTORY];
     int atomicNext;
 
+    // ---- iWARP (engine thread; null on RoCE contexts and before the connection manager attaches a stream) ----
+    IwarpStream iw;
+    /**
+     * iWARP: the peer speaks jrdma's extensions (immediate data, atomics; docs/iwarp-design.md). Written on the
+     * control path before the volatile write of {@link #state} to RTS, read by posters after reading the state.
+     */
+    boolean iwarpExtensions;
+
     // ---- engine scheduling ----
     boolean active;
     boolean destroyed;
@@ -278,6 +286,9 @@ final class Qp implements QueuePair {
             length += wr.sgeLength(i);
         }
         WrOpcode op = wr.opcode();
+        if (context.iwarpMode && !iwarpExtensions && (op.isAtomic() || op.hasImm())) {
+            return Errno.EOPNOTSUPP.value(); // iWARP (RFC 5040) has neither; only jrdma peers agree on RFC 7306-style ones
+        }
         if (length > Integer.MAX_VALUE + 1L) {
             return Errno.EMSGSIZE.value();
         }
@@ -432,6 +443,10 @@ final class Qp implements QueuePair {
             throw new RdmaException(Errno.EINVAL, cur + " -> " + next + " does not take attributes "
                     + maskNames(mask & ~(required | optional)));
         }
+        if (context.iwarpMode && next == QpState.RTS && cur == QpState.RTR && iw == null) {
+            throw new RdmaException(Errno.EINVAL, "an iWARP QP reaches RTS through the connection manager, which gives "
+                    + "it its TCP stream (as siw: modify to RTS without a connection is refused)");
+        }
         if (a.has(QpAttr.ACCESS_FLAGS)) {
             accessFlags = a.accessFlags();
         }
@@ -524,6 +539,9 @@ final class Qp implements QueuePair {
     }
 
     private void resetQueues() {
+        if (iw != null) {
+            context.engine.iwarp.release(this);
+        }
         sqConsumerRelease(sqProducer);
         reqIndex = sqProducer;
         rqConsumerRelease(rqProducerAcquire());

@@ -39,6 +39,8 @@ final class Wqe {
     int npkts;
     /** a local error found by the requester, completed in order by the completer; -1 = none */
     int localError = -1;
+    /** iWARP: the READ/atomic response arrived in full (SEND/WRITE are done once handed to TCP) */
+    boolean responded;
 
     Wqe(int maxSge, MemorySegment inlineArea) {
         sgeAddr = new long[maxSge];

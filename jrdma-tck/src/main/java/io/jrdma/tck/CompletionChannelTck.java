@@ -108,10 +108,12 @@ public abstract class CompletionChannelTck extends TckSupport {
     void solicitedOnlyFiresForAnErrorCompletion() {
         Link l = connect();
         l.ccq.requestNotify(true);
-        post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+        // where a refused WRITE completes before the peer refuses it (iWARP), a READ's response carries the error
+        WrOpcode op = fx.remoteErrorsFailTheRequest() ? WrOpcode.RDMA_WRITE : WrOpcode.RDMA_READ;
+        post(l.cqp, new SendWorkRequest().wrId(5).opcode(op).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 16).remote(server.addr(0), server.mr.rkey() ^ 0x5A5A_0000));
         assertSame(l.ccq, awaitEvent(client, WAIT), "an error completion counts as solicited (ibv_req_notify_cq)");
-        WorkCompletion wc = awaitCompletion(l.ccq, "the failed WRITE");
+        WorkCompletion wc = awaitCompletion(l.ccq, "the failed " + op);
         assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
     }
 

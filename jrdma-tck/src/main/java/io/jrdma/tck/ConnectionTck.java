@@ -200,6 +200,7 @@ public abstract class ConnectionTck extends TckSupport {
                     .sge(0, client.mr, 0, 8).remote(server.addr(64), server.mr.rkey()));
             assertCompletion(awaitCompletion(l.ccq, "WRITE"), WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 5, l.cqp.qpn(),
                     "WRITE on link 0x" + Integer.toHexString(l.cqp.qpn()));
+            awaitPlaced(() -> getLong(server.buf, 64) == l.cqp.qpn(), "the WRITE to be placed");
             assertEquals(l.cqp.qpn(), getLong(server.buf, 64));
         }
     }

@@ -121,6 +121,7 @@ public abstract class DataPathTck extends TckSupport {
             } else {
                 assertNoCompletion(l.scq, Duration.ZERO, "a plain RDMA WRITE consumes no receive");
             }
+            awaitPlaced(() -> holdsPattern(server.buf, DST, size, seed, 0), what + " to be placed");
             assertPattern(server.buf, DST, size, seed, what + ": written data");
             assertSentinel(server.buf, DST - GUARD, GUARD, what + ": before the written data");
             assertSentinel(server.buf, DST + size, GUARD, what + ": after the written data");
@@ -255,6 +256,7 @@ public abstract class DataPathTck extends TckSupport {
         post(l.cqp, write);
         assertCompletion(awaitCompletion(l.ccq, "gathered WRITE"), WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 1,
                 l.cqp.qpn(), "gathered WRITE");
+        awaitPlaced(() -> holdsPattern(server.buf, DST, total, 33, 0), "the gathered WRITE to be placed");
         assertPattern(server.buf, DST, total, 33, "gathered WRITE data");
         assertSentinel(server.buf, DST + total, GUARD, "after the gathered WRITE");
 
@@ -308,6 +310,7 @@ public abstract class DataPathTck extends TckSupport {
         fill(client.buf, SRC, n, 47);
         assertCompletion(awaitCompletion(l.ccq, "INLINE WRITE"), WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 5,
                 l.cqp.qpn(), "INLINE WRITE");
+        awaitPlaced(() -> holdsPattern(server.buf, DST, n, 46, 0), "the INLINE WRITE to be placed");
         assertPattern(server.buf, DST, n, 46, "INLINE WRITE data");
         assertSentinel(server.buf, DST + n, GUARD, "after the INLINE WRITE");
     }

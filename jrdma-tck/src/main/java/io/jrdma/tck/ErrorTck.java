@@ -21,6 +21,7 @@ import io.jrdma.verbs.WcOpcode;
 import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WorkCompletion;
 import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
@@ -58,6 +59,10 @@ public abstract class ErrorTck extends TckSupport {
 
     /** Posts {@code failing} then a good WRITE; checks {@code status} for the first, WR_FLUSH_ERR for the second. */
     private void expectFailureThenFlush(Link l, SendWorkRequest failing, WcStatus status, String what) {
+        if (!fx.remoteErrorsFailTheRequest() && !failing.opcode().isReadOrAtomic() && status != WcStatus.LOC_PROT_ERR) {
+            expectConnectionFailure(l, failing, status, what);
+            return;
+        }
         post(l.cqp, failing);
         post(l.cqp, write(failing.wrId() + 1, 1 << 20, server.mr.rkey(), 8));
         List<WorkCompletion> wcs = awaitCompletions(l.ccq, 2, what);
@@ -66,6 +71,24 @@ public abstract class ErrorTck extends TckSupport {
                 "the request after " + what + " is flushed");
         awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to be in ERROR after " + what
                 + " (it is " + l.cqp.state() + ")");
+    }
+
+    /**
+     * iWARP ({@link ProviderFixture#remoteErrorsFailTheRequest()} false): the SEND/WRITE completes
+     * once handed to the transport (or with {@code status}); the peer's TERMINATE or the lost
+     * connection then moves the requester's QP to ERROR, and a request posted afterwards is flushed.
+     */
+    private void expectConnectionFailure(Link l, SendWorkRequest failing, WcStatus status, String what) {
+        post(l.cqp, failing);
+        WorkCompletion wc = awaitCompletion(l.ccq, what);
+        assertEquals(failing.wrId(), wc.wrId(), what + ": " + wc);
+        assertTrue(wc.status() == WcStatus.SUCCESS || wc.status() == status || wc.status() == WcStatus.WR_FLUSH_ERR,
+                what + ": completes once handed to the transport, or with " + status + ", not " + wc);
+        awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to enter ERROR after " + what
+                + " (it is " + l.cqp.state() + ")");
+        post(l.cqp, write(failing.wrId() + 1, 1 << 20, server.mr.rkey(), 8));
+        assertCompletion(awaitCompletion(l.ccq, "a request after " + what), WcStatus.WR_FLUSH_ERR, null,
+                failing.wrId() + 1, l.cqp.qpn(), "the request after " + what + " is flushed");
     }
 
     @Test
@@ -157,7 +180,12 @@ public abstract class ErrorTck extends TckSupport {
         post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 100));
         WorkCompletion sent = awaitCompletion(l.ccq, "a SEND into a receive with a bad lkey");
-        assertCompletion(sent, WcStatus.REM_OP_ERR, null, 5, l.cqp.qpn(), "the SEND (IBA: Remote Operational Error)");
+        if (fx.remoteErrorsFailTheRequest()) {
+            assertCompletion(sent, WcStatus.REM_OP_ERR, null, 5, l.cqp.qpn(), "the SEND (IBA: Remote Operational Error)");
+        } else {
+            assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_OP_ERR, sent.toString());
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
+        }
         WorkCompletion recv = awaitCompletion(l.scq, "the receive with a bad lkey");
         assertEquals(4, recv.wrId(), recv.toString());
         assertTrue(recv.status() == WcStatus.LOC_PROT_ERR || recv.status() == WcStatus.LOC_QP_OP_ERR,
@@ -171,8 +199,13 @@ public abstract class ErrorTck extends TckSupport {
         post(l.sqp, new RecvWorkRequest().wrId(4).sge(0, server.mr, 0, 100));
         post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 2000));
-        assertCompletion(awaitCompletion(l.ccq, "a SEND larger than the receive"), WcStatus.REM_INV_REQ_ERR, null, 5,
-                l.cqp.qpn(), "the SEND larger than the receive");
+        WorkCompletion sent = awaitCompletion(l.ccq, "a SEND larger than the receive");
+        if (fx.remoteErrorsFailTheRequest()) {
+            assertCompletion(sent, WcStatus.REM_INV_REQ_ERR, null, 5, l.cqp.qpn(), "the SEND larger than the receive");
+        } else {
+            assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_INV_REQ_ERR, sent.toString());
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
+        }
         assertCompletion(awaitCompletion(l.scq, "the receive too small"), WcStatus.LOC_LEN_ERR, null, 4, l.sqp.qpn(),
                 "the receive too small");
         assertSentinel(server.buf, 100, 4096 - 100, "nothing past the receive buffer");
@@ -189,6 +222,8 @@ public abstract class ErrorTck extends TckSupport {
 
     @Test
     void noReceiveWithRnrRetriesSucceedsOnceOneIsPosted() {
+        Assumptions.assumeTrue(fx.hasRnrRetry(), "the transport has no RNR retry (iWARP: a SEND without a receive "
+                + "terminates the connection, see noReceiveWithRnrRetryZeroIsRnrRetryExceeded)");
         Link l = connect();
         fill(client.buf, 0, 3000, 6);
         post(l.cqp, new SendWorkRequest().wrId(4).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
@@ -222,6 +257,12 @@ public abstract class ErrorTck extends TckSupport {
         post(l.cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 100).remote(addr, rkey));
         List<WorkCompletion> wcs = awaitCompletions(l.ccq, 2, "requests to a closed context");
+        if (!fx.remoteErrorsFailTheRequest()) { // the WRITE may have gone to TCP before the close was seen
+            assertTrue(wcs.get(0).status() != WcStatus.SUCCESS || wcs.get(1).status() != WcStatus.SUCCESS,
+                    "a READ from a closed context cannot succeed: " + wcs);
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the QP to enter ERROR when the peer context closed");
+            return;
+        }
         assertCompletion(wcs.get(0), WcStatus.RETRY_EXC_ERR, null, 1, l.cqp.qpn(), "a WRITE to a closed context");
         assertCompletion(wcs.get(1), WcStatus.WR_FLUSH_ERR, null, 2, l.cqp.qpn(), "the READ behind it");
     }
@@ -348,8 +389,10 @@ public abstract class ErrorTck extends TckSupport {
 
         int sgid = client.ctx.gidIndexOf(Gid.of(fx.address()));
         assertTrue(sgid >= 0, "the client context has a GID for " + fx.address());
-        qp.modify(new QpAttr().state(QpState.RTR).av(AddressVector.of(Gid.of(fx.address()), sgid)
-                .withUdpPort(server.ctx.queryPort().udpPort())).pathMtu(Mtu.MTU_1024).destQpn(0x123)
+        int port = server.ctx.queryPort().udpPort(); // 0 where the transport has no UDP port (iWARP)
+        AddressVector av = AddressVector.of(Gid.of(fx.address()), sgid);
+        qp.modify(new QpAttr().state(QpState.RTR).av(port > 0 ? av.withUdpPort(port) : av).pathMtu(Mtu.MTU_1024)
+                .destQpn(0x123)
                 .rqPsn(0).maxDestRdAtomic(1).minRnrTimer(12));
         assertEquals(QpState.RTR, qp.state());
         assertInvalid(qp, () -> qp.modify(new QpAttr().state(QpState.RTS)), "RTR -> RTS without attributes",

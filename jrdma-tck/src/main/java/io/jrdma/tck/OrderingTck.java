@@ -140,6 +140,9 @@ public abstract class OrderingTck extends TckSupport {
         for (int i = 0; i < N; i++) {
             WrOpcode op = op(i);
             if (op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_WRITE_WITH_IMM) {
+                long at = WRITE_TO + 8L * i;
+                long want = value(i);
+                awaitPlaced(() -> getLong(server.buf, at) == want, "WRITE " + i + " to be placed");
                 assertEquals(value(i), getLong(server.buf, WRITE_TO + 8L * i), "data of WRITE " + i);
             } else if (op == WrOpcode.RDMA_READ) {
                 assertEquals(value(i - 3), getLong(client.buf, READ_TO + 8L * i),

@@ -53,6 +53,37 @@ public abstract class ProviderFixture {
         return Optional.empty();
     }
 
+    /**
+     * Whether the completion of an RDMA WRITE means its data is in the remote memory. True for the
+     * InfiniBand transport, where the completion follows the responder's acknowledgement. False for
+     * iWARP, where a WRITE (like a SEND) completes once handed to TCP (RFC 5040 §5, as Linux siw):
+     * the TCK then waits, with its usual deadline, for the data to appear before checking it.
+     *
+     * @return true when a WRITE's completion implies remote placement
+     */
+    public boolean writeCompletionMeansPlaced() {
+        return true;
+    }
+
+    /**
+     * Whether a request the peer refuses (bad rkey, bounds, no or too small a receive, peer gone)
+     * completes with the remote error status itself. True for the InfiniBand transport (NAKs,
+     * retry and RNR counters). False for iWARP: a SEND or WRITE has already completed once handed
+     * to TCP, the peer's TERMINATE (or the closed connection) then moves the QP to ERROR and the
+     * requests behind it are flushed; only READs and atomics, which wait for a response, fail
+     * themselves. The TCK checks that behaviour instead where it applies.
+     *
+     * @return true when remote errors complete the failing SEND/WRITE with their status
+     */
+    public boolean remoteErrorsFailTheRequest() {
+        return true;
+    }
+
+    /** @return true when a SEND without a posted receive is retried (IB RNR); iWARP has no RNR */
+    public boolean hasRnrRetry() {
+        return true;
+    }
+
     @Override
     public String toString() {
         return getClass().getSimpleName() + "{server=" + serverOptions().threadingMode() + ", client="

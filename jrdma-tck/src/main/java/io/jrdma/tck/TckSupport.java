@@ -595,6 +595,28 @@ public abstract class TckSupport {
         }
     }
 
+    /** @return true if {@code seg[off, off + len)} holds the pattern of {@code seed} from position {@code from} on */
+    protected static boolean holdsPattern(MemorySegment seg, long off, long len, int seed, long from) {
+        VarHandle.fullFence();
+        for (long i = 0; i < len; i++) {
+            if (seg.get(ValueLayout.JAVA_BYTE, off + i) != pattern(seed, from + i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * After a WRITE's completion: when the provider completes WRITEs before they are placed
+     * remotely ({@link ProviderFixture#writeCompletionMeansPlaced()} false, iWARP), waits until
+     * {@code placed} holds; otherwise the data must already be there and this returns at once.
+     */
+    protected final void awaitPlaced(BooleanSupplier placed, String what) {
+        if (!fx.writeCompletionMeansPlaced()) {
+            awaitTrue(placed, what);
+        }
+    }
+
     /** Fails unless {@code seg[off, off + len)} still holds the sentinel. */
     protected static void assertSentinel(MemorySegment seg, long off, long len, String what) {
         VarHandle.fullFence();

@@ -1,0 +1,503 @@
+package io.jrdma.engine;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.ConnectionRejectedException;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.wire.iwarp.Fpdu;
+import io.jrdma.wire.iwarp.IwarpProtocolException;
+import io.jrdma.wire.iwarp.Mpa;
+import io.jrdma.wire.iwarp.MpaEnhanced;
+import io.jrdma.wire.iwarp.MpaRequestReply;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The connection manager of a soft-iWARP context: MPA connection setup (RFC 5044 §7.1 with the
+ * RFC 6581 enhancements, as Linux siw_cm.c speaks it) on the TCP connection that then carries the
+ * QP's FPDUs. The client connects, sends an MPA Request (revision 2, flags H and, by default, C;
+ * the private data starts with the RFC 6581 IRD/ORD block) and reads the Reply; the server reads
+ * the Request and answers with a Reply, or a Reply with the R bit (a rejection). MPA has no
+ * ready-to-use message: the TCP stream goes to the engine right after the Reply, both sides.
+ *
+ * <p>Between jrdma peers a 16-byte block follows the IRD/ORD block ({@code "JRD1"}, flags, QPN,
+ * MTU): it carries what the verbs API reports (the peer's QPN, the path MTU) and the agreement to
+ * use immediate data and atomics (RFC 7306 opcodes). Its absence (Linux siw, hardware) turns those
+ * off; the application's private data (≤ 256 bytes) follows it and reaches the other side alone.
+ * {@code -Djrdma.iwarp.extensions=false} leaves the block out (for interop runs where the peer
+ * application would see it); {@code -Djrdma.iwarp.crc=false} makes the client ask for no CRC.
+ */
+final class IwarpConnectionManager implements ConnectionManager {
+    static final String CRC_PROPERTY = "jrdma.iwarp.crc";
+    static final String EXTENSIONS_PROPERTY = "jrdma.iwarp.extensions";
+    /** Overrides the FPDU size (the MSS of the path), e.g. 1448 to send what siw sends on Ethernet. */
+    static final String FPDU_PROPERTY = "jrdma.iwarp.fpdu";
+    static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
+    static final int EXT_LENGTH = 16;
+    static final int EXT_FLAG_RFC7306 = 1;
+    private static final int ALL_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
+            | Access.REMOTE_ATOMIC;
+
+    private final Context context;
+    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+
+    IwarpConnectionManager(Context context) {
+        this.context = context;
+    }
+
+    void close() {
+        for (AutoCloseable c : open) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    private Qp qpOf(QueuePair qp) {
+        if (!(qp instanceof Qp q) || q.context != context) {
+            throw new RdmaException(Errno.EINVAL, "the QP does not belong to this device context");
+        }
+        QpState s = q.state();
+        if (s != QpState.RESET && s != QpState.INIT) {
+            throw new RdmaException(Errno.EINVAL, "a QP connects from RESET or INIT, not " + s);
+        }
+        return q;
+    }
+
+    // ------------------------------------------------------------------ private data
+
+    /** What one side's MPA frame says, decoded. */
+    record Peer(int revision, boolean crc, boolean markers, boolean reject, int ird, int ord, boolean jrdma,
+                int flags, int qpn, Mtu mtu, byte[] appData) {
+    }
+
+    static Peer parse(MpaRequestReply f) {
+        byte[] pd = f.privateData();
+        int at = 0;
+        int ird = -1;
+        int ord = -1;
+        if (f.revision() == Mpa.REVISION_2 && pd.length >= MpaEnhanced.LENGTH) {
+            MemorySegment s = MemorySegment.ofArray(pd);
+            ird = MpaEnhanced.ird(s, 0);
+            ord = MpaEnhanced.ord(s, 0);
+            at = MpaEnhanced.LENGTH;
+        }
+        boolean jrdma = pd.length - at >= EXT_LENGTH && ByteBuffer.wrap(pd, at, 4).getInt() == EXT_MAGIC;
+        int flags = 0;
+        int qpn = 0;
+        Mtu mtu = null;
+        if (jrdma) {
+            ByteBuffer b = ByteBuffer.wrap(pd, at + 4, EXT_LENGTH - 4);
+            flags = b.getInt();
+            qpn = b.getInt();
+            int code = b.get();
+            for (Mtu m : Mtu.values()) {
+                if (m.ordinal() + 1 == code) {
+                    mtu = m;
+                }
+            }
+            at += EXT_LENGTH;
+        }
+        return new Peer(f.revision(), f.crc(), f.markers(), (f.flags() & Mpa.FLAG_REJECT) != 0, ird, ord, jrdma, flags,
+                qpn, mtu, Arrays.copyOfRange(pd, at, pd.length));
+    }
+
+    /** Our private data: the jrdma block (when enabled and, for a Reply, when the peer sent one) and the application's. */
+    static byte[] appData(boolean withExtension, int qpn, Mtu mtu, byte[] app) {
+        if (!withExtension) {
+            return app;
+        }
+        ByteBuffer b = ByteBuffer.allocate(EXT_LENGTH + app.length);
+        b.putInt(EXT_MAGIC).putInt(EXT_FLAG_RFC7306).putInt(qpn).put((byte) (mtu.ordinal() + 1)).put(new byte[3]);
+        b.put(app);
+        return b.array();
+    }
+
+    private static MpaRequestReply frame(boolean reply, int revision, boolean crc, boolean reject, int ird, int ord,
+                                         byte[] data) {
+        int flags = (crc ? Mpa.FLAG_CRC : 0) | (reject ? Mpa.FLAG_REJECT : 0);
+        if (revision == Mpa.REVISION_2) {
+            // as MpaRequestReply.enhanced, but the 256 bytes of application data may follow the jrdma block
+            // (MPA allows 512 bytes of private data in all)
+            byte[] pd = new byte[MpaEnhanced.LENGTH + data.length];
+            MpaEnhanced.write(MemorySegment.ofArray(pd), 0, Math.min(ird, MpaEnhanced.IRD_ORD_MASK),
+                    Math.min(ord, MpaEnhanced.IRD_ORD_MASK), false, false, false, false);
+            System.arraycopy(data, 0, pd, MpaEnhanced.LENGTH, data.length);
+            return new MpaRequestReply(reply, flags | Mpa.FLAG_ENHANCED, Mpa.REVISION_2, pd);
+        }
+        return new MpaRequestReply(reply, flags, Mpa.REVISION_1, data);
+    }
+
+    private static void write(SocketChannel ch, MpaRequestReply f) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(f.length());
+        f.encode(MemorySegment.ofBuffer(b), 0);
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+    }
+
+    /** Reads exactly one MPA frame (never a byte more: FPDUs may follow it at once). */
+    private static MpaRequestReply read(SocketChannel ch, boolean reply, long deadline)
+            throws IOException, IwarpProtocolException {
+        Socket s = ch.socket();
+        InputStream in = s.getInputStream();
+        byte[] head = readFully(s, in, Mpa.HEADER_LENGTH, deadline);
+        MemorySegment h = MemorySegment.ofArray(head);
+        int pdLength = Mpa.privateDataLength(h, 0);
+        int r = Mpa.check(h, 0, Mpa.HEADER_LENGTH, reply);
+        if (r < 0 || pdLength > Mpa.MAX_PRIVATE_DATA) {
+            return MpaRequestReply.decode(h, 0, Mpa.HEADER_LENGTH, reply); // throws with the reason
+        }
+        byte[] all = Arrays.copyOf(head, Mpa.HEADER_LENGTH + pdLength);
+        byte[] pd = readFully(s, in, pdLength, deadline);
+        System.arraycopy(pd, 0, all, Mpa.HEADER_LENGTH, pdLength);
+        return MpaRequestReply.decode(MemorySegment.ofArray(all), 0, all.length, reply);
+    }
+
+    private static byte[] readFully(Socket s, InputStream in, int n, long deadline) throws IOException {
+        byte[] b = new byte[n];
+        int got = 0;
+        while (got < n) {
+            long left = (deadline - System.nanoTime()) / 1_000_000;
+            if (left <= 0) {
+                throw new SocketTimeoutException("no MPA frame in time");
+            }
+            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+            int r = in.read(b, got, n - got);
+            if (r < 0) {
+                throw new EOFException("the peer closed the connection during MPA setup");
+            }
+            got += r;
+        }
+        return b;
+    }
+
+    /** The ULPDU size we send: the FPDU fills one TCP segment of the interface's MSS (IP 20 or 40, TCP 20 + 12). */
+    private int txMulpdu(SocketChannel ch) {
+        int fpdu = Integer.getInteger(FPDU_PROPERTY, 0);
+        if (fpdu <= 0) {
+            int mtu = context.device instanceof SoftIwarpDevice d ? d.interfaceMtu() : 1500;
+            boolean v6 = ch.socket().getLocalAddress() instanceof java.net.Inet6Address;
+            fpdu = mtu - (v6 ? 40 : 20) - 32;
+        }
+        return Fpdu.maxUlpduLength(Math.max(128, Math.min(fpdu, Fpdu.length(Fpdu.MAX_ULPDU_LENGTH))));
+    }
+
+    /** Engine thread (control): the QP takes the stream and is in RTS. */
+    private void establish(Qp q, SocketChannel ch, boolean crc, boolean ext, int ird, int ord, int peerQpn, Mtu mtu,
+                           ConnParam param) throws IOException {
+        ch.configureBlocking(false);
+        ch.socket().setTcpNoDelay(true);
+        int mulpdu = txMulpdu(ch);
+        context.control(() -> {
+            if (q.destroyed || (q.state != QpState.RESET && q.state != QpState.INIT)) {
+                throw new RdmaException(Errno.EINVAL, "the QP left RESET/INIT while connecting (" + q.state + ")");
+            }
+            if (q.state == QpState.RESET) {
+                q.accessFlags = ALL_ACCESS;
+            }
+            q.destQpn = peerQpn;
+            q.mtu = mtu;
+            q.mtuBytes = mtu.bytes();
+            q.maxRdAtomic = ord;
+            q.maxDestRdAtomic = ird;
+            q.retryCnt = param.retryCount();
+            q.rnrRetry = param.rnrRetryCount();
+            q.iwarpExtensions = ext;
+            context.engine.iwarp.attach(q, new IwarpStream(ch, crc, mulpdu, ext, ird));
+            q.state = QpState.RTS; // volatile: publishes iwarpExtensions to posters
+            context.engine.schedule(q);
+        });
+    }
+
+    private Mtu pathMtu(Mtu mine, Mtu peer) {
+        Mtu m = mine.bytes() <= context.activeMtu().bytes() ? mine : context.activeMtu();
+        return peer != null && peer.bytes() < m.bytes() ? peer : m;
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    // ------------------------------------------------------------------ client
+
+    @Override
+    public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
+        Qp q = qpOf(qp);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean ext = !"false".equals(System.getProperty(EXTENSIONS_PROPERTY));
+        boolean wantCrc = !"false".equals(System.getProperty(CRC_PROPERTY));
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open();
+            ch.socket().connect(server, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis())));
+            write(ch, frame(false, Mpa.REVISION_2, wantCrc, false, param.responderResources(), param.initiatorDepth(),
+                    appData(ext, q.qpn, param.mtu(), param.privateData())));
+            MpaRequestReply reply = read(ch, true, deadline);
+            Peer p = parse(reply);
+            if (p.reject()) {
+                closeQuietly(ch);
+                throw new ConnectionRejectedException("the server at " + server + " rejected the connection (MPA Reply "
+                        + "with the R bit)", p.appData());
+            }
+            if (p.markers()) {
+                closeQuietly(ch);
+                throw new RdmaException(Errno.EPROTO, "the server at " + server + " wants MPA markers, which jrdma does "
+                        + "not support");
+            }
+            boolean jrdma = ext && p.jrdma();
+            int peerIrd = p.ird() < 0 ? param.initiatorDepth() : p.ird();
+            int peerOrd = p.ord() < 0 ? param.responderResources() : p.ord();
+            Mtu mtu = pathMtu(param.mtu(), p.mtu());
+            int ird = Math.min(param.responderResources(), peerOrd);
+            int ord = Math.min(param.initiatorDepth(), peerIrd);
+            establish(q, ch, p.crc(), jrdma && (p.flags() & EXT_FLAG_RFC7306) != 0, ird, ord, p.qpn(), mtu, param);
+            return new Conn(q, ch, new ConnParam(p.appData(), peerIrd, peerOrd, param.retryCount(),
+                    param.rnrRetryCount(), mtu), p.qpn());
+        } catch (ConnectException e) {
+            closeQuietly(ch);
+            throw new RdmaException(Errno.ECONNREFUSED, "nobody listens at " + server + ": " + e.getMessage(), e);
+        } catch (SocketTimeoutException e) {
+            closeQuietly(ch);
+            throw new RdmaException(Errno.ETIMEDOUT, "no MPA Reply from " + server + " within " + timeout, e);
+        } catch (IwarpProtocolException e) {
+            closeQuietly(ch);
+            throw new RdmaException(Errno.EPROTO, "the peer at " + server + " is not an MPA (iWARP) endpoint: "
+                    + e.getMessage(), e);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new RdmaException(Errno.ECONNRESET, "connecting to " + server + " failed: " + e, e);
+        } catch (RuntimeException e) {
+            if (ch != null) {
+                closeQuietly(ch);
+            }
+            throw e;
+        }
+    }
+
+    // ------------------------------------------------------------------ server
+
+    @Override
+    public Listener listen(InetSocketAddress address) {
+        try {
+            ServerSocketChannel ssc = ServerSocketChannel.open();
+            ssc.bind(address);
+            Lsn l = new Lsn(ssc);
+            open.add(l);
+            return l;
+        } catch (IOException e) {
+            throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    private final class Lsn implements Listener {
+        private final ServerSocketChannel ssc;
+        private final InetSocketAddress bound;
+
+        Lsn(ServerSocketChannel ssc) throws IOException {
+            this.ssc = ssc;
+            this.bound = (InetSocketAddress) ssc.getLocalAddress();
+        }
+
+        @Override
+        public InetSocketAddress address() {
+            return bound;
+        }
+
+        @Override
+        public ConnectRequest poll(Duration timeout) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                long left = (deadline - System.nanoTime()) / 1_000_000;
+                if (left <= 0 || !ssc.isOpen()) {
+                    return null;
+                }
+                SocketChannel ch;
+                try {
+                    ssc.socket().setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+                    Socket s = ssc.socket().accept();
+                    ch = s.getChannel();
+                } catch (SocketTimeoutException e) {
+                    return null;
+                } catch (IOException e) {
+                    if (!ssc.isOpen()) {
+                        return null;
+                    }
+                    throw new RdmaException(Errno.EIO, "accepting on " + bound + " failed: " + e, e);
+                }
+                try {
+                    MpaRequestReply req = read(ch, false, Math.min(deadline, System.nanoTime() + 10_000_000_000L));
+                    Peer p = parse(req);
+                    if (p.markers()) { // RFC 5044 §7.1: we cannot use markers; refuse with the R bit
+                        write(ch, frame(true, p.revision(), p.crc(), true, 0, 0, new byte[0]));
+                        closeQuietly(ch);
+                        continue;
+                    }
+                    return new Request(ch, p);
+                } catch (IOException | IwarpProtocolException e) {
+                    closeQuietly(ch); // not an MPA peer, or gone: wait for the next one
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            open.remove(this);
+            try {
+                ssc.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    private final class Request implements ConnectRequest {
+        private final SocketChannel ch;
+        private final Peer p;
+        private boolean answered;
+
+        Request(SocketChannel ch, Peer p) {
+            this.ch = ch;
+            this.p = p;
+        }
+
+        @Override
+        public ConnParam peerParam() {
+            return new ConnParam(p.appData(), Math.max(0, Math.min(255, p.ird())), Math.max(0, Math.min(255, p.ord())),
+                    7, 7, p.mtu() == null ? Mtu.MTU_4096 : p.mtu());
+        }
+
+        @Override
+        public InetSocketAddress peerAddress() {
+            try {
+                return (InetSocketAddress) ch.getRemoteAddress();
+            } catch (IOException e) {
+                return null;
+            }
+        }
+
+        @Override
+        public Connection accept(QueuePair qp, ConnParam param, Duration timeout) {
+            Qp q = qpOf(qp);
+            if (answered) {
+                throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
+            }
+            answered = true;
+            boolean ext = p.jrdma() && !"false".equals(System.getProperty(EXTENSIONS_PROPERTY));
+            int peerIrd = p.ird() < 0 ? param.initiatorDepth() : p.ird();
+            int peerOrd = p.ord() < 0 ? param.responderResources() : p.ord();
+            int ird = Math.min(param.responderResources(), peerOrd);
+            int ord = Math.min(param.initiatorDepth(), peerIrd);
+            Mtu mtu = pathMtu(param.mtu(), p.mtu());
+            try {
+                // C in the Reply decides (RFC 5044 §7.1): we use CRC exactly when the initiator asked for it
+                write(ch, frame(true, p.revision(), p.crc(), false, ird, ord,
+                        appData(ext, q.qpn, mtu, param.privateData())));
+                establish(q, ch, p.crc(), ext && (p.flags() & EXT_FLAG_RFC7306) != 0, ird, ord, p.qpn(), mtu, param);
+            } catch (IOException e) {
+                closeQuietly(ch);
+                throw new RdmaException(Errno.ECONNRESET, "the client went away while accepting: " + e, e);
+            } catch (RuntimeException e) {
+                closeQuietly(ch);
+                throw e;
+            }
+            return new Conn(q, ch, new ConnParam(p.appData(), peerIrd, peerOrd, param.retryCount(),
+                    param.rnrRetryCount(), mtu), p.qpn());
+        }
+
+        @Override
+        public void reject(byte[] privateData) {
+            if (answered) {
+                throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
+            }
+            answered = true;
+            try {
+                write(ch, frame(true, p.revision(), p.crc(), true, 0, 0,
+                        privateData == null ? new byte[0] : privateData.clone()));
+            } catch (IOException ignored) {
+                // the client is gone: nothing to tell it
+            } finally {
+                closeQuietly(ch);
+            }
+        }
+    }
+
+    /** An established connection: closing it moves the QP to ERROR, which closes the TCP stream (rdma_disconnect). */
+    private final class Conn implements Connection {
+        private final Qp q;
+        private final SocketChannel ch;
+        private final ConnParam peer;
+        private final int peerQpn;
+        private boolean closed;
+
+        Conn(Qp q, SocketChannel ch, ConnParam peer, int peerQpn) {
+            this.q = q;
+            this.ch = ch;
+            this.peer = peer;
+            this.peerQpn = peerQpn;
+            open.add(this);
+        }
+
+        @Override
+        public QueuePair qp() {
+            return q;
+        }
+
+        @Override
+        public ConnParam peerParam() {
+            return peer;
+        }
+
+        @Override
+        public int peerQpn() {
+            return peerQpn;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            open.remove(this);
+            try {
+                context.control(() -> {
+                    IwarpStream s = q.iw;
+                    if (s != null && s.channel == ch && !q.destroyed) {
+                        if (q.state != QpState.ERROR) {
+                            context.engine.enterError(q);
+                        }
+                        context.engine.iwarp.onError(q);
+                    }
+                });
+            } catch (RdmaException e) {
+                closeQuietly(ch);
+            }
+        }
+    }
+}

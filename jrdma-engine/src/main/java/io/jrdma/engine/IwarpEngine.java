@@ -1,0 +1,927 @@
+package io.jrdma.engine;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import io.jrdma.wire.iwarp.AtomicRequest;
+import io.jrdma.wire.iwarp.AtomicResponse;
+import io.jrdma.wire.iwarp.Crc32c;
+import io.jrdma.wire.iwarp.Ddp;
+import io.jrdma.wire.iwarp.Fpdu;
+import io.jrdma.wire.iwarp.ImmediateData;
+import io.jrdma.wire.iwarp.IwarpError;
+import io.jrdma.wire.iwarp.Rdmap;
+import io.jrdma.wire.iwarp.ReadRequest;
+import io.jrdma.wire.iwarp.Terminate;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The iWARP transport of a soft-iWARP context, shaped like Linux siw: the transmitter
+ * ({@code siw_qp_tx.c}: send-queue WQEs and READ/atomic responses → DDP segments → FPDUs sized to
+ * the MSS) and the receiver ({@code siw_qp_rx.c}: FPDU reassembly from the TCP byte stream, CRC,
+ * DDP/RDMAP checks, tagged and untagged placement, TERMINATE). It runs inside the context's
+ * {@link Engine} duty cycle and reuses its queues, key table, CQs and flush logic; only the wire
+ * differs. TCP gives reliability and ordering: no PSNs, ACKs, retransmission or RNR.
+ *
+ * <p>Completion semantics (RFC 5040 §5 and siw): a SEND or WRITE completes once its last FPDU has
+ * been handed to TCP; a READ or atomic when its response has arrived. Completions are retired in
+ * posting order. A remote error arrives as a TERMINATE: the oldest request not yet completed gets
+ * the matching error status, the QP enters ERROR and everything behind it is flushed.
+ *
+ * <p>Every memory access is checked with {@link Mr#permits} before any byte is copied. Nothing
+ * on the data path allocates: the buffers are per stream and made when the stream is attached.
+ */
+final class IwarpEngine {
+    private static final ValueLayout.OfLong NATIVE_LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final VarHandle ATOMIC_LONG = ValueLayout.JAVA_LONG.varHandle();
+    /** FPDUs processed per stream per duty cycle at most (fairness between QPs). */
+    static final int RX_FPDU_BUDGET = 256;
+    /** The largest ULPDU we accept (MULPDU): anything the 16-bit length can say. */
+    static final int RX_MAX_ULPDU = Fpdu.MAX_ULPDU_LENGTH;
+
+    private final Engine engine;
+    private final Counters counters;
+    private final Crc32c crc32c = new Crc32c();
+    private final MemorySegment scratch = Arena.ofAuto().allocate(8, 8);
+    private Qp[] streams = new Qp[16];
+    private int streamCount;
+
+    IwarpEngine(Engine engine) {
+        this.engine = engine;
+        this.counters = engine.counters;
+    }
+
+    // ------------------------------------------------------------------ attach / release (control path)
+
+    /** Engine thread: gives a QP its connected stream; the QP is then in RTS. */
+    void attach(Qp qp, IwarpStream s) {
+        qp.iw = s;
+        if (streamCount == streams.length) {
+            streams = java.util.Arrays.copyOf(streams, streamCount * 2);
+        }
+        streams[streamCount++] = qp;
+        engine.schedule(qp);
+    }
+
+    /** Engine thread: the QP is destroyed or reset: its stream is closed (siw: the connection goes with it). */
+    void release(Qp qp) {
+        IwarpStream s = qp.iw;
+        if (s == null) {
+            return;
+        }
+        closeStream(s);
+        qp.iw = null;
+        for (int i = 0; i < streamCount; i++) {
+            if (streams[i] == qp) {
+                streams[i] = streams[--streamCount];
+                streams[streamCount] = null;
+                break;
+            }
+        }
+    }
+
+    void close() {
+        for (int i = 0; i < streamCount; i++) {
+            if (streams[i].iw != null) {
+                closeStream(streams[i].iw);
+            }
+        }
+    }
+
+    private void closeStream(IwarpStream s) {
+        if (s.closed) {
+            return;
+        }
+        s.closed = true;
+        s.rxStopped = true;
+        try {
+            s.channel.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    // ------------------------------------------------------------------ duty cycle hooks
+
+    /** @return true while the QP has something to do: unsent or unretired WQEs, responses, bytes to write */
+    boolean hasWork(Qp qp) {
+        IwarpStream s = qp.iw;
+        if (qp.state == QpState.ERROR) {
+            return Engine.hasWork(qp) || (s != null && !s.closed);
+        }
+        if (s == null || s.closed || (qp.state != QpState.RTS && qp.state != QpState.SQD)) {
+            return false;
+        }
+        return s.txPending() || s.irqCount > 0 || qp.sqConsumer != qp.sqProducerAcquire();
+    }
+
+    /**
+     * A QP in ERROR: writes out what is queued (a TERMINATE last) and then closes the stream, as siw
+     * closes the connection of a QP that leaves RTS with an error.
+     */
+    int onError(Qp qp) {
+        IwarpStream s = qp.iw;
+        if (s == null || s.closed) {
+            return 0;
+        }
+        s.rxStopped = true;
+        flushTx(qp, s);
+        if (!s.txPending() || !s.channel.isOpen()) {
+            closeStream(s);
+            return 1;
+        }
+        return 0;
+    }
+
+    /** Reads every stream once and processes the FPDUs that are complete. */
+    int receive() {
+        int work = 0;
+        for (int i = 0; i < streamCount; i++) {
+            Qp qp = streams[i];
+            IwarpStream s = qp.iw;
+            if (s != null && !s.rxStopped) {
+                try {
+                    work += read(qp, s);
+                } catch (RuntimeException e) {
+                    // e.g. a region whose memory was freed under it: the stream is terminated, the engine goes on
+                    counters.increment(Counter.ENGINE_ERRORS);
+                    terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_LOCAL_CATASTROPHIC,
+                            Terminate.RDMAP_UNSPECIFIED, -1, false);
+                }
+            }
+        }
+        return work;
+    }
+
+    // ------------------------------------------------------------------ receiver (siw_qp_rx.c)
+
+    private int read(Qp qp, IwarpStream s) {
+        int n;
+        try {
+            s.rx.limit(s.rx.capacity()).position(s.rxEnd);
+            n = s.channel.read(s.rx);
+        } catch (IOException e) {
+            n = -1;
+        }
+        if (n < 0) {
+            streamEnded(qp, s);
+            return 1;
+        }
+        if (n == 0 && s.rxStart == s.rxEnd) {
+            return 0;
+        }
+        s.rxEnd += n;
+        int fpdus = 0;
+        while (!s.rxStopped && fpdus < RX_FPDU_BUDGET) {
+            int avail = s.rxEnd - s.rxStart;
+            int total = Fpdu.scan(s.rxSeg, s.rxStart, avail, RX_MAX_ULPDU);
+            if (total < 0) {
+                IwarpError e = IwarpError.fromResult(total);
+                counters.increment(Counter.RCVD_MALFORMED);
+                terminate(qp, s, e.terminateLayer(), e.terminateErrorType(), e.terminateErrorCode(), -1, false);
+                break;
+            }
+            if (total == 0) {
+                break;
+            }
+            counters.increment(Counter.RCVD_PKTS);
+            onFpdu(qp, s, s.rxStart, total);
+            s.rxStart += total;
+            fpdus++;
+        }
+        if (s.rxStart == s.rxEnd) {
+            s.rxStart = 0;
+            s.rxEnd = 0;
+        } else if (s.rx.capacity() - s.rxEnd < Fpdu.length(RX_MAX_ULPDU)) {
+            int keep = s.rxEnd - s.rxStart;
+            MemorySegment.copy(s.rxSeg, s.rxStart, s.rxSeg, 0, keep);
+            s.rxStart = 0;
+            s.rxEnd = keep;
+        }
+        return n + fpdus;
+    }
+
+    /** The peer closed or reset the connection: a partial FPDU left behind is a truncated one. */
+    private void streamEnded(Qp qp, IwarpStream s) {
+        if (s.rxEnd != s.rxStart && !s.rxStopped) {
+            IwarpError e = IwarpError.FPDU_TRUNCATED;
+            counters.increment(Counter.RCVD_MALFORMED);
+            terminate(qp, s, e.terminateLayer(), e.terminateErrorType(), e.terminateErrorCode(), -1, false);
+            return;
+        }
+        s.rxStopped = true;
+        if (qp.state != QpState.ERROR && qp.state != QpState.RESET) {
+            engine.enterError(qp); // siw: the LLP went away, the QP goes to ERROR and flushes
+        }
+    }
+
+    private void onFpdu(Qp qp, IwarpStream s, int off, int total) {
+        MemorySegment seg = s.rxSeg;
+        int ulen = Fpdu.ulpduLength(seg, off);
+        if (s.crc) {
+            int at = Fpdu.crcOffset(ulen);
+            if (Crc32c.read(seg, off + at) != crc32c.compute(s.rx, off, at)) {
+                counters.increment(Counter.RCVD_MPA_CRC_ERR);
+                IwarpError e = IwarpError.CRC_MISMATCH;
+                terminate(qp, s, e.terminateLayer(), e.terminateErrorType(), e.terminateErrorCode(), -1, false);
+                return;
+            }
+        }
+        int ddp = off + Fpdu.ULPDU_OFFSET;
+        int hdr = Rdmap.check(seg, ddp, ulen);
+        if (hdr < 0) {
+            IwarpError e = IwarpError.fromResult(hdr);
+            counters.increment(Counter.RCVD_MALFORMED);
+            terminate(qp, s, e.terminateLayer(), e.terminateErrorType(), e.terminateErrorCode(),
+                    ulen >= Ddp.UNTAGGED_HEADER_LENGTH || (ulen >= Ddp.TAGGED_HEADER_LENGTH && Ddp.tagged(seg, ddp))
+                            ? off : -1, false);
+            return;
+        }
+        QpState st = qp.state;
+        if (st != QpState.RTS && st != QpState.SQD) {
+            counters.increment(Counter.RCVD_BAD_STATE);
+            return;
+        }
+        int opcode = Rdmap.opcode(seg, ddp);
+        int payload = off + Fpdu.ULPDU_OFFSET + hdr;
+        int len = ulen - hdr;
+        boolean last = Ddp.last(seg, ddp);
+        if (opcode >= Rdmap.IMMEDIATE_DATA && !s.extensions) {
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_UNEXPECTED_OPCODE, off, false); // RFC 7306 was not negotiated
+            return;
+        }
+        switch (opcode) {
+            case Rdmap.WRITE -> onWrite(qp, s, off, ddp, payload, len, last);
+            case Rdmap.READ_REQUEST -> onReadRequest(qp, s, off, ddp, last, len);
+            case Rdmap.READ_RESPONSE -> onReadResponse(qp, s, off, ddp, payload, len, last);
+            case Rdmap.SEND, Rdmap.SEND_SE, Rdmap.SEND_INVALIDATE, Rdmap.SEND_SE_INVALIDATE,
+                 Rdmap.IMMEDIATE_DATA, Rdmap.IMMEDIATE_DATA_SE -> onSend(qp, s, off, ddp, opcode, payload, len, last);
+            case Rdmap.TERMINATE -> onTerminate(qp, s, ddp);
+            case Rdmap.ATOMIC_REQUEST -> onAtomicRequest(qp, s, off, ddp, len);
+            case Rdmap.ATOMIC_RESPONSE -> onAtomicResponse(qp, s, off, ddp);
+            default -> terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_UNEXPECTED_OPCODE, off, false);
+        }
+    }
+
+    /** RFC 5041 §7: a tagged buffer check failed; the code for it (siw's siw_tagged_error), or -1 if it passed. */
+    private static int taggedError(Mr mr, Qp qp, int needed, long va, long len) {
+        if (mr == null) {
+            return Terminate.DDP_TAGGED_INVALID_STAG;
+        }
+        if (mr.pd != qp.pd) {
+            return Terminate.DDP_TAGGED_STAG_NOT_ASSOCIATED;
+        }
+        if ((mr.access & needed) != needed || (qp.accessFlags & needed) != needed) {
+            return Terminate.DDP_TAGGED_INVALID_STAG; // RFC 5041 has no access-rights code; siw reports an invalid STag
+        }
+        if (!mr.permits(qp.pd, needed, va, len)) {
+            return Terminate.DDP_TAGGED_BASE_BOUNDS;
+        }
+        return -1;
+    }
+
+    private void onWrite(Qp qp, IwarpStream s, int off, int ddp, int payload, int len, boolean last) {
+        if (len > 0) {
+            int stag = Ddp.stag(s.rxSeg, ddp);
+            long to = Ddp.taggedOffset(s.rxSeg, ddp);
+            Mr mr = engine.context.keys.lookup(stag);
+            int code = taggedError(mr, qp, Access.REMOTE_WRITE, to, len);
+            if (code >= 0) {
+                terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, code, off, false);
+                return;
+            }
+            MemorySegment.copy(s.rxSeg, payload, mr.segment, to - mr.address, len);
+        }
+        s.writeBytes += len;
+        if (last) {
+            s.lastWriteLength = s.writeBytes;
+            s.writeBytes = 0;
+        }
+    }
+
+    private void onReadRequest(Qp qp, IwarpStream s, int off, int ddp, boolean last, int len) {
+        MemorySegment seg = s.rxSeg;
+        if (Ddp.msn(seg, ddp) != s.rxMsnRead) {
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                    Terminate.DDP_UNTAGGED_INVALID_MSN_RANGE, off, false);
+            return;
+        }
+        if (Ddp.messageOffset(seg, ddp) != 0 || !last || len != 0) {
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                    Terminate.DDP_UNTAGGED_INVALID_MO, off, false);
+            return;
+        }
+        int rr = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        long size = Integer.toUnsignedLong(ReadRequest.messageSize(seg, rr));
+        long srcTo = ReadRequest.sourceTaggedOffset(seg, rr);
+        Mr mr = null;
+        if (size > 0) {
+            mr = engine.context.keys.lookup(ReadRequest.sourceStag(seg, rr));
+            int code = mr == null ? Terminate.RDMAP_INVALID_STAG
+                    : mr.pd != qp.pd ? Terminate.RDMAP_STAG_NOT_ASSOCIATED
+                    : (mr.access & Access.REMOTE_READ) == 0 || (qp.accessFlags & Access.REMOTE_READ) == 0
+                            ? Terminate.RDMAP_ACCESS_RIGHTS
+                    : !mr.permits(qp.pd, Access.REMOTE_READ, srcTo, size) ? Terminate.RDMAP_BASE_BOUNDS : -1;
+            if (code >= 0) { // RFC 5040 §7.1: a READ's source is checked by RDMAP, reported with the request
+                terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, code, off, true);
+                return;
+            }
+        }
+        if (s.irqCount == s.irqCapacity) { // more READs than our IRD: siw terminates the stream
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_CATASTROPHIC_STREAM, off, true);
+            return;
+        }
+        s.rxMsnRead++;
+        int i = (s.irqHead + s.irqCount) % s.irqCapacity;
+        s.irqAtomic[i] = false;
+        s.irqMr[i] = mr;
+        s.irqVa[i] = srcTo;
+        s.irqLength[i] = size;
+        s.irqSent[i] = 0;
+        s.irqSinkStag[i] = ReadRequest.sinkStag(seg, rr);
+        s.irqSinkTo[i] = ReadRequest.sinkTaggedOffset(seg, rr);
+        s.irqCount++;
+        engine.schedule(qp);
+    }
+
+    private void onAtomicRequest(Qp qp, IwarpStream s, int off, int ddp, int len) {
+        MemorySegment seg = s.rxSeg;
+        if (Ddp.msn(seg, ddp) != s.rxMsnRead || len != 0) {
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                    Terminate.DDP_UNTAGGED_INVALID_MSN_RANGE, off, false);
+            return;
+        }
+        int a = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        long va = AtomicRequest.remoteTaggedOffset(seg, a);
+        Mr mr = engine.context.keys.lookup(AtomicRequest.remoteStag(seg, a));
+        int code = mr == null ? Terminate.RDMAP_INVALID_STAG
+                : mr.pd != qp.pd ? Terminate.RDMAP_STAG_NOT_ASSOCIATED
+                : (mr.access & Access.REMOTE_ATOMIC) == 0 || (qp.accessFlags & Access.REMOTE_ATOMIC) == 0
+                        ? Terminate.RDMAP_ACCESS_RIGHTS
+                : (va & 7) != 0 || !mr.permits(qp.pd, Access.REMOTE_ATOMIC, va, 8) ? Terminate.RDMAP_BASE_BOUNDS : -1;
+        int op = AtomicRequest.atomicOpcode(seg, a);
+        if (code < 0 && op != AtomicRequest.FETCH_ADD && op != AtomicRequest.COMPARE_SWAP) {
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_UNEXPECTED_OPCODE, off, false);
+            return;
+        }
+        if (code >= 0) {
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, code, off, false);
+            return;
+        }
+        if (s.irqCount == s.irqCapacity) {
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_CATASTROPHIC_STREAM, off, false);
+            return;
+        }
+        long at = va - mr.address;
+        long original = op == AtomicRequest.COMPARE_SWAP
+                ? (long) ATOMIC_LONG.compareAndExchange(mr.segment, at, AtomicRequest.compareData(seg, a),
+                        AtomicRequest.addOrSwapData(seg, a))
+                : (long) ATOMIC_LONG.getAndAdd(mr.segment, at, AtomicRequest.addOrSwapData(seg, a));
+        s.rxMsnRead++;
+        int i = (s.irqHead + s.irqCount) % s.irqCapacity;
+        s.irqAtomic[i] = true;
+        s.irqMr[i] = null;
+        s.irqOrig[i] = original;
+        s.irqRequestId[i] = AtomicRequest.requestId(seg, a);
+        s.irqCount++;
+        engine.schedule(qp);
+    }
+
+    /** @return the requester's oldest READ/atomic WQE waiting for its response, or null (the ORQ head) */
+    private static Wqe orqHead(Qp qp, IwarpStream s) {
+        long i = Math.max(s.orqIndex, qp.sqConsumer);
+        for (; i < qp.reqIndex; i++) {
+            Wqe w = qp.sq[(int) (i & qp.sqMask)];
+            if (w.isReadOrAtomic() && w.started && !w.responded && w.localError < 0) {
+                if (s.orqIndex != i) {
+                    s.orqIndex = i;
+                    s.readRespOffset = 0;
+                }
+                return w;
+            }
+        }
+        return null;
+    }
+
+    private void onReadResponse(Qp qp, IwarpStream s, int off, int ddp, int payload, int len, boolean last) {
+        Wqe w = orqHead(qp, s);
+        if (w == null || w.opcode != WrOpcode.RDMA_READ) {
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_UNEXPECTED_OPCODE, off, false);
+            return;
+        }
+        int stag = Ddp.stag(s.rxSeg, ddp);
+        long to = Ddp.taggedOffset(s.rxSeg, ddp);
+        long o = s.readRespOffset;
+        // as siw: the response must match the request exactly (sink STag, next offset, length)
+        int code = stag != sinkStag(w) ? Terminate.DDP_TAGGED_INVALID_STAG
+                : to != sinkTo(w) + o || o + len > w.length || (last && o + len != w.length)
+                        ? Terminate.DDP_TAGGED_BASE_BOUNDS : -1;
+        if (code >= 0) {
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, code, off, false);
+            return;
+        }
+        if (len > 0) {
+            Requester.scatter(w, o, s.rxSeg, payload, len);
+        }
+        s.readRespOffset = o + len;
+        if (last) {
+            respond(qp, s, w);
+        }
+    }
+
+    private void onAtomicResponse(Qp qp, IwarpStream s, int off, int ddp) {
+        Wqe w = orqHead(qp, s);
+        int a = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        if (w == null || !w.opcode.isAtomic() || Ddp.msn(s.rxSeg, ddp) != s.rxMsnAtomicResp
+                || AtomicResponse.originalRequestId(s.rxSeg, a) != w.npkts) {
+            terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    Terminate.RDMAP_UNEXPECTED_OPCODE, off, false);
+            return;
+        }
+        s.rxMsnAtomicResp++;
+        scratch.set(NATIVE_LONG, 0, AtomicResponse.originalValue(s.rxSeg, a)); // host order, as the responder's memory
+        Requester.scatter(w, 0, scratch, 0, 8);
+        respond(qp, s, w);
+    }
+
+    private void respond(Qp qp, IwarpStream s, Wqe w) {
+        w.responded = true;
+        qp.rdAtomicInFlight--;
+        s.orqIndex = -1;
+        s.readRespOffset = 0;
+        retire(qp, s);
+        engine.schedule(qp); // ORD room: the requester may go on
+    }
+
+    private static int sinkStag(Wqe w) {
+        return w.numSge > 0 ? w.sgeLkey[0] : 0;
+    }
+
+    private static long sinkTo(Wqe w) {
+        return w.numSge > 0 ? w.sgeAddr[0] : 0;
+    }
+
+    private void onSend(Qp qp, IwarpStream s, int off, int ddp, int opcode, int payload, int len, boolean last) {
+        MemorySegment seg = s.rxSeg;
+        if (Ddp.msn(seg, ddp) != s.rxMsnSend) {
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                    Terminate.DDP_UNTAGGED_INVALID_MSN_RANGE, off, false);
+            return;
+        }
+        boolean imm = opcode == Rdmap.IMMEDIATE_DATA || opcode == Rdmap.IMMEDIATE_DATA_SE;
+        long immValue = imm ? ImmediateData.value(seg, ddp + Ddp.UNTAGGED_HEADER_LENGTH) : 0;
+        boolean afterWrite = imm && (immValue >>> 32) == IMM_AFTER_WRITE;
+        if (Ddp.messageOffset(seg, ddp) != (s.recv == null ? 0 : s.recvPlaced) || (afterWrite && (len != 0 || !last))) {
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED, Terminate.DDP_UNTAGGED_INVALID_MO,
+                    off, false);
+            return;
+        }
+        if (s.recv == null) {
+            if (qp.rqConsumer == qp.rqProducerAcquire()) { // release partner: Qp.postRecv
+                // iWARP has no RNR: a SEND without a posted receive ends the stream (siw: DDP, no buffer)
+                terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                        Terminate.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, off, false);
+                return;
+            }
+            s.recv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            s.recvPlaced = 0;
+        }
+        RecvWqe r = s.recv;
+        if (s.recvPlaced + len > r.capacity) {
+            completeRecv(qp, s, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                    Terminate.DDP_UNTAGGED_MESSAGE_TOO_LONG, off, false);
+            return;
+        }
+        if (len > 0 && !scatterRecv(qp, r, s.recvPlaced, seg, payload, len)) {
+            completeRecv(qp, s, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+            terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_CATASTROPHIC, 0, off, false);
+            return;
+        }
+        s.recvPlaced += len;
+        if (!last) {
+            return;
+        }
+        if (opcode == Rdmap.SEND_INVALIDATE || opcode == Rdmap.SEND_SE_INVALIDATE) {
+            // RFC 5040 §6.10: invalidate the STag at the data sink. Only memory windows and fast-registered
+            // regions can be invalidated; jrdma has regions registered by pd.register only.
+            int stag = Rdmap.invalidateStag(seg, ddp);
+            completeRecv(qp, s, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, 0, 0);
+            terminate(qp, s, Terminate.LAYER_RDMAP, engine.context.keys.lookup(stag) == null
+                            ? Terminate.RDMAP_ETYPE_REMOTE_PROTECTION : Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                    engine.context.keys.lookup(stag) == null ? Terminate.RDMAP_INVALID_STAG
+                            : Terminate.RDMAP_STAG_CANNOT_INVALIDATE, off, false);
+            return;
+        }
+        s.rxMsnSend++;
+        int flags = Rdmap.solicitedEvent(opcode) ? WorkCompletion.SOLICITED : 0;
+        if (afterWrite) {
+            completeRecv(qp, s, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) s.lastWriteLength, (int) immValue,
+                    flags | WorkCompletion.WITH_IMM);
+        } else {
+            completeRecv(qp, s, WcStatus.SUCCESS, WcOpcode.RECV, (int) s.recvPlaced, (int) immValue,
+                    flags | (imm ? WorkCompletion.WITH_IMM : 0));
+        }
+    }
+
+    private void completeRecv(Qp qp, IwarpStream s, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+        long wrId = s.recv.wrId;
+        s.recv = null;
+        s.recvPlaced = 0;
+        // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
+        qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
+        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+        counters.increment(Counter.RDMA_RECVS);
+    }
+
+    /** Copies a SEND payload into a receive WQE's scatter list, checking each lkey first. @return false on a protection error */
+    private boolean scatterRecv(Qp qp, RecvWqe r, long off, MemorySegment src, long srcOff, int len) {
+        long skip = off;
+        int left = len;
+        for (int i = 0; i < r.numSge && left > 0; i++) {
+            int sl = r.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            int n = (int) Math.min(sl - skip, left);
+            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
+            long va = r.sgeAddr[i] + skip;
+            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, va, n)) {
+                return false;
+            }
+            MemorySegment.copy(src, srcOff, mr.segment, va - mr.address, n);
+            srcOff += n;
+            left -= n;
+            skip = 0;
+        }
+        return left == 0;
+    }
+
+    /** A TERMINATE from the peer: the oldest request still open fails with the matching status, the QP enters ERROR. */
+    private void onTerminate(Qp qp, IwarpStream s, int ddp) {
+        counters.increment(Counter.RCVD_TERMINATES);
+        int t = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        int layer = Terminate.layer(s.rxSeg, t);
+        int etype = Terminate.errorType(s.rxSeg, t);
+        WcStatus st = layer == Terminate.LAYER_RDMAP && etype == Terminate.RDMAP_ETYPE_REMOTE_PROTECTION
+                || layer == Terminate.LAYER_DDP && etype == Terminate.DDP_ETYPE_TAGGED ? WcStatus.REM_ACCESS_ERR
+                : layer == Terminate.LAYER_DDP && etype == Terminate.DDP_ETYPE_UNTAGGED ? WcStatus.REM_INV_REQ_ERR
+                : WcStatus.REM_OP_ERR;
+        s.rxStopped = true;
+        s.rxMsnTerm++;
+        if (qp.sqConsumer != qp.reqIndex) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            if (w.localError < 0 && (w.isReadOrAtomic() ? !w.responded : s.txPending())) {
+                w.localError = st.ordinal(); // completed in order by retire, then the QP enters ERROR
+            }
+        }
+        retire(qp, s);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
+    }
+
+    /**
+     * Queues a TERMINATE (RFC 5040 §4.8) reporting the FPDU at {@code failedFpdu} (its DDP header, and
+     * the READ Request header when {@code withRdmapHeader}; -1 = none) and moves the QP to ERROR: the
+     * receiver stops, the TERMINATE is written, then the stream is closed.
+     */
+    void terminate(Qp qp, IwarpStream s, int layer, int etype, int code, int failedFpdu, boolean withRdmapHeader) {
+        s.rxStopped = true;
+        if (s.terminateQueued || s.closed) {
+            return;
+        }
+        s.terminateQueued = true;
+        counters.increment(Counter.SENT_TERMINATES);
+        MemorySegment tx = s.txSeg;
+        int f = s.txEnd; // TX_RESERVE bytes are always free here
+        int ddp = f + Fpdu.ULPDU_OFFSET;
+        Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.TERMINATE), 0, Rdmap.QN_TERMINATE, s.txMsnTerm++, 0);
+        int t = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        int ulen = Ddp.UNTAGGED_HEADER_LENGTH + Terminate.CONTROL_LENGTH;
+        int hdrCtl = 0;
+        if (failedFpdu >= 0) {
+            MemorySegment rx = s.rxSeg;
+            int fddp = failedFpdu + Fpdu.ULPDU_OFFSET;
+            int ddpLen = Ddp.tagged(rx, fddp) ? Ddp.TAGGED_HEADER_LENGTH : Ddp.UNTAGGED_HEADER_LENGTH;
+            boolean r = withRdmapHeader && !Ddp.tagged(rx, fddp);
+            hdrCtl = Terminate.FLAG_M | Terminate.FLAG_D | (r ? Terminate.FLAG_R : 0);
+            Terminate.segmentLength(tx, t, Fpdu.ulpduLength(rx, failedFpdu)); // RFC 5040: the DDP segment's length
+            int copy = ddpLen + (r ? Terminate.RDMAP_HEADER_LENGTH : 0);
+            MemorySegment.copy(rx, fddp, tx, t + Terminate.DDP_HEADER_OFFSET, copy);
+            ulen += Terminate.DDP_HEADER_OFFSET - Terminate.CONTROL_LENGTH + copy;
+        }
+        Terminate.write(tx, t, layer, etype, code, hdrCtl);
+        Fpdu.writeHeader(tx, f, ulen);
+        s.txEnd = f + seal(s, f, ulen);
+        counters.increment(Counter.SENT_PKTS);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        } else {
+            engine.schedule(qp);
+        }
+    }
+
+    // ------------------------------------------------------------------ transmitter (siw_qp_tx.c)
+
+    /** High 32 bits of the immediate data of the message that carries a WRITE_WITH_IMM's immediate value. */
+    static final long IMM_AFTER_WRITE = 1;
+
+    /** Sends READ/atomic responses, then send-queue WQEs, as FPDUs; completes what TCP has taken. */
+    int transmit(Qp qp, int budget) {
+        IwarpStream s = qp.iw;
+        QpState st = qp.state;
+        if (s == null || s.closed || (st != QpState.RTS && st != QpState.SQD)) {
+            return 0;
+        }
+        int n = 0;
+        boolean writable = flushTx(qp, s);
+        while (writable && n < budget) {
+            if (IwarpStream.TX_BUFFER - IwarpStream.TX_RESERVE - s.txEnd < Fpdu.length(s.txMulpdu) + 64) {
+                writable = flushTx(qp, s);
+                if (!writable) {
+                    break;
+                }
+                if (s.txStart != 0) {
+                    int keep = s.txEnd - s.txStart;
+                    MemorySegment.copy(s.txSeg, s.txStart, s.txSeg, 0, keep);
+                    s.txStart = 0;
+                    s.txEnd = keep;
+                }
+            }
+            if (s.irqCount > 0) {
+                response(s);
+            } else if (!request(qp, s, st == QpState.SQD)) {
+                break;
+            }
+            n++;
+        }
+        if (writable) {
+            flushTx(qp, s);
+        }
+        retire(qp, s);
+        return n;
+    }
+
+    /** Writes queued FPDUs to the socket. @return true when all of them went (the socket takes more) */
+    private boolean flushTx(Qp qp, IwarpStream s) {
+        if (!s.txPending()) {
+            return true;
+        }
+        try {
+            s.tx.limit(s.txEnd).position(s.txStart);
+            int w = s.channel.write(s.tx);
+            s.txStart += w;
+        } catch (IOException e) {
+            s.txStart = s.txEnd; // the peer is gone: nothing more will leave
+            s.rxStopped = true;
+            closeStream(s);
+            if (qp.state != QpState.ERROR) {
+                engine.enterError(qp);
+            }
+            return false;
+        }
+        if (s.txStart == s.txEnd) {
+            s.txStart = 0;
+            s.txEnd = 0;
+            return true;
+        }
+        counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
+        return false;
+    }
+
+    /** Seals the FPDU at {@code f} (pad, CRC or zeros). @return its length */
+    private int seal(IwarpStream s, int f, int ulen) {
+        int at = Fpdu.crcOffset(ulen);
+        Fpdu.writeTrailer(s.txSeg, f, ulen, Fpdu.CRC_OFF);
+        if (s.crc) {
+            Crc32c.write(s.txSeg, f + at, crc32c.compute(s.tx, f, at));
+        }
+        return at + Fpdu.CRC_LENGTH;
+    }
+
+    /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
+    private void response(IwarpStream s) {
+        int i = s.irqHead;
+        MemorySegment tx = s.txSeg;
+        int f = s.txEnd;
+        int ddp = f + Fpdu.ULPDU_OFFSET;
+        int ulen;
+        boolean done;
+        if (s.irqAtomic[i]) {
+            Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.ATOMIC_RESPONSE), 0, Rdmap.QN_ATOMIC_RESPONSE,
+                    s.txMsnAtomicResp++, 0);
+            AtomicResponse.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, s.irqRequestId[i], s.irqOrig[i]);
+            ulen = Ddp.UNTAGGED_HEADER_LENGTH + AtomicResponse.LENGTH;
+            done = true;
+        } else {
+            long sent = s.irqSent[i];
+            int max = s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH;
+            int len = (int) Math.min(max, s.irqLength[i] - sent);
+            done = sent + len == s.irqLength[i];
+            Ddp.writeTagged(tx, ddp, done, Rdmap.controlByte(Rdmap.READ_RESPONSE), s.irqSinkStag[i],
+                    s.irqSinkTo[i] + sent);
+            if (len > 0) {
+                Mr mr = s.irqMr[i];
+                MemorySegment.copy(mr.segment, s.irqVa[i] - mr.address + sent, tx, ddp + Ddp.TAGGED_HEADER_LENGTH, len);
+            }
+            s.irqSent[i] = sent + len;
+            ulen = Ddp.TAGGED_HEADER_LENGTH + len;
+        }
+        Fpdu.writeHeader(tx, f, ulen);
+        s.txEnd = f + seal(s, f, ulen);
+        counters.increment(Counter.SENT_PKTS);
+        if (done) {
+            s.irqMr[i] = null;
+            s.irqHead = (i + 1) % s.irqCapacity;
+            s.irqCount--;
+        }
+    }
+
+    /** One FPDU of the send queue's current WQE. @return false when there is nothing (more) to send now */
+    private boolean request(Qp qp, IwarpStream s, boolean draining) {
+        if (s.sqHalted) {
+            return false;
+        }
+        long producer = qp.sqProducerAcquire(); // release partner: Qp.postSend
+        if (qp.reqIndex == producer) {
+            return false;
+        }
+        Wqe w = qp.sq[(int) (qp.reqIndex & qp.sqMask)];
+        if (!w.started) {
+            if (draining) {
+                return false;
+            }
+            if (!w.validated) {
+                validate(qp, w);
+            }
+            if (w.localError >= 0) { // completed in order by retire, which then moves the QP to ERROR
+                w.started = true;
+                s.sqHalted = true;
+                qp.reqIndex++;
+                return false;
+            }
+            if ((w.flags & SendFlags.FENCE) != 0 && qp.rdAtomicInFlight > 0) {
+                return false;
+            }
+            if (w.isReadOrAtomic() && qp.rdAtomicInFlight >= Math.max(1, qp.maxRdAtomic)) {
+                return false; // ORD: as many READ/atomics outstanding as the peer's IRD allows
+            }
+            w.started = true;
+            w.responded = false;
+            qp.reqOffset = 0;
+            if (w.isReadOrAtomic()) {
+                qp.rdAtomicInFlight++;
+            }
+        }
+        MemorySegment tx = s.txSeg;
+        int f = s.txEnd;
+        int ddp = f + Fpdu.ULPDU_OFFSET;
+        int ulen;
+        boolean last;
+        long off = qp.reqOffset;
+        switch (w.opcode) {
+            case RDMA_READ -> {
+                Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.READ_REQUEST), 0, Rdmap.QN_READ_REQUEST,
+                        s.txMsnRead++, 0);
+                ReadRequest.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, sinkStag(w), sinkTo(w), (int) w.length,
+                        w.rkey, w.remoteAddr);
+                ulen = Ddp.UNTAGGED_HEADER_LENGTH + ReadRequest.LENGTH;
+                last = true;
+            }
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
+                boolean cas = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP;
+                Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.ATOMIC_REQUEST), 0, Rdmap.QN_READ_REQUEST,
+                        s.txMsnRead++, 0);
+                w.npkts = ++s.atomicRequestId; // matched against the response's Original Request Identifier
+                AtomicRequest.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH,
+                        cas ? AtomicRequest.COMPARE_SWAP : AtomicRequest.FETCH_ADD, w.npkts, w.rkey, w.remoteAddr,
+                        cas ? w.swap : w.compareAdd, -1L, cas ? w.compareAdd : 0, cas ? -1L : 0);
+                ulen = Ddp.UNTAGGED_HEADER_LENGTH + AtomicRequest.LENGTH;
+                last = true;
+            }
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
+                int len = (int) Math.min(s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH, w.length - off);
+                last = off + len == w.length;
+                Ddp.writeTagged(tx, ddp, last, Rdmap.controlByte(Rdmap.WRITE), w.rkey, w.remoteAddr + off);
+                Requester.gather(w, off, len, tx, ddp + Ddp.TAGGED_HEADER_LENGTH);
+                ulen = Ddp.TAGGED_HEADER_LENGTH + len;
+                qp.reqOffset = off + len;
+                if (last && w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
+                    // the immediate value follows as a message of its own (docs/iwarp-design.md)
+                    Fpdu.writeHeader(tx, f, ulen);
+                    f += seal(s, f, ulen);
+                    counters.increment(Counter.SENT_PKTS);
+                    ddp = f + Fpdu.ULPDU_OFFSET;
+                    boolean se = (w.flags & SendFlags.SOLICITED) != 0;
+                    Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(se ? Rdmap.IMMEDIATE_DATA_SE
+                            : Rdmap.IMMEDIATE_DATA), 0, Rdmap.QN_SEND, s.txMsnSend++, 0);
+                    ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH,
+                            (IMM_AFTER_WRITE << 32) | Integer.toUnsignedLong(w.imm));
+                    ulen = Ddp.UNTAGGED_HEADER_LENGTH + ImmediateData.LENGTH;
+                }
+            }
+            default -> { // SEND, SEND_WITH_IMM: untagged, QN 0, one MSN per message, MO = byte offset
+                boolean imm = w.opcode == WrOpcode.SEND_WITH_IMM;
+                int hdr = Ddp.UNTAGGED_HEADER_LENGTH + (imm ? ImmediateData.LENGTH : 0);
+                int len = (int) Math.min(s.txMulpdu - hdr, w.length - off);
+                last = off + len == w.length;
+                boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
+                int op = imm ? (se ? Rdmap.IMMEDIATE_DATA_SE : Rdmap.IMMEDIATE_DATA) : (se ? Rdmap.SEND_SE : Rdmap.SEND);
+                Ddp.writeUntagged(tx, ddp, last, Rdmap.controlByte(op), 0, Rdmap.QN_SEND, s.txMsnSend, (int) off);
+                if (imm) {
+                    ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, Integer.toUnsignedLong(w.imm));
+                }
+                Requester.gather(w, off, len, tx, ddp + hdr);
+                ulen = hdr + len;
+                qp.reqOffset = off + len;
+                if (last) {
+                    s.txMsnSend++;
+                }
+            }
+        }
+        Fpdu.writeHeader(tx, f, ulen);
+        s.txEnd = f + seal(s, f, ulen);
+        counters.increment(Counter.SENT_PKTS);
+        if (last) {
+            qp.reqIndex++;
+            qp.reqOffset = 0;
+        }
+        return true;
+    }
+
+    /** Local protection checks of a WQE's SGEs before anything is sent (siw_check_sgl_tx). */
+    private void validate(Qp qp, Wqe w) {
+        w.validated = true;
+        if (w.inline) {
+            return;
+        }
+        int needed = w.isReadOrAtomic() ? Access.LOCAL_WRITE : 0;
+        for (int i = 0; i < w.numSge; i++) {
+            int len = w.sgeLength[i];
+            if (len == 0) {
+                continue;
+            }
+            Mr mr = engine.context.keys.lookup(w.sgeLkey[i]);
+            if (mr == null || !mr.permits(qp.pd, needed, w.sgeAddr[i], len)) {
+                w.localError = WcStatus.LOC_PROT_ERR.ordinal();
+                return;
+            }
+            w.sgeMr[i] = mr;
+        }
+    }
+
+    /**
+     * Retires send-queue WQEs in posting order: a SEND/WRITE once all its FPDUs have left for TCP,
+     * a READ/atomic once its response is in, a failed one with its error (the QP then enters ERROR).
+     */
+    private void retire(Qp qp, IwarpStream s) {
+        while (qp.sqConsumer != qp.reqIndex) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            WcStatus st = WcStatus.SUCCESS;
+            if (w.localError >= 0) {
+                st = WcStatus.of(w.localError);
+            } else if (w.isReadOrAtomic() ? !w.responded : s.txPending()) {
+                return; // no response yet, or its last FPDU is still in our buffer rather than TCP's
+            }
+            if (w.isReadOrAtomic() && w.started && !w.responded) {
+                qp.rdAtomicInFlight--;
+            }
+            boolean complete = w.signaled || st != WcStatus.SUCCESS;
+            long wrId = w.wrId;
+            WrOpcode op = w.opcode;
+            int len = op.isAtomic() ? 8 : (int) w.length;
+            if (st == WcStatus.SUCCESS && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM)) {
+                counters.increment(Counter.RDMA_SENDS);
+            }
+            w.started = false;
+            qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+            if (complete) {
+                qp.sendCq.push(wrId, st, WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
+            }
+            if (st != WcStatus.SUCCESS) {
+                qp.reqIndex = Math.max(qp.reqIndex, qp.sqConsumer);
+                if (qp.state != QpState.ERROR) {
+                    engine.enterError(qp);
+                }
+                return;
+            }
+        }
+    }
+}

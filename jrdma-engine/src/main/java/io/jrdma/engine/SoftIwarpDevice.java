@@ -1,0 +1,165 @@
+package io.jrdma.engine;
+
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.engine.link.Link;
+import io.jrdma.engine.link.PacketSink;
+import io.jrdma.engine.util.NanoClock;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.Transport;
+
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * A soft-iWARP device bound to one network interface, as Linux siw binds one to a netdev
+ * ({@code siw_<if>} there, {@code iwarp_<if>} here). Its GID table is the interface's addresses
+ * (the same order as soft-RoCE's); each {@link #open} starts an engine that moves RDMAP/DDP/MPA
+ * over the TCP connections its connection manager sets up (docs/iwarp-design.md).
+ */
+public final class SoftIwarpDevice implements Device {
+    private final String netdev;
+    private final Supplier<List<InetAddress>> addressSource;
+    private final Set<Context> open = ConcurrentHashMap.newKeySet();
+
+    SoftIwarpDevice(String netdev) {
+        this(netdev, () -> Context.interfaceAddresses(netdev));
+    }
+
+    SoftIwarpDevice(String netdev, Supplier<List<InetAddress>> addressSource) {
+        this.netdev = netdev;
+        this.addressSource = addressSource;
+    }
+
+    @Override
+    public String name() {
+        return "iwarp_" + netdev;
+    }
+
+    @Override
+    public String provider() {
+        return SoftIwarpProvider.NAME;
+    }
+
+    @Override
+    public Transport transport() {
+        return Transport.IWARP;
+    }
+
+    @Override
+    public String netdev() {
+        return netdev;
+    }
+
+    /** @return the interface's addresses in GID-table order (IPv6 link-local, IPv4, other IPv6) */
+    List<InetAddress> addresses() {
+        List<InetAddress> list = new ArrayList<>(addressSource.get());
+        list.sort(Comparator.comparingInt(a -> a instanceof Inet6Address v6 && v6.isLinkLocalAddress() ? 0
+                : a instanceof Inet4Address ? 1 : 2));
+        return list;
+    }
+
+    @Override
+    public List<Gid> gids() {
+        return addresses().stream().map(Gid::of).toList();
+    }
+
+    @Override
+    public boolean isUp() {
+        try {
+            NetworkInterface ni = NetworkInterface.getByName(netdev);
+            return ni != null && ni.isUp();
+        } catch (SocketException e) {
+            return false;
+        }
+    }
+
+    /** @return the interface MTU (1500 when unknown): FPDUs are sized to the TCP MSS it implies */
+    int interfaceMtu() {
+        try {
+            NetworkInterface ni = NetworkInterface.getByName(netdev);
+            if (ni != null && ni.getMTU() > 0) {
+                return ni.getMTU();
+            }
+        } catch (SocketException ignored) {
+            // keep the Ethernet default
+        }
+        return 1500;
+    }
+
+    @Override
+    public DeviceContext open(DeviceOptions options) {
+        List<InetAddress> addrs = options.addresses().isEmpty() ? addresses() : options.addresses();
+        if (addrs.isEmpty()) {
+            throw new RdmaException(Errno.ENODEV, "interface " + netdev + " has no IP address; an iWARP device needs one");
+        }
+        return open(options, addrs, NanoClock.SYSTEM);
+    }
+
+    /** Opens a context on {@code addresses} (its GID table) with {@code clock}. */
+    public Context open(DeviceOptions options, List<InetAddress> addresses, NanoClock clock) {
+        Context c = new Context(this, open::remove, true, options, new Addresses(addresses), clock, Mtu.MTU_4096);
+        open.add(c);
+        return c;
+    }
+
+    /** A device for tests whose "interface addresses" come from {@code addresses}. */
+    public static SoftIwarpDevice forTest(String name, Supplier<List<InetAddress>> addresses) {
+        return new SoftIwarpDevice(name, addresses);
+    }
+
+    @Override
+    public String toString() {
+        return name();
+    }
+
+    /**
+     * The "link" of an iWARP context: only its local addresses (the GID table, port 0). iWARP has
+     * no datagram link; the engine reads and writes the TCP streams of its QPs itself.
+     */
+    static final class Addresses implements Link {
+        private final List<Endpoint> endpoints;
+
+        Addresses(List<InetAddress> addresses) {
+            List<Endpoint> eps = new ArrayList<>();
+            for (int i = 0; i < addresses.size(); i++) {
+                eps.add(new Endpoint(new java.net.InetSocketAddress(addresses.get(i), 0), i));
+            }
+            endpoints = List.copyOf(eps);
+        }
+
+        @Override
+        public List<Endpoint> localEndpoints() {
+            return endpoints;
+        }
+
+        @Override
+        public int poll(PacketSink sink, int limit) {
+            return 0;
+        }
+
+        @Override
+        public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
+            return false;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

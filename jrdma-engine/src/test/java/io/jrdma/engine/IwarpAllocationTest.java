@@ -1,0 +1,135 @@
+package io.jrdma.engine;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The iWARP data path allocates nothing after warm-up: post, FPDUs built, CRC'd and written to
+ * TCP, read back, reassembled, checked and placed, completions polled — every opcode (immediate
+ * data and atomics through the jrdma extensions), with CRC on, both contexts in INVOKER mode and
+ * driven by this thread, whose allocated bytes are measured.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class IwarpAllocationTest {
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    private final SendWorkRequest wr = new SendWorkRequest();
+    private final RecvWorkRequest rwr = new RecvWorkRequest();
+    private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+        new WorkCompletion()};
+
+    private record Side(Context ctx, ProtectionDomain pd, MemoryRegion mr, CompletionQueue cq, QueuePair qp) {
+        void close() {
+            qp.close();
+            cq.close();
+            mr.close();
+            pd.close();
+            ctx.close();
+        }
+    }
+
+    private static Side side(Arena arena) {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        Context ctx = SoftIwarpDevice.forTest("lo", () -> List.of(lo))
+                .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER), List.of(lo),
+                        io.jrdma.engine.util.NanoClock.SYSTEM);
+        ProtectionDomain pd = ctx.allocPd();
+        MemoryRegion mr = pd.register(arena.allocate(1 << 20, 4096), Access.LOCAL_WRITE | Access.REMOTE_WRITE
+                | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
+        CompletionQueue cq = ctx.createCq(64);
+        return new Side(ctx, pd, mr, cq, pd.createQp(QpInitAttr.rc(cq)));
+    }
+
+    @Test
+    void dataPathAllocatesNothingAfterWarmUp() throws Exception {
+        try (Arena arena = Arena.ofShared()) {
+            Side a = side(arena);
+            Side b = side(arena);
+            ConnectionManager.Listener l = b.ctx.connectionManager().listen(
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
+                    () -> l.poll(Duration.ofSeconds(10)).accept(b.qp, ConnParam.defaults(), Duration.ofSeconds(10)));
+            ConnectionManager.Connection ca = a.ctx.connectionManager().connect(a.qp, l.address(), ConnParam.defaults(),
+                    Duration.ofSeconds(10));
+            ConnectionManager.Connection cb = accepted.get(10, TimeUnit.SECONDS);
+            try {
+                for (int i = 0; i < 20_000; i++) {
+                    round(a, b, i); // warm-up: let the JIT compile the paths
+                }
+                long best = Long.MAX_VALUE;
+                for (int attempt = 0; attempt < 5 && best != 0; attempt++) {
+                    long before = THREADS.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < 2_000; i++) {
+                        round(a, b, i);
+                    }
+                    best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
+                }
+                assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
+            } finally {
+                ca.close();
+                cb.close();
+                l.close();
+                a.close();
+                b.close();
+            }
+        }
+    }
+
+    private void round(Side a, Side b, int i) {
+        WrOpcode op = WrOpcode.of(i % WrOpcode.values().length);
+        if (op.consumesRecv()) {
+            assertEquals(0, b.qp.postRecv(rwr.reset().wrId(i).sge(0, b.mr, 0, 8192)));
+        }
+        int size = op.isAtomic() ? 8 : 100 + (i % 5000);
+        wr.reset().wrId(i).opcode(op).flags(SendFlags.SIGNALED).sge(0, a.mr, 8192, size)
+                .remote(b.mr.address() + 16384, b.mr.rkey()).imm(i).atomic(1, 2);
+        assertEquals(0, a.qp.postSend(wr));
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        int got = 0;
+        int want = op.consumesRecv() ? 2 : 1;
+        while (got < want) {
+            a.ctx.progress();
+            b.ctx.progress();
+            int n = a.cq.poll(wcs);
+            n += b.cq.poll(wcs);
+            for (int k = 0; k < n; k++) {
+                if (wcs[k].status() != WcStatus.SUCCESS) {
+                    throw new AssertionError("completion failed: " + wcs[k].status() + " for " + op);
+                }
+            }
+            got += n;
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no completion for " + op);
+            }
+        }
+        assertEquals(want, got);
+    }
+}

@@ -1,0 +1,12 @@
+package io.jrdma.engine.tck;
+
+import io.jrdma.tck.OrderingTck;
+import io.jrdma.tck.ProviderFixture;
+
+/** The TCK's {@link OrderingTck} on soft-iWARP over loopback (dedicated server, INVOKER client). */
+class SoftIwarpOrderingTest extends OrderingTck {
+    @Override
+    protected ProviderFixture fixture() {
+        return SoftIwarpFixture.TYPICAL;
+    }
+}
