@@ -92,6 +92,27 @@ public abstract class DataPathTck extends TckSupport {
         sendAllSizes(WrOpcode.SEND_WITH_IMM);
     }
 
+    /**
+     * Found by the rdma-core pingpong work: a completion must never be visible before its queue
+     * slot is free, or a receive reposted the moment its completion is polled finds the queue
+     * full (ENOMEM). A one-deep receive queue makes every repost depend on it.
+     */
+    @Test
+    void aReceiveRepostedRightAfterItsCompletionAlwaysFindsRoom() {
+        Link l = link().serverQp(a -> a.withDepth(16, 1)).connect();
+        RecvWorkRequest rwr = new RecvWorkRequest();
+        SendWorkRequest wr = new SendWorkRequest();
+        post(l.sqp, rwr.reset().wrId(0).sge(0, server.mr, DST, 64));
+        for (int i = 0; i < 300; i++) {
+            post(l.cqp, data(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED), client, SRC, 8));
+            WorkCompletion rc = awaitCompletion(l.scq, "receive " + i);
+            assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, i, l.sqp.qpn(), "receive " + i);
+            post(l.sqp, rwr.reset().wrId(i + 1).sge(0, server.mr, DST, 64)); // at once: must not be ENOMEM
+            assertCompletion(awaitCompletion(l.ccq, "send " + i), WcStatus.SUCCESS, WcOpcode.SEND, i, l.cqp.qpn(),
+                    "send " + i);
+        }
+    }
+
     private void writeAllSizes(WrOpcode op) {
         Link l = connect();
         RecvWorkRequest rwr = new RecvWorkRequest();
