@@ -195,33 +195,37 @@ else
   LAT_N=20000; LAT_N_BIG=3000; UDP_ITERS=20000; UDP_ITERS_BIG=3000; SECS=2; UCX_N=50000; UCX_BW_N=3000
 fi
 
-jrdma_lat() { # test size
-  local t=$1 s=$2 n=$LAT_N
+# jrdma over soft-RoCE (roce_lo, keys jrdma.*) or, with a third argument iwarp, over soft-iWARP
+# (iwarp_lo: RDMAP/DDP/MPA over TCP, keys iwarp.*; -d on both sides, the connection manager is implied)
+jrdma_lat() { # test size [iwarp]
+  local t=$1 s=$2 n=$LAT_N dev=roce_lo key=jrdma name="$1.$2"
+  [ "${3:-}" = iwarp ] && { dev=iwarp_lo; key=iwarp; name="iwarp.$t.$s"; }
   [ "$s" -ge 65536 ] && n=$LAT_N_BIG
-  SRV=("${TOOLS[@]}" perf "$t" --jrdma-cm -d roce_lo -p @PORT@ --timeout 30)
-  CLI=("${TOOLS[@]}" perf "$t" --jrdma-cm -s "$s" -n "$n" -p @PORT@ --timeout 30 127.0.0.1)
-  run_pair "r$ROUND.$t.$s" 120 "Listening on TCP port" || return
-  local row; row="$(perf_row "$work/r$ROUND.$t.$s.client.out")"
+  SRV=("${TOOLS[@]}" perf "$t" --jrdma-cm -d "$dev" -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" --jrdma-cm -d "$dev" -s "$s" -n "$n" -p @PORT@ --timeout 30 127.0.0.1)
+  run_pair "r$ROUND.$name" 120 "Listening on TCP port" || return
+  local row; row="$(perf_row "$work/r$ROUND.$name.client.out")"
   if [ -z "$row" ]; then
-    note "$t -s $s: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$t.$s.client.out" | tr '\n' ' ' | cut -c1-300)"; return
+    note "$t -s $s -d $dev: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$name.client.out" | tr '\n' ' ' | cut -c1-300)"; return
   fi
   set -- $row
-  put "jrdma.$t.$s" "$5"
-  put "jrdma.$t.$s.p99" "$8"
+  put "$key.$t.$s" "$5"
+  put "$key.$t.$s.p99" "$8"
 }
 
-jrdma_bw() { # test size: runs for $SECS s (perf -D), after perf's own warm-up
-  local t=$1 s=$2
-  SRV=("${TOOLS[@]}" perf "$t" --jrdma-cm -d roce_lo -p @PORT@ --timeout 30)
-  CLI=("${TOOLS[@]}" perf "$t" --jrdma-cm -s "$s" -D "$SECS" -p @PORT@ --timeout 30 127.0.0.1)
-  run_pair "r$ROUND.$t.$s" 120 "Listening on TCP port" || return
-  local row; row="$(perf_row "$work/r$ROUND.$t.$s.client.out")"
+jrdma_bw() { # test size [iwarp]: runs for $SECS s (perf -D), after perf's own warm-up
+  local t=$1 s=$2 dev=roce_lo key=jrdma name="$1.$2"
+  [ "${3:-}" = iwarp ] && { dev=iwarp_lo; key=iwarp; name="iwarp.$t.$s"; }
+  SRV=("${TOOLS[@]}" perf "$t" --jrdma-cm -d "$dev" -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" --jrdma-cm -d "$dev" -s "$s" -D "$SECS" -p @PORT@ --timeout 30 127.0.0.1)
+  run_pair "r$ROUND.$name" 120 "Listening on TCP port" || return
+  local row; row="$(perf_row "$work/r$ROUND.$name.client.out")"
   if [ -z "$row" ]; then
-    note "$t -s $s: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$t.$s.client.out" | tr '\n' ' ' | cut -c1-300)"; return
+    note "$t -s $s -d $dev: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$name.client.out" | tr '\n' ' ' | cut -c1-300)"; return
   fi
   set -- $row
-  put "jrdma.$t.$s" "$(awk -v m="$4" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')"
-  put "jrdma.$t.$s.mpps" "$5"
+  put "$key.$t.$s" "$(awk -v m="$4" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')"
+  put "$key.$t.$s.mpps" "$5"
 }
 
 # RESULT line field: result_field FILE NAME FIELD
@@ -354,8 +358,11 @@ for ROUND in $(seq 1 "$ROUNDS"); do
   for t in write_bw read_bw send_bw; do
     jrdma_bw "$t" 4096; jrdma_bw "$t" 65536; jrdma_bw "$t" 1048576
   done
-  tcp_stream 65536
+  tcp_stream 65536; tcp_stream 1048576
   memcopy
+  say "round $ROUND/$ROUNDS ($(elapsed) s): iWARP"
+  for s in 8 4096 65536; do jrdma_lat write_lat "$s" iwarp; done
+  jrdma_bw write_bw 65536 iwarp; jrdma_bw write_bw 1048576 iwarp
   say "round $ROUND/$ROUNDS ($(elapsed) s): message rate and scale"
   udp_blast 40
   jrdma_bw write_bw 8
@@ -396,7 +403,7 @@ mkdir -p "$(dirname "$OUT")"
   echo "# jrdma benchmark results"
   echo
   echo "Written by \`bench/compare.sh$([ "$QUICK" = 1 ] && echo ' --quick')\` ($ROUNDS rounds, $(elapsed) s). Each cell: median over the rounds (min–max)."
-  echo "Ratio = jrdma median / baseline median; targets from issue #3. Two processes on loopback for every pair."
+  echo "Ratio = jrdma median / baseline median; targets from issue #3 (iWARP rows: issue 5). Two processes on loopback for every pair."
   echo
   echo "## Machine"
   echo
@@ -431,6 +438,9 @@ mkdir -p "$(dirname "$OUT")"
 - Aeron: media driver in INVOKER mode driven by the benchmark thread; UDP mtu 4128, 4 MiB socket
   buffers, 2 MiB receiver window; IPC with the driver in the server process.
 - UCX: ucx_perftest with UCX_NET_DEVICES=lo; latency is its 50th percentile (one-way), bandwidth its average.
+- iWARP rows: `jrdma perf ... -d iwarp_lo` on both sides (the connection manager over MPA/TCP, MPA CRC
+  on, FPDUs of one loopback TCP segment), same threading as the RoCE rows; baselines are the raw Java
+  TCP ping-pong and streaming of the same round. A WRITE over iWARP completes once TCP took it.
 EOF
 } > "$OUT"
 echo "$table"

@@ -84,6 +84,18 @@ public final class Summarize {
         row("8 B, 16 QPs (QpScale)", "qpscale.8.q16.mpps", "qpscale.8.q1.mpps", "jrdma 8 B, 1 QP (QpScale)", "Mpps");
         row("64 KiB, 1,000 QPs (QpScale)", "qpscale.65536.q1000.gbps", "qpscale.65536.q1.gbps", "jrdma 64 KiB, 1 QP (QpScale)", "GB/s", ">=", 0.8);
 
+        section("iWARP (jrdma over soft-iWARP `-d iwarp_lo`: RDMAP/DDP/MPA over TCP, CRC on; targets from issue 5)");
+        row("WRITE 8 B lat", "iwarp.write_lat.8", "tcp_pingpong.8", "raw TCP ping-pong 8 B", "µs", "<=", 1.2);
+        row("WRITE 4 KiB lat", "iwarp.write_lat.4096", "tcp_pingpong.4096", "raw TCP ping-pong 4 KiB", "µs");
+        row("WRITE 64 KiB lat", "iwarp.write_lat.65536", "tcp_pingpong.65536", "raw TCP ping-pong 64 KiB", "µs");
+        row("WRITE 8 B lat (vs UCX)", "iwarp.write_lat.8", "ucx.tcp.put_lat.8", "ucx_perftest ucp_put_lat 8 B, tcp", "µs");
+        row("WRITE 8 B lat (vs RoCE)", "iwarp.write_lat.8", "jrdma.write_lat.8", "jrdma over soft-RoCE, WRITE 8 B", "µs");
+        row("WRITE 64 KiB bw", "iwarp.write_bw.65536", "tcp_stream.65536", "raw TCP streaming, 64 KiB writes", "GB/s", ">=", 0.9);
+        row("WRITE 1 MiB bw", "iwarp.write_bw.1048576", "tcp_stream.1048576", "raw TCP streaming, 1 MiB writes", "GB/s", ">=", 0.9);
+        row("WRITE 64 KiB bw (vs UCX)", "iwarp.write_bw.65536", "ucx.tcp.put_bw.65536", "ucx_perftest ucp_put_bw, UCX_TLS=tcp", "GB/s");
+        row("WRITE 1 MiB bw (vs UCX)", "iwarp.write_bw.1048576", "ucx.tcp.put_bw.1048576", "ucx_perftest ucp_put_bw, UCX_TLS=tcp", "GB/s");
+        row("WRITE 64 KiB bw (vs RoCE)", "iwarp.write_bw.65536", "jrdma.write_bw.65536", "jrdma over soft-RoCE, WRITE 64 KiB", "GB/s");
+
         section("Peers (ratio = jrdma / peer)");
         row("WRITE 8 B lat", "jrdma.write_lat.8", "ucx.tcp.put_lat.8", "ucx_perftest ucp_put_lat 8 B, tcp", "µs");
         row("WRITE 8 B lat", "jrdma.write_lat.8", "ucx.posix.put_lat.8", "ucx_perftest ucp_put_lat 8 B, posix (shm)", "µs");
@@ -198,6 +210,7 @@ public final class Summarize {
             {"connection setup per QP (1,000 sequential connects)", "qpscale.connect_ms_per_qp", "ms"},
             {"jrdma WRITE 8 B one-way p99", "jrdma.write_lat.8.p99", "µs"},
             {"raw UDP ping-pong 8 B one-way p99", "udp_pingpong.8.p99", "µs"},
+            {"jrdma over iWARP WRITE 8 B one-way p99", "iwarp.write_lat.8.p99", "µs"},
             {"jrdma WRITE 64 KiB bw with QpScale (1 QP)", "qpscale.65536.q1.gbps", "GB/s"},
             {"raw UDP blast: sender rate, 4112 B datagrams", "udp_blast_send.4112", "GB/s"},
             {"load average (1 min) at the start of each round", "loadavg", ""},

@@ -105,7 +105,7 @@ final class Client {
         }
         int[] mr = s.pathMtuAndReads();
         boolean inlineShown = test == PerfTest.WRITE_LAT || test == PerfTest.SEND_LAT;
-        Report.header(out, new Report.Header(test, ctx.device().name(), ctx.queryPort().udpPort(), mr[0], o.txDepth(),
+        Report.header(out, new Report.Header(test, ctx.device().name(), Report.transport(ctx), mr[0], o.txDepth(),
                 test.isSend() ? rep.rxDepth() : 0, test.opcode.isReadOrAtomic() ? mr[1] : 0,
                 inlineShown ? Session.INLINE_MAX : -1,
                 "client INVOKER / server " + (rep.dedicated() ? "DEDICATED" : "INVOKER"), o.verify(),

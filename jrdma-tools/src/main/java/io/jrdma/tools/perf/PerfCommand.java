@@ -42,6 +42,8 @@ public final class PerfCommand {
 
             With --jrdma-cm it uses jrdma's connection manager instead (both sides jrdma): the client
             chooses the test, sizes and iterations and the server follows; adds --verify, -D, warm-up.
+            On an iWARP device (-d iwarp_<if>, both sides) it is implied: perftest's exchange cannot
+            connect iWARP QPs, which only the connection manager (MPA over TCP) brings to RTS.
 
             Bandwidth is in MB/sec with MB = 2^20 bytes; latencies in microseconds (write_lat and
             send_lat report half the round trip, read_lat and atomic_lat the whole operation).""")
@@ -102,7 +104,7 @@ public final class PerfCommand {
                 out.println("Version: " + PerftestWire.VERSION);
                 return 0;
             }
-            if (p.has("jrdma-cm")) {
+            if (p.has("jrdma-cm") || isIwarp(p.value("ib-dev"))) {
                 o = options(p);
             } else {
                 po = PerftestOptions.of(p);
@@ -125,17 +127,37 @@ public final class PerfCommand {
         return PerftestOptions.of(PARSER.parse(List.of(args)));
     }
 
+    /**
+     * @return whether {@code -d} names an iWARP device: perftest's own exchange (QPN, PSN, GID, then a
+     *         manual modify to RTR/RTS) cannot connect iWARP QPs, which reach RTS only through the
+     *         connection manager (MPA), so {@code --jrdma-cm} is implied there (perftest itself needs
+     *         {@code -R} on siw)
+     */
+    static boolean isIwarp(String device) {
+        if (device == null || device.isBlank()) {
+            return false;
+        }
+        try {
+            return Rdma.device(device).transport() == Transport.IWARP;
+        } catch (RdmaException e) {
+            return false; // an unknown name: reported when the device is opened
+        }
+    }
+
     static PerfOptions options(ArgParser.Parsed p) throws ArgParser.UsageException {
+        boolean iwarp = !p.has("jrdma-cm") && isIwarp(p.value("ib-dev"));
+        String why = iwarp ? " (" + p.value("ib-dev") + " is an iWARP device: jrdma perf connects it with jrdma's"
+                + " connection manager, as --jrdma-cm; perftest's exchange cannot set up iWARP QPs)" : "";
         for (String name : PerftestOptions.PERFTEST_ONLY) {
             if (p.has(name)) {
-                throw new ArgParser.UsageException("option --" + name + " belongs to perftest's exchange: drop"
-                        + " --jrdma-cm to use it");
+                throw new ArgParser.UsageException("option --" + name + " belongs to perftest's exchange: "
+                        + (iwarp ? "not available over iWARP" + why : "drop --jrdma-cm to use it"));
             }
         }
         for (String name : List.of("rdma_cm", "comm_rdma_cm", "bidirectional", "events", "dont_xchg_versions",
                 "post_list")) {
             if (p.has(name)) {
-                throw new ArgParser.UsageException("option --" + name + " is not supported");
+                throw new ArgParser.UsageException("option --" + name + " is not supported" + why);
             }
         }
         List<String> pos = p.positionals();

@@ -23,18 +23,24 @@ final class Report {
      * @param reads    outstanding READ/atomic requests to show (0 = none)
      * @param inline   inline size to show (-1 = none)
      */
-    record Header(PerfTest test, String device, int udpPort, int mtu, int txDepth, int rxDepth, int reads, int inline,
+    record Header(PerfTest test, String device, String transport, int mtu, int txDepth, int rxDepth, int reads, int inline,
                   String threading, boolean verify, int durationSec, long warmup, String[] addressLines) {
     }
 
     private Report() {
     }
 
+    /** @return the header's transport: RoCEv2 with the engine's UDP port, or iWARP */
+    static String transport(io.jrdma.verbs.DeviceContext ctx) {
+        return ctx.device().transport() == io.jrdma.verbs.Transport.IWARP ? "iWARP (RDMAP/DDP/MPA over TCP)"
+                : "RoCEv2 (UDP " + ctx.queryPort().udpPort() + ")";
+    }
+
     static void header(PrintStream out, Header h) {
         out.println(DASHES);
         out.println("                    " + h.test().title);
         line(out, "Device", h.device());
-        line(out, "Transport", "RoCEv2 (UDP " + h.udpPort() + ")");
+        line(out, "Transport", h.transport());
         line(out, "Number of qps", "1");
         line(out, "Connection type", "RC");
         line(out, "Mtu", h.mtu() + "[B]");

@@ -84,8 +84,8 @@ final class Server {
                     out.println("************************************");
                     out.println("* Waiting for client to connect... *");
                     out.println("************************************");
-                    out.println(" Listening on TCP port " + port + ", device " + device.name() + " (UDP "
-                            + ctx.queryPort().udpPort() + ", engine " + modeFor(o.test()) + ")");
+                    out.println(" Listening on TCP port " + port + ", device " + device.name() + " ("
+                            + Report.transport(ctx) + ", engine " + modeFor(o.test()) + ")");
                     out.flush();
                 }
                 listening.accept(port);
@@ -158,7 +158,7 @@ final class Server {
         int[] mr = s.pathMtuAndReads();
         boolean duration = req.durationSec() > 0;
         boolean inlineShown = test == PerfTest.WRITE_LAT || test == PerfTest.SEND_LAT;
-        Report.header(out, new Report.Header(test, ctx.device().name(), ctx.queryPort().udpPort(), mr[0],
+        Report.header(out, new Report.Header(test, ctx.device().name(), Report.transport(ctx), mr[0],
                 req.txDepth(), s.recvSlots > 0 ? s.recvSlots : 0, test.opcode.isReadOrAtomic() ? mr[1] : 0,
                 inlineShown ? Session.INLINE_MAX : -1,
                 "client INVOKER / server " + (s.dedicated ? "DEDICATED" : "INVOKER"), req.verify(),

@@ -115,6 +115,8 @@ final class Session implements AutoCloseable {
     private long ctrlDone;
     private long lastRcvdPkts = -1;
     private long nextCounterCheck;
+    /** Set when a receive was flushed: the connection is gone; thrown by the next wait that finds nothing. */
+    private PerfFailure flushed;
 
     /** Handles incoming data messages (send tests). Called from {@link #dispatch}: must not poll. */
     interface RecvSink {
@@ -238,6 +240,8 @@ final class Session implements AutoCloseable {
         if (n > 0) {
             dispatch(n);
             dog.progress();
+        } else if (flushed != null) {
+            throw flushed;
         }
         return n;
     }
@@ -246,6 +250,16 @@ final class Session implements AutoCloseable {
         for (int k = 0; k < n; k++) {
             WorkCompletion wc = wcs[k];
             if (wc.status() != WcStatus.SUCCESS) {
+                if (wc.status() == WcStatus.WR_FLUSH_ERR && wc.opcode() == WcOpcode.RECV) {
+                    // An unused receive flushed because the connection closed. Over iWARP the peer's close
+                    // (TCP FIN) can arrive in the same poll as its last control message or the completion of
+                    // this side's last one, which must still count: the failure is raised by the next poll
+                    // that finds nothing, i.e. only when a wait is still unsatisfied.
+                    if (flushed == null) {
+                        flushed = new PerfFailure(describe(wc) + " (the connection closed)");
+                    }
+                    continue;
+                }
                 throw new PerfFailure(describe(wc));
             }
             long id = wc.wrId();

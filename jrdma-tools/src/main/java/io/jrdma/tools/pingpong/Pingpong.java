@@ -9,6 +9,8 @@ import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionChannel;
 import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
@@ -27,6 +29,7 @@ import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.Transport;
 import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WorkCompletion;
 import io.jrdma.verbs.WrOpcode;
@@ -50,6 +53,11 @@ import java.util.function.IntConsumer;
  * the peer's message completed, for {@code iters} messages each way. QP attributes are the
  * tool's: MTU as given, RNR timer 12, timeout 14, retry and RNR retry 7, one outstanding
  * READ/atomic each way, no remote access.
+ *
+ * <p>On an iWARP device ({@code iwarp_<if>}) the QPs are connected by the device's connection
+ * manager (MPA over TCP port {@code -p}) instead of the LID:QPN:PSN:GID exchange and manual
+ * modify, which iWARP cannot use (ibv_rc_pingpong does not run on siw either): both ends are
+ * then jrdma, and the ping-pong and the output are the same.
  */
 public final class Pingpong {
     static final int RECV_WRID = 1;
@@ -99,6 +107,7 @@ public final class Pingpong {
     private final IntConsumer listening;
 
     private DeviceContext ctx;
+    private ConnectionManager.Connection conn;
     private Arena arena;
     private ProtectionDomain pd;
     private CompletionChannel channel;
@@ -138,8 +147,9 @@ public final class Pingpong {
                 .withThreadingMode(o.events() ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER)
                 .withIdleStrategy(IdleStrategy.BACKOFF);
         ctx = dev.open(opts);
+        boolean iwarp = dev.transport() == Transport.IWARP;
         try {
-            String warning = Roce.portWarning(ctx);
+            String warning = iwarp ? null : Roce.portWarning(ctx);
             if (warning != null) {
                 err.println("jrdma pingpong: " + warning);
             }
@@ -153,6 +163,9 @@ public final class Pingpong {
                         + " has " + table.size() + " entries: see 'jrdma devices')");
             }
             setUp();
+            if (iwarp) {
+                return client ? runIwarpClient(serverAddr, table) : runIwarpServer(table);
+            }
             return client ? runClient(serverAddr, table) : runServer(table);
         } finally {
             tearDown();
@@ -282,6 +295,77 @@ public final class Pingpong {
         return loop();
     }
 
+    // ------------------------------------------------------------------ iWARP: the connection manager
+
+    /** rc_pingpong's QP attributes as connection parameters: MTU, retries 7, one READ/atomic each way. */
+    private ConnParam connParam() {
+        return ConnParam.defaults().withMtu(Mtu.ofBytes(o.mtu())).withRetry(7, 7).withRdAtomic(1, 1);
+    }
+
+    /** The address lines of an iWARP connection: LID and PSN are 0 (iWARP has neither), the GIDs are the TCP ends. */
+    private PingpongWire.Dest iwarpDest(int qpn, byte[] gid) {
+        return new PingpongWire.Dest(0, qpn, 0, gid);
+    }
+
+    /** @return the GID for {@code -g}, else this device's first one of the peer's IP version */
+    private byte[] localGid(List<Gid> table, InetAddress peer) {
+        if (o.gidIndex() >= 0) {
+            return table.get(o.gidIndex()).raw();
+        }
+        int i = Roce.gidIndexOf(table, peer); // loopback: the peer's address is ours
+        return table.get(i >= 0 ? i : Roce.bestGidIndex(table, peer instanceof java.net.Inet6Address)).raw();
+    }
+
+    private int runIwarpClient(InetAddress serverAddr, List<Gid> table) {
+        PingpongWire.Dest me = iwarpDest(qp.qpn(), localGid(table, serverAddr));
+        printAddress("local address:  ", me);
+        InetSocketAddress server = new InetSocketAddress(serverAddr, o.port());
+        try {
+            conn = ctx.connectionManager().connect(qp, server, connParam(), Duration.ofNanos(timeoutNanos));
+        } catch (RdmaException e) {
+            throw new SideChannelException("Couldn't connect to " + serverAddr.getHostAddress() + ":" + o.port()
+                    + " (iWARP: MPA over TCP): " + e.getMessage()
+                    + (e.errno() == RdmaException.Errno.ECONNREFUSED ? " (is 'jrdma pingpong -d <iwarp device>'"
+                    + " running there? an iWARP peer is always jrdma)" : ""));
+        }
+        printAddress("remote address: ", iwarpDest(conn.peerQpn(), Gid.of(serverAddr).raw()));
+        pending = RECV_WRID;
+        if (o.check()) {
+            for (long i = 0; i < o.size(); i += PAGE) {
+                buf.set(ValueLayout.JAVA_BYTE, i, (byte) 0);
+            }
+        }
+        postSend();
+        pending |= SEND_WRID;
+        return loop();
+    }
+
+    private int runIwarpServer(List<Gid> table) {
+        ConnectionManager.ConnectRequest cr;
+        try (ConnectionManager.Listener l = ctx.connectionManager().listen(new InetSocketAddress(o.port()))) {
+            listening.accept(l.address().getPort());
+            long deadline = System.nanoTime() + timeoutNanos;
+            while ((cr = l.poll(Duration.ofMillis(200))) == null) {
+                if (o.waitClient() && System.nanoTime() - deadline > 0) {
+                    throw new SideChannelException("no client connected within " + o.timeoutSec() + " s");
+                }
+            }
+            InetAddress peer = cr.peerAddress().getAddress();
+            printAddress("local address:  ", iwarpDest(qp.qpn(), localGid(table, peer)));
+            try {
+                conn = cr.accept(qp, connParam(), Duration.ofNanos(timeoutNanos));
+            } catch (RdmaException e) {
+                throw new SideChannelException("Couldn't accept the client " + peer.getHostAddress() + " (iWARP: MPA"
+                        + " over TCP): " + e.getMessage());
+            }
+            printAddress("remote address: ", iwarpDest(conn.peerQpn(), Gid.of(peer).raw()));
+        } catch (RdmaException e) {
+            throw new SideChannelException("Couldn't listen on TCP port " + o.port() + ": " + e.getMessage());
+        }
+        pending = RECV_WRID;
+        return loop();
+    }
+
     /** @return the GID index of the address the TCP connection runs over, else perftest's choice */
     private static int routeGid(List<Gid> table, InetAddress local) {
         int i = Roce.gidIndexOf(table, local);
@@ -383,6 +467,9 @@ public final class Pingpong {
 
     /** {@code parse_single_wc}. */
     private void parse(WorkCompletion wc) {
+        if (wc.status() == WcStatus.WR_FLUSH_ERR && wc.wrId() == RECV_WRID && rcnt >= o.iters()) {
+            return; // a spare receive flushed by the peer closing after its last message (iWARP: the TCP FIN)
+        }
         if (wc.status() != WcStatus.SUCCESS) {
             throw new Failure("Failed status " + wc.status() + " (" + wc.status().ordinal() + ") for wr_id "
                     + wc.wrId() + hint(wc.status()));
@@ -470,6 +557,7 @@ public final class Pingpong {
     }
 
     private void tearDown() {
+        close(conn);
         close(qp);
         close(mr);
         close(cq);
