@@ -4,26 +4,17 @@ import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.PacketSink;
 import io.jrdma.engine.util.NanoClock;
-import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
-import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
 import io.jrdma.verbs.Transport;
 
-import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -32,18 +23,13 @@ import java.util.function.Supplier;
  * (the same order as soft-RoCE's); each {@link #open} starts an engine that moves RDMAP/DDP/MPA
  * over the TCP connections its connection manager sets up (docs/iwarp-design.md).
  */
-public final class SoftIwarpDevice implements Device {
-    private final String netdev;
-    private final Supplier<List<InetAddress>> addressSource;
-    private final Set<Context> open = ConcurrentHashMap.newKeySet();
-
+public final class SoftIwarpDevice extends InterfaceDevice {
     SoftIwarpDevice(String netdev) {
         this(netdev, () -> Context.interfaceAddresses(netdev));
     }
 
     SoftIwarpDevice(String netdev, Supplier<List<InetAddress>> addressSource) {
-        this.netdev = netdev;
-        this.addressSource = addressSource;
+        super(netdev, addressSource);
     }
 
     @Override
@@ -59,47 +45,6 @@ public final class SoftIwarpDevice implements Device {
     @Override
     public Transport transport() {
         return Transport.IWARP;
-    }
-
-    @Override
-    public String netdev() {
-        return netdev;
-    }
-
-    /** @return the interface's addresses in GID-table order (IPv6 link-local, IPv4, other IPv6) */
-    List<InetAddress> addresses() {
-        List<InetAddress> list = new ArrayList<>(addressSource.get());
-        list.sort(Comparator.comparingInt(a -> a instanceof Inet6Address v6 && v6.isLinkLocalAddress() ? 0
-                : a instanceof Inet4Address ? 1 : 2));
-        return list;
-    }
-
-    @Override
-    public List<Gid> gids() {
-        return addresses().stream().map(Gid::of).toList();
-    }
-
-    @Override
-    public boolean isUp() {
-        try {
-            NetworkInterface ni = NetworkInterface.getByName(netdev);
-            return ni != null && ni.isUp();
-        } catch (SocketException e) {
-            return false;
-        }
-    }
-
-    /** @return the interface MTU (1500 when unknown): FPDUs are sized to the TCP MSS it implies */
-    int interfaceMtu() {
-        try {
-            NetworkInterface ni = NetworkInterface.getByName(netdev);
-            if (ni != null && ni.getMTU() > 0) {
-                return ni.getMTU();
-            }
-        } catch (SocketException ignored) {
-            // keep the Ethernet default
-        }
-        return 1500;
     }
 
     @Override
@@ -121,11 +66,6 @@ public final class SoftIwarpDevice implements Device {
     /** A device for tests whose "interface addresses" come from {@code addresses}. */
     public static SoftIwarpDevice forTest(String name, Supplier<List<InetAddress>> addresses) {
         return new SoftIwarpDevice(name, addresses);
-    }
-
-    @Override
-    public String toString() {
-        return name();
     }
 
     /**
