@@ -508,7 +508,7 @@ final class IwarpEngine {
                     Terminate.DDP_UNTAGGED_MESSAGE_TOO_LONG, off, false);
             return;
         }
-        if (len > 0 && !scatterRecv(qp, r, s.recvPlaced, seg, payload, len)) {
+        if (len > 0 && !Sgl.scatter(engine.context.keys, qp, r, s.recvPlaced, seg, payload, len)) {
             completeRecv(qp, s, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
             terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_CATASTROPHIC, 0, off, false);
             return;
@@ -547,30 +547,6 @@ final class IwarpEngine {
         qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
         qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
         counters.increment(Counter.RDMA_RECVS);
-    }
-
-    /** Copies a SEND payload into a receive WQE's scatter list, checking each lkey first. @return false on a protection error */
-    private boolean scatterRecv(Qp qp, RecvWqe r, long off, MemorySegment src, long srcOff, int len) {
-        long skip = off;
-        int left = len;
-        for (int i = 0; i < r.numSge && left > 0; i++) {
-            int sl = r.sgeLength[i];
-            if (skip >= sl) {
-                skip -= sl;
-                continue;
-            }
-            int n = (int) Math.min(sl - skip, left);
-            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
-            long va = r.sgeAddr[i] + skip;
-            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, va, n)) {
-                return false;
-            }
-            MemorySegment.copy(src, srcOff, mr.segment, va - mr.address, n);
-            srcOff += n;
-            left -= n;
-            skip = 0;
-        }
-        return left == 0;
     }
 
     /** A TERMINATE from the peer: the oldest request still open fails with the matching status, the QP enters ERROR. */
@@ -769,7 +745,7 @@ final class IwarpEngine {
                 return false;
             }
             if (!w.validated) {
-                validate(qp, w);
+                Sgl.validate(engine.context.keys, qp, w);
             }
             if (w.localError >= 0) { // completed in order by retire, which then moves the QP to ERROR
                 w.started = true;
@@ -864,27 +840,6 @@ final class IwarpEngine {
             qp.reqOffset = 0;
         }
         return true;
-    }
-
-    /** Local protection checks of a WQE's SGEs before anything is sent (siw_check_sgl_tx). */
-    private void validate(Qp qp, Wqe w) {
-        w.validated = true;
-        if (w.inline) {
-            return;
-        }
-        int needed = w.isReadOrAtomic() ? Access.LOCAL_WRITE : 0;
-        for (int i = 0; i < w.numSge; i++) {
-            int len = w.sgeLength[i];
-            if (len == 0) {
-                continue;
-            }
-            Mr mr = engine.context.keys.lookup(w.sgeLkey[i]);
-            if (mr == null || !mr.permits(qp.pd, needed, w.sgeAddr[i], len)) {
-                w.localError = WcStatus.LOC_PROT_ERR.ordinal();
-                return;
-            }
-            w.sgeMr[i] = mr;
-        }
     }
 
     /**

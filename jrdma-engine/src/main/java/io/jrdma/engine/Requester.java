@@ -49,7 +49,7 @@ final class Requester {
                     break;
                 }
                 if (!w.validated) {
-                    validate(qp, w);
+                    Sgl.validate(engine.context.keys, qp, w);
                 }
                 if (w.localError >= 0) {
                     engine.completer.completeLocalErrors(qp);
@@ -81,27 +81,6 @@ final class Requester {
             sent++;
         }
         return sent;
-    }
-
-    /** Local protection checks of a WQE's SGEs (rxe's lkey lookup in copy_data). */
-    private void validate(Qp qp, Wqe w) {
-        w.validated = true;
-        if (w.inline) {
-            return;
-        }
-        int needed = w.isReadOrAtomic() ? Access.LOCAL_WRITE : 0;
-        for (int i = 0; i < w.numSge; i++) {
-            int len = w.sgeLength[i];
-            if (len == 0) {
-                continue;
-            }
-            Mr mr = engine.context.keys.lookup(w.sgeLkey[i]);
-            if (mr == null || !mr.permits(qp.pd, needed, w.sgeAddr[i], len)) {
-                w.localError = WcStatus.LOC_PROT_ERR.ordinal();
-                return;
-            }
-            w.sgeMr[i] = mr;
-        }
     }
 
     private boolean sendPacket(Qp qp, Wqe w) {

@@ -140,7 +140,7 @@ final class Responder {
             errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return false;
         }
-        if (!scatterRecv(qp, r, qp.respRecvOffset, pkt, hdr, payload)) {
+        if (!Sgl.scatter(engine.context.keys, qp, r, qp.respRecvOffset, pkt, hdr, payload)) {
             completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
             errorNak(qp, Aeth.NAK_REMOTE_OP, psn);
             return false;
@@ -351,30 +351,6 @@ final class Responder {
         qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
         qp.respRecv = null;
         engine.counters.increment(Counter.RDMA_RECVS);
-    }
-
-    /** Copies a SEND payload into a receive WQE's scatter list, checking each lkey. @return false on a protection error */
-    private boolean scatterRecv(Qp qp, RecvWqe r, long off, MemorySegment src, long srcOff, int len) {
-        long skip = off;
-        int left = len;
-        for (int i = 0; i < r.numSge && left > 0; i++) {
-            int sl = r.sgeLength[i];
-            if (skip >= sl) {
-                skip -= sl;
-                continue;
-            }
-            int n = (int) Math.min(sl - skip, left);
-            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
-            long va = r.sgeAddr[i] + skip;
-            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, va, n)) {
-                return false;
-            }
-            MemorySegment.copy(src, srcOff, mr.segment, va - mr.address, n);
-            srcOff += n;
-            left -= n;
-            skip = 0;
-        }
-        return left == 0;
     }
 
     // ------------------------------------------------------------------ output, in PSN order
