@@ -353,10 +353,8 @@ final class NativeUdp {
             byte[] b = new byte[16];
             MemorySegment.copy(sa, ValueLayout.JAVA_BYTE, 8, b, 0, 16);
             int scope = sa.get(ValueLayout.JAVA_INT, 24);
+            // getByAddress turns ::ffff:a.b.c.d (a dual-stack socket's IPv4 peer) into an Inet4Address
             InetAddress ip = scope != 0 ? Inet6Address.getByAddress(null, b, scope) : InetAddress.getByAddress(b);
-            if (ip instanceof Inet4Address) { // ::ffff:a.b.c.d from a dual-stack socket
-                return new InetSocketAddress(ip, port(sa));
-            }
             return new InetSocketAddress(ip, port(sa));
         } catch (UnknownHostException e) {
             throw new IllegalStateException(e); // cannot happen for 4 or 16 bytes
