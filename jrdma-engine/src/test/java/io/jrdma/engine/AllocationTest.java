@@ -38,7 +38,7 @@ class AllocationTest {
                 round(p, i); // warm-up: let the JIT compile the paths
             }
             long best = Long.MAX_VALUE;
-            for (int attempt = 0; attempt < 5 && best != 0; attempt++) {
+            for (int attempt = 0; attempt < 20 && best != 0; attempt++) { // on a loaded host C2 may still be compiling
                 long before = THREADS.getCurrentThreadAllocatedBytes();
                 for (int i = 0; i < 2_000; i++) {
                     round(p, i);
