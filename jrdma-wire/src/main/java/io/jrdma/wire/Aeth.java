@@ -1,7 +1,7 @@
 package io.jrdma.wire;
 
-import static io.jrdma.wire.Layouts.BE32;
-import static io.jrdma.wire.Layouts.U8;
+import static io.jrdma.wire.internal.Layouts.BE32;
+import static io.jrdma.wire.internal.Layouts.U8;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,8 +1,8 @@
 package io.jrdma.wire;
 
-import static io.jrdma.wire.Layouts.BE16;
-import static io.jrdma.wire.Layouts.BE32;
-import static io.jrdma.wire.Layouts.U8;
+import static io.jrdma.wire.internal.Layouts.BE16;
+import static io.jrdma.wire.internal.Layouts.BE32;
+import static io.jrdma.wire.internal.Layouts.U8;
 
 import java.lang.foreign.MemorySegment;
 

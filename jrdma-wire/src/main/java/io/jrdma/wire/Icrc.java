@@ -1,6 +1,6 @@
 package io.jrdma.wire;
 
-import static io.jrdma.wire.Layouts.LE32;
+import static io.jrdma.wire.internal.Layouts.LE32;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package io.jrdma.wire;
 
-import static io.jrdma.wire.Layouts.BE32;
+import static io.jrdma.wire.internal.Layouts.BE32;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,5 +1,6 @@
 package io.jrdma.wire;
 
+import io.jrdma.wire.internal.Layouts;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

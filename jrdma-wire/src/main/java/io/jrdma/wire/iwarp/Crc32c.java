@@ -1,8 +1,8 @@
 package io.jrdma.wire.iwarp;
 
-import static io.jrdma.wire.iwarp.Layouts.LE32;
-import static io.jrdma.wire.iwarp.Layouts.LE64;
-import static io.jrdma.wire.iwarp.Layouts.U8;
+import static io.jrdma.wire.internal.Layouts.LE32;
+import static io.jrdma.wire.internal.Layouts.LE64;
+import static io.jrdma.wire.internal.Layouts.U8;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

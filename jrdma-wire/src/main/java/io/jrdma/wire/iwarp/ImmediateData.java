@@ -1,6 +1,6 @@
 package io.jrdma.wire.iwarp;
 
-import static io.jrdma.wire.iwarp.Layouts.BE64;
+import static io.jrdma.wire.internal.Layouts.BE64;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,6 +1,6 @@
 package io.jrdma.wire.iwarp;
 
-import static io.jrdma.wire.iwarp.Layouts.BE16;
+import static io.jrdma.wire.internal.Layouts.BE16;
 
 import java.lang.foreign.MemorySegment;
 

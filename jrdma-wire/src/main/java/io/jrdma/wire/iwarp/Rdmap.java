@@ -1,6 +1,6 @@
 package io.jrdma.wire.iwarp;
 
-import static io.jrdma.wire.iwarp.Layouts.U8;
+import static io.jrdma.wire.internal.Layouts.U8;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,7 +1,7 @@
 package io.jrdma.wire.iwarp;
 
-import static io.jrdma.wire.iwarp.Layouts.BE32;
-import static io.jrdma.wire.iwarp.Layouts.BE64;
+import static io.jrdma.wire.internal.Layouts.BE32;
+import static io.jrdma.wire.internal.Layouts.BE64;
 
 import java.lang.foreign.MemorySegment;
 

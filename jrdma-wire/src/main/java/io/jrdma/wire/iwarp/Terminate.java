@@ -1,8 +1,8 @@
 package io.jrdma.wire.iwarp;
 
-import static io.jrdma.wire.iwarp.Layouts.BE16;
-import static io.jrdma.wire.iwarp.Layouts.BE32;
-import static io.jrdma.wire.iwarp.Layouts.U8;
+import static io.jrdma.wire.internal.Layouts.BE16;
+import static io.jrdma.wire.internal.Layouts.BE32;
+import static io.jrdma.wire.internal.Layouts.U8;
 
 import java.lang.foreign.MemorySegment;
 
