@@ -156,6 +156,8 @@ class ProtocolTest {
                     "closing B's QP sent it");
             assertTrue(p.pump(() -> !p.a.completions.isEmpty(), 10_000));
             assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, p.a.completions.getFirst().status());
+            assertEquals(1, p.a.ctx.counter(Counter.RDMA_SENDS), "rxe's rdma_sends: one SEND completed");
+            assertEquals(1, p.b.ctx.counter(Counter.RDMA_RECVS), "rxe's rdma_recvs: one receive completed");
         }
     }
 
