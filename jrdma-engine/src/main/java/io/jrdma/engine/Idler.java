@@ -31,31 +31,47 @@ final class Idler {
     }
 
     void idle(int work) {
+        idle(work, kind == IdleStrategy.BACKOFF ? System.nanoTime() : 0);
+    }
+
+    /** What an idle duty cycle does: spin, yield, or park for the returned nanoseconds (> 0). */
+    static final long SPIN = 0;
+    static final long YIELD = -1;
+
+    /** As {@link #idle(int)} at time {@code now}; @return what it did: {@link #SPIN}, {@link #YIELD} or the park time */
+    long idle(int work, long now) {
         if (work > 0) {
             idleSince = 0;
             park = MIN_PARK;
-            return;
+            return SPIN;
         }
-        switch (kind) {
-            case SPIN -> Thread.onSpinWait();
-            case YIELD -> Thread.yield();
+        long action = switch (kind) {
+            case SPIN -> SPIN;
+            case YIELD -> YIELD;
             case BACKOFF -> {
-                long now = System.nanoTime();
                 if (idleSince == 0) {
                     idleSince = now;
                 }
                 long idle = now - idleSince;
                 if (idle < SPIN_NANOS) {
-                    Thread.onSpinWait();
+                    yield SPIN;
                 } else if (idle < YIELD_NANOS) {
-                    Thread.yield();
-                } else {
-                    parkUnlessSignalled(park);
-                    park = Math.min(park * 2, MAX_PARK);
+                    yield YIELD;
                 }
+                long p = park;
+                park = Math.min(park * 2, MAX_PARK);
+                yield p;
             }
-            case PARK -> parkUnlessSignalled(MAX_PARK);
+            case PARK -> MAX_PARK;
+        };
+        if (action == SPIN) {
+            Thread.onSpinWait();
+        } else if (action == YIELD) {
+            Thread.yield();
+        } else {
+            parkUnlessSignalled(action);
         }
+        return action;
     }
 
     private void parkUnlessSignalled(long nanos) {
