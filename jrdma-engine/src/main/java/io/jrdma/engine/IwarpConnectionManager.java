@@ -39,12 +39,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * the Request and answers with a Reply, or a Reply with the R bit (a rejection). MPA has no
  * ready-to-use message: the TCP stream goes to the engine right after the Reply, both sides.
  *
- * <p>Between jrdma peers a 16-byte block follows the IRD/ORD block ({@code "JRD1"}, flags, QPN,
- * MTU): it carries what the verbs API reports (the peer's QPN, the path MTU) and the agreement to
- * use immediate data and atomics (RFC 7306 opcodes). Its absence (Linux siw, hardware) turns those
- * off; the application's private data (≤ 256 bytes) follows it and reaches the other side alone.
- * {@code -Djrdma.iwarp.extensions=false} leaves the block out (for interop runs where the peer
- * application would see it); {@code -Djrdma.iwarp.crc=false} makes the client ask for no CRC.
+ * <p>Between jrdma peers a 16-byte trailer ends the private data (flags, QPN, MTU, then
+ * {@code "JRD1"}): it carries what the verbs API reports (the peer's QPN, the path MTU) and the
+ * agreement to use immediate data and atomics (RFC 7306 opcodes). The client always appends it; a
+ * jrdma server strips it and answers with its own, and only then are the extensions on. A peer
+ * that is not jrdma (Linux siw, hardware) sends none, and its application sees the trailer after
+ * the client's own private data, where rdma_cm applications, which parse their fixed layouts from
+ * the start, ignore it. Application data longer than {@value #MAX_DATA_WITH_TRAILER} bytes leaves the
+ * trailer out (siw accepts at most 256 bytes of private data, IRD/ORD included), and so does
+ * {@code -Djrdma.iwarp.extensions=false}; {@code -Djrdma.iwarp.crc=false} makes the client ask for
+ * no CRC.
  */
 final class IwarpConnectionManager implements ConnectionManager {
     static final String CRC_PROPERTY = "jrdma.iwarp.crc";
@@ -54,6 +58,8 @@ final class IwarpConnectionManager implements ConnectionManager {
     static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
     static final int EXT_LENGTH = 16;
     static final int EXT_FLAG_RFC7306 = 1;
+    /** Linux siw refuses more than 256 bytes of MPA private data; IRD/ORD and the trailer take 20. */
+    static final int MAX_DATA_WITH_TRAILER = 256 - MpaEnhanced.LENGTH - EXT_LENGTH;
     private static final int ALL_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
             | Access.REMOTE_ATOMIC;
 
@@ -103,12 +109,14 @@ final class IwarpConnectionManager implements ConnectionManager {
             ord = MpaEnhanced.ord(s, 0);
             at = MpaEnhanced.LENGTH;
         }
-        boolean jrdma = pd.length - at >= EXT_LENGTH && ByteBuffer.wrap(pd, at, 4).getInt() == EXT_MAGIC;
+        int end = pd.length;
+        boolean jrdma = end - at >= EXT_LENGTH && ByteBuffer.wrap(pd, end - 4, 4).getInt() == EXT_MAGIC;
         int flags = 0;
         int qpn = 0;
         Mtu mtu = null;
         if (jrdma) {
-            ByteBuffer b = ByteBuffer.wrap(pd, at + 4, EXT_LENGTH - 4);
+            end -= EXT_LENGTH;
+            ByteBuffer b = ByteBuffer.wrap(pd, end, EXT_LENGTH - 4);
             flags = b.getInt();
             qpn = b.getInt();
             int code = b.get();
@@ -117,20 +125,19 @@ final class IwarpConnectionManager implements ConnectionManager {
                     mtu = m;
                 }
             }
-            at += EXT_LENGTH;
         }
         return new Peer(f.revision(), f.crc(), f.markers(), (f.flags() & Mpa.FLAG_REJECT) != 0, ird, ord, jrdma, flags,
-                qpn, mtu, Arrays.copyOfRange(pd, at, pd.length));
+                qpn, mtu, Arrays.copyOfRange(pd, at, end));
     }
 
-    /** Our private data: the jrdma block (when enabled and, for a Reply, when the peer sent one) and the application's. */
+    /** Our private data: the application's, then the jrdma trailer (when enabled and when it fits). */
     static byte[] appData(boolean withExtension, int qpn, Mtu mtu, byte[] app) {
-        if (!withExtension) {
+        if (!withExtension || app.length > MAX_DATA_WITH_TRAILER) {
             return app;
         }
-        ByteBuffer b = ByteBuffer.allocate(EXT_LENGTH + app.length);
-        b.putInt(EXT_MAGIC).putInt(EXT_FLAG_RFC7306).putInt(qpn).put((byte) (mtu.ordinal() + 1)).put(new byte[3]);
+        ByteBuffer b = ByteBuffer.allocate(app.length + EXT_LENGTH);
         b.put(app);
+        b.putInt(EXT_FLAG_RFC7306).putInt(qpn).put((byte) (mtu.ordinal() + 1)).put(new byte[3]).putInt(EXT_MAGIC);
         return b.array();
     }
 
@@ -138,7 +145,7 @@ final class IwarpConnectionManager implements ConnectionManager {
                                          byte[] data) {
         int flags = (crc ? Mpa.FLAG_CRC : 0) | (reject ? Mpa.FLAG_REJECT : 0);
         if (revision == Mpa.REVISION_2) {
-            // as MpaRequestReply.enhanced, but the 256 bytes of application data may follow the jrdma block
+            // as MpaRequestReply.enhanced, but the jrdma trailer may follow 256 bytes of application data
             // (MPA allows 512 bytes of private data in all)
             byte[] pd = new byte[MpaEnhanced.LENGTH + data.length];
             MpaEnhanced.write(MemorySegment.ofArray(pd), 0, Math.min(ird, MpaEnhanced.IRD_ORD_MASK),

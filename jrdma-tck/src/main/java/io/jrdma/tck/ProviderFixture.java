@@ -84,6 +84,18 @@ public abstract class ProviderFixture {
         return true;
     }
 
+    /**
+     * The longest private data with which the connection manager still learns the peer's QPN. The
+     * InfiniBand CM always carries it. iWARP has no QPNs on the wire: jrdma peers exchange theirs in
+     * a trailer after the application's private data, which is left out when it would take the
+     * MPA private data past the 256 bytes Linux siw accepts.
+     *
+     * @return a private data length, at most {@link io.jrdma.verbs.ConnParam#MAX_PRIVATE_DATA}
+     */
+    public int maxPrivateDataWithPeerQpn() {
+        return io.jrdma.verbs.ConnParam.MAX_PRIVATE_DATA;
+    }
+
     @Override
     public String toString() {
         return getClass().getSimpleName() + "{server=" + serverOptions().threadingMode() + ", client="

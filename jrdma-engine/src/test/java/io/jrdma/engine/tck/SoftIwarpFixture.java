@@ -61,6 +61,12 @@ final class SoftIwarpFixture extends ProviderFixture {
     }
 
     /** iWARP has no RNR: a SEND without a posted receive terminates the connection (siw: DDP "no buffer"). */
+    /** jrdma's MPA trailer (QPN, extensions) fits next to at most 236 bytes of private data. */
+    @Override
+    public int maxPrivateDataWithPeerQpn() {
+        return 236;
+    }
+
     @Override
     public boolean hasRnrRetry() {
         return false;
