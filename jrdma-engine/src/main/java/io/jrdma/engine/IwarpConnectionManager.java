@@ -55,6 +55,12 @@ final class IwarpConnectionManager implements ConnectionManager {
     static final String EXTENSIONS_PROPERTY = "jrdma.iwarp.extensions";
     /** Overrides the FPDU size (the MSS of the path), e.g. 1448 to send what siw sends on Ethernet. */
     static final String FPDU_PROPERTY = "jrdma.iwarp.fpdu";
+    /**
+     * How long a client waits, after the MPA Reply of a peer that is not jrdma, before the QP may
+     * send: Linux siw (6.1) writes its Reply before it hooks the socket to the QP, and an FPDU that
+     * lands in between is never read (the connection hangs; perftest -R's "hang 1 in 4").
+     */
+    static final String PLAIN_PEER_DELAY_PROPERTY = "jrdma.iwarp.plainPeerDelayMs";
     static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
     static final int EXT_LENGTH = 16;
     static final int EXT_FLAG_RFC7306 = 1;
@@ -243,6 +249,18 @@ final class IwarpConnectionManager implements ConnectionManager {
         return peer != null && peer.bytes() < m.bytes() ? peer : m;
     }
 
+    /** Waits out a peer's accept race (see {@link #PLAIN_PEER_DELAY_PROPERTY}); the QP is not yet in RTS. */
+    private static void settle(int millis) {
+        if (millis > 0) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RdmaException(Errno.EINTR, "interrupted while connecting");
+            }
+        }
+    }
+
     private static void closeQuietly(SocketChannel ch) {
         try {
             ch.close();
@@ -278,6 +296,9 @@ final class IwarpConnectionManager implements ConnectionManager {
                         + "not support");
             }
             boolean jrdma = ext && p.jrdma();
+            if (!p.jrdma()) {
+                settle(Integer.getInteger(PLAIN_PEER_DELAY_PROPERTY, 50));
+            }
             int peerIrd = p.ird() < 0 ? param.initiatorDepth() : p.ird();
             int peerOrd = p.ord() < 0 ? param.responderResources() : p.ord();
             Mtu mtu = pathMtu(param.mtu(), p.mtu());

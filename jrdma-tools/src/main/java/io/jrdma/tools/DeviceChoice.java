@@ -38,7 +38,12 @@ public final class DeviceChoice {
 
     /** @return the first device that is up and not on the loopback interface, else the loopback one */
     public static Device forServer() {
-        List<Device> all = Rdma.devices();
+        return forServer(null);
+    }
+
+    /** As {@link #forServer()}, among the devices of one transport (null: any). */
+    public static Device forServer(Transport transport) {
+        List<Device> all = Rdma.devices().stream().filter(d -> transport == null || d.transport() == transport).toList();
         for (Device d : all) {
             if (!d.netdev().equals("lo") && d.isUp()) {
                 return d;

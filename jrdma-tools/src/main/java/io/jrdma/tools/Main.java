@@ -2,6 +2,7 @@ package io.jrdma.tools;
 
 import io.jrdma.tools.perf.PerfCommand;
 import io.jrdma.tools.pingpong.PingpongCommand;
+import io.jrdma.tools.rping.RpingCommand;
 
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -17,6 +18,7 @@ public final class Main {
               perf <test> [options] [host] perftest's benchmarks: write_bw write_lat read_bw read_lat
                                            send_bw send_lat atomic_bw atomic_lat (ib_<test> can be the peer)
               pingpong [options] [host]    ibv_rc_pingpong (the rdma-core tool can be the peer)
+              rping -s|-c [options]        rping (rdma-core's librdmacm example; Linux siw can be the peer)
               pcap FILE [--from IP]        check the RoCEv2 ICRC of every packet in a capture
 
             Run 'jrdma <command> --help' for the options of a command.
@@ -48,6 +50,7 @@ public final class Main {
             case "devices" -> DevicesCommand.run(rest, out, err);
             case "perf" -> PerfCommand.run(rest, out, err);
             case "pingpong" -> PingpongCommand.run(rest, out, err);
+            case "rping" -> RpingCommand.run(rest, out, err);
             case "pcap" -> PcapCommand.run(rest, out, err);
             default -> {
                 err.println("jrdma: unknown command '" + args[0] + "'");

@@ -11,7 +11,7 @@ public class RdmaException extends RuntimeException {
 
     /** The errno values jrdma reports, named as in Linux. */
     public enum Errno {
-        EPERM(1), ENOENT(2), EIO(5), EAGAIN(11), ENOMEM(12), EACCES(13), EFAULT(14), EBUSY(16),
+        EPERM(1), ENOENT(2), EINTR(4), EIO(5), EAGAIN(11), ENOMEM(12), EACCES(13), EFAULT(14), EBUSY(16),
         EEXIST(17), ENODEV(19), EINVAL(22), ENOSPC(28), ENOSYS(38), EPROTO(71), EMSGSIZE(90),
         EOPNOTSUPP(95), EADDRINUSE(98), ENETUNREACH(101), ECONNRESET(104), ETIMEDOUT(110),
         ECONNREFUSED(111), EHOSTUNREACH(113);

@@ -113,7 +113,7 @@ public final class PingpongCommand {
     }
 
     /** Parses a number as {@code strtoul(s, NULL, 0)} would (decimal, 0x hex, 0 octal), strictly. */
-    static long number(ArgParser.Parsed p, String name, char shortName, long min, long max, long dflt)
+    public static long number(ArgParser.Parsed p, String name, char shortName, long min, long max, long dflt)
             throws ArgParser.UsageException {
         if (!p.has(name)) {
             return dflt;

@@ -1,0 +1,413 @@
+package io.jrdma.tools.rping;
+
+import io.jrdma.tools.DeviceChoice;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.Transport;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntConsumer;
+
+/**
+ * {@code rping} from rdma-core's librdmacm examples, over jrdma's connection manager: the client
+ * advertises a buffer (address, rkey, length in a 16-byte SEND), the server READs it, says "go on"
+ * with a SEND, the client advertises a second buffer, the server WRITEs what it read into it and
+ * says "done" with another SEND; the client can then check that the two buffers match. Either end
+ * can be rdma-core's rping (over iWARP: Linux siw), as the messages and their order are rping's.
+ */
+public final class Rping {
+    /** rping's default port. */
+    public static final int DEFAULT_PORT = 7174;
+    /** rping's RPING_MSG_FMT. */
+    static final String MSG_FORMAT = "rdma-ping-%d: ";
+    /** rping's smallest buffer: room for the format with the largest int (sizeof("INT_MAX") + sizeof(RPING_MSG_FMT)). */
+    public static final int MIN_SIZE = 23;
+    /** rping's largest buffer (it refuses RPING_BUFSIZE, 64 KiB, itself). */
+    public static final int MAX_SIZE = 65535;
+    /** struct rping_rdma_info: __be64 buf, __be32 rkey, __be32 size. */
+    static final int INFO_LENGTH = 16;
+    private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final long RECV_ID = 1;
+    private static final long SEND_ID = 2;
+    private static final long RDMA_ID = 3;
+
+    /**
+     * The options, as rping's flags.
+     *
+     * @param server     -s
+     * @param address    -a: the server's address (a server binds to it; null = any)
+     * @param port       -p
+     * @param count      -C: pings (0 = until interrupted)
+     * @param size       -S: the ping buffer size
+     * @param verbose    -v: print the ping data
+     * @param validate   -V: the client compares what came back
+     * @param debug      -d
+     * @param persistent -P: the server serves one client after another
+     * @param device     -D (jrdma): the device; default: the iWARP device of the address
+     * @param timeout    seconds without progress before giving up (a server waits that long for a client only if given)
+     * @param waitForClient whether the server's wait for a client is bounded by {@code timeout}
+     */
+    public record Options(boolean server, InetAddress address, int port, int count, int size, boolean verbose,
+                          boolean validate, boolean debug, boolean persistent, String device, int timeout,
+                          boolean waitForClient) {
+    }
+
+    /** A failure of the ping itself: the message is rping's where rping has one; exit code 1. */
+    static final class Failure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Failure(String message) {
+            super(message);
+        }
+    }
+
+    /** The peer disconnected (the posted receive was flushed). */
+    private static final class Disconnected extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Disconnected() {
+            super("disconnected", null, false, false);
+        }
+    }
+
+    private final Options o;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final IntConsumer listening;
+
+    Rping(Options o, PrintStream out, PrintStream err, IntConsumer listening) {
+        this.o = o;
+        this.out = out;
+        this.err = err;
+        this.listening = listening;
+    }
+
+    private Device device() {
+        if (o.device() != null) {
+            return DeviceChoice.named(o.device());
+        }
+        if (o.address() == null) {
+            return DeviceChoice.forServer(Transport.IWARP);
+        }
+        Gid own = Gid.of(o.address());
+        for (Device d : Rdma.devices()) { // a server binds to one of its own addresses: that interface's device
+            if (d.transport() == Transport.IWARP && d.gids().contains(own)) {
+                return d;
+            }
+        }
+        return Rdma.resolve(o.address(), Transport.IWARP).device();
+    }
+
+    int run() {
+        Device dev = device();
+        if (dev.transport() != Transport.IWARP) {
+            throw new DeviceChoice.NoSuchDevice("rping runs over iWARP devices (iwarp_<interface>), not " + dev.name()
+                    + ": rping's peers find each other through rdma_cm, which jrdma speaks over iWARP (TCP + MPA)");
+        }
+        debug("device " + dev.name());
+        try (DeviceContext ctx = dev.open(); Arena arena = Arena.ofShared()) {
+            if (o.server()) {
+                InetSocketAddress at = new InetSocketAddress(
+                        o.address() == null ? InetAddress.getByName("0.0.0.0") : o.address(), o.port());
+                ConnectionManager.Listener l = ctx.connectionManager().listen(at);
+                try {
+                    listening.accept(l.address().getPort());
+                    debug("listening on " + l.address());
+                    do {
+                        serveOne(ctx, arena, l);
+                    } while (o.persistent());
+                } finally {
+                    l.close();
+                }
+            } else {
+                pingOnce(ctx, arena);
+            }
+            return 0;
+        } catch (java.net.UnknownHostException e) {
+            throw new Failure(e.getMessage());
+        }
+    }
+
+    /** The resources of one connection, as rping's setup_qp and setup_buffers make them. */
+    private final class Session implements AutoCloseable {
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final MemorySegment recvBuf;
+        final MemorySegment sendBuf;
+        final MemorySegment rdmaBuf;
+        final MemorySegment startBuf;
+        final MemoryRegion recvMr;
+        final MemoryRegion sendMr;
+        final MemoryRegion rdmaMr;
+        final MemoryRegion startMr;
+        final SendWorkRequest wr = new SendWorkRequest();
+        final RecvWorkRequest rwr = new RecvWorkRequest();
+        final WorkCompletion wc = new WorkCompletion();
+        ConnectionManager.Connection conn;
+
+        Session(DeviceContext ctx, Arena arena) {
+            pd = ctx.allocPd();
+            cq = ctx.createCq(32);
+            qp = pd.createQp(QpInitAttr.rc(cq).withDepth(16, 2));
+            recvBuf = arena.allocate(INFO_LENGTH, 64);
+            sendBuf = arena.allocate(INFO_LENGTH, 64);
+            rdmaBuf = arena.allocate(o.size(), 64);
+            recvMr = pd.register(recvBuf, Access.LOCAL_WRITE);
+            sendMr = pd.register(sendBuf, 0);
+            rdmaMr = pd.register(rdmaBuf, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+            if (!o.server()) {
+                startBuf = arena.allocate(o.size(), 64);
+                startMr = pd.register(startBuf, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+            } else {
+                startBuf = null;
+                startMr = null;
+            }
+            // as rdma_create_qp leaves it: INIT, so that the receive can be posted before connecting
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE));
+            postRecv();
+        }
+
+        void postRecv() {
+            check(qp.postRecv(rwr.wrId(RECV_ID).sge(0, recvMr, 0, INFO_LENGTH)), "post recv");
+        }
+
+        void postSend(SendWorkRequest w) {
+            check(qp.postSend(w), "post send");
+        }
+
+        /** Sends a {@code struct rping_rdma_info} naming {@code mr}'s buffer (the server sends its unformatted one). */
+        void sendInfo(MemoryRegion mr, MemorySegment buf) {
+            if (mr != null) {
+                sendBuf.set(BE64, 0, buf.address());
+                sendBuf.set(BE32, 8, mr.rkey());
+                sendBuf.set(BE32, 12, o.size());
+            }
+            postSend(wr.reset().wrId(SEND_ID).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, sendMr, 0, INFO_LENGTH));
+        }
+
+        /** Waits for the next receive (0: no deadline); send completions pass. @return its byte length, the receive reposted */
+        int awaitRecv(long deadlineNanos) {
+            while (true) {
+                poll(deadlineNanos, "a message from the peer");
+                if (wc.wrId() == RECV_ID) {
+                    int n = wc.byteLen();
+                    postRecv();
+                    return n;
+                }
+                if (wc.wrId() != SEND_ID) {
+                    throw new Failure("unexpected completion " + wc);
+                }
+            }
+        }
+
+        /** Waits for the completion of the READ or WRITE just posted; send completions pass. */
+        void awaitRdma(long deadlineNanos, WcOpcode expected) {
+            while (true) {
+                poll(deadlineNanos, "the " + expected + " to complete");
+                if (wc.wrId() == RDMA_ID) {
+                    return;
+                }
+                if (wc.wrId() != SEND_ID) {
+                    throw new Failure("unexpected completion " + wc);
+                }
+            }
+        }
+
+        private void poll(long deadlineNanos, String what) {
+            int idle = 0;
+            while (cq.poll(wc) == 0) {
+                if (deadlineNanos != 0 && System.nanoTime() - deadlineNanos > 0) {
+                    throw new Failure("timed out waiting for " + what + " (" + o.timeout() + " s)");
+                }
+                if (++idle < 1000) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.parkNanos(50_000);
+                }
+            }
+            if (wc.status() == WcStatus.WR_FLUSH_ERR) {
+                throw new Disconnected();
+            }
+            if (wc.status() != WcStatus.SUCCESS) {
+                throw new Failure("cq completion failed status " + wc.status().ordinal() + " (" + wc.status() + ")");
+            }
+            debug("completion " + wc.opcode() + " wr " + wc.wrId() + " len " + wc.byteLen());
+        }
+
+        @Override
+        public void close() {
+            if (conn != null) {
+                conn.close();
+            }
+            qp.close();
+            for (MemoryRegion mr : new MemoryRegion[] {recvMr, sendMr, rdmaMr, startMr}) {
+                if (mr != null) {
+                    mr.close();
+                }
+            }
+            cq.close();
+            pd.close();
+        }
+    }
+
+    private static void check(int rc, String what) {
+        if (rc != 0) {
+            throw new Failure(what + " failed: " + RdmaException.Errno.of(rc));
+        }
+    }
+
+    private long deadline() {
+        return System.nanoTime() + Duration.ofSeconds(o.timeout()).toNanos();
+    }
+
+    private ConnParam param() {
+        return ConnParam.defaults().withRdAtomic(1, 1); // rping: responder_resources = initiator_depth = 1
+    }
+
+    private void serveOne(DeviceContext ctx, Arena arena, ConnectionManager.Listener l) {
+        ConnectionManager.ConnectRequest req;
+        long waitUntil = o.waitForClient() ? deadline() : Long.MAX_VALUE;
+        do {
+            req = l.poll(Duration.ofMillis(500));
+            if (req == null && o.waitForClient() && System.nanoTime() - waitUntil > 0) {
+                throw new Failure("no client within " + o.timeout() + " s");
+            }
+        } while (req == null);
+        debug("connect request from " + req.peerAddress());
+        try (Session s = new Session(ctx, arena)) {
+            s.conn = req.accept(s.qp, param(), Duration.ofSeconds(o.timeout()));
+            debug("accepted");
+            try {
+                while (true) { // until the client disconnects: rping's server ignores -C
+                    int n = s.awaitRecv(0); // no deadline: the client takes its time between pings
+                    if (n != INFO_LENGTH) {
+                        throw new Failure("Received bogus data, size " + n);
+                    }
+                    long addr = s.recvBuf.get(BE64, 0);
+                    int rkey = s.recvBuf.get(BE32, 8);
+                    int len = s.recvBuf.get(BE32, 12);
+                    debug(String.format("Received rkey %x addr %x len %d from peer", rkey, addr, len));
+                    if (len < 0 || len > o.size()) {
+                        throw new Failure("the client's buffer (" + Integer.toUnsignedString(len)
+                                + " bytes) is larger than ours (" + o.size() + "): use the same -S on both sides");
+                    }
+                    s.postSend(s.wr.reset().wrId(RDMA_ID).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                            .sge(0, s.rdmaMr, 0, len).remote(addr, rkey));
+                    s.awaitRdma(deadline(), WcOpcode.RDMA_READ);
+                    if (o.verbose()) {
+                        out.println("server ping data: " + cString(s.rdmaBuf));
+                        out.flush();
+                    }
+                    s.sendInfo(null, null); // go ahead
+                    n = s.awaitRecv(deadline());
+                    if (n != INFO_LENGTH) {
+                        throw new Failure("Received bogus data, size " + n);
+                    }
+                    addr = s.recvBuf.get(BE64, 0);
+                    rkey = s.recvBuf.get(BE32, 8);
+                    int echo = (int) Math.min(o.size(), cLength(s.rdmaBuf) + 1);
+                    s.postSend(s.wr.reset().wrId(RDMA_ID).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                            .sge(0, s.rdmaMr, 0, echo).remote(addr, rkey));
+                    s.awaitRdma(deadline(), WcOpcode.RDMA_WRITE);
+                    s.sendInfo(null, null); // done: begin again
+                }
+            } catch (Disconnected e) {
+                debug("client disconnected");
+            }
+        }
+    }
+
+    private void pingOnce(DeviceContext ctx, Arena arena) {
+        try (Session s = new Session(ctx, arena)) {
+            s.conn = ctx.connectionManager().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
+                    Duration.ofSeconds(o.timeout()));
+            debug("connected");
+            int start = 65;
+            for (int ping = 0; o.count() == 0 || ping < o.count(); ping++) {
+                fill(s.startBuf, ping, start);
+                start = start + 1 > 122 ? 65 : start + 1;
+                s.sendInfo(s.startMr, s.startBuf); // READ this
+                s.awaitRecv(deadline());
+                s.sendInfo(s.rdmaMr, s.rdmaBuf); // WRITE it back here
+                s.awaitRecv(deadline());
+                if (o.validate() && s.startBuf.mismatch(s.rdmaBuf) >= 0) {
+                    throw new Failure("data mismatch!");
+                }
+                if (o.verbose()) {
+                    out.println("ping data: " + cString(s.rdmaBuf));
+                    out.flush();
+                }
+            }
+            debug("done, disconnecting");
+        } catch (Disconnected e) {
+            throw new Failure("the server disconnected");
+        }
+    }
+
+    /** rping's ping text: the format, then letters A..z from {@code start} on, a NUL at the end. */
+    static void fill(MemorySegment buf, int ping, int start) {
+        byte[] head = String.format(MSG_FORMAT, ping).getBytes(StandardCharsets.US_ASCII);
+        int size = (int) buf.byteSize();
+        int cc = Math.min(head.length, size);
+        MemorySegment.copy(MemorySegment.ofArray(head), 0, buf, 0, cc);
+        int c = start;
+        for (int i = cc; i < size; i++) {
+            buf.set(ValueLayout.JAVA_BYTE, i, (byte) c);
+            c = c + 1 > 122 ? 65 : c + 1;
+        }
+        buf.set(ValueLayout.JAVA_BYTE, size - 1, (byte) 0);
+    }
+
+    private static long cLength(MemorySegment buf) {
+        for (long i = 0; i < buf.byteSize(); i++) {
+            if (buf.get(ValueLayout.JAVA_BYTE, i) == 0) {
+                return i;
+            }
+        }
+        return buf.byteSize();
+    }
+
+    private static String cString(MemorySegment buf) {
+        byte[] b = buf.asSlice(0, cLength(buf)).toArray(ValueLayout.JAVA_BYTE);
+        return new String(b, StandardCharsets.ISO_8859_1);
+    }
+
+    private void debug(String s) {
+        if (o.debug()) {
+            err.println(s);
+        }
+    }
+}
