@@ -62,6 +62,8 @@ final class IwarpConnectionManager implements ConnectionManager {
      */
     static final String PLAIN_PEER_DELAY_PROPERTY = "jrdma.iwarp.plainPeerDelayMs";
     static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
+    /** How long a server waits for the MPA Request after the TCP connection (RFC 5044 §7.1.1 leaves it to us). */
+    static final long MPA_REQUEST_TIMEOUT_NANOS = 10_000_000_000L;
     static final int EXT_LENGTH = 16;
     static final int EXT_FLAG_RFC7306 = 1;
     /** Linux siw refuses more than 256 bytes of MPA private data; IRD/ORD and the trailer take 20. */
@@ -379,7 +381,9 @@ final class IwarpConnectionManager implements ConnectionManager {
                     throw new RdmaException(Errno.EIO, "accepting on " + bound + " failed: " + e, e);
                 }
                 try {
-                    MpaRequestReply req = read(ch, false, Math.min(deadline, System.nanoTime() + 10_000_000_000L));
+                    // the Request gets its own time, whatever is left of this poll (a slow peer resolves
+                    // its route and connects before it sends it)
+                    MpaRequestReply req = read(ch, false, System.nanoTime() + MPA_REQUEST_TIMEOUT_NANOS);
                     Peer p = parse(req);
                     if (p.markers()) { // RFC 5044 §7.1: we cannot use markers; refuse with the R bit
                         write(ch, frame(true, p.revision(), p.crc(), true, 0, 0, new byte[0]));

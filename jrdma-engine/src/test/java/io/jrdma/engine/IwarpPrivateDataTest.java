@@ -160,4 +160,35 @@ class IwarpPrivateDataTest {
         assertFalse(plain.jrdma());
         assertArrayEquals(app, plain.appData());
     }
+
+    @Test
+    void aRequestThatComesAfterThePollTimeoutIsStillServed() throws Exception {
+        ConnectionManager.Listener l = ctx.connectionManager().listen(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        try (SocketChannel client = SocketChannel.open(l.address())) {
+            // a peer that resolves its route before it speaks: its MPA Request arrives after the TCP
+            // connection and after the 50 ms the server's poll was given
+            CompletableFuture<Void> late = CompletableFuture.runAsync(() -> {
+                try {
+                    Thread.sleep(300);
+                    MpaRequestReply req = MpaRequestReply.enhanced(false, false, false, 1, 1, false, false, false,
+                            false, new byte[] {42});
+                    ByteBuffer b = ByteBuffer.allocate(req.length());
+                    req.encode(MemorySegment.ofBuffer(b), 0);
+                    while (b.hasRemaining()) {
+                        client.write(b);
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            ConnectionManager.ConnectRequest r = l.poll(Duration.ofMillis(50));
+            late.get(10, TimeUnit.SECONDS);
+            assertTrue(r != null, "the connection that was accepted must be served, not dropped at the poll's deadline");
+            assertArrayEquals(new byte[] {42}, r.peerParam().privateData());
+            r.reject(new byte[0]);
+        } finally {
+            l.close();
+        }
+    }
 }
