@@ -788,7 +788,7 @@ final class IwarpEngine {
                 w.npkts = ++s.atomicRequestId; // matched against the response's Original Request Identifier
                 AtomicRequest.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH,
                         cas ? AtomicRequest.COMPARE_SWAP : AtomicRequest.FETCH_ADD, w.npkts, w.rkey, w.remoteAddr,
-                        cas ? w.swap : w.compareAdd, -1L, cas ? w.compareAdd : 0, cas ? -1L : 0);
+                        cas ? w.swap : w.compareAdd, cas ? -1L : 0, cas ? w.compareAdd : 0, cas ? -1L : 0);
                 ulen = Ddp.UNTAGGED_HEADER_LENGTH + AtomicRequest.LENGTH;
                 last = true;
             }

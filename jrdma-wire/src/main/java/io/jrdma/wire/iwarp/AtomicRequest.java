@@ -24,8 +24,26 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  *
- * <p>Layout and atomic opcodes as in RFC 7306 to our recollection and in Wireshark's
- * dissector (FetchAdd 0, CmpSwap 2, same field order); not checked against a capture.
+ * <p>Carried in an untagged, single-segment DDP message on queue 1, the RDMA Read Request queue,
+ * taking the next MSN of that queue (an Atomic Request and a READ Request share the MSN sequence
+ * and the IRD/ORD resources); answered by an {@link AtomicResponse} on queue 3.
+ *
+ * <p>Masks: FetchAdd adds the Add Data to the 64-bit target; a bit set in the Add Mask stops the
+ * carry out of that bit (field boundaries), so a plain 64-bit add sends an Add Mask of 0 (all ones
+ * would make it a XOR). CompareSwap compares the bits set in the Compare Mask and, when they are
+ * equal, replaces the bits set in the Swap Mask; a plain 64-bit compare-and-swap sends both masks
+ * as all ones. Swap replaces the bits set in the Swap Mask. Compare Data and Compare Mask are
+ * unused (zero) for FetchAdd and Swap.
+ *
+ * <p>Checked: field order and sizes, the opcode in the low 4 bits of the first word and the
+ * values FetchAdd 0 and CompareSwap 2 agree with Wireshark's dissector
+ * ({@code packet-iwarp-ddp-rdmap.c}, {@code dissect_iwarp_atomic}, {@code rdma_atomic_opcode_names})
+ * and tshark 4.0.17 decodes jrdma's requests with the values sent (jrdma-wire's
+ * {@code pcaps/jrdma-iwarp-rfc7306.pcap}). Queue 1 and the mask semantics agree with urdma's
+ * RFC 7306 atomics ({@code zrlio/urdma}, "masked FetchAdd/CmpSwap ... follows the pseudocode
+ * specified in RFC 7306"). From RFC 7306 as recalled, not read here: Swap = 1 (Wireshark names
+ * only 0 and 2; urdma, which has no Swap, sends CmpSwap as 1 and would not interoperate).
+ * docs/iwarp-wire.md has the details.
  */
 public final class AtomicRequest {
     private AtomicRequest() {

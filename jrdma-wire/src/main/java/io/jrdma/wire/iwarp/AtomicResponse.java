@@ -8,8 +8,12 @@ import java.lang.foreign.MemorySegment;
 /**
  * RFC 7306 Atomic Response header, 12 bytes after the untagged DDP header of an
  * ATOMIC_RESPONSE message: {@code Original Request Identifier (32) | Original Remote Data
- * Value (64)}. As recalled from RFC 7306 and as Wireshark reads it; not checked against a
- * capture.
+ * Value (64)}, nothing after it. Sent as one DDP segment on queue 3 (the queue RFC 7306 adds for
+ * Atomic Responses), whose MSNs start at 1 and count Atomic Responses only.
+ *
+ * <p>Checked: the layout is Wireshark's ({@code dissect_iwarp_atomic}) and urdma's
+ * ({@code struct rdmap_atomicresp_packet}); tshark 4.0.17 decodes jrdma's responses with the
+ * identifier and value sent; queue 3 is urdma's. See docs/iwarp-wire.md.
  */
 public final class AtomicResponse {
     private AtomicResponse() {

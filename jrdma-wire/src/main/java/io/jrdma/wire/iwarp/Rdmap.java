@@ -35,12 +35,13 @@ import java.lang.foreign.MemorySegment;
  * </pre>
  *
  * <p>Opcodes 0-7, QN 0-2: RFC 5040 §4 and Linux siw ({@code enum rdma_opcode},
- * {@code enum rdmap_untagged_qn}), confirmed by the siw captures. Opcodes 8-11 agree with
- * Wireshark's dissector (Atomic Request 0x0A, Atomic Response 0x0B). The RFC 7306 queue
- * numbers (Immediate Data on QN 0, Atomic Requests sharing QN 1 with Read Requests, QN 3
- * for Atomic Responses) and the RFC 7306 header layouts are <b>recalled, not checked
- * against the RFC text or any capture</b>; siw does not implement RFC 7306. See
- * docs/iwarp-wire.md.
+ * {@code enum rdmap_untagged_qn}), confirmed by the siw captures. RFC 7306 (siw does not
+ * implement it): Atomic Request 0x0A and Atomic Response 0x0B and their headers agree with
+ * Wireshark's dissector, which decodes a jrdma capture with the values sent; Atomic Requests on
+ * QN 1 (sharing the READ Requests' MSNs) and Atomic Responses on QN 3 agree with urdma's RFC 7306
+ * atomics (Wireshark does not check queue numbers). Immediate Data (8, 9) on QN 0 with an 8-byte
+ * header has no independent source here (Wireshark calls 8 and 9 "Unknown"): RFC 7306 as
+ * recalled. The RFC text was not at hand when this was checked. See docs/iwarp-wire.md.
  */
 public final class Rdmap {
     private Rdmap() {
