@@ -517,19 +517,24 @@ final class IwarpEngine {
         if (!last) {
             return;
         }
+        int flags = Rdmap.solicitedEvent(opcode) ? WorkCompletion.SOLICITED : 0;
         if (opcode == Rdmap.SEND_INVALIDATE || opcode == Rdmap.SEND_SE_INVALIDATE) {
-            // RFC 5040 §6.10: invalidate the STag at the data sink. Only memory windows and fast-registered
-            // regions can be invalidated; jrdma has regions registered by pd.register only.
+            // RFC 5040 §6.10: invalidate the STag at the data sink once the message is placed. It must be
+            // a region of this QP's PD registered with REMOTE_INVALIDATE (Mr.invalidateFor).
             int stag = Rdmap.invalidateStag(seg, ddp);
-            completeRecv(qp, s, WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, 0, 0, 0);
-            terminate(qp, s, Terminate.LAYER_RDMAP, engine.context.keys.lookup(stag) == null
-                            ? Terminate.RDMAP_ETYPE_REMOTE_PROTECTION : Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
-                    engine.context.keys.lookup(stag) == null ? Terminate.RDMAP_INVALID_STAG
-                            : Terminate.RDMAP_STAG_CANNOT_INVALIDATE, off, false);
-            return;
+            Mr target = engine.context.keys.lookup(stag);
+            if (target == null || !target.invalidateFor(qp.pd)) {
+                completeRecv(qp, s, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                terminate(qp, s, Terminate.LAYER_RDMAP, target == null
+                                ? Terminate.RDMAP_ETYPE_REMOTE_PROTECTION : Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
+                        target == null ? Terminate.RDMAP_INVALID_STAG : Terminate.RDMAP_STAG_CANNOT_INVALIDATE, off,
+                        false);
+                return;
+            }
+            immValue = Integer.toUnsignedLong(stag); // ibv_wc.invalidated_rkey shares the immediate's place
+            flags |= WorkCompletion.WITH_INV;
         }
         s.rxMsnSend++;
-        int flags = Rdmap.solicitedEvent(opcode) ? WorkCompletion.SOLICITED : 0;
         if (afterWrite) {
             completeRecv(qp, s, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) s.lastWriteLength, (int) immValue,
                     flags | WorkCompletion.WITH_IMM);
@@ -813,14 +818,19 @@ final class IwarpEngine {
                     ulen = Ddp.UNTAGGED_HEADER_LENGTH + ImmediateData.LENGTH;
                 }
             }
-            default -> { // SEND, SEND_WITH_IMM: untagged, QN 0, one MSN per message, MO = byte offset
+            default -> { // SEND, SEND_WITH_IMM, SEND_WITH_INV: untagged, QN 0, one MSN per message, MO = byte offset
                 boolean imm = w.opcode == WrOpcode.SEND_WITH_IMM;
+                boolean inv = w.opcode == WrOpcode.SEND_WITH_INV;
                 int hdr = Ddp.UNTAGGED_HEADER_LENGTH + (imm ? ImmediateData.LENGTH : 0);
                 int len = (int) Math.min(s.txMulpdu - hdr, w.length - off);
                 last = off + len == w.length;
                 boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
-                int op = imm ? (se ? Rdmap.IMMEDIATE_DATA_SE : Rdmap.IMMEDIATE_DATA) : (se ? Rdmap.SEND_SE : Rdmap.SEND);
-                Ddp.writeUntagged(tx, ddp, last, Rdmap.controlByte(op), 0, Rdmap.QN_SEND, s.txMsnSend, (int) off);
+                int op = imm ? (se ? Rdmap.IMMEDIATE_DATA_SE : Rdmap.IMMEDIATE_DATA)
+                        : inv ? (se ? Rdmap.SEND_SE_INVALIDATE : Rdmap.SEND_INVALIDATE)
+                        : (se ? Rdmap.SEND_SE : Rdmap.SEND);
+                // the Invalidate STag rides in every segment's RsvdULP word (RFC 5040 §4.4)
+                Ddp.writeUntagged(tx, ddp, last, Rdmap.controlByte(op), inv ? w.imm : 0, Rdmap.QN_SEND, s.txMsnSend,
+                        (int) off);
                 if (imm) {
                     ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, Integer.toUnsignedLong(w.imm));
                 }
@@ -862,7 +872,8 @@ final class IwarpEngine {
             long wrId = w.wrId;
             WrOpcode op = w.opcode;
             int len = op.isAtomic() ? 8 : (int) w.length;
-            if (st == WcStatus.SUCCESS && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM)) {
+            if (st == WcStatus.SUCCESS && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM
+                    || op == WrOpcode.SEND_WITH_INV)) {
                 counters.increment(Counter.RDMA_SENDS);
             }
             w.started = false;

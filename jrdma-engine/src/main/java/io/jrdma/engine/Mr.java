@@ -13,6 +13,12 @@ final class Mr implements MemoryRegion {
     final long length;
     final int key;
     final int access;
+    /**
+     * Set by the engine thread when a peer's SEND_WITH_INV invalidates the key (only with
+     * {@code Access.REMOTE_INVALIDATE}); from then on every access is refused. Plain: the engine,
+     * which makes every remote check and the last local one (the gather or scatter), wrote it.
+     */
+    boolean invalidated;
     private volatile boolean closed;
 
     Mr(Pd pd, MemorySegment segment, int key, int access) {
@@ -30,7 +36,7 @@ final class Mr implements MemoryRegion {
      * bits, and [va, va + len) inside the region, overflow-safe.
      */
     boolean permits(Pd requester, int needed, long va, long len) {
-        return requester == pd && (access & needed) == needed && len >= 0 && va >= address
+        return requester == pd && !invalidated && (access & needed) == needed && len >= 0 && va >= address
                 && va - address <= length - len;
     }
 
@@ -77,6 +83,22 @@ final class Mr implements MemoryRegion {
         closed = true;
         pd.context.keys.remove(this);
         pd.release(this);
+    }
+
+    /**
+     * Engine thread: a peer's SEND_WITH_INV names this key. As rxe and siw, the region must belong
+     * to the receiving QP's PD; it must also have been registered with {@code REMOTE_INVALIDATE}
+     * (jrdma's stand-in for a fast-registration region). Invalidating an invalid key again is allowed
+     * (siw_invalidate_stag: "an STag may already be in invalid state").
+     *
+     * @return true when the key is now invalid
+     */
+    boolean invalidateFor(Pd receiver) {
+        if (receiver != pd || (access & io.jrdma.verbs.Access.REMOTE_INVALIDATE) == 0 || closed) {
+            return false;
+        }
+        invalidated = true;
+        return true;
     }
 
     boolean isClosed() {

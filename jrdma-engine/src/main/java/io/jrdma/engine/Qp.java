@@ -289,6 +289,9 @@ final class Qp implements QueuePair {
         if (context.iwarpMode && !iwarpExtensions && (op.isAtomic() || op.hasImm())) {
             return Errno.EOPNOTSUPP.value(); // iWARP (RFC 5040) has neither; only jrdma peers agree on RFC 7306-style ones
         }
+        if (op == WrOpcode.SEND_WITH_INV && init.type() != QpType.RC) {
+            return Errno.EINVAL.value(); // IBA: SEND with Invalidate is an RC operation
+        }
         if (length > Integer.MAX_VALUE + 1L) {
             return Errno.EMSGSIZE.value();
         }

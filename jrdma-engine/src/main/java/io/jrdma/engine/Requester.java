@@ -9,6 +9,7 @@ import io.jrdma.verbs.WrOpcode;
 import io.jrdma.wire.AtomicEth;
 import io.jrdma.wire.Bth;
 import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.Ieth;
 import io.jrdma.wire.ImmDt;
 import io.jrdma.wire.Reth;
 
@@ -131,6 +132,10 @@ final class Requester {
                 if (imm >= 0) {
                     ImmDt.write(tx, imm, w.imm);
                 }
+                int ieth = IbOpcode.offset(opcode, IbOpcode.IETH);
+                if (ieth >= 0) {
+                    Ieth.write(tx, ieth, w.imm); // the key to invalidate shares the WQE's immediate field
+                }
                 gather(w, off, payload, tx, hdr);
                 engine.pad(hdr + payload, payload);
                 if (!engine.transmit(qp, hdr + payload + pad)) {
@@ -168,6 +173,8 @@ final class Requester {
                     : (last ? IbOpcode.RC_SEND_LAST : IbOpcode.RC_SEND_MIDDLE);
             case SEND_WITH_IMM -> first ? (last ? IbOpcode.RC_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.RC_SEND_FIRST)
                     : (last ? IbOpcode.RC_SEND_LAST_WITH_IMMEDIATE : IbOpcode.RC_SEND_MIDDLE);
+            case SEND_WITH_INV -> first ? (last ? IbOpcode.RC_SEND_ONLY_WITH_INVALIDATE : IbOpcode.RC_SEND_FIRST)
+                    : (last ? IbOpcode.RC_SEND_LAST_WITH_INVALIDATE : IbOpcode.RC_SEND_MIDDLE);
             case RDMA_WRITE -> first ? (last ? IbOpcode.RC_RDMA_WRITE_ONLY : IbOpcode.RC_RDMA_WRITE_FIRST)
                     : (last ? IbOpcode.RC_RDMA_WRITE_LAST : IbOpcode.RC_RDMA_WRITE_MIDDLE);
             case RDMA_WRITE_WITH_IMM -> first

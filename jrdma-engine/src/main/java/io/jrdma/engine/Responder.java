@@ -11,6 +11,7 @@ import io.jrdma.wire.AtomicAckEth;
 import io.jrdma.wire.AtomicEth;
 import io.jrdma.wire.Bth;
 import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.Ieth;
 import io.jrdma.wire.ImmDt;
 import io.jrdma.wire.Reth;
 
@@ -70,8 +71,8 @@ final class Responder {
         boolean ok = inSend ? continues && (mask & IbOpcode.SEND) != 0
                 : inWrite ? continues && (mask & IbOpcode.WRITE) != 0
                 : !continues;
-        if (!ok || (mask & IbOpcode.IETH) != 0) {
-            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn); // IETH: memory windows/invalidate are not offered
+        if (!ok) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return;
         }
         boolean firstOrOnly = (mask & IbOpcode.FIRST) != 0;
@@ -152,6 +153,16 @@ final class Responder {
             if ((mask & IbOpcode.IMMDT) != 0) {
                 imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
                 flags |= WorkCompletion.WITH_IMM;
+            } else if ((mask & IbOpcode.IETH) != 0) {
+                imm = Ieth.rkey(pkt, IbOpcode.offset(opcode, IbOpcode.IETH));
+                Mr target = engine.context.keys.lookup(imm);
+                if (target == null || !target.invalidateFor(qp.pd)) {
+                    // a key this QP may not invalidate: the peer learns it as a remote access error
+                    completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                    errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                    return false;
+                }
+                flags |= WorkCompletion.WITH_INV;
             }
             completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV, (int) qp.respRecvOffset, imm, flags);
             qp.msn = Psn.add(qp.msn, 1);

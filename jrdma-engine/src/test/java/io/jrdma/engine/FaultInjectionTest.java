@@ -57,6 +57,9 @@ class FaultInjectionTest {
                     fill(p.a.buf, off, size, i);
                 }
             }
+            // SEND_WITH_INV invalidates this key every time: a retransmitted one finds it invalid already
+            io.jrdma.verbs.MemoryRegion inv = op == WrOpcode.SEND_WITH_INV ? p.b.pd.register(p.arena.allocate(4096,
+                    4096), io.jrdma.verbs.Access.LOCAL_WRITE | io.jrdma.verbs.Access.REMOTE_INVALIDATE) : null;
             SendWorkRequest wr = new SendWorkRequest();
             int posted = 0;
             int window = 64;
@@ -64,6 +67,9 @@ class FaultInjectionTest {
                 while (posted < COUNT && posted - p.a.completions.size() < window) {
                     long off = (long) posted * SLOT;
                     wr.reset().wrId(posted).opcode(op).flags(SendFlags.SIGNALED).sge(0, p.a.mr, off, size).imm(posted);
+                    if (inv != null) {
+                        wr.invalidate(inv.rkey());
+                    }
                     if (atomic) {
                         // CAS chain: each one expects the previous value; FETCH_ADD adds 1
                         wr.remote(p.b.mr.address(), p.b.mr.rkey())
@@ -112,7 +118,14 @@ class FaultInjectionTest {
                     if (op.hasImm()) {
                         assertEquals(i, r.imm());
                     }
+                    if (inv != null) {
+                        assertEquals(inv.rkey(), r.invalidatedRkey(), r.toString());
+                        assertTrue((r.flags() & WorkCompletion.WITH_INV) != 0, r.toString());
+                    }
                 }
+            }
+            if (inv != null) {
+                inv.close();
             }
             assertTrue(p.net.dropped > 0, "the network dropped packets");
         }

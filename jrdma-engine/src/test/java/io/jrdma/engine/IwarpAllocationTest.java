@@ -46,11 +46,14 @@ class IwarpAllocationTest {
     private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
         new WorkCompletion()};
 
-    private record Side(Context ctx, ProtectionDomain pd, MemoryRegion mr, CompletionQueue cq, QueuePair qp) {
+    /** @param inv what SEND_WITH_INV invalidates, again and again */
+    private record Side(Context ctx, ProtectionDomain pd, MemoryRegion mr, MemoryRegion inv, CompletionQueue cq,
+                        QueuePair qp) {
         void close() {
             qp.close();
             cq.close();
             mr.close();
+            inv.close();
             pd.close();
             ctx.close();
         }
@@ -65,7 +68,8 @@ class IwarpAllocationTest {
         MemoryRegion mr = pd.register(arena.allocate(1 << 20, 4096), Access.LOCAL_WRITE | Access.REMOTE_WRITE
                 | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
         CompletionQueue cq = ctx.createCq(64);
-        return new Side(ctx, pd, mr, cq, pd.createQp(QpInitAttr.rc(cq)));
+        MemoryRegion inv = pd.register(arena.allocate(4096, 4096), Access.LOCAL_WRITE | Access.REMOTE_INVALIDATE);
+        return new Side(ctx, pd, mr, inv, cq, pd.createQp(QpInitAttr.rc(cq)));
     }
 
     @Test
@@ -111,6 +115,9 @@ class IwarpAllocationTest {
         int size = op.isAtomic() ? 8 : 100 + (i % 5000);
         wr.reset().wrId(i).opcode(op).flags(SendFlags.SIGNALED).sge(0, a.mr, 8192, size)
                 .remote(b.mr.address() + 16384, b.mr.rkey()).imm(i).atomic(1, 2);
+        if (op == WrOpcode.SEND_WITH_INV) {
+            wr.invalidate(b.inv.rkey());
+        }
         assertEquals(0, a.qp.postSend(wr));
         long deadline = System.nanoTime() + 5_000_000_000L;
         int got = 0;

@@ -1,5 +1,8 @@
 package io.jrdma.tck;
 
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
@@ -416,5 +419,38 @@ public abstract class DataPathTck extends TckSupport {
             assertEquals(l.cqp.qpn(), recv.get(i).srcQp(), "src_qp " + i);
             assertEquals(8, recv.get(i).byteLen(), "byte_len " + i);
         }
+    }
+
+    @Test
+    void sendWithInvalidateInvalidatesTheNamedKeyAtTheReceiver() {
+        long base = 1 << 20;
+        MemoryRegion target = server.register(base, 4096,
+                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_INVALIDATE);
+        Link l = connect();
+        fill(client.buf, 0, 64, 3);
+        post(l.sqp, new RecvWorkRequest().wrId(7).sge(0, server.mr, 0, 4096));
+        post(l.cqp, new SendWorkRequest().wrId(8).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 64).invalidate(target.rkey()));
+        assertCompletion(awaitCompletion(l.ccq, "the SEND_WITH_INV"), WcStatus.SUCCESS, WcOpcode.SEND, 8,
+                l.cqp.qpn(), "the SEND_WITH_INV");
+        WorkCompletion recv = awaitCompletion(l.scq, "the receive of a SEND_WITH_INV");
+        assertCompletion(recv, WcStatus.SUCCESS, WcOpcode.RECV, 7, l.sqp.qpn(), "the receive of a SEND_WITH_INV");
+        assertEquals(64, recv.byteLen(), "byte_len of " + recv);
+        assertTrue((recv.flags() & WorkCompletion.WITH_INV) != 0, "IBV_WC_WITH_INV in " + recv);
+        assertFalse(recv.hasImm(), "no immediate data in " + recv);
+        assertEquals(target.rkey(), recv.invalidatedRkey(), "invalidated_rkey of " + recv);
+        assertPattern(server.buf, 0, 64, 3, "the SEND_WITH_INV's payload");
+
+        // the key is gone: a WRITE with it is refused and writes nothing
+        fillSentinel(server.buf, base, 4096);
+        post(l.cqp, new SendWorkRequest().wrId(9).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 64).remote(target.address(), target.rkey()));
+        WorkCompletion w = awaitCompletion(l.ccq, "a WRITE with the invalidated key");
+        if (fx.remoteErrorsFailTheRequest()) {
+            assertEquals(WcStatus.REM_ACCESS_ERR, w.status(), "a WRITE with an invalidated key: " + w);
+        } else {
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the writer's QP to enter ERROR (the peer's TERMINATE)");
+        }
+        assertSentinel(server.buf, base, 4096, "nothing may be written through an invalidated key");
     }
 }

@@ -193,6 +193,31 @@ public abstract class ErrorTck extends TckSupport {
     }
 
     @Test
+    void invalidatingAKeyRegisteredWithoutRemoteInvalidateIsRefused() {
+        Link l = connect();
+        post(l.sqp, new RecvWorkRequest().wrId(4).sge(0, server.mr, 0, 4096));
+        post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 100).invalidate(server.mr.rkey()));
+        WorkCompletion sent = awaitCompletion(l.ccq, "a SEND_WITH_INV of a key that may not be invalidated");
+        if (fx.remoteErrorsFailTheRequest()) {
+            assertCompletion(sent, WcStatus.REM_ACCESS_ERR, null, 5, l.cqp.qpn(), "the SEND_WITH_INV");
+        } else {
+            assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_ACCESS_ERR, sent.toString());
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
+        }
+        WorkCompletion recv = awaitCompletion(l.scq, "the receive of the refused SEND_WITH_INV");
+        assertEquals(4, recv.wrId(), recv.toString());
+        assertTrue(recv.status() == WcStatus.LOC_PROT_ERR || recv.status() == WcStatus.WR_FLUSH_ERR,
+                "the receive fails (LOC_PROT_ERR, or flushed with the QP): " + recv);
+        // the region was not invalidated: a new connection still writes into it
+        Link again = connect();
+        fill(client.buf, 0, 8, 6);
+        post(again.cqp, write(6, 0, server.mr.rkey(), 8));
+        assertCompletion(awaitCompletion(again.ccq, "a WRITE after the refused invalidation"), WcStatus.SUCCESS,
+                WcOpcode.RDMA_WRITE, 6, again.cqp.qpn(), "a WRITE into the region that was not invalidated");
+    }
+
+    @Test
     void receiveTooSmallIsLengthError() {
         Link l = connect();
         fillSentinel(server.buf, 0, 4096);

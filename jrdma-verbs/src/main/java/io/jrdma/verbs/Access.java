@@ -16,8 +16,16 @@ public final class Access {
     /** Memory windows may be bound to the region. */
     public static final int MW_BIND = 1 << 4;
 
+    /**
+     * jrdma: a peer's SEND_WITH_INV may invalidate the region's key. libibverbs has no such flag: there
+     * only memory windows and fast-registration regions can be invalidated remotely, and jrdma has
+     * neither yet, so a region says so when it is registered (a bit libibverbs leaves unused). An
+     * invalidated region refuses every access, local and remote, until it is deregistered.
+     */
+    public static final int REMOTE_INVALIDATE = 1 << 24;
+
     /** Every flag this version knows. */
-    public static final int ALL = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND;
+    public static final int ALL = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND | REMOTE_INVALIDATE;
 
     private Access() {
     }
@@ -33,6 +41,9 @@ public final class Access {
                 }
                 sb.append(names[i]);
             }
+        }
+        if ((flags & REMOTE_INVALIDATE) != 0) {
+            sb.append(sb.isEmpty() ? "" : "|").append("REMOTE_INVALIDATE");
         }
         return sb.isEmpty() ? "0" : sb.toString();
     }

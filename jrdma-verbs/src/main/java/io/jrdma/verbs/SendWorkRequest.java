@@ -96,6 +96,15 @@ public final class SendWorkRequest {
         return this;
     }
 
+    /**
+     * The remote key a SEND_WITH_INV invalidates at the receiver ({@code ibv_send_wr.invalidate_rkey},
+     * which shares its place with the immediate data, as here).
+     */
+    public SendWorkRequest invalidate(int rkey) {
+        this.imm = rkey;
+        return this;
+    }
+
     /** Atomic operands: the compare value (CMP_AND_SWP) or the addend (FETCH_AND_ADD), and the swap value. */
     public SendWorkRequest atomic(long compareAdd, long swap) {
         this.compareAdd = compareAdd;
@@ -144,6 +153,11 @@ public final class SendWorkRequest {
     }
 
     public int imm() {
+        return imm;
+    }
+
+    /** The remote key a SEND_WITH_INV invalidates (the same field as {@link #imm()}). */
+    public int invalidateRkey() {
         return imm;
     }
 

@@ -8,7 +8,7 @@ public enum WcOpcode {
     public static WcOpcode of(WrOpcode op) {
         return switch (op) {
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> RDMA_WRITE;
-            case SEND, SEND_WITH_IMM -> SEND;
+            case SEND, SEND_WITH_IMM, SEND_WITH_INV -> SEND;
             case RDMA_READ -> RDMA_READ;
             case ATOMIC_CMP_AND_SWP -> COMP_SWAP;
             case ATOMIC_FETCH_AND_ADD -> FETCH_ADD;

@@ -7,6 +7,8 @@ package io.jrdma.verbs;
 public final class WorkCompletion {
     /** {@link #flags()} bit: the completion carries immediate data. */
     public static final int WITH_IMM = 1 << 1;
+    /** {@link #flags()} bit: the incoming SEND invalidated a local key ({@link #invalidatedRkey()}), as {@code IBV_WC_WITH_INV}. */
+    public static final int WITH_INV = 1 << 3;
     /** {@link #flags()} bit: the incoming SEND had the solicited event bit set. */
     public static final int SOLICITED = 1 << 8;
 
@@ -62,6 +64,11 @@ public final class WorkCompletion {
         return imm;
     }
 
+    /** The local key a SEND_WITH_INV invalidated, when {@link #flags()} has {@link #WITH_INV} ({@code ibv_wc.invalidated_rkey}). */
+    public int invalidatedRkey() {
+        return imm;
+    }
+
     public int flags() {
         return flags;
     }
@@ -81,7 +88,8 @@ public final class WorkCompletion {
     @Override
     public String toString() {
         return "WorkCompletion{wrId=" + wrId + ", status=" + status + ", opcode=" + opcode + ", byteLen=" + byteLen
-                + (hasImm() ? ", imm=0x" + Integer.toHexString(imm) : "") + ", qpNum=0x" + Integer.toHexString(qpNum)
+                + (hasImm() ? ", imm=0x" + Integer.toHexString(imm) : "")
+                + ((flags & WITH_INV) != 0 ? ", invalidatedRkey=0x" + Integer.toHexString(imm) : "") + ", qpNum=0x" + Integer.toHexString(qpNum)
                 + (vendorErr != 0 ? ", vendorErr=" + vendorErr : "") + '}';
     }
 }

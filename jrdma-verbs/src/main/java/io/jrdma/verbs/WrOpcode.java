@@ -2,7 +2,9 @@ package io.jrdma.verbs;
 
 /** Send work request opcodes ({@code ibv_wr_opcode}). */
 public enum WrOpcode {
-    RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD;
+    RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD,
+    /** A SEND that also invalidates the remote key {@link SendWorkRequest#invalidate(int)} names at the receiver. */
+    SEND_WITH_INV;
 
     private static final WrOpcode[] VALUES = values();
 
@@ -13,7 +15,7 @@ public enum WrOpcode {
 
     /** @return true for the operations that consume a receive WQE at the responder */
     public boolean consumesRecv() {
-        return this == SEND || this == SEND_WITH_IMM || this == RDMA_WRITE_WITH_IMM;
+        return this == SEND || this == SEND_WITH_IMM || this == RDMA_WRITE_WITH_IMM || this == SEND_WITH_INV;
     }
 
     /** @return true for operations whose responses carry data back (READ and atomics) */
