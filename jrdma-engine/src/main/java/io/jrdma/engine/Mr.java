@@ -13,6 +13,8 @@ final class Mr implements MemoryRegion {
     final long length;
     final int key;
     final int access;
+    /** soft-iWARP zero-copy views of this region, made by the engine thread on first need ({@link RegionViews}) */
+    RegionViews views;
     private volatile boolean closed;
 
     Mr(Pd pd, MemorySegment segment, int key, int access) {
