@@ -49,12 +49,8 @@ final class IwarpEngine {
     static final int RX_FPDU_BUDGET = 256;
     /** The largest ULPDU we accept (MULPDU): anything the 16-bit length can say. */
     static final int RX_MAX_ULPDU = Fpdu.MAX_ULPDU_LENGTH;
-    /**
-     * Zero copy (docs/iwarp-design.md): large payloads go from regions into the socket and from the
-     * socket into regions without passing through the stream's buffers ({@link RegionViews});
-     * {@code -Djrdma.iwarp.zeroCopy=false} turns it off.
-     */
-    static final boolean ZERO_COPY = !"false".equals(System.getProperty("jrdma.iwarp.zeroCopy"));
+    /** The system property that turns zero copy on ({@code -Djrdma.iwarp.zeroCopy=true}), read when a context opens. */
+    static final String ZERO_COPY_PROPERTY = "jrdma.iwarp.zeroCopy";
     /** An FPDU payload at least this long is sent from its region (a gather entry); shorter ones are copied. */
     static final int ZC_TX_MIN = Integer.getInteger("jrdma.iwarp.zeroCopyMin", 2048);
     /** An FPDU whose payload still has at least this many bytes to come is read straight into its target. */
@@ -68,6 +64,13 @@ final class IwarpEngine {
 
     private final Engine engine;
     private final Counters counters;
+    /**
+     * Zero copy (docs/iwarp-design.md, "Zero copy"): large payloads go from regions into the socket
+     * and from the socket into regions without passing through the stream's buffers
+     * ({@link RegionViews}). Off unless {@value #ZERO_COPY_PROPERTY} is true: on loopback it measured
+     * slower than the copying path (more, smaller system calls and TCP segments; see the doc).
+     */
+    final boolean zeroCopy = Boolean.getBoolean(ZERO_COPY_PROPERTY);
     private final Crc32c crc32c = new Crc32c();
     private final CRC32C txCrc = new CRC32C();
     private final MemorySegment scratch = Arena.ofAuto().allocate(8, 8);
@@ -223,7 +226,7 @@ final class IwarpEngine {
                 break;
             }
             if (total == 0) {
-                if (ZERO_COPY && startDirect(qp, s)) {
+                if (zeroCopy && startDirect(qp, s)) {
                     fpdus++;
                 }
                 break;
@@ -1047,7 +1050,7 @@ final class IwarpEngine {
      * of the message) from the region when it is large and lies in one SGE, else copied behind the header.
      */
     private void queueWqe(IwarpStream s, Wqe w, int f, int hdr, long off, int len) {
-        if (ZERO_COPY && len >= ZC_TX_MIN && !w.inline) {
+        if (zeroCopy && len >= ZC_TX_MIN && !w.inline) {
             long skip = off;
             for (int i = 0; i < w.numSge; i++) {
                 int sl = w.sgeLength[i];
@@ -1088,7 +1091,7 @@ final class IwarpEngine {
             Ddp.writeTagged(tx, ddp, done, Rdmap.controlByte(Rdmap.READ_RESPONSE), s.irqSinkStag[i],
                     s.irqSinkTo[i] + sent);
             Mr mr = s.irqMr[i];
-            zc = ZERO_COPY && len >= ZC_TX_MIN
+            zc = zeroCopy && len >= ZC_TX_MIN
                     && queueFromRegion(s, f, Ddp.TAGGED_HEADER_LENGTH, mr, s.irqVa[i] + sent, len);
             if (len > 0 && !zc) {
                 MemorySegment.copy(mr.segment, s.irqVa[i] - mr.address + sent, tx, ddp + Ddp.TAGGED_HEADER_LENGTH, len);

@@ -70,11 +70,30 @@ class IwarpAllocationTest {
         return new Side(ctx, pd, mr, cq, pd.createQp(QpInitAttr.rc(cq)));
     }
 
+    private boolean zeroCopy;
+
     @Test
     void dataPathAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(false);
+    }
+
+    @Test
+    void zeroCopyDataPathAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(true);
+    }
+
+    private void dataPath(boolean zc) throws Exception {
+        zeroCopy = zc;
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, Boolean.toString(zc));
+        Side a;
+        Side b;
         try (Arena arena = Arena.ofShared()) {
-            Side a = side(arena);
-            Side b = side(arena);
+            try {
+                a = side(arena);
+                b = side(arena);
+            } finally {
+                System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+            }
             ConnectionManager.Listener l = b.ctx.connectionManager().listen(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
@@ -95,7 +114,7 @@ class IwarpAllocationTest {
                     best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
                 }
                 assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
-                if (IwarpEngine.ZERO_COPY) {
+                if (zeroCopy) {
                     IwarpEngine ea = ((Context) a.ctx).engine.iwarp;
                     IwarpEngine eb = ((Context) b.ctx).engine.iwarp;
                     assertTrue(ea.zeroCopySent + eb.zeroCopySent > 0, "some FPDUs were sent from their regions");

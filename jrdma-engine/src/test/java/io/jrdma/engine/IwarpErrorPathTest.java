@@ -70,8 +70,13 @@ class IwarpErrorPathTest {
     void open() {
         arena = Arena.ofShared();
         InetAddress lo = InetAddress.getLoopbackAddress();
-        ctx = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
-                .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, "true"); // the direct-placement tests need it; the rest do not care
+        try {
+            ctx = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
+                    .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        } finally {
+            System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+        }
         pd = ctx.allocPd();
         buf = arena.allocate(1 << 16, 4096);
         buf.fill((byte) 0xA5);

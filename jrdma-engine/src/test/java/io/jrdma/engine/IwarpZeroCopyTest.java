@@ -89,8 +89,13 @@ class IwarpZeroCopyTest {
     @BeforeEach
     void connect() throws Exception {
         arena = Arena.ofShared();
-        a = side();
-        b = side();
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, "true"); // read when a context opens
+        try {
+            a = side();
+            b = side();
+        } finally {
+            System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+        }
         listener = b.ctx.connectionManager().listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
                 () -> listener.poll(Duration.ofSeconds(10)).accept(b.qp, ConnParam.defaults(), Duration.ofSeconds(10)));
