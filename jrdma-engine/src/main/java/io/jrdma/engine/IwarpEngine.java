@@ -23,6 +23,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
 
 /**
  * The iWARP transport of a soft-iWARP context, shaped like Linux siw: the transmitter
@@ -47,11 +49,34 @@ final class IwarpEngine {
     static final int RX_FPDU_BUDGET = 256;
     /** The largest ULPDU we accept (MULPDU): anything the 16-bit length can say. */
     static final int RX_MAX_ULPDU = Fpdu.MAX_ULPDU_LENGTH;
+    /** The system property that turns zero copy on ({@code -Djrdma.iwarp.zeroCopy=true}), read when a context opens. */
+    static final String ZERO_COPY_PROPERTY = "jrdma.iwarp.zeroCopy";
+    /** An FPDU payload at least this long is sent from its region (a gather entry); shorter ones are copied. */
+    static final int ZC_TX_MIN = Integer.getInteger("jrdma.iwarp.zeroCopyMin", 2048);
+    /** An FPDU whose payload still has at least this many bytes to come is read straight into its target. */
+    static final int ZC_RX_MIN = Integer.getInteger("jrdma.iwarp.zeroCopyMin", 2048);
+    /**
+     * While the stream carries large FPDUs, a read into the stream's buffer takes at most this many bytes:
+     * enough for the next FPDU's header, so that its payload can be read straight into its target.
+     */
+    static final int RX_PEEK = 1024;
+    private static final byte[] ZEROS = new byte[4];
 
     private final Engine engine;
     private final Counters counters;
+    /**
+     * Zero copy (docs/iwarp-design.md, "Zero copy"): large payloads go from regions into the socket
+     * and from the socket into regions without passing through the stream's buffers
+     * ({@link RegionViews}). Off unless {@value #ZERO_COPY_PROPERTY} is true: on loopback it measured
+     * slower than the copying path (more, smaller system calls and TCP segments; see the doc).
+     */
+    final boolean zeroCopy = Boolean.getBoolean(ZERO_COPY_PROPERTY);
     private final Crc32c crc32c = new Crc32c();
+    private final CRC32C txCrc = new CRC32C();
     private final MemorySegment scratch = Arena.ofAuto().allocate(8, 8);
+    /** FPDUs sent with their payload straight from the region, and received straight into it (tests look) */
+    long zeroCopySent;
+    long zeroCopyPlaced;
     private Qp[] streams = new Qp[16];
     private int streamCount;
 
@@ -165,9 +190,14 @@ final class IwarpEngine {
     // ------------------------------------------------------------------ receiver (siw_qp_rx.c)
 
     private int read(Qp qp, IwarpStream s) {
+        if (s.dp) {
+            return readDirect(qp, s);
+        }
         int n;
         try {
-            s.rx.limit(s.rx.capacity()).position(s.rxEnd);
+            // large FPDUs: read little beyond the next header, so that its payload can go straight to its target
+            int limit = s.rxLarge && s.rxStart == s.rxEnd ? s.rxEnd + RX_PEEK : s.rx.capacity();
+            s.rx.limit(limit).position(s.rxEnd);
             n = s.channel.read(s.rx);
         } catch (IOException e) {
             n = -1;
@@ -180,6 +210,11 @@ final class IwarpEngine {
             return 0;
         }
         s.rxEnd += n;
+        return n + process(qp, s);
+    }
+
+    /** Processes the complete FPDUs in the stream's buffer; starts direct placement of a large partial one. */
+    private int process(Qp qp, IwarpStream s) {
         int fpdus = 0;
         while (!s.rxStopped && fpdus < RX_FPDU_BUDGET) {
             int avail = s.rxEnd - s.rxStart;
@@ -191,9 +226,13 @@ final class IwarpEngine {
                 break;
             }
             if (total == 0) {
+                if (zeroCopy && startDirect(qp, s)) {
+                    fpdus++;
+                }
                 break;
             }
             counters.increment(Counter.RCVD_PKTS);
+            s.rxLarge = total > ZC_RX_MIN;
             onFpdu(qp, s, s.rxStart, total);
             s.rxStart += total;
             fpdus++;
@@ -207,12 +246,268 @@ final class IwarpEngine {
             s.rxStart = 0;
             s.rxEnd = keep;
         }
-        return n + fpdus;
+        return fpdus;
+    }
+
+    // ------------------------------------------------------------------ direct placement (zero copy, siw_rx_data)
+
+    /**
+     * The FPDU at the head of the stream's buffer is incomplete and large: if it is a WRITE, a READ
+     * Response or a plain SEND that passes every check the buffered path would make, its payload
+     * bytes already here are placed, the CRC is started over length field, header and those bytes,
+     * and the rest of the payload will be read straight into the target ({@link #readDirect}).
+     * Anything else (a failing check included) waits in the buffer, as before, to be handled whole.
+     *
+     * @return true if direct placement started (the buffer is then empty)
+     */
+    private boolean startDirect(Qp qp, IwarpStream s) {
+        MemorySegment seg = s.rxSeg;
+        int off = s.rxStart;
+        int avail = s.rxEnd - off;
+        int ddp = off + Fpdu.ULPDU_OFFSET;
+        if (s.rxStopped || avail < Fpdu.ULPDU_OFFSET + Ddp.UNTAGGED_HEADER_LENGTH) {
+            return false;
+        }
+        int ulen = Fpdu.ulpduLength(seg, off);
+        int hdr = Ddp.tagged(seg, ddp) ? Ddp.TAGGED_HEADER_LENGTH : Ddp.UNTAGGED_HEADER_LENGTH;
+        int len = ulen - hdr;
+        int here = avail - Fpdu.ULPDU_OFFSET - hdr;
+        if (len - here < ZC_RX_MIN || Rdmap.check(seg, ddp, ulen) != hdr) {
+            return false;
+        }
+        QpState st = qp.state;
+        if (st != QpState.RTS && st != QpState.SQD) {
+            return false;
+        }
+        int opcode = Rdmap.opcode(seg, ddp);
+        int payload = ddp + hdr;
+        switch (opcode) {
+            case Rdmap.WRITE -> {
+                long to = Ddp.taggedOffset(seg, ddp);
+                Mr mr = engine.context.keys.lookup(Ddp.stag(seg, ddp));
+                if (taggedError(mr, qp, Access.REMOTE_WRITE, to, len) >= 0 || RegionViews.of(mr) == null) {
+                    return false;
+                }
+                MemorySegment.copy(seg, payload, mr.segment, to - mr.address, here);
+                s.dpMr = mr;
+                s.dpVa = to;
+            }
+            case Rdmap.READ_RESPONSE -> {
+                Wqe w = orqHead(qp, s);
+                long o = s.readRespOffset;
+                boolean last = Ddp.last(seg, ddp);
+                if (w == null || w.opcode != WrOpcode.RDMA_READ || Ddp.stag(seg, ddp) != sinkStag(w)
+                        || Ddp.taggedOffset(seg, ddp) != sinkTo(w) + o || o + len > w.length
+                        || (last && o + len != w.length) || !viewable(w.sgeMr, w.numSge)) {
+                    return false;
+                }
+                Requester.scatter(w, o, seg, payload, here);
+                s.dpWqe = w;
+            }
+            case Rdmap.SEND, Rdmap.SEND_SE -> {
+                if (Ddp.msn(seg, ddp) != s.rxMsnSend
+                        || Ddp.messageOffset(seg, ddp) != (s.recv == null ? 0 : s.recvPlaced)) {
+                    return false;
+                }
+                RecvWqe r = s.recv;
+                if (r == null) {
+                    if (qp.rqConsumer == qp.rqProducerAcquire()) { // release partner: Qp.postRecv
+                        return false;
+                    }
+                    r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+                }
+                long placed = s.recv == null ? 0 : s.recvPlaced;
+                if (placed + len > r.capacity || !recvWritable(qp, r, placed, len)) {
+                    return false;
+                }
+                if (s.recv == null) {
+                    s.recv = r;
+                    s.recvPlaced = 0;
+                }
+                Sgl.scatter(engine.context.keys, qp, r, placed, seg, payload, here);
+            }
+            default -> {
+                return false;
+            }
+        }
+        if (s.crc) {
+            s.dpCrc.reset();
+            s.rx.limit(payload + here).position(off);
+            s.dpCrc.update(s.rx);
+        }
+        s.dp = true;
+        s.rxLarge = true;
+        s.dpOpcode = opcode;
+        s.dpLast = Ddp.last(seg, ddp);
+        s.dpLength = len;
+        s.dpPlaced = here;
+        s.dpTrailer = Fpdu.padLength(ulen) + Fpdu.CRC_LENGTH;
+        s.rxStart = 0;
+        s.rxEnd = 0;
+        return true;
+    }
+
+    /** @return true if every region of the list can have views (zero copy needs them) */
+    private static boolean viewable(Mr[] mrs, int n) {
+        for (int i = 0; i < n; i++) {
+            if (mrs[i] != null && RegionViews.of(mrs[i]) == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The checks {@link Sgl#scatter} makes, without copying: bytes {@code [off, off + len)} of the receive's list may be written. */
+    private boolean recvWritable(Qp qp, RecvWqe r, long off, long len) {
+        long skip = off;
+        long left = len;
+        for (int i = 0; i < r.numSge && left > 0; i++) {
+            int sl = r.sgeLength[i];
+            if (skip >= sl) {
+                skip -= sl;
+                continue;
+            }
+            long n = Math.min(sl - skip, left);
+            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
+            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
+                    || RegionViews.of(mr) == null) {
+                return false;
+            }
+            left -= n;
+            skip = 0;
+        }
+        return left == 0;
+    }
+
+    /**
+     * Reads the payload of the FPDU being placed directly: the next piece of its target (one SGE's
+     * worth at most) straight from the socket, with the bytes after the payload (the FPDU's pad and
+     * CRC, the next FPDU's header) into the stream's buffer in the same system call when the piece is
+     * the last; then the CRC and the completion, as {@link #onFpdu} would have done.
+     */
+    private int readDirect(Qp qp, IwarpStream s) {
+        int left = s.dpLength - s.dpPlaced;
+        int n;
+        int got = 0;
+        if (left == 0) { // the payload is in: its trailer, and a peek at the next FPDU, go to the buffer
+            try {
+                s.rx.limit(s.rxEnd + RX_PEEK).position(s.rxEnd);
+                n = s.channel.read(s.rx);
+            } catch (IOException e) {
+                n = -1;
+            }
+        } else {
+            long at = s.dpPlaced;
+            Mr mr;
+            long va;
+            long piece;
+            switch (s.dpOpcode) {
+                case Rdmap.WRITE -> {
+                    mr = s.dpMr;
+                    va = s.dpVa + at;
+                    piece = left;
+                }
+                case Rdmap.READ_RESPONSE -> {
+                    Wqe w = s.dpWqe;
+                    int i = sgeAt(w.sgeLength, w.numSge, s.readRespOffset + at);
+                    mr = w.sgeMr[i];
+                    va = w.sgeAddr[i] + sgeSkip;
+                    piece = Math.min(left, w.sgeLength[i] - sgeSkip);
+                }
+                default -> {
+                    RecvWqe r = s.recv;
+                    int i = sgeAt(r.sgeLength, r.numSge, s.recvPlaced + at);
+                    mr = engine.context.keys.lookup(r.sgeLkey[i]);
+                    va = r.sgeAddr[i] + sgeSkip;
+                    piece = Math.min(left, r.sgeLength[i] - sgeSkip);
+                }
+            }
+            ByteBuffer view = RegionViews.of(mr).acquireForRead(va, (int) piece);
+            int start = view.position();
+            try {
+                // the payload only: a scattering read (view + buffer) would allocate, as NIO's gathering write;
+                // the trailer and the next header come with the next read into the buffer
+                n = s.channel.read(view);
+            } catch (IOException e) {
+                n = -1;
+            }
+            if (n > 0) {
+                got = view.position() - start;
+                if (s.crc && got > 0) {
+                    view.limit(start + got).position(start);
+                    s.dpCrc.update(view);
+                }
+                s.dpPlaced += got;
+            }
+        }
+        if (n < 0) {
+            streamEnded(qp, s);
+            return 1;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        s.rxEnd += n - got;
+        if (s.dpPlaced < s.dpLength || s.rxEnd - s.rxStart < s.dpTrailer) {
+            return n;
+        }
+        finishDirect(qp, s);
+        return n + 1 + process(qp, s);
+    }
+
+    /** {@link #sgeAt}'s second result: the offset inside the SGE found (engine thread only). */
+    private long sgeSkip;
+
+    /** @return the SGE holding byte {@code off} of a list (and its offset there in {@link #sgeSkip}) */
+    private int sgeAt(int[] lengths, int n, long off) {
+        long skip = off;
+        for (int i = 0; i < n; i++) {
+            if (skip < lengths[i]) {
+                sgeSkip = skip;
+                return i;
+            }
+            skip -= lengths[i];
+        }
+        throw new IllegalStateException("offset " + off + " beyond the scatter list"); // checked before placement
+    }
+
+    /** The payload of a directly placed FPDU is in and its trailer at the head of the buffer: CRC, then completion. */
+    private void finishDirect(Qp qp, IwarpStream s) {
+        s.dp = false;
+        int pad = s.dpTrailer - Fpdu.CRC_LENGTH;
+        if (s.crc) {
+            if (pad > 0) { // the pad bytes as received (siw may send stale ones; the CRC covers what was sent)
+                s.rx.limit(s.rxStart + pad).position(s.rxStart);
+                s.dpCrc.update(s.rx);
+            }
+            if (Crc32c.read(s.rxSeg, s.rxStart + pad) != (int) s.dpCrc.getValue()) {
+                counters.increment(Counter.RCVD_MPA_CRC_ERR);
+                IwarpError e = IwarpError.CRC_MISMATCH;
+                terminate(qp, s, e.terminateLayer(), e.terminateErrorType(), e.terminateErrorCode(), -1, false);
+                return;
+            }
+        }
+        s.rxStart += s.dpTrailer;
+        counters.increment(Counter.RCVD_PKTS);
+        zeroCopyPlaced++;
+        int len = s.dpLength;
+        switch (s.dpOpcode) {
+            case Rdmap.WRITE -> {
+                s.dpMr = null;
+                writePlaced(s, len, s.dpLast);
+            }
+            case Rdmap.READ_RESPONSE -> {
+                Wqe w = s.dpWqe;
+                s.dpWqe = null;
+                readResponsePlaced(qp, s, w, len, s.dpLast);
+            }
+            default -> sendPlaced(qp, s, -1, -1, s.dpOpcode, 0, false, len, s.dpLast); // a plain SEND
+        }
     }
 
     /** The peer closed or reset the connection: a partial FPDU left behind is a truncated one. */
     private void streamEnded(Qp qp, IwarpStream s) {
-        if (s.rxEnd != s.rxStart && !s.rxStopped) {
+        if ((s.rxEnd != s.rxStart || s.dp) && !s.rxStopped) {
             IwarpError e = IwarpError.FPDU_TRUNCATED;
             counters.increment(Counter.RCVD_MALFORMED);
             terminate(qp, s, e.terminateLayer(), e.terminateErrorType(), e.terminateErrorCode(), -1, false);
@@ -303,6 +598,10 @@ final class IwarpEngine {
             }
             MemorySegment.copy(s.rxSeg, payload, mr.segment, to - mr.address, len);
         }
+        writePlaced(s, len, last);
+    }
+
+    private static void writePlaced(IwarpStream s, int len, boolean last) {
         s.writeBytes += len;
         if (last) {
             s.lastWriteLength = s.writeBytes;
@@ -438,7 +737,11 @@ final class IwarpEngine {
         if (len > 0) {
             Requester.scatter(w, o, s.rxSeg, payload, len);
         }
-        s.readRespOffset = o + len;
+        readResponsePlaced(qp, s, w, len, last);
+    }
+
+    private void readResponsePlaced(Qp qp, IwarpStream s, Wqe w, int len, boolean last) {
+        s.readRespOffset += len;
         if (last) {
             respond(qp, s, w);
         }
@@ -513,6 +816,12 @@ final class IwarpEngine {
             terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_CATASTROPHIC, 0, off, false);
             return;
         }
+        sendPlaced(qp, s, off, ddp, opcode, immValue, afterWrite, len, last);
+    }
+
+    /** A SEND segment is placed: counts it and, when it was the last, completes the receive. */
+    private void sendPlaced(Qp qp, IwarpStream s, int off, int ddp, int opcode, long immValue, boolean afterWrite,
+            int len, boolean last) {
         s.recvPlaced += len;
         if (!last) {
             return;
@@ -521,7 +830,7 @@ final class IwarpEngine {
         if (opcode == Rdmap.SEND_INVALIDATE || opcode == Rdmap.SEND_SE_INVALIDATE) {
             // RFC 5040 §6.10: invalidate the STag at the data sink once the message is placed. It must be
             // a region of this QP's PD registered with REMOTE_INVALIDATE (Mr.invalidateFor).
-            int stag = Rdmap.invalidateStag(seg, ddp);
+            int stag = Rdmap.invalidateStag(s.rxSeg, ddp);
             Mr target = engine.context.keys.lookup(stag);
             if (target == null || !target.invalidateFor(qp.pd)) {
                 completeRecv(qp, s, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
@@ -540,7 +849,8 @@ final class IwarpEngine {
                     flags | WorkCompletion.WITH_IMM);
         } else {
             completeRecv(qp, s, WcStatus.SUCCESS, WcOpcode.RECV, (int) s.recvPlaced, (int) immValue,
-                    flags | (imm ? WorkCompletion.WITH_IMM : 0));
+                    flags | (opcode == Rdmap.IMMEDIATE_DATA || opcode == Rdmap.IMMEDIATE_DATA_SE
+                            ? WorkCompletion.WITH_IMM : 0));
         }
     }
 
@@ -610,7 +920,7 @@ final class IwarpEngine {
         }
         Terminate.write(tx, t, layer, etype, code, hdrCtl);
         Fpdu.writeHeader(tx, f, ulen);
-        s.txEnd = f + seal(s, f, ulen);
+        queue(s, f, ulen); // a gather entry is always free for it (transmit leaves one)
         counters.increment(Counter.SENT_PKTS);
         if (qp.state != QpState.ERROR) {
             engine.enterError(qp);
@@ -634,16 +944,12 @@ final class IwarpEngine {
         int n = 0;
         boolean writable = flushTx(qp, s);
         while (writable && n < budget) {
-            if (IwarpStream.TX_BUFFER - IwarpStream.TX_RESERVE - s.txEnd < Fpdu.length(s.txMulpdu) + 64) {
-                writable = flushTx(qp, s);
+            // room for one more FPDU (copied: its length; zero-copy: three gather entries), a TERMINATE's kept apart
+            if (IwarpStream.TX_BUFFER - IwarpStream.TX_RESERVE - s.txEnd < Fpdu.length(s.txMulpdu) + 64
+                    || s.iovTail > IwarpStream.IOV - 4) {
+                writable = flushTx(qp, s); // all of it gone: the buffer and the gather list start over
                 if (!writable) {
                     break;
-                }
-                if (s.txStart != 0) {
-                    int keep = s.txEnd - s.txStart;
-                    MemorySegment.copy(s.txSeg, s.txStart, s.txSeg, 0, keep);
-                    s.txStart = 0;
-                    s.txEnd = keep;
                 }
             }
             if (s.irqCount > 0) {
@@ -666,11 +972,15 @@ final class IwarpEngine {
             return true;
         }
         try {
-            s.tx.limit(s.txEnd).position(s.txStart);
-            int w = s.channel.write(s.tx);
-            s.txStart += w;
+            // one write per entry: NIO's gathering write allocates for every buffer that carries a memory
+            // session, which region views always do (docs/iwarp-design.md, "Zero copy")
+            ByteBuffer b;
+            do {
+                b = s.iov[s.iovHead];
+                s.channel.write(b);
+            } while (!b.hasRemaining() && !s.taken());
         } catch (IOException e) {
-            s.txStart = s.txEnd; // the peer is gone: nothing more will leave
+            s.dropTx(); // the peer is gone: nothing more will leave
             s.rxStopped = true;
             closeStream(s);
             if (qp.state != QpState.ERROR) {
@@ -678,23 +988,89 @@ final class IwarpEngine {
             }
             return false;
         }
-        if (s.txStart == s.txEnd) {
-            s.txStart = 0;
-            s.txEnd = 0;
+        if (s.taken()) {
             return true;
         }
         counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
         return false;
     }
 
-    /** Seals the FPDU at {@code f} (pad, CRC or zeros). @return its length */
-    private int seal(IwarpStream s, int f, int ulen) {
+    /** Seals the FPDU built whole at {@code f} (pad, CRC or zeros) and queues it for the socket. */
+    private void queue(IwarpStream s, int f, int ulen) {
         int at = Fpdu.crcOffset(ulen);
         Fpdu.writeTrailer(s.txSeg, f, ulen, Fpdu.CRC_OFF);
         if (s.crc) {
             Crc32c.write(s.txSeg, f + at, crc32c.compute(s.tx, f, at));
         }
-        return at + Fpdu.CRC_LENGTH;
+        int end = f + at + Fpdu.CRC_LENGTH;
+        s.stage(f, end);
+        s.txEnd = end;
+    }
+
+    /**
+     * Zero copy: queues the FPDU whose header ({@code hdr} bytes of DDP/RDMAP header after the length
+     * field) is built at {@code f} with its {@code len}-byte payload taken from region {@code mr} at
+     * {@code va}: three gather entries, the staged length field and header, a view of the region, the
+     * staged pad and CRC (computed here over the header and the region's bytes). The payload's bytes
+     * leave the region only into the socket.
+     *
+     * @return false if the region has no view to spare (the caller copies the payload instead)
+     */
+    private boolean queueFromRegion(IwarpStream s, int f, int hdr, Mr mr, long va, int len) {
+        RegionViews views = RegionViews.of(mr);
+        ByteBuffer view = views == null ? null : views.acquire(va, len);
+        if (view == null) {
+            return false;
+        }
+        int ulen = hdr + len;
+        Fpdu.writeHeader(s.txSeg, f, ulen);
+        int t = f + Fpdu.ULPDU_OFFSET + hdr; // the trailer is staged right after the header
+        int pad = Fpdu.padLength(ulen);
+        for (int i = 0; i < pad; i++) {
+            s.txSeg.set(ValueLayout.JAVA_BYTE, t + i, (byte) 0);
+        }
+        int crc = Fpdu.CRC_OFF;
+        if (s.crc) {
+            txCrc.reset();
+            s.tx.limit(t).position(f);
+            txCrc.update(s.tx);
+            int p = view.position();
+            txCrc.update(view);
+            view.position(p);
+            txCrc.update(ZEROS, 0, pad);
+            crc = (int) txCrc.getValue();
+        }
+        Crc32c.write(s.txSeg, t + pad, crc);
+        s.stage(f, t);
+        s.stageView(view, views);
+        int end = t + pad + Fpdu.CRC_LENGTH;
+        s.stage(t, end);
+        s.txEnd = end;
+        zeroCopySent++;
+        return true;
+    }
+
+    /**
+     * Queues an FPDU of a send WQE whose header is built at {@code f}: its payload (bytes {@code off..off+len}
+     * of the message) from the region when it is large and lies in one SGE, else copied behind the header.
+     */
+    private void queueWqe(IwarpStream s, Wqe w, int f, int hdr, long off, int len) {
+        if (zeroCopy && len >= ZC_TX_MIN && !w.inline) {
+            long skip = off;
+            for (int i = 0; i < w.numSge; i++) {
+                int sl = w.sgeLength[i];
+                if (skip < sl) {
+                    if (skip + len <= sl && queueFromRegion(s, f, hdr, w.sgeMr[i], w.sgeAddr[i] + skip, len)) {
+                        return;
+                    }
+                    break;
+                }
+                skip -= sl;
+            }
+        }
+        Requester.gather(w, off, len, s.txSeg, f + Fpdu.ULPDU_OFFSET + hdr);
+        Fpdu.writeHeader(s.txSeg, f, hdr + len);
+        queue(s, f, hdr + len);
     }
 
     /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
@@ -705,6 +1081,7 @@ final class IwarpEngine {
         int ddp = f + Fpdu.ULPDU_OFFSET;
         int ulen;
         boolean done;
+        boolean zc = false;
         if (s.irqAtomic[i]) {
             Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.ATOMIC_RESPONSE), 0, Rdmap.QN_ATOMIC_RESPONSE,
                     s.txMsnAtomicResp++, 0);
@@ -718,15 +1095,19 @@ final class IwarpEngine {
             done = sent + len == s.irqLength[i];
             Ddp.writeTagged(tx, ddp, done, Rdmap.controlByte(Rdmap.READ_RESPONSE), s.irqSinkStag[i],
                     s.irqSinkTo[i] + sent);
-            if (len > 0) {
-                Mr mr = s.irqMr[i];
+            Mr mr = s.irqMr[i];
+            zc = zeroCopy && len >= ZC_TX_MIN
+                    && queueFromRegion(s, f, Ddp.TAGGED_HEADER_LENGTH, mr, s.irqVa[i] + sent, len);
+            if (len > 0 && !zc) {
                 MemorySegment.copy(mr.segment, s.irqVa[i] - mr.address + sent, tx, ddp + Ddp.TAGGED_HEADER_LENGTH, len);
             }
             s.irqSent[i] = sent + len;
             ulen = Ddp.TAGGED_HEADER_LENGTH + len;
         }
-        Fpdu.writeHeader(tx, f, ulen);
-        s.txEnd = f + seal(s, f, ulen);
+        if (!zc) {
+            Fpdu.writeHeader(tx, f, ulen);
+            queue(s, f, ulen);
+        }
         counters.increment(Counter.SENT_PKTS);
         if (done) {
             s.irqMr[i] = null;
@@ -776,6 +1157,7 @@ final class IwarpEngine {
         int ddp = f + Fpdu.ULPDU_OFFSET;
         int ulen;
         boolean last;
+        boolean queued = false;
         long off = qp.reqOffset;
         switch (w.opcode) {
             case RDMA_READ -> {
@@ -801,14 +1183,15 @@ final class IwarpEngine {
                 int len = (int) Math.min(s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH, w.length - off);
                 last = off + len == w.length;
                 Ddp.writeTagged(tx, ddp, last, Rdmap.controlByte(Rdmap.WRITE), w.rkey, w.remoteAddr + off);
-                Requester.gather(w, off, len, tx, ddp + Ddp.TAGGED_HEADER_LENGTH);
+                queueWqe(s, w, f, Ddp.TAGGED_HEADER_LENGTH, off, len);
+                queued = true;
                 ulen = Ddp.TAGGED_HEADER_LENGTH + len;
                 qp.reqOffset = off + len;
                 if (last && w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
                     // the immediate value follows as a message of its own (docs/iwarp-design.md)
-                    Fpdu.writeHeader(tx, f, ulen);
-                    f += seal(s, f, ulen);
                     counters.increment(Counter.SENT_PKTS);
+                    f = s.txEnd;
+                    queued = false;
                     ddp = f + Fpdu.ULPDU_OFFSET;
                     boolean se = (w.flags & SendFlags.SOLICITED) != 0;
                     Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(se ? Rdmap.IMMEDIATE_DATA_SE
@@ -834,7 +1217,8 @@ final class IwarpEngine {
                 if (imm) {
                     ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, Integer.toUnsignedLong(w.imm));
                 }
-                Requester.gather(w, off, len, tx, ddp + hdr);
+                queueWqe(s, w, f, hdr, off, len);
+                queued = true;
                 ulen = hdr + len;
                 qp.reqOffset = off + len;
                 if (last) {
@@ -842,8 +1226,10 @@ final class IwarpEngine {
                 }
             }
         }
-        Fpdu.writeHeader(tx, f, ulen);
-        s.txEnd = f + seal(s, f, ulen);
+        if (!queued) {
+            Fpdu.writeHeader(tx, f, ulen);
+            queue(s, f, ulen);
+        }
         counters.increment(Counter.SENT_PKTS);
         if (last) {
             qp.reqIndex++;

@@ -5,6 +5,7 @@ import io.jrdma.wire.iwarp.Fpdu;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.zip.CRC32C;
 
 /**
  * The iWARP state of one connected QP (siw's {@code siw_rx_stream}, {@code siw_iwarp_tx}, ORQ and
@@ -20,6 +21,8 @@ final class IwarpStream {
     static final int TX_BUFFER = 256 * 1024;
     /** Kept free at the end of the transmit buffer for a TERMINATE, whatever is queued. */
     static final int TX_RESERVE = 256;
+    /** Entries of the gather list: staged bytes and region views, in wire order (one kept for a TERMINATE). */
+    static final int IOV = 64;
 
     final SocketChannel channel;
     /** MPA CRC negotiated (RFC 5044 §7.1: the C bit of the Reply decides). */
@@ -35,8 +38,19 @@ final class IwarpStream {
     int rxEnd;
     final ByteBuffer tx = ByteBuffer.allocateDirect(TX_BUFFER);
     final MemorySegment txSeg = MemorySegment.ofBuffer(tx);
-    int txStart;
     int txEnd;
+    /**
+     * What the socket has still to take, in wire order: slices of {@link #tx} (FPDUs built there,
+     * or the headers and CRC trailers of zero-copy FPDUs) and views of regions (their payloads).
+     * Entries {@code iovHead..iovTail-1} are pending; {@code IwarpEngine.flushTx} writes them one by one.
+     */
+    final ByteBuffer[] iov = new ByteBuffer[IOV];
+    /** per entry: the pool its region view goes back to, or null for a slice of {@link #tx} */
+    final RegionViews[] iovViews = new RegionViews[IOV];
+    /** per entry: a duplicate of {@link #tx} for its staged slice (made once) */
+    final ByteBuffer[] txSlices = new ByteBuffer[IOV];
+    int iovHead;
+    int iovTail;
 
     // ---- receive side (siw_qp_rx.c): next expected MSN per untagged queue (RFC 5041: MSNs start at 1)
     int rxMsnSend = 1;
@@ -55,6 +69,25 @@ final class IwarpStream {
     long readRespOffset;
     /** no more bytes are processed: a TERMINATE was sent or received, or the stream ended */
     boolean rxStopped;
+    /** the FPDUs seen last were large: reads into {@link #rx} stop early, so the next payload goes straight to its target */
+    boolean rxLarge;
+
+    // ---- direct placement (siw_rx_data): the payload of the FPDU whose header was parsed is read into its target
+    /** an FPDU's payload is being read straight into its region */
+    boolean dp;
+    int dpOpcode;
+    boolean dpLast;
+    /** its payload length, and how much of it is placed */
+    int dpLength;
+    int dpPlaced;
+    /** pad + CRC bytes after the payload */
+    int dpTrailer;
+    /** WRITE: its region and the address of its first payload byte; READ Response: the WQE it answers */
+    Mr dpMr;
+    long dpVa;
+    Wqe dpWqe;
+    /** CRC32c of the FPDU so far (length field, header, placed payload) */
+    final CRC32C dpCrc = new CRC32C();
 
     // ---- transmit side (siw_qp_tx.c)
     int txMsnSend = 1;
@@ -96,9 +129,63 @@ final class IwarpStream {
         irqSinkTo = new long[irqCapacity];
         irqOrig = new long[irqCapacity];
         irqRequestId = new int[irqCapacity];
+        for (int i = 0; i < IOV; i++) {
+            txSlices[i] = tx.duplicate();
+        }
     }
 
     boolean txPending() {
-        return txEnd != txStart;
+        return iovTail != iovHead;
+    }
+
+    /** Queues bytes {@code [from, to)} of {@link #tx} (built there) behind what is pending. */
+    void stage(int from, int to) {
+        if (to == from) {
+            return;
+        }
+        int last = iovTail - 1;
+        if (last >= iovHead && iovViews[last] == null && iov[last].limit() == from) {
+            iov[last].limit(to); // contiguous with the previous staged slice: one entry
+            return;
+        }
+        ByteBuffer b = txSlices[iovTail];
+        b.clear().position(from).limit(to);
+        iov[iovTail] = b;
+        iovViews[iovTail] = null;
+        iovTail++;
+    }
+
+    /** Queues a region view (a zero-copy payload) behind what is pending. */
+    void stageView(ByteBuffer view, RegionViews pool) {
+        iov[iovTail] = view;
+        iovViews[iovTail] = pool;
+        iovTail++;
+    }
+
+    /** Drops the entries the socket has taken; gives their views back. @return true when nothing is pending */
+    boolean taken() {
+        while (iovHead < iovTail && !iov[iovHead].hasRemaining()) {
+            if (iovViews[iovHead] != null) {
+                iovViews[iovHead].release(iov[iovHead]);
+                iovViews[iovHead] = null;
+            }
+            iov[iovHead] = null;
+            iovHead++;
+        }
+        if (iovHead == iovTail) {
+            iovHead = 0;
+            iovTail = 0;
+            txEnd = 0;
+            return true;
+        }
+        return false;
+    }
+
+    /** Drops everything pending (the connection is gone). */
+    void dropTx() {
+        for (int i = iovHead; i < iovTail; i++) {
+            iov[i].position(iov[i].limit());
+        }
+        taken();
     }
 }

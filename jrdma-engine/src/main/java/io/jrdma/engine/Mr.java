@@ -19,6 +19,8 @@ final class Mr implements MemoryRegion {
      * which makes every remote check and the last local one (the gather or scatter), wrote it.
      */
     boolean invalidated;
+    /** soft-iWARP zero-copy views of this region, made by the engine thread on first need ({@link RegionViews}) */
+    RegionViews views;
     private volatile boolean closed;
 
     Mr(Pd pd, MemorySegment segment, int key, int access) {

@@ -29,11 +29,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The iWARP data path allocates nothing after warm-up: post, FPDUs built, CRC'd and written to
  * TCP, read back, reassembled, checked and placed, completions polled — every opcode (immediate
- * data and atomics through the jrdma extensions), with CRC on, both contexts in INVOKER mode and
+ * data and atomics through the jrdma extensions), small messages and large ones (whose payloads
+ * go from and to the regions without a copy), with CRC on, both contexts in INVOKER mode and
  * driven by this thread, whose allocated bytes are measured.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -72,11 +74,30 @@ class IwarpAllocationTest {
         return new Side(ctx, pd, mr, inv, cq, pd.createQp(QpInitAttr.rc(cq)));
     }
 
+    private boolean zeroCopy;
+
     @Test
     void dataPathAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(false);
+    }
+
+    @Test
+    void zeroCopyDataPathAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(true);
+    }
+
+    private void dataPath(boolean zc) throws Exception {
+        zeroCopy = zc;
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, Boolean.toString(zc));
+        Side a;
+        Side b;
         try (Arena arena = Arena.ofShared()) {
-            Side a = side(arena);
-            Side b = side(arena);
+            try {
+                a = side(arena);
+                b = side(arena);
+            } finally {
+                System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+            }
             ConnectionManager.Listener l = b.ctx.connectionManager().listen(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
@@ -97,6 +118,12 @@ class IwarpAllocationTest {
                     best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
                 }
                 assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
+                if (zeroCopy) {
+                    IwarpEngine ea = ((Context) a.ctx).engine.iwarp;
+                    IwarpEngine eb = ((Context) b.ctx).engine.iwarp;
+                    assertTrue(ea.zeroCopySent + eb.zeroCopySent > 0, "some FPDUs were sent from their regions");
+                    assertTrue(ea.zeroCopyPlaced + eb.zeroCopyPlaced > 0, "some FPDUs were read into their regions");
+                }
             } finally {
                 ca.close();
                 cb.close();
@@ -110,9 +137,10 @@ class IwarpAllocationTest {
     private void round(Side a, Side b, int i) {
         WrOpcode op = WrOpcode.of(i % WrOpcode.values().length);
         if (op.consumesRecv()) {
-            assertEquals(0, b.qp.postRecv(rwr.reset().wrId(i).sge(0, b.mr, 0, 8192)));
+            assertEquals(0, b.qp.postRecv(rwr.reset().wrId(i).sge(0, b.mr, 0, 256 * 1024)));
         }
-        int size = op.isAtomic() ? 8 : 100 + (i % 5000);
+        // every eighth round a large message: its FPDUs take the zero-copy paths (region views, direct placement)
+        int size = op.isAtomic() ? 8 : i % 8 == 7 ? 150_000 + (i % 1000) : 100 + (i % 5000);
         wr.reset().wrId(i).opcode(op).flags(SendFlags.SIGNALED).sge(0, a.mr, 8192, size)
                 .remote(b.mr.address() + 16384, b.mr.rkey()).imm(i).atomic(1, 2);
         if (op == WrOpcode.SEND_WITH_INV) {

@@ -70,8 +70,13 @@ class IwarpErrorPathTest {
     void open() {
         arena = Arena.ofShared();
         InetAddress lo = InetAddress.getLoopbackAddress();
-        ctx = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
-                .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, "true"); // the direct-placement tests need it; the rest do not care
+        try {
+            ctx = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
+                    .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        } finally {
+            System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+        }
         pd = ctx.allocPd();
         buf = arena.allocate(1 << 16, 4096);
         buf.fill((byte) 0xA5);
@@ -229,6 +234,72 @@ class IwarpErrorPathTest {
         expectTerminate(Terminate.LAYER_LLP, Terminate.LLP_ETYPE_MPA, Terminate.LLP_CRC_ERROR, 0);
         expectErrorAndFlush(1);
         assertEquals(1, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
+    }
+
+    /** A WRITE of {@code n} bytes (pattern {@code seed}) to {@code mr} at offset {@code at}, as a plain peer sends it. */
+    private int writeFpdu(MemorySegment f, int at, int n, int seed) {
+        Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.WRITE), mr.rkey(), mr.address() + at);
+        for (int i = 0; i < n; i++) {
+            f.set(ValueLayout.JAVA_BYTE, Fpdu.ULPDU_OFFSET + Ddp.TAGGED_HEADER_LENGTH + i, (byte) (i * 7 + seed));
+        }
+        return seal(f, Ddp.TAGGED_HEADER_LENGTH + n);
+    }
+
+    /** Sends an FPDU in two pieces, driving the engine in between, so that its payload is read straight into the region. */
+    private void sendSplit(MemorySegment f, int len, int first) throws IOException {
+        send(f, first);
+        for (int i = 0; i < 50; i++) {
+            ctx.progress();
+        }
+        ByteBuffer b = f.asSlice(first, len - first).asByteBuffer();
+        while (b.hasRemaining()) {
+            peer.write(b);
+        }
+    }
+
+    @Test
+    void largeWriteIsReadStraightIntoTheRegion() throws Exception {
+        connectRawPeer(true);
+        MemorySegment f = arena.allocate(70_000);
+        int n = 60_000;
+        int len = writeFpdu(f, 100, n, 3);
+        long placed = ctx.engine.iwarp.zeroCopyPlaced;
+        sendSplit(f, len, 1000);
+        long end = System.nanoTime() + DEADLINE;
+        while (ctx.engine.iwarp.zeroCopyPlaced == placed) {
+            ctx.progress();
+            assertTrue(System.nanoTime() - end < 0, "the WRITE was not placed directly within 10 s");
+        }
+        for (int i = 0; i < n; i++) {
+            assertEquals((byte) (i * 7 + 3), buf.get(ValueLayout.JAVA_BYTE, 100 + i), "byte " + i);
+        }
+        assertEquals((byte) 0xA5, buf.get(ValueLayout.JAVA_BYTE, 99));
+        assertEquals((byte) 0xA5, buf.get(ValueLayout.JAVA_BYTE, 100 + n));
+        assertEquals(QpState.RTS, qp.state());
+        assertEquals(0, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
+    }
+
+    @Test
+    void wrongCrcOfADirectlyPlacedWriteIsStillAnLlpCrcError() throws Exception {
+        connectRawPeer(true);
+        postRecv(1);
+        MemorySegment f = arena.allocate(70_000);
+        int len = writeFpdu(f, 0, 60_000, 5);
+        f.set(ValueLayout.JAVA_BYTE, len - 9, (byte) ~f.get(ValueLayout.JAVA_BYTE, len - 9)); // a payload byte
+        long placed = ctx.engine.iwarp.zeroCopyPlaced;
+        sendSplit(f, len, 1000);
+        expectTerminate(Terminate.LAYER_LLP, Terminate.LLP_ETYPE_MPA, Terminate.LLP_CRC_ERROR, 0);
+        assertEquals(1, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
+        assertEquals(placed, ctx.engine.iwarp.zeroCopyPlaced, "the FPDU does not count as placed");
+        // the payload went to the region before its CRC could be checked (as siw): only the error says it is bad
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            ctx.progress();
+            assertTrue(System.nanoTime() - end < 0, "the receive was not flushed");
+        }
+        assertEquals(WcStatus.WR_FLUSH_ERR, wc.status());
+        assertEquals(QpState.ERROR, qp.state());
     }
 
     @Test
