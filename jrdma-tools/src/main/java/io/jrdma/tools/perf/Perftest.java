@@ -100,7 +100,7 @@ final class Perftest {
     private long sendQpBuffSize;
     private PerftestWire.Dest[] my;
     private PerftestWire.Dest[] rem;
-    private SideChannel sc;
+    private PerftestExchange ex;
     private SideChannel.Pump pump;
 
     private final WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
@@ -171,10 +171,11 @@ final class Perftest {
                 out.flush();
                 try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
                     listening.accept(l.port());
-                    sc = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump);
+                    ex = new PerftestExchange.Tcp(l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump), pump);
                 }
             } else {
-                sc = SideChannel.connect(new InetSocketAddress(peer, o.port()), timeoutNanos);
+                ex = new PerftestExchange.Tcp(SideChannel.connect(new InetSocketAddress(peer, o.port()), timeoutNanos),
+                        pump);
             }
             try {
                 exchangeParameters(port);
@@ -193,7 +194,7 @@ final class Perftest {
                 }
                 out.flush();
             } finally {
-                sc.close();
+                ex.close();
             }
         } finally {
             tearDown();
@@ -202,14 +203,15 @@ final class Perftest {
 
     // ------------------------------------------------------------------ the exchange
 
+    /** {@code ctx_xchg_data}: the client writes, then reads the server's message; the server reads, then writes. */
     private byte[] xchg(byte[] mine, String what) {
         if (server) {
-            byte[] theirs = sc.read(mine.length, what, pump);
-            sc.write(mine, what);
+            byte[] theirs = ex.read(mine.length, what);
+            ex.write(mine, what);
             return theirs;
         }
-        sc.write(mine, what);
-        return sc.read(mine.length, what, pump);
+        ex.write(mine, what);
+        return ex.read(mine.length, what);
     }
 
     /** {@code exchange_versions}, {@code check_version_compatibility}, {@code check_sys_data}, {@code check_mtu}. */
@@ -239,7 +241,7 @@ final class Perftest {
 
     /** One {@code ctx_hand_shake} of QP {@code i}'s keys. */
     private void handshake(int i) {
-        rem[i] = PerftestWire.decode(xchg(PerftestWire.encode(my[i]), "QP " + i + "'s keys"));
+        rem[i] = ex.decodeKeys(xchg(ex.encodeKeys(my[i]), "QP " + i + "'s keys"));
     }
 
     private void handshakeEach() {
@@ -248,12 +250,11 @@ final class Perftest {
         }
     }
 
-    /** {@code ctx_close_connection}: a last handshake, then both write "done" and close. */
+    /** {@code ctx_close_connection}: a last handshake, then (TCP) both write "done" and close. */
     private void closeConnection() {
         dog.reset("closing the connection");
         handshake(0);
-        sc.write(PerftestWire.DONE, "\"done\"");
-        sc.drain(1_000_000_000L);
+        ex.finish();
     }
 
     /** {@code ctx_check_gid_compatibility}. */
