@@ -40,10 +40,15 @@ public final class PerfCommand {
             perftest's ib_<test>, and it prints perftest's table. As with perftest, give both sides the
             same test and flags (-s, -n, -a, -q, ...): the exchange does not carry them.
 
+            With -R (iWARP devices only, as perftest on siw) the same exchange runs over rdma_cm: a
+            "comm" QP on port -p carries it, and the test's QPs are connected through the connection
+            manager (MPA over TCP) on the same port; the peer can be perftest's ib_<test> -R on Linux
+            siw (write/read/send bw, write/read lat) or jrdma.
+
             With --jrdma-cm it uses jrdma's connection manager instead (both sides jrdma): the client
             chooses the test, sizes and iterations and the server follows; adds --verify, -D, warm-up.
-            On an iWARP device (-d iwarp_<if>, both sides) it is implied: perftest's exchange cannot
-            connect iWARP QPs, which only the connection manager (MPA over TCP) brings to RTS.
+            On an iWARP device (-d iwarp_<if>, both sides) without -R it is implied: perftest's TCP
+            exchange cannot connect iWARP QPs, which only the connection manager brings to RTS.
 
             Bandwidth is in MB/sec with MB = 2^20 bytes; latencies in microseconds (write_lat and
             send_lat report half the round trip, read_lat and atomic_lat the whole operation).""")
@@ -52,8 +57,9 @@ public final class PerfCommand {
             .option('a', "all", null, "run all sizes from 2 B to 8 MiB (powers of two)")
             .option('t', "tx-depth", "N", "outstanding requests (default 128 for bw, 1 for lat)")
             .option('m', "mtu", "BYTES", "path MTU 256..4096 (default: the device's active MTU)")
-            .option('p', "port", "PORT", "TCP port of the side channel (default 18515)")
-            .option('d', "ib-dev", "NAME", "RDMA device (default: the client's route, the server's first non-lo one)")
+            .option('p', "port", "PORT", "TCP port of the side channel, or with -R of rdma_cm (default 18515)")
+            .option('d', "ib-dev", "NAME", "RDMA device (default: the client's route, the server's first non-lo one;"
+                    + " with -R the iWARP ones)")
             .option('x', "gid-index", "N", "local GID index (default: perftest's choice, the first IPv4 GID)")
             .option('q', "qp", "N", "number of QPs (bw tests)")
             .option('I', "inline_size", "BYTES", "max inline size (default 220 write_lat, 236 send_lat, else 0)")
@@ -73,8 +79,8 @@ public final class PerfCommand {
             .option((char) 0, "report_gbits", null, "report bandwidth in Gb/sec")
             .option((char) 0, "disable_pcie_relaxed", null, "accepted (shown in the header)")
             .option((char) 0, "use_old_post_send", null, "accepted (jrdma posts one way)")
-            .option('R', "rdma_cm", null, "not supported: run the peer without -R")
-            .option('z', "comm_rdma_cm", null, "not supported")
+            .option('R', "rdma_cm", null, "exchange and connect through rdma_cm, as perftest -R (iWARP devices)")
+            .option('z', "comm_rdma_cm", null, "not supported (use -R)")
             .option('b', "bidirectional", null, "not supported yet")
             .option('e', "events", null, "not supported")
             .option((char) 0, "dont_xchg_versions", null, "not supported")
@@ -104,7 +110,7 @@ public final class PerfCommand {
                 out.println("Version: " + PerftestWire.VERSION);
                 return 0;
             }
-            if (p.has("jrdma-cm") || isIwarp(p.value("ib-dev"))) {
+            if (p.has("jrdma-cm") || (isIwarp(p.value("ib-dev")) && !p.has("rdma_cm"))) {
                 o = options(p);
             } else {
                 po = PerftestOptions.of(p);
@@ -144,18 +150,31 @@ public final class PerfCommand {
         }
     }
 
+    /** @return whether a device of that name exists (an unknown one is reported when it is opened) */
+    static boolean exists(String device) {
+        try {
+            Rdma.device(device);
+            return true;
+        } catch (RdmaException e) {
+            return false;
+        }
+    }
+
     static PerfOptions options(ArgParser.Parsed p) throws ArgParser.UsageException {
         boolean iwarp = !p.has("jrdma-cm") && isIwarp(p.value("ib-dev"));
-        String why = iwarp ? " (" + p.value("ib-dev") + " is an iWARP device: jrdma perf connects it with jrdma's"
-                + " connection manager, as --jrdma-cm; perftest's exchange cannot set up iWARP QPs)" : "";
+        String why = iwarp ? " (" + p.value("ib-dev") + " is an iWARP device: without -R jrdma perf connects it with"
+                + " jrdma's connection manager, as --jrdma-cm; perftest's TCP exchange cannot set up iWARP QPs)" : "";
         for (String name : PerftestOptions.PERFTEST_ONLY) {
             if (p.has(name)) {
                 throw new ArgParser.UsageException("option --" + name + " belongs to perftest's exchange: "
-                        + (iwarp ? "not available over iWARP" + why : "drop --jrdma-cm to use it"));
+                        + (iwarp ? "add -R to use it over iWARP" + why : "drop --jrdma-cm to use it"));
             }
         }
-        for (String name : List.of("rdma_cm", "comm_rdma_cm", "bidirectional", "events", "dont_xchg_versions",
-                "post_list")) {
+        if (p.has("rdma_cm")) {
+            throw new ArgParser.UsageException("option -R/--rdma_cm is perftest's exchange over rdma_cm: drop"
+                    + " --jrdma-cm to use it");
+        }
+        for (String name : List.of("comm_rdma_cm", "bidirectional", "events", "dont_xchg_versions", "post_list")) {
             if (p.has(name)) {
                 throw new ArgParser.UsageException("option --" + name + " is not supported" + why);
             }

@@ -8,6 +8,9 @@ import io.jrdma.tools.oob.SideChannelException;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.ConnectionRejectedException;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
@@ -22,11 +25,13 @@ import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.Transport;
 import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WorkCompletion;
 import io.jrdma.verbs.WrOpcode;
@@ -35,11 +40,15 @@ import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.nio.ByteOrder;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
 /**
@@ -63,6 +72,14 @@ import java.util.function.IntConsumer;
  * send_lat:   keys each, [RTR/RTS], keys, keys each (printed); per size: receives, keys, run;
  *             then keys, "done"
  * </pre>
+ *
+ * <p>With {@code -R} ({@code work_rdma_cm}, over iWARP) the same exchanges run as SENDs on an
+ * rdma_cm comm QP ({@link RdmaCmExchange}) with binary keys; after the MTU come a sync of zeroed
+ * keys, the test's QPs connected through the connection manager on the same port (no RTR/RTS by
+ * hand, no GID check), and another sync; there is no "done"; the data connections close before
+ * the comm connection. ib_send_bw adds its iWARP credits: the receiver writes its receive count
+ * into the sender's credit word every rx_depth/3 receives, the sender keeps below rx_depth SENDs
+ * beyond it ({@code ctx_alloc_credit}, {@code run_iter_bw}, {@code run_iter_bw_server}).
  */
 final class Perftest {
     static final int PAGE = 4096;
@@ -100,10 +117,24 @@ final class Perftest {
     private long sendQpBuffSize;
     private PerftestWire.Dest[] my;
     private PerftestWire.Dest[] rem;
-    private SideChannel sc;
+    private PerftestExchange ex;
     private SideChannel.Pump pump;
+    // -R
+    private final boolean rdmaCm;
+    private ConnectionManager.Listener cmListener;
+    private InetSocketAddress serverAddress;
+    private ConnectionManager.Connection[] dataConns;
+    /** send_bw over iWARP: {@code ctx_alloc_credit}'s ctrl_buf (n counts to write, then the n credit words). */
+    private boolean credits;
+    private MemorySegment ctrlBuf;
+    private MemoryRegion creditMr;
+    private int creditCnt;
+    private final SendWorkRequest creditWr = new SendWorkRequest(1);
+    /** Credit WRITEs posted (a test's way to see that the receiver gave credits). */
+    long creditWrites;
 
     private final WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
+    private final WorkCompletion[] creditWcs = new WorkCompletion[POLL_BATCH];
     private final SendWorkRequest wr = new SendWorkRequest(1);
     private final RecvWorkRequest rwr = new RecvWorkRequest(1);
     private PerftestReport.Bw lastBw;
@@ -121,8 +152,10 @@ final class Perftest {
         this.listening = listening;
         this.timeoutNanos = o.timeoutSec() * 1_000_000_000L;
         this.noPeak = o.noPeakFor(server);
+        this.rdmaCm = o.rdmaCm();
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
+            creditWcs[i] = new WorkCompletion();
         }
     }
 
@@ -141,12 +174,11 @@ final class Perftest {
                 throw new SideChannelException("cannot resolve host '" + o.host() + "'");
             }
         }
-        Device dev = o.device() != null ? DeviceChoice.named(o.device())
-                : server ? DeviceChoice.forServer() : DeviceChoice.toward(peer);
+        Device dev = device(o, peer);
         ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
                 .withIdleStrategy(IdleStrategy.BACKOFF).withAnyIpv4Id(true));
         try {
-            String warning = warnPort ? Roce.portWarning(ctx) : null;
+            String warning = warnPort && !rdmaCm ? Roce.portWarning(ctx) : null;
             if (warning != null) {
                 err.println("jrdma perf: " + warning);
             }
@@ -169,20 +201,36 @@ final class Perftest {
             if (server) {
                 out.println(PerftestReport.BANNER);
                 out.flush();
-                try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
-                    listening.accept(l.port());
-                    sc = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump);
+                if (rdmaCm) {
+                    // rdma_server_connect on 0.0.0.0 (AF_INET); the listener stays until the data QPs are accepted,
+                    // so that it listens before this side's sync (a client connects its QPs right after it)
+                    cmListener = ctx.connectionManager().listen(new InetSocketAddress("0.0.0.0", o.port()));
+                    listening.accept(cmListener.address().getPort());
+                    ex = RdmaCmExchange.accept(ctx, cmListener, o.waitClient() ? timeoutNanos : 0, pump, timeoutNanos);
+                } else {
+                    try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                        listening.accept(l.port());
+                        ex = new PerftestExchange.Tcp(l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump),
+                                pump);
+                    }
                 }
+            } else if (rdmaCm) {
+                serverAddress = new InetSocketAddress(peer, o.port());
+                ex = RdmaCmExchange.connect(ctx, serverAddress, pump, timeoutNanos);
             } else {
-                sc = SideChannel.connect(new InetSocketAddress(peer, o.port()), timeoutNanos);
+                ex = new PerftestExchange.Tcp(SideChannel.connect(new InetSocketAddress(peer, o.port()), timeoutNanos),
+                        pump);
             }
             try {
                 exchangeParameters(port);
                 createResources();
+                if (rdmaCm) {
+                    connectThroughRdmaCm();
+                }
                 setUpConnection(table);
                 out.println(PerftestReport.header(new PerftestReport.Info(test, o.cmpSwap(), dev.name(), o.numQps(),
                         o.disablePcir(), !server, o.txDepth(), o.rxDepth(), o.cqMod(), mtu.bytes(), gidIndex,
-                        o.inlineSize(), o.outstandingReads())));
+                        o.inlineSize(), o.outstandingReads(), rdmaCm)));
                 out.flush();
                 switch (test) {
                     case WRITE_BW, READ_BW, ATOMIC_BW -> rdmaBw();
@@ -193,23 +241,58 @@ final class Perftest {
                 }
                 out.flush();
             } finally {
-                sc.close();
+                disconnectData();
+                ex.close();
             }
         } finally {
+            if (cmListener != null) {
+                cmListener.close();
+            }
             tearDown();
         }
     }
 
+    /**
+     * @return the device of {@code -d}, else the client's route's or the server's first non-lo one
+     *         (of the iWARP devices with {@code -R}); {@code -R} needs an iWARP device, and an iWARP
+     *         device needs {@code -R} (or {@code --jrdma-cm}, which does not come here)
+     */
+    static Device device(PerftestOptions o, InetAddress peer) {
+        Device dev;
+        if (o.device() != null) {
+            dev = DeviceChoice.named(o.device());
+        } else if (o.rdmaCm()) {
+            try {
+                dev = o.server() ? DeviceChoice.forServer(Transport.IWARP) : Rdma.resolve(peer, Transport.IWARP).device();
+            } catch (RdmaException e) {
+                throw new PerfCommand.BadValue(PerftestOptions.RDMA_CM_NEEDS_IWARP + " (no iWARP device"
+                        + (o.server() ? "" : " routes to " + peer.getHostAddress()) + ": " + e.getMessage() + ")");
+            }
+        } else {
+            dev = o.server() ? DeviceChoice.forServer(Transport.ROCE_V2) : DeviceChoice.toward(peer);
+        }
+        if (o.rdmaCm() && dev.transport() != Transport.IWARP) {
+            throw new PerfCommand.BadValue(PerftestOptions.RDMA_CM_NEEDS_IWARP + " (" + dev.name() + " is a RoCE"
+                    + " device)");
+        }
+        if (!o.rdmaCm() && dev.transport() == Transport.IWARP) {
+            throw new PerfCommand.BadValue(dev.name() + " is an iWARP device: perftest's TCP exchange cannot connect"
+                    + " iWARP QPs; use -R (its exchange over rdma_cm, as perftest on siw) or --jrdma-cm");
+        }
+        return dev;
+    }
+
     // ------------------------------------------------------------------ the exchange
 
+    /** {@code ctx_xchg_data}: the client writes, then reads the server's message; the server reads, then writes. */
     private byte[] xchg(byte[] mine, String what) {
         if (server) {
-            byte[] theirs = sc.read(mine.length, what, pump);
-            sc.write(mine, what);
+            byte[] theirs = ex.read(mine.length, what);
+            ex.write(mine, what);
             return theirs;
         }
-        sc.write(mine, what);
-        return sc.read(mine.length, what, pump);
+        ex.write(mine, what);
+        return ex.read(mine.length, what);
     }
 
     /** {@code exchange_versions}, {@code check_version_compatibility}, {@code check_sys_data}, {@code check_mtu}. */
@@ -239,7 +322,7 @@ final class Perftest {
 
     /** One {@code ctx_hand_shake} of QP {@code i}'s keys. */
     private void handshake(int i) {
-        rem[i] = PerftestWire.decode(xchg(PerftestWire.encode(my[i]), "QP " + i + "'s keys"));
+        rem[i] = ex.decodeKeys(xchg(ex.encodeKeys(my[i]), "QP " + i + "'s keys"));
     }
 
     private void handshakeEach() {
@@ -248,12 +331,11 @@ final class Perftest {
         }
     }
 
-    /** {@code ctx_close_connection}: a last handshake, then both write "done" and close. */
+    /** {@code ctx_close_connection}: a last handshake, then (TCP) both write "done" and close. */
     private void closeConnection() {
         dog.reset("closing the connection");
         handshake(0);
-        sc.write(PerftestWire.DONE, "\"done\"");
-        sc.drain(1_000_000_000L);
+        ex.finish();
     }
 
     /** {@code ctx_check_gid_compatibility}. */
@@ -297,7 +379,8 @@ final class Perftest {
         pd = ctx.allocPd();
         int access = Access.LOCAL_WRITE | switch (test.opcode) {
             case RDMA_WRITE -> Access.REMOTE_WRITE;
-            case RDMA_READ -> Access.REMOTE_READ;
+            // on iWARP a READ's sink must be remotely writable: perftest adds REMOTE_WRITE there
+            case RDMA_READ -> Access.REMOTE_READ | (rdmaCm ? Access.REMOTE_WRITE : 0);
             case ATOMIC_FETCH_AND_ADD, ATOMIC_CMP_AND_SWP -> Access.REMOTE_ATOMIC;
             default -> 0;
         };
@@ -310,6 +393,10 @@ final class Perftest {
             case SEND -> Access.REMOTE_WRITE | Access.LOCAL_WRITE;
             default -> Access.REMOTE_ATOMIC;
         };
+        if (rdmaCm) {
+            // what rdma_create_qp gives an iWARP QP (iw_cm: remote READ and WRITE), with atomics where the test needs them
+            qpAccess |= Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
+        }
         qps = new QueuePair[n];
         for (int i = 0; i < n; i++) {
             qps[i] = pd.createQp(new QpInitAttr(QpType.RC, sendCq, recvCq, o.txDepth(),
@@ -326,9 +413,123 @@ final class Perftest {
         int n = o.numQps();
         my = new PerftestWire.Dest[n];
         rem = new PerftestWire.Dest[n];
+        int lid = rdmaCm ? 0 : Roce.lid(ctx);
         for (int i = 0; i < n; i++) {
-            my[i] = new PerftestWire.Dest(Roce.lid(ctx), o.outstandingReads(), qps[i].qpn(), rnd.nextInt(1 << 24),
+            my[i] = new PerftestWire.Dest(lid, o.outstandingReads(), qps[i].qpn(), rnd.nextInt(1 << 24),
                     mr.rkey(), base + (n + i) * buffUnit, gid, 0);
+        }
+        if (rdmaCm && test == PerfTest.SEND_BW) {
+            allocCredit();
+        }
+    }
+
+    /**
+     * {@code ctx_alloc_credit} (send_bw over iWARP, where a SEND that finds no receive is fatal):
+     * {@code uint32 ctrl_buf[2 n]}, the second half the credit words the peer writes, remotely
+     * writable; every key message advertises QP i's credit word instead of the data buffer.
+     * perftest decides this from its own device (iWARP), so a perftest peer on siw always does it.
+     */
+    private void allocCredit() {
+        int n = o.numQps();
+        credits = true;
+        creditCnt = Math.max(1, o.rxDepth() / 3); // perftest divides by rx_depth/3: 0 (rx_depth 2) would crash it
+        ctrlBuf = arena.allocate(8L * n, 64);
+        creditMr = pd.register(ctrlBuf, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        for (int i = 0; i < n; i++) {
+            my[i] = new PerftestWire.Dest(my[i].lid(), my[i].outReads(), my[i].qpn(), my[i].psn(), creditMr.rkey(),
+                    ctrlBuf.address() + 4L * (n + i), my[i].gid(), my[i].srqn());
+        }
+    }
+
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
+    /** @return the credit word of QP {@code q}: the peer's receive count, a little-endian u32 (perftest's host order) */
+    private int credit(int q) {
+        int v = (int) INT.getAcquire(ctrlBuf, 4L * (o.numQps() + q));
+        return LITTLE ? v : Integer.reverseBytes(v);
+    }
+
+    private void resetCredits() {
+        if (credits) {
+            for (int q = 0; q < o.numQps(); q++) {
+                INT.setRelease(ctrlBuf, 4L * (o.numQps() + q), 0);
+            }
+        }
+    }
+
+    /**
+     * {@code create_rdma_cm_connection}: a sync of zeroed keys, the data QPs' connections on the same
+     * port (IRD/ORD the outstanding reads for READ and atomics, else 0/0), another sync. The server
+     * already listens (since the comm QP's connection); a client retries a refused connect, as a
+     * perftest server only listens after its sync.
+     */
+    private void connectThroughRdmaCm() {
+        byte[] zeros = new byte[PerftestWire.DEST_SIZE];
+        dog.reset("synchronizing with the peer before connecting the QPs through rdma_cm");
+        xchg(zeros, "the sync before the rdma_cm connection");
+        int rd = test.opcode.isReadOrAtomic() ? o.outstandingReads() : 0;
+        ConnParam param = new ConnParam(null, rd, rd, 7, 7, mtu);
+        int n = o.numQps();
+        dataConns = new ConnectionManager.Connection[n];
+        for (int i = 0; i < n; i++) {
+            dataConns[i] = server ? acceptQp(i, param) : connectQp(i, param);
+        }
+        if (server) {
+            cmListener.close(); // rdma_cm_server_connection destroys its listener once all QPs are in
+            cmListener = null;
+        }
+        dog.reset("synchronizing with the peer after connecting the QPs through rdma_cm");
+        xchg(zeros, "the sync after the rdma_cm connection");
+    }
+
+    private ConnectionManager.Connection acceptQp(int i, ConnParam param) {
+        dog.reset("waiting for the client to connect QP " + i + " through rdma_cm on " + cmListener.address());
+        ConnectionManager.ConnectRequest req;
+        while ((req = cmListener.poll(Duration.ofMillis(100))) == null) {
+            dog.check();
+        }
+        try {
+            return req.accept(qps[i], param, Duration.ofNanos(timeoutNanos));
+        } catch (RdmaException e) {
+            throw new PerfFailure("Failed to accept RDMA CM connection of QP " + i + " from " + req.peerAddress() + ": "
+                    + e.getMessage());
+        }
+    }
+
+    private ConnectionManager.Connection connectQp(int i, ConnParam param) {
+        ConnectionManager cm = ctx.connectionManager();
+        long start = System.nanoTime();
+        int refused = 0;
+        while (true) {
+            try {
+                return cm.connect(qps[i], serverAddress, param, Duration.ofNanos(timeoutNanos));
+            } catch (ConnectionRejectedException e) {
+                throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM: the server at "
+                        + serverAddress + " rejected it (" + e.getMessage() + ")");
+            } catch (RdmaException e) {
+                if (e.errno() != RdmaException.Errno.ECONNREFUSED) {
+                    throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM to " + serverAddress + ": "
+                            + e.getMessage());
+                }
+                refused++;
+                if (System.nanoTime() - start > timeoutNanos) {
+                    throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM to " + serverAddress
+                            + ": refused " + refused + " times in " + timeoutNanos / 1_000_000_000L + " s (the server"
+                            + " listens for its QPs after the sync; is it still running?)");
+                }
+                LockSupport.parkNanos(20_000_000L);
+            }
+        }
+    }
+
+    /** {@code rdma_cm_disconnect_nodes}: each data connection closes (a FIN), before the comm connection does. */
+    private void disconnectData() {
+        if (dataConns != null) {
+            for (ConnectionManager.Connection c : dataConns) {
+                close(c);
+            }
         }
     }
 
@@ -355,14 +556,14 @@ final class Perftest {
 
     private void printLocal() {
         for (int i = 0; i < o.numQps(); i++) {
-            out.println(PerftestReport.address("local", my[i], test));
+            out.println(PerftestReport.address("local", my[i], test, rdmaCm));
         }
     }
 
     private void handshakeEachPrinted() {
         for (int i = 0; i < o.numQps(); i++) {
             handshake(i);
-            out.println(PerftestReport.address("remote", rem[i], test));
+            out.println(PerftestReport.address("remote", rem[i], test, rdmaCm));
         }
         out.flush();
     }
@@ -376,8 +577,10 @@ final class Perftest {
             handshake(0);
         }
         handshakeEach();
-        checkGids();
-        connect();
+        if (!rdmaCm) { // with rdma_cm the QPs are connected already, and GIDs are not compared
+            checkGids();
+            connect();
+        }
         if (send) {
             handshake(0);
         }
@@ -437,6 +640,9 @@ final class Perftest {
             }
             dog.reset("synchronizing with the peer before " + size + " B");
             handshake(0);
+            if (o.all()) {
+                resetCredits(); // each size counts from 0 again
+            }
             if (server) {
                 runIterBwServer(size);
             } else {
@@ -553,6 +759,10 @@ final class Perftest {
         while (totscnt < tot || totccnt < tot) {
             for (int q = 0; q < n; q++) {
                 while (scnt[q] < iters && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
+                    // iWARP send_bw: no more than rx_depth - 1 SENDs beyond the receives the peer reported
+                    if (credits && Integer.compareUnsigned((int) (scnt[q] + 1) - credit(q), o.rxDepth()) >= 0) {
+                        break;
+                    }
                     long k = scnt[q];
                     boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
                     wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
@@ -647,6 +857,8 @@ final class Perftest {
         long tot = iters * n;
         long[] posted = new long[n];
         java.util.Arrays.fill(posted, o.rxDepth());
+        long[] rcntQ = new long[n];
+        long[] scredit = new long[n];
         long rcnt = 0;
         long first = 0;
         dog.reset("receiving " + size + " B messages");
@@ -667,14 +879,66 @@ final class Perftest {
                 }
                 int q = (int) wc.wrId();
                 rcnt++;
+                rcntQ[q]++;
                 if (posted[q] + 1 <= iters) {
                     postRecv(q, recvAddr(base + (n + q) * sendQpBuffSize, size, posted[q]), size);
                     posted[q]++;
                 }
+                if (credits && rcntQ[q] % o.rxDepth() % creditCnt == 0) {
+                    sendCredit(q, rcntQ[q], scredit);
+                }
             }
         }
         long end = System.nanoTime();
+        if (credits) {
+            awaitCreditWrites(scredit);
+        }
         lastBw = PerftestReport.bw(size, tot, new long[] {first}, new long[] {end}, o.cqMod(), true, o.gbits());
+    }
+
+    /**
+     * {@code run_iter_bw_server}'s credit: the receive count of QP {@code q} as a little-endian u32,
+     * by a signaled 4-byte RDMA WRITE to the peer's credit word; at most tx_depth of them outstanding.
+     */
+    private void sendCredit(int q, long count, long[] scredit) {
+        while (scredit[q] == o.txDepth()) {
+            reapCreditWrites(scredit);
+        }
+        ctrlBuf.set(INT_LE, 4L * q, (int) count);
+        creditWr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(q).flags(SendFlags.SIGNALED)
+                .sge(0, ctrlBuf.address() + 4L * q, 4, creditMr.lkey()).remote(rem[q].vaddr(), rem[q].rkey());
+        int rc = qps[q].postSend(creditWr);
+        if (rc != 0) {
+            throw new PerfFailure("Couldn't post send qp " + q + " credit = " + count + " ("
+                    + RdmaException.Errno.of(rc) + ", QP state " + qps[q].state() + ")");
+        }
+        scredit[q]++;
+        creditWrites++;
+    }
+
+    private void reapCreditWrites(long[] scredit) {
+        int ne = sendCq.poll(creditWcs); // not wcs: the receive loop is still going through those
+        if (ne == 0) {
+            dog.idle();
+            return;
+        }
+        dog.progress();
+        for (int i = 0; i < ne; i++) {
+            WorkCompletion wc = creditWcs[i];
+            if (wc.status() != WcStatus.SUCCESS) {
+                throw new PerfFailure("Poll send CQ error status=" + wc.status().ordinal() + " qp " + wc.wrId()
+                        + " (a credit WRITE: " + failure(wc) + ")");
+            }
+            scredit[(int) wc.wrId()]--;
+        }
+    }
+
+    /** {@code clean_scq_credit}: the credit WRITEs still outstanding complete. */
+    private void awaitCreditWrites(long[] scredit) {
+        dog.reset("completing the credit WRITEs");
+        while (java.util.Arrays.stream(scredit).sum() > 0) {
+            reapCreditWrites(scredit);
+        }
     }
 
     // ------------------------------------------------------------------ latency loops
@@ -832,6 +1096,7 @@ final class Perftest {
             }
         }
         close(mr);
+        close(creditMr);
         if (recvCq != sendCq) {
             close(recvCq);
         }

@@ -69,14 +69,11 @@ public final class PerftestCommand {
         }
         String dev;
         try {
-            dev = o.device() != null ? o.device() : DeviceChoice.toward(lo).name();
-        } catch (RdmaException e) {
+            dev = Perftest.device(o.side(o.device(), lo.getHostAddress(), o.port()), lo).name();
+        } catch (RuntimeException e) {
             return report(e, out, err, "");
         }
-        PerftestOptions so = new PerftestOptions(o.test(), o.cmpSwap(), o.size(), o.all(), o.iters(), o.txDepth(),
-                o.cqMod(), o.cqModAsked(), o.rxDepth(), o.inline(), o.outReads(), o.numQps(), o.mtu(), o.port(), dev,
-                o.gidIndex(), o.ipv6(), o.qpTimeout(), o.sl(), o.noPeak(), o.gbits(), o.disablePcir(), null, false,
-                o.timeoutSec(), true);
+        PerftestOptions so = o.side(dev, null, o.port());
         AtomicBoolean serverFailed = new AtomicBoolean();
         AtomicBoolean clientFailed = new AtomicBoolean();
         AtomicReference<Throwable> serverError = new AtomicReference<>();
@@ -102,10 +99,7 @@ public final class PerftestCommand {
             err.println("jrdma perf: FAILED: the loopback server did not start listening");
             return 1;
         }
-        PerftestOptions co = new PerftestOptions(o.test(), o.cmpSwap(), o.size(), o.all(), o.iters(), o.txDepth(),
-                o.cqMod(), o.cqModAsked(), o.rxDepth(), o.inline(), o.outReads(), o.numQps(), o.mtu(), port, dev,
-                o.gidIndex(), o.ipv6(), o.qpTimeout(), o.sl(), o.noPeak(), o.gbits(), o.disablePcir(),
-                lo.getHostAddress(), false, o.timeoutSec(), true);
+        PerftestOptions co = o.side(dev, lo.getHostAddress(), port);
         Throwable clientError = null;
         try {
             new Perftest(co, out, err, new Watchdog(o.timeoutSec(), serverFailed), p -> { }, false).run();

@@ -37,12 +37,13 @@ import java.util.List;
  * @param loopback    {@code --loopback}: both ends in this process
  * @param timeoutSec  {@code --timeout}
  * @param waitClient  the server gives up after {@code timeoutSec} without a client (else waits like perftest)
+ * @param rdmaCm      {@code -R}: the exchange and the QPs go through rdma_cm (jrdma: over iWARP only)
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
-                              int timeoutSec, boolean waitClient) {
+                              int timeoutSec, boolean waitClient, boolean rdmaCm) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -109,8 +110,20 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, newLoopback, timeoutSec, waitClient || newLoopback);
+                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm);
     }
+
+    /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
+    PerftestOptions side(String newDevice, String newHost, int newPort) {
+        return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
+                outReads, numQps, mtu, newPort, newDevice, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
+                newHost, false, timeoutSec, true, rdmaCm);
+    }
+
+    /** Why {@code -R} is refused on a RoCE device. */
+    static final String RDMA_CM_NEEDS_IWARP = "option -R/--rdma_cm: jrdma speaks rdma_cm only over iWARP (-d"
+            + " iwarp_<if>): rdma_cm over RoCE needs InfiniBand CM MADs, which jrdma does not speak; on RoCE run"
+            + " both sides without -R (perftest's TCP exchange)";
 
     /** The options only {@code --jrdma-cm} has. */
     static final List<String> CM_ONLY = List.of("verify", "no-warmup", "duration");
@@ -131,10 +144,11 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
                         + " (perftest's exchange has no way to tell the peer)");
             }
         }
-        if (p.has("rdma_cm") || p.has("comm_rdma_cm")) {
-            throw new ArgParser.UsageException("option -R/-z (rdma_cm) is not supported: jrdma speaks perftest's"
-                    + " Ethernet (TCP) exchange, so run the peer without -R");
+        if (p.has("comm_rdma_cm")) {
+            throw new ArgParser.UsageException("option -z/--comm_rdma_cm is not supported: use -R (rdma_cm for the"
+                    + " exchange and the QPs, over iWARP), or neither (perftest's TCP exchange, over RoCE)");
         }
+        boolean rdmaCm = p.has("rdma_cm");
         if (p.has("bidirectional")) {
             throw new ArgParser.UsageException("option -b/--bidirectional is not supported yet");
         }
@@ -253,6 +267,9 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         if (device != null && device.isBlank()) {
             throw new ArgParser.UsageException("option -d/--ib-dev: empty device name");
         }
+        if (rdmaCm && device != null && !PerfCommand.isIwarp(device) && PerfCommand.exists(device)) {
+            throw new ArgParser.UsageException(RDMA_CM_NEEDS_IWARP + " (" + device + " is a RoCE device)");
+        }
         int gid = (int) num(p, "gid-index", 'x', 0, 64, -1);
         int qpTimeout = (int) num(p, "qp-timeout", 'u', 0, 31, 14);
         int sl = (int) num(p, "sl", 'S', 0, 15, 0);
@@ -263,7 +280,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback);
+                p.has("timeout") || loopback, rdmaCm);
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

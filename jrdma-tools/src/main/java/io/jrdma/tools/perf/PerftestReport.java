@@ -23,9 +23,15 @@ final class PerftestReport {
     private PerftestReport() {
     }
 
-    /** What the test header shows. */
+    /** What the test header shows; {@code rdmaCm}: {@code -R} over iWARP. */
     record Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
-                int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads) {
+                int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads,
+                boolean rdmaCm) {
+        Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
+             int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads) {
+            this(test, cmpSwap, device, numQps, disablePcir, client, txDepth, rxDepth, cqMod, mtuBytes, gidIndex,
+                    inline, outReads, false);
+        }
     }
 
     /** {@code ctx_print_test_info}. */
@@ -39,7 +45,8 @@ final class PerftestReport {
         }
         sb.append(t.isBw() ? "BW " : "Latency ").append("Test\n");
         sb.append(" Dual-port       : OFF\t\tDevice         : ").append(i.device()).append('\n');
-        sb.append(" Number of qps   : ").append(i.numQps()).append("\t\tTransport type : IB\n");
+        sb.append(" Number of qps   : ").append(i.numQps()).append("\t\tTransport type : ")
+                .append(i.rdmaCm() ? "IW" : "IB").append('\n');
         sb.append(" Connection type : RC\t\tUsing SRQ      : OFF\n");
         sb.append(" PCIe relax order: ").append(i.disablePcir() ? "OFF" : "ON").append('\n');
         sb.append(" ibv_wr* API     : OFF\n");
@@ -60,8 +67,13 @@ final class PerftestReport {
         } else {
             sb.append(" Outstand reads  : ").append(i.outReads()).append('\n');
         }
-        sb.append(" rdma_cm QPs\t : OFF\n");
-        sb.append(" Data ex. method : Ethernet\n");
+        sb.append(" rdma_cm QPs\t : ").append(i.rdmaCm() ? "ON" : "OFF").append('\n');
+        sb.append(" Data ex. method : ").append(i.rdmaCm() ? "rdma_cm" : "Ethernet").append('\n');
+        if (i.rdmaCm() && !i.client()) {
+            sb.append(RESULT_LINE).append('\n');
+            sb.append(" Waiting for client rdma_cm QP to connect\n");
+            sb.append(" Please run the same command with the IB/RoCE interface IP\n");
+        }
         sb.append(RESULT_LINE);
         return sb.toString();
     }
@@ -78,14 +90,23 @@ final class PerftestReport {
 
     /** {@code ctx_print_pingpong_data}: the address line and its GID line. */
     static String address(String side, PerftestWire.Dest d, PerfTest t) {
+        return address(side, d, t, false);
+    }
+
+    /**
+     * As {@link #address(String, PerftestWire.Dest, PerfTest)}; with {@code -R} perftest prints with
+     * the comm QP's verb (SEND), so without OUT, RKey and VAddr.
+     */
+    static String address(String side, PerftestWire.Dest d, PerfTest t, boolean rdmaCm) {
         StringBuilder sb = new StringBuilder(" ").append(side).append(" address: LID ")
                 .append(CFormat.hashHex(d.lid() & 0xffffffffL, 4)).append(" QPN ")
                 .append(CFormat.hashHex(d.qpn() & 0xffffffffL, 6)).append(" PSN ")
                 .append(CFormat.hashHex(d.psn() & 0xffffffffL, 6));
-        if (t.opcode == io.jrdma.verbs.WrOpcode.RDMA_READ) {
+        if (t.opcode == io.jrdma.verbs.WrOpcode.RDMA_READ && !rdmaCm) {
             sb.append(" OUT ").append(CFormat.hashHex(d.outReads() & 0xffffffffL, 4));
         }
-        if (t.opcode == io.jrdma.verbs.WrOpcode.RDMA_READ || t.opcode == io.jrdma.verbs.WrOpcode.RDMA_WRITE) {
+        if ((t.opcode == io.jrdma.verbs.WrOpcode.RDMA_READ || t.opcode == io.jrdma.verbs.WrOpcode.RDMA_WRITE)
+                && !rdmaCm) {
             sb.append(" RKey ").append(CFormat.hashHex(d.rkey() & 0xffffffffL, 8)).append(" VAddr ")
                     .append(CFormat.hashHex(d.vaddr(), 16));
         }

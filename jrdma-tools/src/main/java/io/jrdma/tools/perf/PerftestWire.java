@@ -35,6 +35,11 @@ import java.util.HexFormat;
  * <li>{@code ctx_close_connection}: one more handshake, then each side writes {@code "done"}
  *     with its NUL (5 bytes) and closes.</li>
  * </ul>
+ *
+ * <p>With {@code -R} the same messages travel as RDMA SENDs on an rdma_cm "comm" QP
+ * ({@code rdma_write_data} / {@code rdma_read_data}), except the keys: {@code rdma_write_keys}
+ * sends {@code struct pingpong_dest} itself, 56 bytes with every field big-endian
+ * ({@link #encodeDest}), and {@code ctx_close_connection} writes no {@code "done"}.
  */
 final class PerftestWire {
     /** The version perftest 4.5-0.17 announces (its configure's AC_INIT version). */
@@ -45,6 +50,8 @@ final class PerftestWire {
     static final int KEY_SIZE = 108;
     static final int MTU_SIZE = 2;
     static final byte[] DONE = {'d', 'o', 'n', 'e', 0};
+    /** {@code sizeof(struct pingpong_dest)} on x86_64: the {@code -R} key message and the comm QP's receive. */
+    static final int DEST_SIZE = 56;
 
     /** perftest's {@code struct pingpong_dest}, as much of it as travels. */
     record Dest(int lid, int outReads, int qpn, int psn, int rkey, long vaddr, byte[] gid, int srqn) {
@@ -252,6 +259,48 @@ final class PerftestWire {
     private static SideChannelException badKey(byte[] m, String why) {
         return new SideChannelException("the peer's QP message is not perftest's: " + why + " ("
                 + SideChannel.printable(m, m.length) + ")");
+    }
+
+    // ------------------------------------------------------------------ -R: struct pingpong_dest
+
+    /**
+     * @return {@code rdma_write_keys}' message: {@code struct pingpong_dest} as x86_64 lays it out,
+     *         each field {@code htobe32}/{@code htobe64}: lid, out_reads, qpn, psn, rkey at 0, 4, 8,
+     *         12, 16; 4 bytes of padding at 20 (perftest leaves them uninitialized; jrdma sends
+     *         zeros); vaddr at 24; the 16 GID bytes at 32; srqn at 48; gid_index at 52 (0)
+     */
+    static byte[] encodeDest(Dest d) {
+        return encodeDest(d, 0);
+    }
+
+    /** As {@link #encodeDest(Dest)} with the given padding bytes at offset 20 (tests: perftest's garbage). */
+    static byte[] encodeDest(Dest d, int padding) {
+        ByteBuffer b = ByteBuffer.allocate(DEST_SIZE); // big-endian
+        b.putInt(d.lid()).putInt(d.outReads()).putInt(d.qpn()).putInt(d.psn()).putInt(d.rkey()).putInt(padding)
+                .putLong(d.vaddr()).put(d.gid).putInt(d.srqn()).putInt(0);
+        return b.array();
+    }
+
+    /**
+     * Parses a {@code struct pingpong_dest} as {@code rdma_read_keys} does: lid, out_reads, qpn,
+     * psn, rkey, vaddr and the GID; the padding, srqn and gid_index are not read (srqn is 0).
+     *
+     * @throws SideChannelException when it is not 56 bytes
+     */
+    static Dest decodeDest(byte[] m) {
+        if (m.length != DEST_SIZE) {
+            throw new SideChannelException("the peer's QP message is not perftest's -R struct pingpong_dest: it has "
+                    + m.length + " bytes, not " + DEST_SIZE);
+        }
+        ByteBuffer b = ByteBuffer.wrap(m);
+        int lid = b.getInt(0);
+        int out = b.getInt(4);
+        int qpn = b.getInt(8);
+        int psn = b.getInt(12);
+        int rkey = b.getInt(16);
+        long vaddr = b.getLong(24);
+        byte[] gid = Arrays.copyOfRange(m, 32, 48);
+        return new Dest(lid, out, qpn, psn, rkey, vaddr, gid, 0);
     }
 
     /** @return the GID of a message as hex, for tests */

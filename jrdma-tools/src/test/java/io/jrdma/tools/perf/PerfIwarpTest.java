@@ -95,11 +95,11 @@ class PerfIwarpTest {
     @Test
     void perftestOnlyFlagsAreRefusedOnAnIwarpDevice() {
         assertEquals(2, run("write_lat", "-d", "iwarp_lo", "--loopback", "-I", "64"));
-        assertTrue(err().contains("option --inline_size belongs to perftest's exchange: not available over iWARP"
+        assertTrue(err().contains("option --inline_size belongs to perftest's exchange: add -R to use it over iWARP"
                 + " (iwarp_lo is an iWARP device"), err());
         err.reset();
-        assertEquals(2, run("write_bw", "-d", "iwarp_lo", "-R"));
-        assertTrue(err().contains("option --rdma_cm is not supported (iwarp_lo is an iWARP device"), err());
+        assertEquals(2, run("write_bw", "-d", "iwarp_lo", "-R", "--jrdma-cm"));
+        assertTrue(err().contains("option -R/--rdma_cm is perftest's exchange over rdma_cm: drop --jrdma-cm"), err());
     }
 
     @Test

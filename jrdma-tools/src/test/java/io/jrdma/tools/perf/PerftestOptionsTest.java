@@ -84,7 +84,9 @@ class PerftestOptionsTest {
 
     @Test
     void badFlagsAreRefusedWithAReason() {
-        assertTrue(message("write_bw", "-R").contains("rdma_cm) is not supported"));
+        assertTrue(message("write_bw", "-R", "-d", "roce_lo").startsWith("option -R/--rdma_cm: jrdma speaks rdma_cm"
+                + " only over iWARP"));
+        assertTrue(message("write_bw", "-z").contains("-z/--comm_rdma_cm is not supported: use -R"));
         assertTrue(message("write_bw", "-b").contains("-b/--bidirectional is not supported"));
         assertTrue(message("write_bw", "--verify").contains("use it with --jrdma-cm"));
         assertTrue(message("write_bw", "-D", "3").contains("-D/--duration is not supported with perftest's exchange"));
@@ -105,6 +107,14 @@ class PerftestOptionsTest {
         assertEquals("option -p/--port: a client needs the server's port, not 0", message("write_bw", "-p", "0", "h"));
         assertEquals("-a runs every size: do not combine it with -s", message("write_bw", "-a", "-s", "8"));
         assertEquals("--loopback runs both sides here: do not give a host ('h')", message("write_bw", "--loopback", "h"));
+    }
+
+    @Test
+    void rdmaCmIsAFlag() throws Exception {
+        assertTrue(PerfCommand.parsePerftest("write_bw", "-R", "-d", "iwarp_lo").rdmaCm());
+        assertTrue(PerfCommand.parsePerftest("read_lat", "--rdma_cm", "h").rdmaCm(), "without -d: decided at run time");
+        assertFalse(PerfCommand.parsePerftest("write_bw").rdmaCm());
+        assertEquals(18515, PerfCommand.parsePerftest("write_bw", "-R").port());
     }
 
     @Test

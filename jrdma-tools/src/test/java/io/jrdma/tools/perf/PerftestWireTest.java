@@ -101,6 +101,50 @@ class PerftestWireTest {
         assertTrue(badKeys(pingpong).contains("not perftest's"), badKeys(pingpong));
     }
 
+    /**
+     * ib_send_bw -R's client keys (its first per-QP handshake, comm MSN 7) on Linux siw, from
+     * ../shared/pcaps/iwarp-ib_send_bw.pcap: rkey and vaddr name the credit word that the server's
+     * credit WRITEs hit later in the capture (STag 0xd0811e00, TO 0x55bc73031f44); the padding at
+     * offset 20 is uninitialized stack ({@code 8a7f0000}).
+     */
+    static final String SIW_SEND_BW_CLIENT_KEYS = "00000000" + "00000001" + "00000002" + "00357e4b" + "d0811e00"
+            + "8a7f0000" + "000055bc73031f44" + "52540077011200000000000000000000" + "00000000" + "00000000";
+    /** ib_read_lat -R's client keys on siw (../shared/pcaps/iwarp-ib_read_lat.pcap): out_reads 128, zero padding. */
+    static final String SIW_READ_LAT_CLIENT_KEYS = "00000000" + "00000080" + "00000002" + "006924a1" + "a72c8b00"
+            + "00000000" + "000055e81fa9e000" + "52540077011200000000000000000000" + "00000000" + "00000000";
+
+    @Test
+    void rdmaCmKeysAreTheBigEndianStruct() {
+        byte[] gid = HexFormat.of().parseHex("52540077011200000000000000000000");
+        byte[] send = HexFormat.of().parseHex(SIW_SEND_BW_CLIENT_KEYS);
+        PerftestWire.Dest d = PerftestWire.decodeDest(send);
+        assertEquals(new PerftestWire.Dest(0, 1, 2, 0x357e4b, 0xd0811e00, 0x55bc73031f44L, gid, 0), d);
+        assertArrayEquals(send, PerftestWire.encodeDest(d, 0x8a7f0000));
+        byte[] zeroPadded = send.clone();
+        Arrays.fill(zeroPadded, 20, 24, (byte) 0);
+        assertArrayEquals(zeroPadded, PerftestWire.encodeDest(d), "jrdma sends zeros where perftest leaves garbage");
+        byte[] read = HexFormat.of().parseHex(SIW_READ_LAT_CLIENT_KEYS);
+        PerftestWire.Dest r = new PerftestWire.Dest(0, 128, 2, 0x6924a1, 0xa72c8b00, 0x55e81fa9e000L, gid, 0);
+        assertEquals(r, PerftestWire.decodeDest(read));
+        assertArrayEquals(read, PerftestWire.encodeDest(r));
+        assertEquals(56, PerftestWire.DEST_SIZE);
+    }
+
+    @Test
+    void rdmaCmKeysIgnorePaddingSrqnAndGidIndex() {
+        byte[] m = HexFormat.of().parseHex(SIW_READ_LAT_CLIENT_KEYS);
+        PerftestWire.Dest clean = PerftestWire.decodeDest(m);
+        for (int i : new int[] {20, 21, 22, 23, 48, 51, 52, 55}) {
+            m[i] = (byte) 0xe8;
+        }
+        assertEquals(clean, PerftestWire.decodeDest(m), "rdma_read_keys reads neither padding, srqn nor gid_index");
+        String bad = assertThrows(SideChannelException.class,
+                () -> PerftestWire.decodeDest(Arrays.copyOf(m, 16))).getMessage();
+        assertTrue(bad.contains("it has 16 bytes, not 56"), bad);
+        assertArrayEquals(new byte[56], PerftestWire.encodeDest(new PerftestWire.Dest(0, 0, 0, 0, 0, 0, new byte[16], 0)),
+                "the E5/E6 syncs: a zeroed my_dest");
+    }
+
     @Test
     void reportValuesAreBigEndian() {
         assertArrayEquals(new byte[] {0, 0, 0, 0, 0, 0, 0x10, 0}, PerftestWire.int64(4096));

@@ -1,0 +1,237 @@
+package io.jrdma.tools.perf;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * jrdma against jrdma with {@code -R} over {@code iwarp_lo}: perftest's exchange on an rdma_cm
+ * comm QP, the test's QPs connected through the connection manager on the same port, and the
+ * output perftest prints with {@code -R} (Transport IW, rdma_cm QPs ON, addresses without keys,
+ * the server's "Waiting for client rdma_cm QP to connect").
+ */
+class PerftestRdmaCmTest {
+    static final String L = PerftestReport.RESULT_LINE;
+    static final Pattern ADDRESS = Pattern.compile(" (local|remote) address: LID 0000 QPN 0x[0-9a-f]{4,6}"
+            + " PSN 0x[0-9a-f]{1,6}");
+    static final String GID = " GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:01";
+
+    static PerftestLoopbackTest.Pair run(String test, String... flags) throws Exception {
+        List<String> common = new ArrayList<>(List.of(test, "-R", "-d", "iwarp_lo", "--timeout", "20"));
+        common.addAll(List.of(flags));
+        List<String> s = new ArrayList<>(common);
+        s.addAll(List.of("-p", "0"));
+        PerftestOptions so = PerfCommand.parsePerftest(s.toArray(String[]::new));
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream sErr = new ByteArrayOutputStream();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        CompletableFuture<Integer> serverRc = CompletableFuture.supplyAsync(() -> {
+            int rc = PerftestCommand.execute(so, new PrintStream(sOut, true, StandardCharsets.UTF_8),
+                    new PrintStream(sErr, true, StandardCharsets.UTF_8), port::complete);
+            port.complete(-1);
+            return rc;
+        });
+        int p = port.get(20, TimeUnit.SECONDS);
+        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream cErr = new ByteArrayOutputStream();
+        int crc = -2;
+        if (p > 0) {
+            List<String> c = new ArrayList<>(common);
+            c.addAll(List.of("-p", String.valueOf(p), "127.0.0.1"));
+            crc = PerftestCommand.execute(PerfCommand.parsePerftest(c.toArray(String[]::new)),
+                    new PrintStream(cOut, true, StandardCharsets.UTF_8), new PrintStream(cErr, true, StandardCharsets.UTF_8));
+        }
+        int src = serverRc.get(40, TimeUnit.SECONDS);
+        return new PerftestLoopbackTest.Pair(src, sOut.toString(StandardCharsets.UTF_8),
+                sErr.toString(StandardCharsets.UTF_8), crc, cOut.toString(StandardCharsets.UTF_8),
+                cErr.toString(StandardCharsets.UTF_8));
+    }
+
+    /** The -R header perftest would print on this side (jrdma's iWARP MTU is 4096 on both ends here). */
+    static String header(PerftestOptions o, boolean client) {
+        return PerftestReport.header(new PerftestReport.Info(o.test(), o.cmpSwap(), "iwarp_lo", o.numQps(),
+                o.disablePcir(), client, o.txDepth(), o.rxDepth(), o.cqMod(), 4096, 0, o.inlineSize(),
+                o.outstandingReads(), true));
+    }
+
+    /** One side's output, line by line; @return the rows. */
+    static List<String> check(String out, PerftestOptions o, boolean client, int expectedRows) {
+        List<String> lines = new ArrayList<>(out.lines().toList());
+        int i = 0;
+        if (!client) {
+            assertEquals(List.of("", "************************************", "* Waiting for client to connect... *",
+                    "************************************"), lines.subList(0, 4), out);
+            i = 4;
+        }
+        String header = header(o, client);
+        int h = (int) header.lines().count();
+        assertEquals(header, String.join("\n", lines.subList(i, i + h)), out);
+        i += h;
+        for (String side : List.of("local", "remote")) {
+            for (int q = 0; q < o.numQps(); q++) {
+                assertTrue(ADDRESS.matcher(lines.get(i)).matches(), lines.get(i) + "\n" + out);
+                assertTrue(lines.get(i).startsWith(" " + side + " address"), lines.get(i));
+                assertEquals(GID, lines.get(i + 1), out);
+                i += 2;
+            }
+        }
+        assertEquals(L, lines.get(i++), out);
+        List<String> rows = new ArrayList<>();
+        if (expectedRows > 0) {
+            assertEquals(o.bw() ? PerftestReport.bwColumns(o.gbits()) : PerftestReport.RESULT_FMT_LAT, lines.get(i++),
+                    out);
+            for (int r = 0; r < expectedRows; r++) {
+                String row = lines.get(i++);
+                assertTrue((o.bw() ? PerftestLoopbackTest.BW_ROW : PerftestLoopbackTest.LAT_ROW).matcher(row).matches(),
+                        "[" + row + "]\n" + out);
+                rows.add(row);
+            }
+            assertEquals(L, lines.get(i++), out);
+        }
+        assertEquals(i, lines.size(), out);
+        return rows;
+    }
+
+    @ParameterizedTest
+    @EnumSource(PerfTest.class)
+    @Timeout(90)
+    void everyTestInBothRoles(PerfTest test) throws Exception {
+        String[] flags = test.isBw() && !test.isAtomic() ? new String[] {"-n", "300", "-s", "4096"}
+                : new String[] {"-n", "300"};
+        PerftestLoopbackTest.Pair r = run(test.cliName(), flags);
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        assertEquals("", r.serverErr() + r.clientErr(), r.all());
+        List<String> args = new ArrayList<>(List.of(test.cliName(), "-R", "-d", "iwarp_lo"));
+        args.addAll(List.of(flags));
+        PerftestOptions o = PerfCommand.parsePerftest(args.toArray(String[]::new));
+        List<String> clientRows = check(r.clientOut(), o, true, 1);
+        PerftestLoopbackTest.checkSizes(clientRows, o.sizes(), 300);
+        boolean serverRows = test.isBw() || test == PerfTest.WRITE_LAT || test == PerfTest.SEND_LAT;
+        List<String> serverRow = check(r.serverOut(), o, false, serverRows ? 1 : 0);
+        if (test.isBw() && !test.isSend()) {
+            assertEquals(clientRows, serverRow, "the server prints the client's report as it received it");
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void allSizesAndSeveralQps() throws Exception {
+        for (String test : List.of("write_bw", "send_bw", "read_lat")) {
+            PerftestLoopbackTest.Pair r = run(test, "-a", "-n", "5");
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+            PerftestOptions o = PerfCommand.parsePerftest(test, "-R", "-d", "iwarp_lo", "-a", "-n", "5");
+            PerftestLoopbackTest.checkSizes(check(r.clientOut(), o, true, 23), o.sizes(), 5);
+        }
+        for (String test : List.of("read_bw", "send_bw")) {
+            String[] flags = {"-q", "3", "-n", "100", "-s", "1000", "-t", "16", "-Q", "4", "-r", "10"};
+            PerftestLoopbackTest.Pair r = run(test, test.equals("send_bw") ? flags : java.util.Arrays.copyOf(flags, 10));
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+        }
+    }
+
+    /**
+     * ib_send_bw over iWARP with few receives: the receiver reports its count every rx_depth/3
+     * receives by a 4-byte RDMA WRITE into the sender's credit word, and the sender never has
+     * more than rx_depth - 1 SENDs beyond it (iWARP has no receiver-not-ready retry: one SEND too
+     * many is a TERMINATE). 200 SENDs through 8 receives complete only if both halves work.
+     */
+    @Test
+    @Timeout(60)
+    void sendBwWaitsForCredits() throws Exception {
+        String[] common = {"send_bw", "-R", "-d", "iwarp_lo", "-r", "8", "-n", "200", "-s", "4096", "--timeout", "20"};
+        List<String> s = new ArrayList<>(List.of(common));
+        s.addAll(List.of("-p", "0"));
+        PerftestOptions so = PerfCommand.parsePerftest(s.toArray(String[]::new));
+        assertEquals(8, so.rxDepth());
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        PrintStream sPrint = new PrintStream(sOut, true, StandardCharsets.UTF_8);
+        PrintStream cPrint = new PrintStream(cOut, true, StandardCharsets.UTF_8);
+        AtomicBoolean serverFailed = new AtomicBoolean();
+        AtomicBoolean clientFailed = new AtomicBoolean();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        Perftest server = new Perftest(so, sPrint, sPrint, new Watchdog(20, clientFailed), port::complete, false);
+        CompletableFuture<Void> serverRun = CompletableFuture.runAsync(() -> {
+            try {
+                server.run();
+            } catch (RuntimeException e) {
+                serverFailed.set(true);
+                port.completeExceptionally(e);
+                throw e;
+            }
+        });
+        List<String> c = new ArrayList<>(List.of(common));
+        c.addAll(List.of("-p", String.valueOf(port.get(20, TimeUnit.SECONDS)), "127.0.0.1"));
+        Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
+                new Watchdog(20, serverFailed), p -> { }, false);
+        try {
+            client.run();
+        } catch (RuntimeException e) {
+            clientFailed.set(true);
+            throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);
+        }
+        serverRun.get(30, TimeUnit.SECONDS);
+        // rcnt % 8 % (8 / 3) == 0: every second receive
+        assertEquals(100, server.creditWrites, sOut.toString(StandardCharsets.UTF_8));
+        assertEquals(0, client.creditWrites);
+        assertTrue(cOut.toString(StandardCharsets.UTF_8).lines().anyMatch(l -> l.startsWith(" 4096       200 ")),
+                cOut.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void rdmaCmIsRefusedOnRoce() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = PerfCommand.run(List.of("write_bw", "-R", "-d", "roce_lo", "--loopback"),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, rc);
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.startsWith("jrdma perf: option -R/--rdma_cm: jrdma speaks rdma_cm only over iWARP (-d iwarp_<if>)"),
+                e);
+        assertTrue(e.contains("(roce_lo is a RoCE device)"), e);
+        err.reset();
+        rc = PerfCommand.run(List.of("write_bw", "-R", "--jrdma-cm", "-d", "iwarp_lo", "--loopback"),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, rc);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("drop --jrdma-cm"), err.toString(StandardCharsets.UTF_8));
+        err.reset();
+        rc = PerfCommand.run(List.of("write_bw", "-R", "-z", "-d", "iwarp_lo", "--loopback"),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, rc);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-z/--comm_rdma_cm is not supported"),
+                err.toString(StandardCharsets.UTF_8));
+        assertEquals("", out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    @Timeout(60)
+    void theCommandLineRunsInOneProcess() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = PerfCommand.run(List.of("write_bw", "-R", "-d", "iwarp_lo", "--loopback", "-s", "65536", "-n", "100"),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, rc, o + err);
+        assertTrue(o.contains(" Number of qps   : 1\t\tTransport type : IW\n"), o);
+        assertTrue(o.contains(" rdma_cm QPs\t : ON\n Data ex. method : rdma_cm\n"), o);
+        assertTrue(o.lines().anyMatch(l -> l.startsWith(" 65536      100 ")), o);
+        assertEquals("", err.toString(StandardCharsets.UTF_8));
+    }
+}
