@@ -178,8 +178,8 @@ for s in $RPING_SIZES; do
 done
 
 # --- perftest -R: two rdma_cm connections on 18515 (handshake, then data)
-BW_ROW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+'
-LAT_ROW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+'
+BW_ROW='^ *[0-9]+[[:space:]]+[0-9]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+'   # perftest puts tabs in it
+LAT_ROW=$BW_ROW
 perf_check_both() { # result rows on both sides
   local d=$1
   grep -Eq "$BW_ROW" "$d/client.txt" || echo -n "no result row from the client;"

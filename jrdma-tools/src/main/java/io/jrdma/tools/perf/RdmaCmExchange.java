@@ -48,6 +48,8 @@ import java.util.concurrent.locks.LockSupport;
 final class RdmaCmExchange implements PerftestExchange {
     /** perftest's SYNC_SPEC_ID. */
     static final long SYNC_SPEC_ID = 5;
+    /** How long a server waits for the client to close first (see {@link #finish()}). */
+    static final long CLOSE_GRACE_NANOS = 500_000_000L;
 
     private final ProtectionDomain pd;
     private final CompletionQueue sendCq;
@@ -66,6 +68,7 @@ final class RdmaCmExchange implements PerftestExchange {
     private ConnectionManager.Connection conn;
     private String peer = "the peer";
     private boolean closed;
+    private boolean server;
 
     private RdmaCmExchange(DeviceContext ctx, SideChannel.Pump pump, long timeoutNanos) {
         this.pump = pump;
@@ -116,6 +119,7 @@ final class RdmaCmExchange implements PerftestExchange {
     static RdmaCmExchange accept(DeviceContext ctx, ConnectionManager.Listener listener, long waitNanos,
                                  SideChannel.Pump pump, long timeoutNanos) {
         RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos);
+        x.server = true;
         try {
             long end = System.nanoTime() + waitNanos;
             ConnectionManager.ConnectRequest req;
@@ -239,9 +243,27 @@ final class RdmaCmExchange implements PerftestExchange {
         return PerftestWire.DEST_SIZE;
     }
 
-    /** {@code ctx_close_connection} over rdma_cm: nothing after the last handshake. */
+    /**
+     * {@code ctx_close_connection} over rdma_cm: nothing goes on the wire after the last handshake.
+     * A server gives the client up to {@link #CLOSE_GRACE_NANOS} to close first: Linux siw as the
+     * client can still be completing its last SEND when the server's FIN arrives, and then fails it
+     * (LOC_QP_OP_ERR, "Failed to close connection"), which perftest's own, slower, server never
+     * provokes. The wait ends as soon as the client's close flushes the posted receive.
+     */
     @Override
     public void finish() {
+        if (!server) {
+            return;
+        }
+        long end = System.nanoTime() + CLOSE_GRACE_NANOS;
+        while (recvCq.poll(wc) == 0) {
+            if (pump.turn() == 0) {
+                if (System.nanoTime() - end > 0) {
+                    return;
+                }
+                LockSupport.parkNanos(50_000);
+            }
+        }
     }
 
     /** Disconnects (a FIN: the peer sees a normal close) and frees the comm QP's resources. */
