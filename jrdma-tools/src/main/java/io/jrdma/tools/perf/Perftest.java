@@ -485,9 +485,10 @@ final class Perftest {
     }
 
     private ConnectionManager.Connection acceptQp(int i, ConnParam param) {
-        dog.reset("waiting for the client to connect QP " + i + " through rdma_cm on " + cmListener.address());
+        dog.reset("waiting for the client to connect QP " + i + " through rdma_cm on port "
+                + cmListener.address().getPort());
         ConnectionManager.ConnectRequest req;
-        while ((req = cmListener.poll(Duration.ofMillis(100))) == null) {
+        while ((req = RdmaCmExchange.nextRequest(cmListener)) == null) {
             dog.check();
         }
         try {

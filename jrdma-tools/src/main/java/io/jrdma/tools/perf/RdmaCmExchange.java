@@ -123,10 +123,10 @@ final class RdmaCmExchange implements PerftestExchange {
         try {
             long end = System.nanoTime() + waitNanos;
             ConnectionManager.ConnectRequest req;
-            while ((req = listener.poll(Duration.ofMillis(200))) == null) {
+            while ((req = nextRequest(listener)) == null) {
                 if (waitNanos > 0 && System.nanoTime() - end > 0) {
-                    throw new SideChannelException("no client connected to " + listener.address() + " (rdma_cm) within "
-                            + waitNanos / 1_000_000_000L + " s");
+                    throw new SideChannelException("no client connected to port " + listener.address().getPort()
+                            + " (rdma_cm) within " + waitNanos / 1_000_000_000L + " s");
                 }
             }
             InetSocketAddress from = req.peerAddress();
@@ -144,6 +144,21 @@ final class RdmaCmExchange implements PerftestExchange {
             x.close();
             throw e;
         }
+    }
+
+    /**
+     * @return the next connection request on {@code l}, or null after a while without one
+     * @throws SideChannelException when the listener is closed (a poll that returns at once) or the
+     *                              thread interrupted, rather than spinning
+     */
+    static ConnectionManager.ConnectRequest nextRequest(ConnectionManager.Listener l) {
+        long start = System.nanoTime();
+        ConnectionManager.ConnectRequest r = l.poll(Duration.ofMillis(200));
+        if (r == null && (Thread.currentThread().isInterrupted() || System.nanoTime() - start < 100_000_000L)) {
+            throw new SideChannelException("stopped waiting for a connection on port " + l.address().getPort()
+                    + " (rdma_cm): " + (Thread.currentThread().isInterrupted() ? "interrupted" : "the listener closed"));
+        }
+        return r;
     }
 
     /** @return the peer's address, for messages */

@@ -221,6 +221,31 @@ class PerftestRdmaCmTest {
     }
 
     @Test
+    @Timeout(30)
+    void aServerWithoutClientStopsAtItsTimeoutOrWhenInterrupted() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PerftestOptions o = PerfCommand.parsePerftest("write_bw", "-R", "-d", "iwarp_lo", "-p", "0", "--timeout", "1");
+        int rc = PerftestCommand.execute(o, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(1, rc);
+        assertTrue(err.toString(StandardCharsets.UTF_8).matches("jrdma perf: FAILED: no client connected to port \\d+"
+                + " \\(rdma_cm\\) within 1 s\n"), err.toString(StandardCharsets.UTF_8));
+        // without --timeout a server waits for ever, as perftest's: an interrupt ends the wait (not a spin)
+        PerftestOptions forever = PerfCommand.parsePerftest("write_bw", "-R", "-d", "iwarp_lo", "-p", "0");
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        CompletableFuture<Integer> result = new CompletableFuture<>();
+        ByteArrayOutputStream err2 = new ByteArrayOutputStream();
+        Thread t = Thread.ofPlatform().start(() -> result.complete(PerftestCommand.execute(forever,
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err2, true, StandardCharsets.UTF_8), port::complete)));
+        port.get(10, TimeUnit.SECONDS);
+        t.interrupt();
+        assertEquals(1, result.get(10, TimeUnit.SECONDS));
+        assertTrue(err2.toString(StandardCharsets.UTF_8).contains("(rdma_cm)"), err2.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     @Timeout(60)
     void theCommandLineRunsInOneProcess() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

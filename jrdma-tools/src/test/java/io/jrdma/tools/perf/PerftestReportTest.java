@@ -109,6 +109,55 @@ class PerftestReportTest {
                 PerftestReport.address("local", send, PerfTest.SEND_LAT));
     }
 
+    /** perftest -R on Linux siw (../shared/interop/results/iwarp-ib_write_bw.txt and iwarp-ib_send_bw.txt). */
+    @Test
+    void rdmaCmHeadersAndAddressesAsSiwPrintedThem() {
+        assertEquals(L + "                    RDMA_Write BW Test\n"
+                + " Dual-port       : OFF\t\tDevice         : siw0\n"
+                + " Number of qps   : 1\t\tTransport type : IW\n"
+                + " Connection type : RC\t\tUsing SRQ      : OFF\n"
+                + " PCIe relax order: ON\n"
+                + " ibv_wr* API     : OFF\n"
+                + " TX depth        : 16\n"
+                + " CQ Moderation   : 16\n"
+                + " Mtu             : 1024[B]\n"
+                + " Link type       : Ethernet\n"
+                + " GID index       : 0\n"
+                + " Max inline data : 0[B]\n"
+                + " rdma_cm QPs\t : ON\n"
+                + " Data ex. method : rdma_cm\n"
+                + "-".repeat(87), PerftestReport.header(new PerftestReport.Info(PerfTest.WRITE_BW, false, "siw0", 1,
+                false, true, 16, 1, 16, 1024, 0, 0, 1, true)));
+        assertEquals(L + "                    Send BW Test\n"
+                + " Dual-port       : OFF\t\tDevice         : siw0\n"
+                + " Number of qps   : 1\t\tTransport type : IW\n"
+                + " Connection type : RC\t\tUsing SRQ      : OFF\n"
+                + " PCIe relax order: ON\n"
+                + " ibv_wr* API     : OFF\n"
+                + " RX depth        : 16\n"
+                + " CQ Moderation   : 16\n"
+                + " Mtu             : 1024[B]\n"
+                + " Link type       : Ethernet\n"
+                + " GID index       : 0\n"
+                + " Max inline data : 0[B]\n"
+                + " rdma_cm QPs\t : ON\n"
+                + " Data ex. method : rdma_cm\n"
+                + L
+                + " Waiting for client rdma_cm QP to connect\n"
+                + " Please run the same command with the IB/RoCE interface IP\n"
+                + "-".repeat(87), PerftestReport.header(new PerftestReport.Info(PerfTest.SEND_BW, false, "siw0", 1,
+                false, false, 16, 16, 16, 1024, 0, 0, 1, true)));
+        byte[] g = HexFormat.of().parseHex("52540077011200000000000000000000");
+        PerftestWire.Dest write = new PerftestWire.Dest(0, 1, 2, 0x5780f7, 0x1234, 0x55bc73031000L, g, 0);
+        assertEquals(" local address: LID 0000 QPN 0x0002 PSN 0x5780f7\n"
+                + " GID: 82:84:00:119:01:18:00:00:00:00:00:00:00:00:00:00",
+                PerftestReport.address("local", write, PerfTest.WRITE_BW, true));
+        PerftestWire.Dest read = new PerftestWire.Dest(0, 128, 2, 0xe3aa9, 0x1234, 0x55bc73031000L, g, 0);
+        assertEquals(" remote address: LID 0000 QPN 0x0002 PSN 0xe3aa9\n"
+                + " GID: 82:84:00:119:01:18:00:00:00:00:00:00:00:00:00:00",
+                PerftestReport.address("remote", read, PerfTest.READ_BW, true), "no OUT, RKey, VAddr with -R");
+    }
+
     @Test
     void rowsAsRxePrintedThem() {
         assertEquals(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
