@@ -41,6 +41,11 @@ class PerftestLoopbackTest {
     static Pair run(String test, String... flags) throws Exception {
         List<String> common = new ArrayList<>(List.of(test, "-d", "roce_lo", "--timeout", "20"));
         common.addAll(List.of(flags));
+        return runBoth(common);
+    }
+
+    /** A server (port 0) and a client on 127.0.0.1 with the same {@code common} flags; @return both outcomes */
+    static Pair runBoth(List<String> common) throws Exception {
         List<String> s = new ArrayList<>(common);
         s.addAll(List.of("-p", "0"));
         PerftestOptions so = PerfCommand.parsePerftest(s.toArray(String[]::new));

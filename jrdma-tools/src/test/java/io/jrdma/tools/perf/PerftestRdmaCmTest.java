@@ -33,32 +33,7 @@ class PerftestRdmaCmTest {
     static PerftestLoopbackTest.Pair run(String test, String... flags) throws Exception {
         List<String> common = new ArrayList<>(List.of(test, "-R", "-d", "iwarp_lo", "--timeout", "20"));
         common.addAll(List.of(flags));
-        List<String> s = new ArrayList<>(common);
-        s.addAll(List.of("-p", "0"));
-        PerftestOptions so = PerfCommand.parsePerftest(s.toArray(String[]::new));
-        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
-        ByteArrayOutputStream sErr = new ByteArrayOutputStream();
-        CompletableFuture<Integer> port = new CompletableFuture<>();
-        CompletableFuture<Integer> serverRc = CompletableFuture.supplyAsync(() -> {
-            int rc = PerftestCommand.execute(so, new PrintStream(sOut, true, StandardCharsets.UTF_8),
-                    new PrintStream(sErr, true, StandardCharsets.UTF_8), port::complete);
-            port.complete(-1);
-            return rc;
-        });
-        int p = port.get(20, TimeUnit.SECONDS);
-        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
-        ByteArrayOutputStream cErr = new ByteArrayOutputStream();
-        int crc = -2;
-        if (p > 0) {
-            List<String> c = new ArrayList<>(common);
-            c.addAll(List.of("-p", String.valueOf(p), "127.0.0.1"));
-            crc = PerftestCommand.execute(PerfCommand.parsePerftest(c.toArray(String[]::new)),
-                    new PrintStream(cOut, true, StandardCharsets.UTF_8), new PrintStream(cErr, true, StandardCharsets.UTF_8));
-        }
-        int src = serverRc.get(40, TimeUnit.SECONDS);
-        return new PerftestLoopbackTest.Pair(src, sOut.toString(StandardCharsets.UTF_8),
-                sErr.toString(StandardCharsets.UTF_8), crc, cOut.toString(StandardCharsets.UTF_8),
-                cErr.toString(StandardCharsets.UTF_8));
+        return PerftestLoopbackTest.runBoth(common);
     }
 
     /** The -R header perftest would print on this side (jrdma's iWARP MTU is 4096 on both ends here). */
