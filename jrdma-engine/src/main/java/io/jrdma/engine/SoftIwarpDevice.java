@@ -58,7 +58,7 @@ public final class SoftIwarpDevice extends InterfaceDevice {
 
     /** Opens a context on {@code addresses} (its GID table) with {@code clock}. */
     public Context open(DeviceOptions options, List<InetAddress> addresses, NanoClock clock) {
-        Context c = new Context(this, open::remove, true, options, new Addresses(addresses), clock, Mtu.MTU_4096);
+        Context c = new Context(this, open::remove, true, options, new Addresses(addresses), clock, activeMtu());
         open.add(c);
         return c;
     }
@@ -101,5 +101,21 @@ public final class SoftIwarpDevice extends InterfaceDevice {
         @Override
         public void close() {
         }
+    }
+
+    /**
+     * @return the port's active MTU as Linux siw reports it: the largest IB MTU not above the
+     * interface's (1024 on 1500-byte Ethernet). Informational on iWARP: FPDUs are sized to the
+     * TCP MSS, not to this.
+     */
+    public Mtu activeMtu() {
+        int mtu = interfaceMtu();
+        Mtu best = Mtu.MTU_256;
+        for (Mtu m : Mtu.values()) {
+            if (m.bytes() <= mtu) {
+                best = m;
+            }
+        }
+        return best;
     }
 }

@@ -104,7 +104,7 @@ final class DevicesCommand {
             out.printf("\t\t\tmax_mtu:\t\t%d (%d)%n", max.bytes(), max.code());
             out.printf("\t\t\tactive_mtu:\t\t%d (%d)%n", active.bytes(), active.code());
             out.printf("\t\t\tlink_layer:\t\t%s%n", attr != null ? attr.linkLayer() : "Ethernet");
-            if (attr != null) {
+            if (attr != null && d.transport() == io.jrdma.verbs.Transport.ROCE_V2) {
                 out.printf("\t\t\tudp_port:\t\t%d%s%n", attr.udpPort(),
                         attr.udpPort() == DeviceOptions.ROCE_V2_PORT ? "" : " (4791 is taken on this host)");
                 String why = io.jrdma.engine.link.UdpLink.nativeUnavailableReason();
@@ -118,7 +118,11 @@ final class DevicesCommand {
             }
             for (int i = 0; i < gids.size(); i++) {
                 Gid g = gids.get(i);
-                out.printf("\t\t\tGID[%3d]:\t\t%s, RoCE v2 (%s)%n", i, g, ip(g));
+                if (d.transport() == io.jrdma.verbs.Transport.IWARP) { // iWARP has no GID types: the address
+                    out.printf("\t\t\tGID[%3d]:\t\t%s (%s)%n", i, g, ip(g));
+                } else {
+                    out.printf("\t\t\tGID[%3d]:\t\t%s, RoCE v2 (%s)%n", i, g, ip(g));
+                }
             }
             if (ctx != null) {
                 out.println("\t\tcounters:");
@@ -187,6 +191,7 @@ final class DevicesCommand {
 
     /** The active MTU without opening the device, as the engine computes it; {@code -v} shows the engine's own value. */
     private static Mtu activeMtu(Device dev) {
-        return dev instanceof io.jrdma.engine.SoftRoceDevice s ? s.activeMtu() : Mtu.MTU_1024;
+        return dev instanceof io.jrdma.engine.SoftRoceDevice s ? s.activeMtu()
+                : dev instanceof io.jrdma.engine.SoftIwarpDevice s ? s.activeMtu() : Mtu.MTU_1024;
     }
 }
