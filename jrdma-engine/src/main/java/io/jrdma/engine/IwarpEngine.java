@@ -71,12 +71,22 @@ final class IwarpEngine {
      * slower than the copying path (more, smaller system calls and TCP segments; see the doc).
      */
     final boolean zeroCopy = Boolean.getBoolean(ZERO_COPY_PROPERTY);
+    /**
+     * Streams write with one {@code writev} per flush and read payloads with {@code readv} on the
+     * socket's descriptor ({@link NativeTcp}); read when the context opens. Without it (no
+     * {@code --add-opens java.base/sun.nio.ch}, not Linux, {@code -Djrdma.iwarp.writev=false}) they use
+     * the single-buffer SocketChannel calls.
+     */
+    final boolean vectored = NativeTcp.enabled();
     private final Crc32c crc32c = new Crc32c();
     private final CRC32C txCrc = new CRC32C();
     private final MemorySegment scratch = Arena.ofAuto().allocate(8, 8);
     /** FPDUs sent with their payload straight from the region, and received straight into it (tests look) */
     long zeroCopySent;
     long zeroCopyPlaced;
+    /** writev and readv calls made on streams' descriptors (tests look) */
+    long vectorWrites;
+    long vectorReads;
     private Qp[] streams = new Qp[16];
     private int streamCount;
 
@@ -383,7 +393,8 @@ final class IwarpEngine {
      * Reads the payload of the FPDU being placed directly: the next piece of its target (one SGE's
      * worth at most) straight from the socket, with the bytes after the payload (the FPDU's pad and
      * CRC, the next FPDU's header) into the stream's buffer in the same system call when the piece is
-     * the last; then the CRC and the completion, as {@link #onFpdu} would have done.
+     * the last and the stream has a descriptor ({@code readv}; else the next {@code read} brings them);
+     * then the CRC and the completion, as {@link #onFpdu} would have done.
      */
     private int readDirect(Qp qp, IwarpStream s) {
         int left = s.dpLength - s.dpPlaced;
@@ -424,12 +435,32 @@ final class IwarpEngine {
             }
             ByteBuffer view = RegionViews.of(mr).acquireForRead(va, (int) piece);
             int start = view.position();
-            try {
-                // the payload only: a scattering read (view + buffer) would allocate, as NIO's gathering write;
-                // the trailer and the next header come with the next read into the buffer
-                n = s.channel.read(view);
-            } catch (IOException e) {
-                n = -1;
+            if (s.fd >= 0) {
+                // one readv: the rest of the piece into the region and, when it ends the payload, the trailer,
+                // the next FPDU's header and a little more into the buffer (RX_PEEK: its payload goes direct too)
+                NativeTcp.Vec v = s.rxVec;
+                v.clear();
+                v.add(mr.address + start, piece, mr.segment); // kept alive during the call
+                if (piece == left) {
+                    v.add(s.rxSeg.address() + s.rxEnd, Math.min(s.rx.capacity() - s.rxEnd, RX_PEEK), null);
+                }
+                long r = v.readv(s.fd);
+                vectorReads++;
+                n = r > 0 ? (int) r : r == 0 ? -1 : 0; // 0: the peer closed; -errno: EAGAIN/EINTR, or a reset
+                if (r < 0 && r != -NativeTcp.EAGAIN && r != -NativeTcp.EINTR) {
+                    n = -1;
+                }
+                if (n > 0) {
+                    view.position(start + (int) Math.min(n, piece));
+                }
+            } else {
+                try {
+                    // the payload only: a scattering read (view + buffer) would allocate, as NIO's gathering
+                    // write; the trailer and the next header come with the next read into the buffer
+                    n = s.channel.read(view);
+                } catch (IOException e) {
+                    n = -1;
+                }
             }
             if (n > 0) {
                 got = view.position() - start;
@@ -941,6 +972,16 @@ final class IwarpEngine {
         if (s == null || s.closed || (st != QpState.RTS && st != QpState.SQD)) {
             return 0;
         }
+        try {
+            return transmit(qp, s, st, budget);
+        } catch (IllegalStateException e) {
+            // a region's memory was freed while a WQE or READ Response was being sent from it
+            regionGone(qp, s, null);
+            return 1;
+        }
+    }
+
+    private int transmit(Qp qp, IwarpStream s, QpState st, int budget) {
         int n = 0;
         boolean writable = flushTx(qp, s);
         while (writable && n < budget) {
@@ -971,7 +1012,15 @@ final class IwarpEngine {
         if (!s.txPending()) {
             return true;
         }
+        Mr gone = goneRegion(s);
+        if (gone != null) {
+            regionGone(qp, s, gone);
+            return false;
+        }
         try {
+            if (s.fd >= 0) {
+                return writev(qp, s);
+            }
             // one write per entry: NIO's gathering write allocates for every buffer that carries a memory
             // session, which region views always do (docs/iwarp-design.md, "Zero copy")
             ByteBuffer b;
@@ -980,12 +1029,9 @@ final class IwarpEngine {
                 s.channel.write(b);
             } while (!b.hasRemaining() && !s.taken());
         } catch (IOException e) {
-            s.dropTx(); // the peer is gone: nothing more will leave
-            s.rxStopped = true;
-            closeStream(s);
-            if (qp.state != QpState.ERROR) {
-                engine.enterError(qp);
-            }
+            return writeFailed(qp, s);
+        } catch (IllegalStateException e) { // a region's memory was freed after the check above
+            regionGone(qp, s, goneRegion(s));
             return false;
         }
         if (s.taken()) {
@@ -993,6 +1039,123 @@ final class IwarpEngine {
         }
         counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
         return false;
+    }
+
+    /**
+     * The pending gather list in {@code writev} calls (as many entries as the iovec holds and
+     * {@link NativeTcp#KEEP} regions), until all is written or the socket is full. A short count
+     * leaves the entries' positions exactly where the socket stopped.
+     */
+    private boolean writev(Qp qp, IwarpStream s) throws IOException {
+        NativeTcp.Vec v = s.txVec;
+        long txBase = s.txSeg.address();
+        while (true) {
+            v.clear();
+            long want = 0;
+            for (int i = s.iovHead; i < s.iovTail; i++) {
+                ByteBuffer b = s.iov[i];
+                RegionViews rv = s.iovViews[i];
+                long at = rv == null ? txBase : rv.mr().address;
+                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.mr().segment)) {
+                    break;
+                }
+                want += b.remaining();
+            }
+            long n = v.writev(s.fd); // keeps the regions alive during the call (NativeTcp)
+            vectorWrites++;
+            if (n < 0) {
+                if (n == -NativeTcp.EINTR) {
+                    continue;
+                }
+                if (n == -NativeTcp.EAGAIN) {
+                    counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
+                    return false;
+                }
+                return writeFailed(qp, s);
+            }
+            boolean all = n == want; // else a short count: the socket is full
+            for (int i = s.iovHead; n > 0; i++) {
+                ByteBuffer b = s.iov[i];
+                int k = (int) Math.min(n, b.remaining());
+                b.position(b.position() + k);
+                n -= k;
+            }
+            if (s.taken()) {
+                return true;
+            }
+            if (!all) {
+                counters.increment(Counter.SEND_ERR); // the rest waits for the next cycle
+                return false;
+            }
+            // the vector was full (entries or regions to keep): the next call takes the rest
+        }
+    }
+
+    /** The peer is gone (a write failed): nothing more will leave. */
+    private boolean writeFailed(Qp qp, IwarpStream s) {
+        s.dropTx();
+        s.rxStopped = true;
+        closeStream(s);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
+        return false;
+    }
+
+    /** @return a region a pending payload lies in that was deregistered or whose memory was freed, or null */
+    private static Mr goneRegion(IwarpStream s) {
+        for (int i = s.iovHead; i < s.iovTail; i++) {
+            RegionViews rv = s.iovViews[i];
+            if (rv != null) {
+                Mr mr = rv.mr();
+                if (mr.isClosed() || !mr.segment.scope().isAlive()) {
+                    return mr;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A payload still to be written lies in a region that was deregistered or freed since its FPDU
+     * was queued: its bytes are not read. The FPDU's header may be on the wire already, so the
+     * stream cannot go on: what is pending is dropped and the connection closed; the WQE that named
+     * the region completes with LOC_PROT_ERR, those before it (their last bytes may be among the
+     * dropped ones) with WR_FLUSH_ERR, and the QP enters ERROR, which flushes the rest. A READ
+     * Response from such a region (the peer's READ) just ends the stream.
+     */
+    private void regionGone(Qp qp, IwarpStream s, Mr mr) {
+        counters.increment(Counter.ENGINE_ERRORS);
+        s.dropTx();
+        s.rxStopped = true;
+        closeStream(s);
+        long owner = -1;
+        long end = Math.min(qp.reqIndex + 1, qp.sqProducerAcquire()); // the WQE being sent counts
+        for (long i = qp.sqConsumer; i < end && owner < 0; i++) {
+            Wqe w = qp.sq[(int) (i & qp.sqMask)];
+            for (int k = 0; k < w.numSge && !w.inline && w.started; k++) {
+                Mr m = w.sgeMr[k];
+                if (m != null && (m == mr || mr == null && (m.isClosed() || !m.segment.scope().isAlive()))
+                        && !w.isReadOrAtomic()) {
+                    owner = i;
+                    break;
+                }
+            }
+        }
+        while (owner >= 0 && qp.sqConsumer <= owner) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            WcStatus st = qp.sqConsumer == owner ? WcStatus.LOC_PROT_ERR : WcStatus.WR_FLUSH_ERR;
+            if (w.isReadOrAtomic() && w.started && !w.responded) {
+                qp.rdAtomicInFlight--;
+            }
+            w.started = false;
+            qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+            qp.sendCq.push(w.wrId, st, WcOpcode.of(w.opcode), 0, 0, 0, qp.qpn, 0);
+        }
+        qp.reqIndex = Math.max(qp.reqIndex, qp.sqConsumer);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
     }
 
     /** Seals the FPDU built whole at {@code f} (pad, CRC or zeros) and queues it for the socket. */
@@ -1243,6 +1406,9 @@ final class IwarpEngine {
      * a READ/atomic once its response is in, a failed one with its error (the QP then enters ERROR).
      */
     private void retire(Qp qp, IwarpStream s) {
+        if (s.closed) {
+            return; // queued bytes were dropped (the peer or a region is gone): the flush completes what is left
+        }
         while (qp.sqConsumer != qp.reqIndex) {
             Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
             WcStatus st = WcStatus.SUCCESS;

@@ -86,6 +86,11 @@ final class RegionViews {
         return b;
     }
 
+    /** @return the region these views are of */
+    Mr mr() {
+        return mr;
+    }
+
     /** Gives back a view from {@link #acquire}. */
     void release(ByteBuffer b) {
         free[freeCount++] = b;
