@@ -99,6 +99,7 @@ final class IwarpEngine {
 
     /** Engine thread: gives a QP its connected stream; the QP is then in RTS. */
     void attach(Qp qp, IwarpStream s) {
+        s.sqTxEnd = new long[qp.sq.length];
         qp.iw = s;
         if (streamCount == streams.length) {
             streams = java.util.Arrays.copyOf(streams, streamCount * 2);
@@ -909,7 +910,7 @@ final class IwarpEngine {
         s.rxMsnTerm++;
         if (qp.sqConsumer != qp.reqIndex) {
             Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
-            if (w.localError < 0 && (w.isReadOrAtomic() ? !w.responded : s.txPending())) {
+            if (w.localError < 0 && (w.isReadOrAtomic() ? !w.responded : !sent(qp, s, qp.sqConsumer))) {
                 w.localError = st.ordinal(); // completed in order by retire, then the QP enters ERROR
             }
         }
@@ -1026,7 +1027,7 @@ final class IwarpEngine {
             ByteBuffer b;
             do {
                 b = s.iov[s.iovHead];
-                s.channel.write(b);
+                s.txTaken += s.channel.write(b);
             } while (!b.hasRemaining() && !s.taken());
         } catch (IOException e) {
             return writeFailed(qp, s);
@@ -1074,6 +1075,7 @@ final class IwarpEngine {
                 return writeFailed(qp, s);
             }
             boolean all = n == want; // else a short count: the socket is full
+            s.txTaken += n;
             for (int i = s.iovHead; n > 0; i++) {
                 ByteBuffer b = s.iov[i];
                 int k = (int) Math.min(n, b.remaining());
@@ -1395,10 +1397,16 @@ final class IwarpEngine {
         }
         counters.increment(Counter.SENT_PKTS);
         if (last) {
+            s.sqTxEnd[(int) (qp.reqIndex & qp.sqMask)] = s.txQueued; // it completes once TCP took this far
             qp.reqIndex++;
             qp.reqOffset = 0;
         }
         return true;
+    }
+
+    /** @return true once the socket has taken every FPDU of the queued WQE at send-queue index {@code i} */
+    private static boolean sent(Qp qp, IwarpStream s, long i) {
+        return s.txTaken - s.sqTxEnd[(int) (i & qp.sqMask)] >= 0;
     }
 
     /**
@@ -1414,7 +1422,7 @@ final class IwarpEngine {
             WcStatus st = WcStatus.SUCCESS;
             if (w.localError >= 0) {
                 st = WcStatus.of(w.localError);
-            } else if (w.isReadOrAtomic() ? !w.responded : s.txPending()) {
+            } else if (w.isReadOrAtomic() ? !w.responded : !sent(qp, s, qp.sqConsumer)) {
                 return; // no response yet, or its last FPDU is still in our buffer rather than TCP's
             }
             if (w.isReadOrAtomic() && w.started && !w.responded) {

@@ -60,6 +60,14 @@ final class IwarpStream {
     final ByteBuffer[] txSlices = new ByteBuffer[IOV];
     int iovHead;
     int iovTail;
+    /** bytes ever queued on the gather list, and ever taken by the socket */
+    long txQueued;
+    long txTaken;
+    /**
+     * per send-queue slot: {@link #txQueued} after the WQE's last FPDU was queued. A SEND or WRITE
+     * completes once {@link #txTaken} reaches it, whatever is queued behind it (set by {@code IwarpEngine.attach}).
+     */
+    long[] sqTxEnd;
 
     // ---- receive side (siw_qp_rx.c): next expected MSN per untagged queue (RFC 5041: MSNs start at 1)
     int rxMsnSend = 1;
@@ -158,8 +166,10 @@ final class IwarpStream {
         int last = iovTail - 1;
         if (last >= iovHead && iovViews[last] == null && iov[last].limit() == from) {
             iov[last].limit(to); // contiguous with the previous staged slice: one entry
+            txQueued += to - from;
             return;
         }
+        txQueued += to - from;
         ByteBuffer b = txSlices[iovTail];
         b.clear().position(from).limit(to);
         iov[iovTail] = b;
@@ -169,6 +179,7 @@ final class IwarpStream {
 
     /** Queues a region view (a zero-copy payload) behind what is pending. */
     void stageView(ByteBuffer view, RegionViews pool) {
+        txQueued += view.remaining();
         iov[iovTail] = view;
         iovViews[iovTail] = pool;
         iovTail++;

@@ -266,6 +266,25 @@ class IwarpWritevTest {
         assertEquals(QpState.RTS, qp.state());
     }
 
+    @ParameterizedTest(name = "writev {0}")
+    @ValueSource(booleans = {true, false})
+    void aWriteCompletesOnceTcpTookItWhileLaterOnesWait(boolean writev) throws Exception {
+        open(writev);
+        Arena arena = arena();
+        MemoryRegion small = region(arena, 6_000, 3);
+        MemoryRegion big = region(arena, 4 << 20, 4);
+        SendWorkRequest wr = new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, small, 0, 6_000).remote(0, 1);
+        assertEquals(0, qp.postSend(wr));
+        assertEquals(0, qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, big, 0, 4 << 20).remote(0, 2)));
+        // the peer reads nothing: the socket takes the first WRITE and part of the second
+        assertEquals(1, await().wrId());
+        assertEquals(WcStatus.SUCCESS, wc.status());
+        assertTrue(((Qp) qp).iw.txPending(), "the second WRITE still waits for the socket");
+        assertEquals(0, cq.poll(wc), "and does not complete");
+    }
+
     /** Posts a large WRITE and a small one behind it, drives until the socket is full part way into the first. */
     private MemoryRegion[] stuckWrites(Arena big, int len) {
         MemoryRegion a = region(big, len, 1);
