@@ -49,8 +49,14 @@ final class IwarpEngine {
     static final int RX_FPDU_BUDGET = 256;
     /** The largest ULPDU we accept (MULPDU): anything the 16-bit length can say. */
     static final int RX_MAX_ULPDU = Fpdu.MAX_ULPDU_LENGTH;
-    /** The system property that turns zero copy on ({@code -Djrdma.iwarp.zeroCopy=true}), read when a context opens. */
+    /**
+     * {@code -Djrdma.iwarp.zeroCopy=true|false}, read when a context opens: zero copy both ways (true) or
+     * neither (false). Unset: zero-copy transmit exactly when the streams have writev ({@link #vectored}),
+     * copying receive (docs/iwarp-design.md, "Measurements").
+     */
     static final String ZERO_COPY_PROPERTY = "jrdma.iwarp.zeroCopy";
+    /** {@code -Djrdma.iwarp.zeroCopyRx=true|false}: direct placement on receive, whatever {@value #ZERO_COPY_PROPERTY} says. */
+    static final String ZERO_COPY_RX_PROPERTY = "jrdma.iwarp.zeroCopyRx";
     /** An FPDU payload at least this long is sent from its region (a gather entry); shorter ones are copied. */
     static final int ZC_TX_MIN = Integer.getInteger("jrdma.iwarp.zeroCopyMin", 2048);
     /** An FPDU whose payload still has at least this many bytes to come is read straight into its target. */
@@ -65,19 +71,25 @@ final class IwarpEngine {
     private final Engine engine;
     private final Counters counters;
     /**
-     * Zero copy (docs/iwarp-design.md, "Zero copy"): large payloads go from regions into the socket
-     * and from the socket into regions without passing through the stream's buffers
-     * ({@link RegionViews}). Off unless {@value #ZERO_COPY_PROPERTY} is true: on loopback it measured
-     * slower than the copying path (more, smaller system calls and TCP segments; see the doc).
-     */
-    final boolean zeroCopy = Boolean.getBoolean(ZERO_COPY_PROPERTY);
-    /**
      * Streams write with one {@code writev} per flush and read payloads with {@code readv} on the
      * socket's descriptor ({@link NativeTcp}); read when the context opens. Without it (no
      * {@code --add-opens java.base/sun.nio.ch}, not Linux, {@code -Djrdma.iwarp.writev=false}) they use
      * the single-buffer SocketChannel calls.
      */
     final boolean vectored = NativeTcp.enabled();
+    /**
+     * Zero-copy transmit (docs/iwarp-design.md, "Zero copy"): large payloads go from their regions into
+     * the socket without passing through the stream's buffer ({@link RegionViews}). On by default when
+     * {@link #vectored}: with one writev per flush it measured faster than copying on loopback; through
+     * SocketChannel (one write per gather entry) slower, so off without writev.
+     */
+    final boolean zeroCopy;
+    /**
+     * Direct placement on receive: large payloads are read from the socket straight into their targets.
+     * Off by default: it measured no faster than the copying receive (one read per FPDU instead of one
+     * per buffer-full; see the doc); {@value #ZERO_COPY_PROPERTY} or {@value #ZERO_COPY_RX_PROPERTY} turn it on.
+     */
+    final boolean zeroCopyRx;
     private final Crc32c crc32c = new Crc32c();
     private final CRC32C txCrc = new CRC32C();
     private final MemorySegment scratch = Arena.ofAuto().allocate(8, 8);
@@ -93,6 +105,10 @@ final class IwarpEngine {
     IwarpEngine(Engine engine) {
         this.engine = engine;
         this.counters = engine.counters;
+        String zc = System.getProperty(ZERO_COPY_PROPERTY);
+        String rx = System.getProperty(ZERO_COPY_RX_PROPERTY);
+        this.zeroCopy = zc != null ? Boolean.parseBoolean(zc) : vectored;
+        this.zeroCopyRx = rx != null ? Boolean.parseBoolean(rx) : Boolean.parseBoolean(zc);
     }
 
     // ------------------------------------------------------------------ attach / release (control path)
@@ -207,7 +223,7 @@ final class IwarpEngine {
         int n;
         try {
             // large FPDUs: read little beyond the next header, so that its payload can go straight to its target
-            int limit = s.rxLarge && s.rxStart == s.rxEnd ? s.rxEnd + RX_PEEK : s.rx.capacity();
+            int limit = s.rxLarge && s.rxStart == s.rxEnd ? Math.min(s.rxEnd + RX_PEEK, s.rx.capacity()) : s.rx.capacity();
             s.rx.limit(limit).position(s.rxEnd);
             n = s.channel.read(s.rx);
         } catch (IOException e) {
@@ -237,7 +253,7 @@ final class IwarpEngine {
                 break;
             }
             if (total == 0) {
-                if (zeroCopy && startDirect(qp, s)) {
+                if (zeroCopyRx && startDirect(qp, s)) {
                     fpdus++;
                 }
                 break;
@@ -403,7 +419,7 @@ final class IwarpEngine {
         int got = 0;
         if (left == 0) { // the payload is in: its trailer, and a peek at the next FPDU, go to the buffer
             try {
-                s.rx.limit(s.rxEnd + RX_PEEK).position(s.rxEnd);
+                s.rx.limit(Math.min(s.rxEnd + RX_PEEK, s.rx.capacity())).position(s.rxEnd);
                 n = s.channel.read(s.rx);
             } catch (IOException e) {
                 n = -1;

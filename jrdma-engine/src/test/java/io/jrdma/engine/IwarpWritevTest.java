@@ -352,6 +352,28 @@ class IwarpWritevTest {
     }
 
     @Test
+    void byDefaultZeroCopyTransmitGoesWithWritevAndReceiveCopies() {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        for (boolean writev : new boolean[] {true, false}) {
+            System.setProperty(NativeTcp.PROPERTY, Boolean.toString(writev));
+            Context c;
+            try {
+                c = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
+                        .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+            } finally {
+                System.clearProperty(NativeTcp.PROPERTY);
+            }
+            try {
+                assertEquals(writev, c.engine.iwarp.vectored);
+                assertEquals(writev, c.engine.iwarp.zeroCopy, "zero-copy transmit exactly with writev");
+                assertFalse(c.engine.iwarp.zeroCopyRx, "a copying receive");
+            } finally {
+                c.close();
+            }
+        }
+    }
+
+    @Test
     void withoutTheAddOpensTheEngineKeepsToSocketChannel() throws Exception {
         // a JVM like this one, without --add-opens java.base/sun.nio.ch
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
@@ -365,7 +387,7 @@ class IwarpWritevTest {
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
         String text = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), text);
-        assertTrue(text.contains("vectored=false"), text);
+        assertTrue(text.contains("vectored=false zeroCopy=false"), text);
         assertTrue(text.contains("--add-opens java.base/sun.nio.ch=ALL-UNNAMED"), text);
     }
 
@@ -375,7 +397,8 @@ class IwarpWritevTest {
             InetAddress lo = InetAddress.getLoopbackAddress();
             Context c = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
                     .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
-            System.out.println("vectored=" + c.engine.iwarp.vectored + " reason=" + NativeTcp.unavailableReason());
+            System.out.println("vectored=" + c.engine.iwarp.vectored + " zeroCopy=" + c.engine.iwarp.zeroCopy
+                    + " reason=" + NativeTcp.unavailableReason());
             c.close();
         }
     }
