@@ -92,8 +92,7 @@ final class NativeTcp {
                 // long syscall(long number, ...): fd, iov, iovcnt as longs (the kernel reads whole registers)
                 syscall = linker.downcallHandle(linker.defaultLookup().findOrThrow("syscall"),
                         FunctionDescriptor.of(l, l, l, p, l, p, p, p, p),
-                        Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"),
-                        Linker.Option.critical(false));
+                        Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
                 boolean x86 = !arch.equals("aarch64");
                 readv = x86 ? 19 : 65;
                 writev = x86 ? 20 : 66;
