@@ -144,7 +144,8 @@ class IwarpAllocationTest {
                 assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
                 IwarpEngine ea = ((Context) a.ctx).engine.iwarp;
                 IwarpEngine eb = ((Context) b.ctx).engine.iwarp;
-                assertEquals(writev, ea.vectorWrites + eb.vectorWrites > 0, "writev calls");
+                // writev for gather lists of more than one entry: zero-copy FPDUs (the copying path's are one)
+                assertEquals(writev && zeroCopy, ea.vectorWrites + eb.vectorWrites > 0, "writev calls");
                 if (zeroCopy) {
                     assertTrue(ea.zeroCopySent + eb.zeroCopySent > 0, "some FPDUs were sent from their regions");
                     assertEquals(zc != null, ea.zeroCopyPlaced + eb.zeroCopyPlaced > 0,
