@@ -79,7 +79,7 @@ if ! build -Paeron && ! build -Paeron; then
   note "Aeron peer skipped: the build with -Paeron failed (io.aeron:aeron-all not resolvable?)"
 fi
 
-TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m
+TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m
        -p "$dist/tools/jrdma-tools.jar:$dist/tools/lib" -m io.jrdma.tools/io.jrdma.tools.Main)
 BCP="$dist/bench/jrdma-benchmarks.jar:$dist/bench/lib/*"
 BENCH=("$JAVA" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -cp "$BCP")

@@ -240,7 +240,8 @@ final class IwarpConnectionManager implements ConnectionManager {
             q.retryCnt = param.retryCount();
             q.rnrRetry = param.rnrRetryCount();
             q.iwarpExtensions = ext;
-            context.engine.iwarp.attach(q, new IwarpStream(ch, crc, mulpdu, ext, ird));
+            context.engine.iwarp.attach(q, new IwarpStream(ch, crc, mulpdu, ext, ird,
+                    context.engine.iwarp.vectored));
             q.state = QpState.RTS; // volatile: publishes iwarpExtensions to posters
             context.engine.schedule(q);
         });

@@ -49,8 +49,14 @@ final class IwarpEngine {
     static final int RX_FPDU_BUDGET = 256;
     /** The largest ULPDU we accept (MULPDU): anything the 16-bit length can say. */
     static final int RX_MAX_ULPDU = Fpdu.MAX_ULPDU_LENGTH;
-    /** The system property that turns zero copy on ({@code -Djrdma.iwarp.zeroCopy=true}), read when a context opens. */
+    /**
+     * {@code -Djrdma.iwarp.zeroCopy=true|false}, read when a context opens: zero copy both ways (true) or
+     * neither (false). Unset: zero-copy transmit exactly when the streams have writev ({@link #vectored}),
+     * copying receive (docs/iwarp-design.md, "Measurements").
+     */
     static final String ZERO_COPY_PROPERTY = "jrdma.iwarp.zeroCopy";
+    /** {@code -Djrdma.iwarp.zeroCopyRx=true|false}: direct placement on receive, whatever {@value #ZERO_COPY_PROPERTY} says. */
+    static final String ZERO_COPY_RX_PROPERTY = "jrdma.iwarp.zeroCopyRx";
     /** An FPDU payload at least this long is sent from its region (a gather entry); shorter ones are copied. */
     static final int ZC_TX_MIN = Integer.getInteger("jrdma.iwarp.zeroCopyMin", 2048);
     /** An FPDU whose payload still has at least this many bytes to come is read straight into its target. */
@@ -65,30 +71,51 @@ final class IwarpEngine {
     private final Engine engine;
     private final Counters counters;
     /**
-     * Zero copy (docs/iwarp-design.md, "Zero copy"): large payloads go from regions into the socket
-     * and from the socket into regions without passing through the stream's buffers
-     * ({@link RegionViews}). Off unless {@value #ZERO_COPY_PROPERTY} is true: on loopback it measured
-     * slower than the copying path (more, smaller system calls and TCP segments; see the doc).
+     * Streams write with one {@code writev} per flush and read payloads with {@code readv} on the
+     * socket's descriptor ({@link NativeTcp}); read when the context opens. Without it (no
+     * {@code --add-opens java.base/sun.nio.ch}, not Linux, {@code -Djrdma.iwarp.writev=false}) they use
+     * the single-buffer SocketChannel calls.
      */
-    final boolean zeroCopy = Boolean.getBoolean(ZERO_COPY_PROPERTY);
+    final boolean vectored = NativeTcp.enabled();
+    /**
+     * Zero-copy transmit (docs/iwarp-design.md, "Zero copy"): large payloads go from their regions into
+     * the socket without passing through the stream's buffer ({@link RegionViews}). On by default when
+     * {@link #vectored}: with one writev per flush it measured faster than copying on loopback; through
+     * SocketChannel (one write per gather entry) slower, so off without writev.
+     */
+    final boolean zeroCopy;
+    /**
+     * Direct placement on receive: large payloads are read from the socket straight into their targets.
+     * Off by default: it measured no faster than the copying receive (one read per FPDU instead of one
+     * per buffer-full; see the doc); {@value #ZERO_COPY_PROPERTY} or {@value #ZERO_COPY_RX_PROPERTY} turn it on.
+     */
+    final boolean zeroCopyRx;
     private final Crc32c crc32c = new Crc32c();
     private final CRC32C txCrc = new CRC32C();
     private final MemorySegment scratch = Arena.ofAuto().allocate(8, 8);
     /** FPDUs sent with their payload straight from the region, and received straight into it (tests look) */
     long zeroCopySent;
     long zeroCopyPlaced;
+    /** writev and readv calls made on streams' descriptors (tests look) */
+    long vectorWrites;
+    long vectorReads;
     private Qp[] streams = new Qp[16];
     private int streamCount;
 
     IwarpEngine(Engine engine) {
         this.engine = engine;
         this.counters = engine.counters;
+        String zc = System.getProperty(ZERO_COPY_PROPERTY);
+        String rx = System.getProperty(ZERO_COPY_RX_PROPERTY);
+        this.zeroCopy = zc != null ? Boolean.parseBoolean(zc) : vectored;
+        this.zeroCopyRx = rx != null ? Boolean.parseBoolean(rx) : Boolean.parseBoolean(zc);
     }
 
     // ------------------------------------------------------------------ attach / release (control path)
 
     /** Engine thread: gives a QP its connected stream; the QP is then in RTS. */
     void attach(Qp qp, IwarpStream s) {
+        s.sqTxEnd = new long[qp.sq.length];
         qp.iw = s;
         if (streamCount == streams.length) {
             streams = java.util.Arrays.copyOf(streams, streamCount * 2);
@@ -196,7 +223,7 @@ final class IwarpEngine {
         int n;
         try {
             // large FPDUs: read little beyond the next header, so that its payload can go straight to its target
-            int limit = s.rxLarge && s.rxStart == s.rxEnd ? s.rxEnd + RX_PEEK : s.rx.capacity();
+            int limit = s.rxLarge && s.rxStart == s.rxEnd ? Math.min(s.rxEnd + RX_PEEK, s.rx.capacity()) : s.rx.capacity();
             s.rx.limit(limit).position(s.rxEnd);
             n = s.channel.read(s.rx);
         } catch (IOException e) {
@@ -226,7 +253,7 @@ final class IwarpEngine {
                 break;
             }
             if (total == 0) {
-                if (zeroCopy && startDirect(qp, s)) {
+                if (zeroCopyRx && startDirect(qp, s)) {
                     fpdus++;
                 }
                 break;
@@ -383,7 +410,8 @@ final class IwarpEngine {
      * Reads the payload of the FPDU being placed directly: the next piece of its target (one SGE's
      * worth at most) straight from the socket, with the bytes after the payload (the FPDU's pad and
      * CRC, the next FPDU's header) into the stream's buffer in the same system call when the piece is
-     * the last; then the CRC and the completion, as {@link #onFpdu} would have done.
+     * the last and the stream has a descriptor ({@code readv}; else the next {@code read} brings them);
+     * then the CRC and the completion, as {@link #onFpdu} would have done.
      */
     private int readDirect(Qp qp, IwarpStream s) {
         int left = s.dpLength - s.dpPlaced;
@@ -391,7 +419,7 @@ final class IwarpEngine {
         int got = 0;
         if (left == 0) { // the payload is in: its trailer, and a peek at the next FPDU, go to the buffer
             try {
-                s.rx.limit(s.rxEnd + RX_PEEK).position(s.rxEnd);
+                s.rx.limit(Math.min(s.rxEnd + RX_PEEK, s.rx.capacity())).position(s.rxEnd);
                 n = s.channel.read(s.rx);
             } catch (IOException e) {
                 n = -1;
@@ -424,12 +452,32 @@ final class IwarpEngine {
             }
             ByteBuffer view = RegionViews.of(mr).acquireForRead(va, (int) piece);
             int start = view.position();
-            try {
-                // the payload only: a scattering read (view + buffer) would allocate, as NIO's gathering write;
-                // the trailer and the next header come with the next read into the buffer
-                n = s.channel.read(view);
-            } catch (IOException e) {
-                n = -1;
+            if (s.fd >= 0) {
+                // one readv: the rest of the piece into the region and, when it ends the payload, the trailer,
+                // the next FPDU's header and a little more into the buffer (RX_PEEK: its payload goes direct too)
+                NativeTcp.Vec v = s.rxVec;
+                v.clear();
+                v.add(mr.address + start, piece, mr.segment); // kept alive during the call
+                if (piece == left) {
+                    v.add(s.rxSeg.address() + s.rxEnd, Math.min(s.rx.capacity() - s.rxEnd, RX_PEEK), null);
+                }
+                long r = v.readv(s.fd);
+                vectorReads++;
+                n = r > 0 ? (int) r : r == 0 ? -1 : 0; // 0: the peer closed; -errno: EAGAIN/EINTR, or a reset
+                if (r < 0 && r != -NativeTcp.EAGAIN && r != -NativeTcp.EINTR) {
+                    n = -1;
+                }
+                if (n > 0) {
+                    view.position(start + (int) Math.min(n, piece));
+                }
+            } else {
+                try {
+                    // the payload only: a scattering read (view + buffer) would allocate, as NIO's gathering
+                    // write; the trailer and the next header come with the next read into the buffer
+                    n = s.channel.read(view);
+                } catch (IOException e) {
+                    n = -1;
+                }
             }
             if (n > 0) {
                 got = view.position() - start;
@@ -878,7 +926,7 @@ final class IwarpEngine {
         s.rxMsnTerm++;
         if (qp.sqConsumer != qp.reqIndex) {
             Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
-            if (w.localError < 0 && (w.isReadOrAtomic() ? !w.responded : s.txPending())) {
+            if (w.localError < 0 && (w.isReadOrAtomic() ? !w.responded : !sent(qp, s, qp.sqConsumer))) {
                 w.localError = st.ordinal(); // completed in order by retire, then the QP enters ERROR
             }
         }
@@ -941,6 +989,16 @@ final class IwarpEngine {
         if (s == null || s.closed || (st != QpState.RTS && st != QpState.SQD)) {
             return 0;
         }
+        try {
+            return transmit(qp, s, st, budget);
+        } catch (IllegalStateException e) {
+            // a region's memory was freed while a WQE or READ Response was being sent from it
+            regionGone(qp, s, null);
+            return 1;
+        }
+    }
+
+    private int transmit(Qp qp, IwarpStream s, QpState st, int budget) {
         int n = 0;
         boolean writable = flushTx(qp, s);
         while (writable && n < budget) {
@@ -971,21 +1029,28 @@ final class IwarpEngine {
         if (!s.txPending()) {
             return true;
         }
+        Mr gone = goneRegion(s);
+        if (gone != null) {
+            regionGone(qp, s, gone);
+            return false;
+        }
         try {
-            // one write per entry: NIO's gathering write allocates for every buffer that carries a memory
-            // session, which region views always do (docs/iwarp-design.md, "Zero copy")
+            if (s.fd >= 0 && s.iovTail - s.iovHead > 1) {
+                return writev(qp, s);
+            }
+            // one entry (the copying path's FPDUs are one staged slice): SocketChannel's write, which
+            // measured faster than writev for it. Without a descriptor, one write per entry: NIO's gathering
+            // write allocates for every buffer that carries a memory session, which region views always do
+            // (docs/iwarp-design.md, "Zero copy")
             ByteBuffer b;
             do {
                 b = s.iov[s.iovHead];
-                s.channel.write(b);
+                s.txTaken += s.channel.write(b);
             } while (!b.hasRemaining() && !s.taken());
         } catch (IOException e) {
-            s.dropTx(); // the peer is gone: nothing more will leave
-            s.rxStopped = true;
-            closeStream(s);
-            if (qp.state != QpState.ERROR) {
-                engine.enterError(qp);
-            }
+            return writeFailed(qp, s);
+        } catch (IllegalStateException e) { // a region's memory was freed after the check above
+            regionGone(qp, s, goneRegion(s));
             return false;
         }
         if (s.taken()) {
@@ -993,6 +1058,124 @@ final class IwarpEngine {
         }
         counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
         return false;
+    }
+
+    /**
+     * The pending gather list in {@code writev} calls (as many entries as the iovec holds and
+     * {@link NativeTcp#KEEP} regions), until all is written or the socket is full. A short count
+     * leaves the entries' positions exactly where the socket stopped.
+     */
+    private boolean writev(Qp qp, IwarpStream s) throws IOException {
+        NativeTcp.Vec v = s.txVec;
+        long txBase = s.txSeg.address();
+        while (true) {
+            v.clear();
+            long want = 0;
+            for (int i = s.iovHead; i < s.iovTail; i++) {
+                ByteBuffer b = s.iov[i];
+                RegionViews rv = s.iovViews[i];
+                long at = rv == null ? txBase : rv.mr().address;
+                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.mr().segment)) {
+                    break;
+                }
+                want += b.remaining();
+            }
+            long n = v.writev(s.fd); // keeps the regions alive during the call (NativeTcp)
+            vectorWrites++;
+            if (n < 0) {
+                if (n == -NativeTcp.EINTR) {
+                    continue;
+                }
+                if (n == -NativeTcp.EAGAIN) {
+                    counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
+                    return false;
+                }
+                return writeFailed(qp, s);
+            }
+            boolean all = n == want; // else a short count: the socket is full
+            s.txTaken += n;
+            for (int i = s.iovHead; n > 0; i++) {
+                ByteBuffer b = s.iov[i];
+                int k = (int) Math.min(n, b.remaining());
+                b.position(b.position() + k);
+                n -= k;
+            }
+            if (s.taken()) {
+                return true;
+            }
+            if (!all) {
+                counters.increment(Counter.SEND_ERR); // the rest waits for the next cycle
+                return false;
+            }
+            // the vector was full (entries or regions to keep): the next call takes the rest
+        }
+    }
+
+    /** The peer is gone (a write failed): nothing more will leave. */
+    private boolean writeFailed(Qp qp, IwarpStream s) {
+        s.dropTx();
+        s.rxStopped = true;
+        closeStream(s);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
+        return false;
+    }
+
+    /** @return a region a pending payload lies in that was deregistered or whose memory was freed, or null */
+    private static Mr goneRegion(IwarpStream s) {
+        for (int i = s.iovHead; i < s.iovTail; i++) {
+            RegionViews rv = s.iovViews[i];
+            if (rv != null) {
+                Mr mr = rv.mr();
+                if (mr.isClosed() || !mr.segment.scope().isAlive()) {
+                    return mr;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A payload still to be written lies in a region that was deregistered or freed since its FPDU
+     * was queued: its bytes are not read. The FPDU's header may be on the wire already, so the
+     * stream cannot go on: what is pending is dropped and the connection closed; the WQE that named
+     * the region completes with LOC_PROT_ERR, those before it (their last bytes may be among the
+     * dropped ones) with WR_FLUSH_ERR, and the QP enters ERROR, which flushes the rest. A READ
+     * Response from such a region (the peer's READ) just ends the stream.
+     */
+    private void regionGone(Qp qp, IwarpStream s, Mr mr) {
+        counters.increment(Counter.ENGINE_ERRORS);
+        s.dropTx();
+        s.rxStopped = true;
+        closeStream(s);
+        long owner = -1;
+        long end = Math.min(qp.reqIndex + 1, qp.sqProducerAcquire()); // the WQE being sent counts
+        for (long i = qp.sqConsumer; i < end && owner < 0; i++) {
+            Wqe w = qp.sq[(int) (i & qp.sqMask)];
+            for (int k = 0; k < w.numSge && !w.inline && w.started; k++) {
+                Mr m = w.sgeMr[k];
+                if (m != null && (m == mr || mr == null && (m.isClosed() || !m.segment.scope().isAlive()))
+                        && !w.isReadOrAtomic()) {
+                    owner = i;
+                    break;
+                }
+            }
+        }
+        while (owner >= 0 && qp.sqConsumer <= owner) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            WcStatus st = qp.sqConsumer == owner ? WcStatus.LOC_PROT_ERR : WcStatus.WR_FLUSH_ERR;
+            if (w.isReadOrAtomic() && w.started && !w.responded) {
+                qp.rdAtomicInFlight--;
+            }
+            w.started = false;
+            qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+            qp.sendCq.push(w.wrId, st, WcOpcode.of(w.opcode), 0, 0, 0, qp.qpn, 0);
+        }
+        qp.reqIndex = Math.max(qp.reqIndex, qp.sqConsumer);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
     }
 
     /** Seals the FPDU built whole at {@code f} (pad, CRC or zeros) and queues it for the socket. */
@@ -1232,10 +1415,16 @@ final class IwarpEngine {
         }
         counters.increment(Counter.SENT_PKTS);
         if (last) {
+            s.sqTxEnd[(int) (qp.reqIndex & qp.sqMask)] = s.txQueued; // it completes once TCP took this far
             qp.reqIndex++;
             qp.reqOffset = 0;
         }
         return true;
+    }
+
+    /** @return true once the socket has taken every FPDU of the queued WQE at send-queue index {@code i} */
+    private static boolean sent(Qp qp, IwarpStream s, long i) {
+        return s.txTaken - s.sqTxEnd[(int) (i & qp.sqMask)] >= 0;
     }
 
     /**
@@ -1243,12 +1432,15 @@ final class IwarpEngine {
      * a READ/atomic once its response is in, a failed one with its error (the QP then enters ERROR).
      */
     private void retire(Qp qp, IwarpStream s) {
+        if (s.closed) {
+            return; // queued bytes were dropped (the peer or a region is gone): the flush completes what is left
+        }
         while (qp.sqConsumer != qp.reqIndex) {
             Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
             WcStatus st = WcStatus.SUCCESS;
             if (w.localError >= 0) {
                 st = WcStatus.of(w.localError);
-            } else if (w.isReadOrAtomic() ? !w.responded : s.txPending()) {
+            } else if (w.isReadOrAtomic() ? !w.responded : !sent(qp, s, qp.sqConsumer)) {
                 return; // no response yet, or its last FPDU is still in our buffer rather than TCP's
             }
             if (w.isReadOrAtomic() && w.started && !w.responded) {

@@ -25,6 +25,14 @@ final class IwarpStream {
     static final int IOV = 64;
 
     final SocketChannel channel;
+    /**
+     * The socket's descriptor when the engine writes with one {@code writev} per flush and reads
+     * payloads with {@code readv} ({@link NativeTcp}); -1: the single-buffer SocketChannel calls.
+     */
+    final int fd;
+    /** writev's iovec array (one entry per gather entry) and readv's (payload piece, then the buffer); null without fd */
+    final NativeTcp.Vec txVec;
+    final NativeTcp.Vec rxVec;
     /** MPA CRC negotiated (RFC 5044 §7.1: the C bit of the Reply decides). */
     final boolean crc;
     /** The largest ULPDU we send: the FPDU fits the path's TCP MSS (siw: 1448-byte FPDU, 1442-byte ULPDU). */
@@ -42,7 +50,8 @@ final class IwarpStream {
     /**
      * What the socket has still to take, in wire order: slices of {@link #tx} (FPDUs built there,
      * or the headers and CRC trailers of zero-copy FPDUs) and views of regions (their payloads).
-     * Entries {@code iovHead..iovTail-1} are pending; {@code IwarpEngine.flushTx} writes them one by one.
+     * Entries {@code iovHead..iovTail-1} are pending; {@code IwarpEngine.flushTx} writes them with one
+     * {@code writev} (or, without a descriptor, one {@code write} per entry).
      */
     final ByteBuffer[] iov = new ByteBuffer[IOV];
     /** per entry: the pool its region view goes back to, or null for a slice of {@link #tx} */
@@ -51,6 +60,14 @@ final class IwarpStream {
     final ByteBuffer[] txSlices = new ByteBuffer[IOV];
     int iovHead;
     int iovTail;
+    /** bytes ever queued on the gather list, and ever taken by the socket */
+    long txQueued;
+    long txTaken;
+    /**
+     * per send-queue slot: {@link #txQueued} after the WQE's last FPDU was queued. A SEND or WRITE
+     * completes once {@link #txTaken} reaches it, whatever is queued behind it (set by {@code IwarpEngine.attach}).
+     */
+    long[] sqTxEnd;
 
     // ---- receive side (siw_qp_rx.c): next expected MSN per untagged queue (RFC 5041: MSNs start at 1)
     int rxMsnSend = 1;
@@ -114,8 +131,11 @@ final class IwarpStream {
     int irqHead;
     int irqCount;
 
-    IwarpStream(SocketChannel channel, boolean crc, int txMulpdu, boolean extensions, int ird) {
+    IwarpStream(SocketChannel channel, boolean crc, int txMulpdu, boolean extensions, int ird, boolean vectored) {
         this.channel = channel;
+        this.fd = vectored ? NativeTcp.fd(channel) : -1;
+        this.txVec = fd >= 0 ? new NativeTcp.Vec(IOV) : null;
+        this.rxVec = fd >= 0 ? new NativeTcp.Vec(2) : null;
         this.crc = crc;
         this.txMulpdu = txMulpdu;
         this.extensions = extensions;
@@ -146,8 +166,10 @@ final class IwarpStream {
         int last = iovTail - 1;
         if (last >= iovHead && iovViews[last] == null && iov[last].limit() == from) {
             iov[last].limit(to); // contiguous with the previous staged slice: one entry
+            txQueued += to - from;
             return;
         }
+        txQueued += to - from;
         ByteBuffer b = txSlices[iovTail];
         b.clear().position(from).limit(to);
         iov[iovTail] = b;
@@ -157,6 +179,7 @@ final class IwarpStream {
 
     /** Queues a region view (a zero-copy payload) behind what is pending. */
     void stageView(ByteBuffer view, RegionViews pool) {
+        txQueued += view.remaining();
         iov[iovTail] = view;
         iovViews[iovTail] = pool;
         iovTail++;

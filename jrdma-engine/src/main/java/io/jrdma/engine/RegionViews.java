@@ -12,9 +12,10 @@ import java.nio.ByteBuffer;
  * memory alive during each system call and refuses it once freed) and kept in this pool, so the
  * data path allocates nothing once a region has been used.
  *
- * <p>The views are used only with NIO's single-buffer {@code read} and {@code write}: its
- * scattering and gathering variants allocate two objects per call for every buffer that carries a
- * memory session, as these do.
+ * <p>The views are used with NIO's single-buffer {@code read} and {@code write} (its scattering
+ * and gathering variants allocate two objects per call for every buffer that carries a memory
+ * session, as these do), or their positions give the addresses of {@link NativeTcp}'s
+ * {@code writev}/{@code readv} entries, which keep the region's memory alive themselves.
  *
  * <p>Engine thread only (a region belongs to one context). Regions larger than 2 GiB, which one
  * {@link ByteBuffer} cannot cover, have no views: their FPDUs take the copying path.
@@ -84,6 +85,11 @@ final class RegionViews {
         int at = (int) (va - mr.address);
         b.clear().position(at).limit(at + len);
         return b;
+    }
+
+    /** @return the region these views are of */
+    Mr mr() {
+        return mr;
     }
 
     /** Gives back a view from {@link #acquire}. */

@@ -78,17 +78,39 @@ class IwarpAllocationTest {
 
     @Test
     void dataPathAllocatesNothingAfterWarmUp() throws Exception {
-        dataPath(false);
+        dataPath(false, true);
     }
 
     @Test
     void zeroCopyDataPathAllocatesNothingAfterWarmUp() throws Exception {
-        dataPath(true);
+        dataPath(true, true);
     }
 
-    private void dataPath(boolean zc) throws Exception {
-        zeroCopy = zc;
-        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, Boolean.toString(zc));
+    @Test
+    void dataPathWithoutWritevAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(false, false);
+    }
+
+    @Test
+    void zeroCopyDataPathWithoutWritevAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(true, false);
+    }
+
+    @Test
+    void defaultDataPathAllocatesNothingAfterWarmUp() throws Exception {
+        dataPath(null, true); // zero-copy transmit through writev, copying receive
+    }
+
+    /**
+     * @param zc     zero copy both ways, neither, or (null) the default
+     * @param writev the streams use writev/readv on their descriptors (the tests run with the add-opens it needs)
+     */
+    private void dataPath(Boolean zc, boolean writev) throws Exception {
+        zeroCopy = zc == null || zc;
+        if (zc != null) {
+            System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, Boolean.toString(zc));
+        }
+        System.setProperty(NativeTcp.PROPERTY, Boolean.toString(writev));
         Side a;
         Side b;
         try (Arena arena = Arena.ofShared()) {
@@ -97,7 +119,9 @@ class IwarpAllocationTest {
                 b = side(arena);
             } finally {
                 System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+                System.clearProperty(NativeTcp.PROPERTY);
             }
+            assertEquals(writev, ((Context) a.ctx).engine.iwarp.vectored, "writev: " + NativeTcp.unavailableReason());
             ConnectionManager.Listener l = b.ctx.connectionManager().listen(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
@@ -118,11 +142,14 @@ class IwarpAllocationTest {
                     best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
                 }
                 assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
+                IwarpEngine ea = ((Context) a.ctx).engine.iwarp;
+                IwarpEngine eb = ((Context) b.ctx).engine.iwarp;
+                // writev for gather lists of more than one entry: zero-copy FPDUs (the copying path's are one)
+                assertEquals(writev && zeroCopy, ea.vectorWrites + eb.vectorWrites > 0, "writev calls");
                 if (zeroCopy) {
-                    IwarpEngine ea = ((Context) a.ctx).engine.iwarp;
-                    IwarpEngine eb = ((Context) b.ctx).engine.iwarp;
                     assertTrue(ea.zeroCopySent + eb.zeroCopySent > 0, "some FPDUs were sent from their regions");
-                    assertTrue(ea.zeroCopyPlaced + eb.zeroCopyPlaced > 0, "some FPDUs were read into their regions");
+                    assertEquals(zc != null, ea.zeroCopyPlaced + eb.zeroCopyPlaced > 0,
+                            "some FPDUs were read into their regions (not by default)");
                 }
             } finally {
                 ca.close();
