@@ -1,5 +1,6 @@
 package io.jrdma.tools.perf;
 
+import io.jrdma.tools.oob.CFormat;
 import io.jrdma.tools.oob.RawPeer;
 import io.jrdma.tools.oob.VerbsEnd;
 import io.jrdma.verbs.Access;
@@ -124,8 +125,8 @@ class PerftestFakePeerTest {
             assertTrue(written, "the client's WRITEs landed in the server's buffer");
             String text = out.toString(StandardCharsets.UTF_8);
             assertTrue(text.contains(" remote address: LID " + (v.lid() == 0 ? "0000" : String.format("0x%04x", v.lid()))
-                    + String.format(" QPN 0x%06x PSN 0x123456 RKey 0x%08x VAddr 0x%014x", v.qp.qpn(), v.mr.rkey(),
-                    vaddr)), text);
+                    + " QPN " + CFormat.hashHex(v.qp.qpn(), 6) + " PSN 0x123456 RKey "
+                    + CFormat.hashHex(v.mr.rkey() & 0xffffffffL, 8) + " VAddr " + CFormat.hashHex(vaddr, 16)), text);
             assertTrue(text.contains(" Mtu             : 1024[B]\n"), text);
             assertTrue(text.lines().anyMatch(l -> l.startsWith(" 4096       64 ")), text);
         }
