@@ -61,9 +61,9 @@ final class IwarpConnectionManager implements ConnectionManager {
      * lands in between is never read (the connection hangs; perftest -R's "hang 1 in 4").
      */
     static final String PLAIN_PEER_DELAY_PROPERTY = "jrdma.iwarp.plainPeerDelayMs";
-    static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
     /** How long a server waits for the MPA Request after the TCP connection (RFC 5044 §7.1.1 leaves it to us). */
     static final long MPA_REQUEST_TIMEOUT_NANOS = 10_000_000_000L;
+    static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
     static final int EXT_LENGTH = 16;
     static final int EXT_FLAG_RFC7306 = 1;
     /** Linux siw refuses more than 256 bytes of MPA private data; IRD/ORD and the trailer take 20. */
@@ -153,8 +153,8 @@ final class IwarpConnectionManager implements ConnectionManager {
                                          byte[] data) {
         int flags = (crc ? Mpa.FLAG_CRC : 0) | (reject ? Mpa.FLAG_REJECT : 0);
         if (revision == Mpa.REVISION_2) {
-            // as MpaRequestReply.enhanced, but the jrdma trailer may follow 256 bytes of application data
-            // (MPA allows 512 bytes of private data in all)
+            // as MpaRequestReply.enhanced, but with up to 256 bytes of application data and the jrdma
+            // trailer after it (MPA allows 512 bytes of private data in all)
             byte[] pd = new byte[MpaEnhanced.LENGTH + data.length];
             MpaEnhanced.write(MemorySegment.ofArray(pd), 0, Math.min(ird, MpaEnhanced.IRD_ORD_MASK),
                     Math.min(ord, MpaEnhanced.IRD_ORD_MASK), false, false, false, false);
