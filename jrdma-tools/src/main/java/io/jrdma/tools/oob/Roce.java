@@ -161,4 +161,26 @@ public final class Roce {
             }
         };
     }
+
+    /** The least time {@link #linger} drives the engine: well past the responder's 50 µs ACK coalescing. */
+    static final long LINGER_MIN_NANOS = 1_000_000L;
+
+    /**
+     * Drives an INVOKER context's engine after a test's last completion: the peer's last message
+     * still needs its ACK, and the responder may hold an unrequested one back for up to its
+     * coalescing delay, while {@code progress()} reports no work, so at least
+     * {@link #LINGER_MIN_NANOS}, then until {@code idleLimit} idle turns in a row, at most
+     * {@code maxNanos}.
+     */
+    public static void linger(DeviceContext ctx, long maxNanos, int idleLimit) {
+        long start = System.nanoTime();
+        int idle = 0;
+        while (true) {
+            long t = System.nanoTime() - start;
+            if (t >= maxNanos || (idle >= idleLimit && t >= LINGER_MIN_NANOS)) {
+                return;
+            }
+            idle = ctx.progress() > 0 ? 0 : idle + 1;
+        }
+    }
 }

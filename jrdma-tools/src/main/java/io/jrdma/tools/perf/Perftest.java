@@ -620,6 +620,7 @@ final class Perftest {
         }
         for (long size : o.sizes()) {
             runIterBw(size);
+            linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
             out.flush();
         }
@@ -649,6 +650,7 @@ final class Perftest {
             } else {
                 runIterBw(size);
             }
+            linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
             out.flush();
             if (o.all()) {
@@ -669,6 +671,7 @@ final class Perftest {
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
             runIterLatWrite(size, tposted);
+            linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
             out.flush();
         }
@@ -688,6 +691,7 @@ final class Perftest {
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
             runIterLat(size, tposted);
+            linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 1));
             out.flush();
         }
@@ -704,6 +708,7 @@ final class Perftest {
             dog.reset("synchronizing with the peer before " + size + " B");
             handshake(0);
             runIterLatSend(size, tposted);
+            linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
             out.flush();
         }
@@ -1083,11 +1088,7 @@ final class Perftest {
         if (ctx.options().threadingMode() != ThreadingMode.INVOKER) {
             return;
         }
-        long end = System.nanoTime() + 50_000_000L;
-        int idle = 0;
-        while (idle < 500 && System.nanoTime() - end < 0) {
-            idle = ctx.progress() > 0 ? 0 : idle + 1;
-        }
+        Roce.linger(ctx, 50_000_000L, 500);
     }
 
     private void tearDown() {

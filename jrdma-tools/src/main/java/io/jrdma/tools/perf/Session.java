@@ -1,5 +1,6 @@
 package io.jrdma.tools.perf;
 
+import io.jrdma.tools.oob.Roce;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.CompletionChannel;
 import io.jrdma.verbs.CompletionQueue;
@@ -439,11 +440,7 @@ final class Session implements AutoCloseable {
         if (dedicated) {
             return;
         }
-        long end = System.nanoTime() + 20_000_000L;
-        int idle = 0;
-        while (idle < 200 && System.nanoTime() - end < 0) {
-            idle = ctx.progress() > 0 ? 0 : idle + 1;
-        }
+        Roce.linger(ctx, 20_000_000L, 200);
     }
 
     // ------------------------------------------------------------------ data helpers

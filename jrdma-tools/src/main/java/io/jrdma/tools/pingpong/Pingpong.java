@@ -549,11 +549,7 @@ public final class Pingpong {
             java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
             return;
         }
-        long end = System.nanoTime() + 50_000_000L;
-        int idle = 0;
-        while (idle < 500 && System.nanoTime() - end < 0) {
-            idle = ctx.progress() > 0 ? 0 : idle + 1;
-        }
+        Roce.linger(ctx, 50_000_000L, 500);
     }
 
     private void tearDown() {
