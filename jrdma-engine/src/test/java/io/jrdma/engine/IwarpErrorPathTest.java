@@ -17,7 +17,6 @@ import io.jrdma.verbs.WorkCompletion;
 import io.jrdma.wire.iwarp.Crc32c;
 import io.jrdma.wire.iwarp.Ddp;
 import io.jrdma.wire.iwarp.Fpdu;
-import io.jrdma.wire.iwarp.Mpa;
 import io.jrdma.wire.iwarp.MpaRequestReply;
 import io.jrdma.wire.iwarp.Rdmap;
 import io.jrdma.wire.iwarp.Terminate;
@@ -110,18 +109,7 @@ class IwarpErrorPathTest {
             return r.accept(qp, ConnParam.defaults(), Duration.ofSeconds(10));
         });
         peer = SocketChannel.open(listener.address());
-        MpaRequestReply req = MpaRequestReply.enhanced(false, wantCrc, false, 4, 4, false, false, false, false,
-                new byte[0]);
-        ByteBuffer b = ByteBuffer.allocate(req.length());
-        req.encode(MemorySegment.ofBuffer(b), 0);
-        while (b.hasRemaining()) {
-            peer.write(b);
-        }
-        ByteBuffer head = ByteBuffer.allocate(Mpa.HEADER_LENGTH + 4);
-        while (head.hasRemaining()) {
-            assertTrue(peer.read(head) >= 0, "the server closed during MPA setup");
-        }
-        MpaRequestReply reply = MpaRequestReply.decode(MemorySegment.ofArray(head.array()), 0, head.capacity(), true);
+        MpaRequestReply reply = RawMpa.request(peer, wantCrc, new byte[0]);
         assertEquals(wantCrc, reply.crc(), "the server uses CRC exactly when the initiator asked for it");
         conn = accepted.get(10, TimeUnit.SECONDS);
         assertEquals(QpState.RTS, qp.state());

@@ -72,29 +72,13 @@ class IwarpPrivateDataTest {
     /** Plays a siw server: reads the Request, answers with a plain enhanced Reply; @return the Request */
     private MpaRequestReply serveOnce(byte[] replyData) throws Exception {
         try (SocketChannel ch = raw.accept()) {
-            ByteBuffer head = ByteBuffer.allocate(Mpa.HEADER_LENGTH);
-            readFully(ch, head);
-            int pdLength = Mpa.privateDataLength(MemorySegment.ofArray(head.array()), 0);
-            ByteBuffer all = ByteBuffer.allocate(Mpa.HEADER_LENGTH + pdLength).put(head.flip());
-            readFully(ch, all);
-            MpaRequestReply req = MpaRequestReply.decode(MemorySegment.ofArray(all.array()), 0, all.capacity(), false);
-            MpaRequestReply rep = MpaRequestReply.enhanced(true, false, false, 1, 1, false, false, false, false,
-                    replyData);
-            ByteBuffer b = ByteBuffer.allocate(rep.length());
-            rep.encode(MemorySegment.ofBuffer(b), 0);
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
+            MpaRequestReply req = RawMpa.read(ch, false);
+            RawMpa.write(ch, MpaRequestReply.enhanced(true, false, false, 1, 1, false, false, false, false,
+                    replyData));
             // hold the connection until the client has taken the Reply: the test ends it
             ByteBuffer one = ByteBuffer.allocate(1);
             ch.read(one);
             return req;
-        }
-    }
-
-    private static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
-        while (b.hasRemaining()) {
-            assertTrue(ch.read(b) >= 0, "the client closed during MPA setup");
         }
     }
 
@@ -171,13 +155,8 @@ class IwarpPrivateDataTest {
             CompletableFuture<Void> late = CompletableFuture.runAsync(() -> {
                 try {
                     Thread.sleep(300);
-                    MpaRequestReply req = MpaRequestReply.enhanced(false, false, false, 1, 1, false, false, false,
-                            false, new byte[] {42});
-                    ByteBuffer b = ByteBuffer.allocate(req.length());
-                    req.encode(MemorySegment.ofBuffer(b), 0);
-                    while (b.hasRemaining()) {
-                        client.write(b);
-                    }
+                    RawMpa.write(client, MpaRequestReply.enhanced(false, false, false, 1, 1, false, false, false,
+                            false, new byte[] {42}));
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }

@@ -24,7 +24,6 @@ import io.jrdma.wire.iwarp.AtomicResponse;
 import io.jrdma.wire.iwarp.Ddp;
 import io.jrdma.wire.iwarp.Fpdu;
 import io.jrdma.wire.iwarp.ImmediateData;
-import io.jrdma.wire.iwarp.Mpa;
 import io.jrdma.wire.iwarp.MpaRequestReply;
 import io.jrdma.wire.iwarp.Rdmap;
 import org.junit.jupiter.api.AfterEach;
@@ -111,24 +110,7 @@ class IwarpRfc7306WireTest {
                 listener.poll(Duration.ofSeconds(10)).accept(qp, ConnParam.defaults(), Duration.ofSeconds(10)));
         peer = SocketChannel.open(listener.address());
         byte[] trailer = IwarpConnectionManager.appData(true, 0x77, Mtu.MTU_1024, new byte[0]);
-        MpaRequestReply req = MpaRequestReply.enhanced(false, CRC, false, 4, 4, false, false, false, false, trailer);
-        ByteBuffer b = ByteBuffer.allocate(req.length());
-        req.encode(MemorySegment.ofBuffer(b), 0);
-        while (b.hasRemaining()) {
-            peer.write(b);
-        }
-        ByteBuffer head = ByteBuffer.allocate(Mpa.HEADER_LENGTH);
-        while (head.hasRemaining()) {
-            assertTrue(peer.read(head) >= 0, "the server closed during MPA setup");
-        }
-        ByteBuffer pdata = ByteBuffer.allocate(Mpa.privateDataLength(MemorySegment.ofArray(head.array()), 0));
-        while (pdata.hasRemaining()) {
-            assertTrue(peer.read(pdata) >= 0, "the server closed during MPA setup");
-        }
-        byte[] all = new byte[head.capacity() + pdata.capacity()];
-        System.arraycopy(head.array(), 0, all, 0, head.capacity());
-        System.arraycopy(pdata.array(), 0, all, head.capacity(), pdata.capacity());
-        MpaRequestReply reply = MpaRequestReply.decode(MemorySegment.ofArray(all), 0, all.length, true);
+        MpaRequestReply reply = RawMpa.request(peer, CRC, trailer);
         assertEquals(CRC, reply.crc());
         assertTrue(IwarpConnectionManager.parse(reply).jrdma(), "the jrdma server answers with its trailer");
         conn = accepted.get(10, TimeUnit.SECONDS);

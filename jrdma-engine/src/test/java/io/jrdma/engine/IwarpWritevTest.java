@@ -18,8 +18,6 @@ import io.jrdma.verbs.WorkCompletion;
 import io.jrdma.verbs.WrOpcode;
 import io.jrdma.wire.iwarp.Ddp;
 import io.jrdma.wire.iwarp.Fpdu;
-import io.jrdma.wire.iwarp.Mpa;
-import io.jrdma.wire.iwarp.MpaRequestReply;
 import io.jrdma.wire.iwarp.Rdmap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -94,17 +92,7 @@ class IwarpWritevTest {
                 listener.poll(Duration.ofSeconds(10)).accept(qp, ConnParam.defaults(), Duration.ofSeconds(10)));
         peer = SocketChannel.open(listener.address());
         peer.setOption(StandardSocketOptions.SO_RCVBUF, 16 * 1024);
-        MpaRequestReply req = MpaRequestReply.enhanced(false, true, false, 4, 4, false, false, false, false,
-                new byte[0]);
-        ByteBuffer b = ByteBuffer.allocate(req.length());
-        req.encode(MemorySegment.ofBuffer(b), 0);
-        while (b.hasRemaining()) {
-            peer.write(b);
-        }
-        ByteBuffer head = ByteBuffer.allocate(Mpa.HEADER_LENGTH + 4);
-        while (head.hasRemaining()) {
-            assertTrue(peer.read(head) >= 0, "the server closed during MPA setup");
-        }
+        RawMpa.request(peer, true, new byte[0]);
         conn = accepted.get(10, TimeUnit.SECONDS);
         peer.configureBlocking(false);
         IwarpStream s = ((Qp) qp).iw;
