@@ -85,6 +85,21 @@ class PerftestLoopbackTest {
      * rows (one per size, or none), and the closing line; @return the rows.
      */
     static List<String> check(String out, PerftestOptions o, boolean client, int expectedRows) {
+        return check(out, o, client, expectedRows, header(o, client), GID, (side, line) -> {
+            Matcher m = ADDRESS.matcher(line);
+            assertTrue(m.matches(), line + "\n" + out);
+            assertEquals(side, m.group(1));
+            assertEquals(o.test().opcode == io.jrdma.verbs.WrOpcode.RDMA_READ, m.group(3) != null, line);
+            assertEquals(!o.test().isSend() && !o.test().isAtomic(), m.group(4) != null, line);
+        });
+    }
+
+    /**
+     * As {@link #check(String, PerftestOptions, boolean, int)}, with the header and GID line this side
+     * must print and a check of each address line ({@code address.accept("local" or "remote", line)}).
+     */
+    static List<String> check(String out, PerftestOptions o, boolean client, int expectedRows, String header,
+                              String gid, java.util.function.BiConsumer<String, String> address) {
         List<String> lines = new ArrayList<>(out.lines().toList());
         int i = 0;
         if (!client) {
@@ -92,18 +107,13 @@ class PerftestLoopbackTest {
                     "************************************"), lines.subList(0, 4), out);
             i = 4;
         }
-        String header = header(o, client);
         int h = (int) header.lines().count();
         assertEquals(header, String.join("\n", lines.subList(i, i + h)), out);
         i += h;
         for (String side : List.of("local", "remote")) {
             for (int q = 0; q < o.numQps(); q++) {
-                Matcher m = ADDRESS.matcher(lines.get(i));
-                assertTrue(m.matches(), lines.get(i) + "\n" + out);
-                assertEquals(side, m.group(1));
-                assertEquals(o.test().opcode == io.jrdma.verbs.WrOpcode.RDMA_READ, m.group(3) != null, lines.get(i));
-                assertEquals(!o.test().isSend() && !o.test().isAtomic(), m.group(4) != null, lines.get(i));
-                assertEquals(GID, lines.get(i + 1), out);
+                address.accept(side, lines.get(i));
+                assertEquals(gid, lines.get(i + 1), out);
                 i += 2;
             }
         }

@@ -25,7 +25,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the server's "Waiting for client rdma_cm QP to connect").
  */
 class PerftestRdmaCmTest {
-    static final String L = PerftestReport.RESULT_LINE;
     static final Pattern ADDRESS = Pattern.compile(" (local|remote) address: LID 0000 QPN 0x[0-9a-f]{4,6}"
             + " PSN 0x[0-9a-f]{1,6}");
     static final String GID = " GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:01";
@@ -45,40 +44,10 @@ class PerftestRdmaCmTest {
 
     /** One side's output, line by line; @return the rows. */
     static List<String> check(String out, PerftestOptions o, boolean client, int expectedRows) {
-        List<String> lines = new ArrayList<>(out.lines().toList());
-        int i = 0;
-        if (!client) {
-            assertEquals(List.of("", "************************************", "* Waiting for client to connect... *",
-                    "************************************"), lines.subList(0, 4), out);
-            i = 4;
-        }
-        String header = header(o, client);
-        int h = (int) header.lines().count();
-        assertEquals(header, String.join("\n", lines.subList(i, i + h)), out);
-        i += h;
-        for (String side : List.of("local", "remote")) {
-            for (int q = 0; q < o.numQps(); q++) {
-                assertTrue(ADDRESS.matcher(lines.get(i)).matches(), lines.get(i) + "\n" + out);
-                assertTrue(lines.get(i).startsWith(" " + side + " address"), lines.get(i));
-                assertEquals(GID, lines.get(i + 1), out);
-                i += 2;
-            }
-        }
-        assertEquals(L, lines.get(i++), out);
-        List<String> rows = new ArrayList<>();
-        if (expectedRows > 0) {
-            assertEquals(o.bw() ? PerftestReport.bwColumns(o.gbits()) : PerftestReport.RESULT_FMT_LAT, lines.get(i++),
-                    out);
-            for (int r = 0; r < expectedRows; r++) {
-                String row = lines.get(i++);
-                assertTrue((o.bw() ? PerftestLoopbackTest.BW_ROW : PerftestLoopbackTest.LAT_ROW).matcher(row).matches(),
-                        "[" + row + "]\n" + out);
-                rows.add(row);
-            }
-            assertEquals(L, lines.get(i++), out);
-        }
-        assertEquals(i, lines.size(), out);
-        return rows;
+        return PerftestLoopbackTest.check(out, o, client, expectedRows, header(o, client), GID, (side, line) -> {
+            assertTrue(ADDRESS.matcher(line).matches(), line + "\n" + out);
+            assertTrue(line.startsWith(" " + side + " address"), line);
+        });
     }
 
     @ParameterizedTest
