@@ -45,20 +45,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-if [ -n "$VMDIR" ]; then
-  VM=$VMDIR; [ -d "$VM" ] && VM="$VM/vm.sh"
-  [ -x "$VM" ] || { echo "no harness script $VM" >&2; exit 2; }
-  peer() { "$VM" exec 1 "$*"; }
-  here() { "$VM" ns "$@"; }
-  PEER_IP=${PEER_IP:-10.77.1.11}
-  LOCAL_IF=${LOCAL_IF:-br0}
-elif [ -n "$SSH" ]; then
-  peer() { ssh -o BatchMode=yes -o ConnectTimeout=10 "$SSH" "$*"; }
-  here() { "$@"; }
-  [ -n "$PEER_IP" ] && [ -n "$LOCAL_IF" ] || { echo "--ssh needs --peer-ip and --local-if" >&2; exit 2; }
-else
-  echo "interop/run-iwarp.sh: give the peer: --vm DIR or --ssh TARGET (see --help)" >&2; exit 2
-fi
+. "$HERE/lib.sh"
+connect_peer interop/run-iwarp.sh 10.77.1.11
 
 OUT=${OUT:-$HERE/results/iwarp-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
@@ -67,17 +55,6 @@ LOCAL_DEV="iwarp_$LOCAL_IF"
 LOCAL_IP=$(here ip -4 -o addr show dev "$LOCAL_IF" | awk '{print $4}' | cut -d/ -f1 | grep -F "${PEER_IP%.*}." | head -1)
 [ -n "$LOCAL_IP" ] || { echo "no IPv4 address of $LOCAL_IF in ${PEER_IP%.*}.0/24" >&2; exit 2; }
 here "$JRDMA" devices | grep -q "$LOCAL_DEV" || { echo "jrdma has no device $LOCAL_DEV" >&2; exit 2; }
-
-# waits until something listens on TCP $2 on side $1 (jrdma|peer)
-wait_listen() {
-  local deadline=$(( $(date +%s) + 60 ))
-  while [ "$(date +%s)" -lt $deadline ]; do
-    if [ "$1" = jrdma ]; then here ss -ltnH "sport = :$2" | grep -q . && return 0
-    else peer "ss -ltnH 'sport = :$2'" | grep -q . && return 0; fi
-    sleep 0.2
-  done
-  return 1
-}
 
 # wire_check PCAP -> "" or what is wrong (TERMINATEs, bad CRCs) as tshark decodes it
 wire_check() {
@@ -111,7 +88,7 @@ one_try() {
     peer "timeout 180 $scmd" > "$dir/server.txt" 2>&1 &
   fi
   local spid=$!
-  wait_listen "$side" "$port" || NOTE="server never listened;"
+  wait_listen "$side" "$port" 60 || NOTE="server never listened;"
   if [ "$side" = jrdma ]; then
     peer "timeout 150 $ccmd" > "$dir/client.txt" 2>&1; rc_c=$?
   else

@@ -46,21 +46,12 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+. "$HERE/lib.sh"
+connect_peer interop/run.sh 10.77.0.11
 if [ -n "$VMDIR" ]; then
-  VM=$VMDIR; [ -d "$VM" ] && VM="$VM/vm.sh"
-  [ -x "$VM" ] || { echo "no harness script $VM" >&2; exit 2; }
-  peer() { "$VM" exec 1 "$*"; }
-  here() { "$VM" ns "$@"; }
-  PEER_IP=${PEER_IP:-10.77.0.11}
-  LOCAL_IF=${LOCAL_IF:-br0}
   LINK_DOWN() { "$VM" ns ip link set tap10 "$1"; }
-elif [ -n "$SSH" ]; then
-  peer() { ssh -o BatchMode=yes -o ConnectTimeout=10 "$SSH" "$*"; }
-  here() { "$@"; }
-  [ -n "$PEER_IP" ] && [ -n "$LOCAL_IF" ] || { echo "--ssh needs --peer-ip and --local-if" >&2; exit 2; }
-  LINK_DOWN() { peer "ip link set \$(ip -o route get $LOCAL_IP4 | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p') $1"; }
 else
-  echo "interop/run.sh: give the peer: --vm DIR or --ssh TARGET (see --help)" >&2; exit 2
+  LINK_DOWN() { peer "ip link set \$(ip -o route get $LOCAL_IP4 | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p') $1"; }
 fi
 
 OUT=${OUT:-$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)}
@@ -103,17 +94,6 @@ counter_delta() { # before after -> "name+N ..." for every counter that moved
   echo "$out"
 }
 
-# waits until something listens on TCP $2 on side $1 (jrdma|peer)
-wait_listen() {
-  local deadline=$(( $(date +%s) + 30 ))
-  while [ "$(date +%s)" -lt $deadline ]; do
-    if [ "$1" = jrdma ]; then here ss -ltnH "sport = :$2" | grep -q . && return 0
-    else peer "ss -ltnH 'sport = :$2'" | grep -q . && return 0; fi
-    sleep 0.2
-  done
-  return 1
-}
-
 PASS=0 FAIL=0
 echo "| case | result | seconds | notes |" > "$SUMMARY"
 echo "|---|---|---|---|" >> "$SUMMARY"
@@ -136,7 +116,7 @@ run_case() {
     peer "timeout 240 $scmd" > "$dir/server.txt" 2>&1 &
   fi
   local spid=$!
-  if ! wait_listen "$side" 18515; then
+  if ! wait_listen "$side" 18515 30; then
     note="server never listened"
   fi
   if [ "$side" = jrdma ]; then
@@ -219,7 +199,7 @@ linkdown_case() {
   peer "pkill -f '^ib_write_bw'; true" >/dev/null 2>&1
   peer "timeout 120 ib_write_bw -d $PEER_DEV -x $PEER_GID6 -s 65536 -n 100000" > "$dir/server.txt" 2>&1 &
   local spid=$! note="" t0 t1
-  wait_listen peer 18515 || note="server never listened;"
+  wait_listen peer 18515 30 || note="server never listened;"
   here timeout 100 "$J" perf write_bw -d "$LOCAL_DEV" -x "$LOCAL_GID6" -s 65536 -n 100000 --timeout 90 "$PEER_IP" > "$dir/client.txt" 2>&1 &
   local cpid=$!
   # wait for data to flow (the table header is printed once the QPs are connected)
@@ -239,7 +219,7 @@ linkdown_case() {
   sleep 1
   peer "timeout 60 ibv_rc_pingpong -d $PEER_DEV -g $PEER_GID6 -s 1024 -m 1024 -n 20" > "$dir/recover-server.txt" 2>&1 &
   local ppid=$!
-  wait_listen peer 18515 || note="$note recovery server never listened;"
+  wait_listen peer 18515 30 || note="$note recovery server never listened;"
   here timeout 60 "$J" pingpong -d "$LOCAL_DEV" -g "$LOCAL_GID6" -s 1024 -m 1024 -n 20 "$PEER_IP" > "$dir/recover-client.txt" 2>&1 || note="$note reconnect failed;"
   wait $ppid || note="$note recovery peer failed;"
   if [ -z "$note" ]; then
