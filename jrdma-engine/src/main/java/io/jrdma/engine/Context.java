@@ -382,7 +382,13 @@ public final class Context implements DeviceContext {
 
     @Override
     public Map<String, Long> counters() {
-        return counters.snapshot();
+        Map<String, Long> m = counters.snapshot();
+        if (link instanceof UdpLink u) { // the link's own (opaque reads of engine-thread counts: a snapshot)
+            m.put("tx_syscalls", u.txCalls());
+            m.put("rx_syscalls", u.rxCalls());
+            m.put("rx_empty_syscalls", u.rxEmpty());
+        }
+        return m;
     }
 
     /** @return one counter's value */

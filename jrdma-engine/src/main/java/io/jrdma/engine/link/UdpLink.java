@@ -45,6 +45,9 @@ public final class UdpLink implements Link {
     private int[] users;
     private int pollCycle;
     private long sendErrors;
+    private long txCalls;
+    private long rxCalls;
+    private long rxEmpty;
     private ByteBuffer lastTxBuf;
     private MemorySegment lastTxSeg;
     private final Map<PathKey, Path> pathsByKey = new HashMap<>();
@@ -276,6 +279,10 @@ public final class UdpLink implements Link {
             int got = 0;
             if (s != null && (all || i >= u.length || u[i] > 0)) {
                 got = s.receive(batch);
+                rxCalls++;
+                if (got == 0) {
+                    rxEmpty++;
+                }
             }
             if (got == 0) {
                 idle++;
@@ -313,8 +320,11 @@ public final class UdpLink implements Link {
             }
             int got;
             while ((got = p.socket.receive(batch)) > 0) {
+                rxCalls++;
                 n += deliver(sink, got, p.from);
             }
+            rxCalls++;
+            rxEmpty++;
         }
         return n;
     }
@@ -342,11 +352,27 @@ public final class UdpLink implements Link {
             return true; // the address or path went away: the packet is lost, retransmission decides
         }
         int r = s.send(buf, seg, len, to);
+        txCalls++;
         if (r == UdpSocket.ERROR) {
             sendErrors++;
             return true; // unreachable peer and the like: the packet is lost, retransmission decides
         }
         return r == UdpSocket.SENT;
+    }
+
+    /** @return transmit system calls made (send, sendto, sendmmsg), for the counters */
+    public long txCalls() {
+        return txCalls;
+    }
+
+    /** @return receive system calls made ({@code recvmmsg} or one receive), empty ones included */
+    public long rxCalls() {
+        return rxCalls;
+    }
+
+    /** @return receive system calls that found nothing */
+    public long rxEmpty() {
+        return rxEmpty;
     }
 
     /** @return sends the kernel refused with an error (counted as lost packets) */

@@ -183,4 +183,21 @@ public final class Roce {
             idle = ctx.progress() > 0 ? 0 : idle + 1;
         }
     }
+
+    /**
+     * With {@code -Djrdma.perf.counters=true}: prints the context's counters (packets, ACKs, system
+     * calls) as one line on stderr when a run ends, for profiles that do not depend on the clock.
+     */
+    public static void printCounters(DeviceContext ctx, String who) {
+        if (!Boolean.getBoolean("jrdma.perf.counters")) {
+            return;
+        }
+        StringBuilder sb = new StringBuilder("COUNTERS ").append(who);
+        for (Map.Entry<String, Long> e : ctx.counters().entrySet()) {
+            if (e.getValue() != 0) {
+                sb.append(' ').append(e.getKey()).append('=').append(e.getValue());
+            }
+        }
+        System.err.println(sb);
+    }
 }

@@ -74,6 +74,7 @@ final class Client {
                 s.close();
             }
         } finally {
+            io.jrdma.tools.oob.Roce.printCounters(ctx, "client");
             ctx.close();
         }
     }

@@ -1092,6 +1092,9 @@ final class Perftest {
     }
 
     private void tearDown() {
+        if (ctx != null) {
+            Roce.printCounters(ctx, server ? "server" : "client");
+        }
         if (qps != null) {
             for (QueuePair q : qps) {
                 close(q);

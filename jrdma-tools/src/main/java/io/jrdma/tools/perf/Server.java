@@ -95,6 +95,7 @@ final class Server {
                 listener.close();
             }
         } finally {
+            io.jrdma.tools.oob.Roce.printCounters(ctx, "server");
             ctx.close();
         }
     }
