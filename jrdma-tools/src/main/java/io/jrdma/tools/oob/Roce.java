@@ -200,4 +200,22 @@ public final class Roce {
         }
         System.err.println(sb);
     }
+
+    /** @return this process's CPU time (all threads, user + system) in ns, or -1 */
+    public static long cpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
+    }
+
+    /**
+     * With {@code -Djrdma.perf.cpu=true}: prints {@code CPU perf side=<side> cores=<CPU s per wall s>}
+     * on stderr for a measured run (bench/compare.sh turns it into CPU per GB and per message).
+     */
+    public static void printCpu(String side, long cpu0, long wall0, long wall1) {
+        long cpu1 = cpuNanos();
+        if (!Boolean.getBoolean("jrdma.perf.cpu") || cpu0 < 0 || cpu1 < 0 || wall1 - wall0 <= 0) {
+            return;
+        }
+        System.err.println(String.format(java.util.Locale.ROOT, "CPU perf side=%s cores=%.4f cpu_ms=%.1f wall_ms=%.1f",
+                side, (cpu1 - cpu0) / (double) (wall1 - wall0), (cpu1 - cpu0) / 1e6, (wall1 - wall0) / 1e6));
+    }
 }

@@ -274,11 +274,16 @@ final class Server {
             }
             prepare(size);
             s.sendCtrl(s.out.set(CtrlMsg.READY, start.phase, size, false, 0, 0));
+            long cpu0 = start.warmup ? -1 : io.jrdma.tools.oob.Roce.cpuNanos();
+            long wall0 = System.nanoTime();
             dog.reset("serving " + test.cliName() + " with " + size + " B messages");
             if (test == PerfTest.WRITE_LAT) {
                 writeLatResponder(size);
             }
             CtrlMsg done = awaitDone(size);
+            if (!done.warmup) {
+                io.jrdma.tools.oob.Roce.printCpu("server", cpu0, wall0, System.nanoTime());
+            }
             int phase = done.phase;
             long clientCount = done.count;
             boolean last = done.last;
