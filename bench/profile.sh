@@ -25,7 +25,8 @@ while [ $# -gt 0 ]; do
 done
 JAVA_HOME="$("$here/jrdma" --java-home)" || exit 1
 out="$(mktemp -d /tmp/jrdma-profile.XXXXXX)"
-jar="$here/jrdma-tools/target/jrdma-tools.jar"; lib="$here/jrdma-tools/target/lib"
+tools="${JRDMA_TOOLS_DIR:-$here/jrdma-tools/target}" # another build: a directory with jrdma-tools.jar and lib/
+jar="$tools/jrdma-tools.jar"; lib="$tools/lib"
 port=$(( 30000 + $$ % 2000 ))
 run() { # run NAME ARGS...
   local name=$1; shift
