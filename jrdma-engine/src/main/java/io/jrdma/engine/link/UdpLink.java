@@ -169,6 +169,19 @@ public final class UdpLink implements Link {
             while (end < held && heldSock[end] == s) {
                 end++;
             }
+            if (end - done == 1) { // one packet (a ping-pong's): a plain send, as without batching
+                long r = NativeUdp.send(s.fd, heldSeg[done], heldLen[done], txState);
+                txCalls++;
+                if (r >= 0) {
+                    txPackets++;
+                } else if (r == -NativeUdp.EAGAIN) {
+                    break;
+                } else {
+                    sendErrors++; // unreachable peer and the like: lost, retransmission decides
+                }
+                done = end;
+                continue;
+            }
             int m = 0;
             boolean grouped = false;
             for (int p = done; p < end; ) {
