@@ -86,7 +86,7 @@ final class IwarpStream {
     long readRespOffset;
     /** no more bytes are processed: a TERMINATE was sent or received, or the stream ended */
     boolean rxStopped;
-    /** the FPDUs seen last were large: reads into {@link #rx} stop early, so the next payload goes straight to its target */
+    /** the FPDUs seen last were large: with direct placement, reads into {@link #rx} stop early, so the next payload goes straight to its target */
     boolean rxLarge;
 
     // ---- direct placement (siw_rx_data): the payload of the FPDU whose header was parsed is read into its target
