@@ -116,6 +116,9 @@ public final class Context implements DeviceContext {
             } catch (RuntimeException e) {
                 counters.increment(Counter.ENGINE_ERRORS);
                 work = 1;
+                // a bug or a broken invariant: said loudly the first time, then counted (engine_errors)
+                Fallbacks.LOG.log(counters.get(Counter.ENGINE_ERRORS) == 1 ? System.Logger.Level.WARNING
+                        : System.Logger.Level.DEBUG, "the engine of " + this + " failed a duty cycle", e);
             }
             idler.idle(work);
         }

@@ -91,6 +91,16 @@ final class Fallbacks {
                 ? Level.DEBUG : Level.INFO;
     }
 
+    /**
+     * Where a QP's move to ERROR comes from, for its DEBUG record: the method that decided it, two frames
+     * up (Completer.fail: an error completion; IwarpEngine.writeFailed: the stream broke; ...).
+     */
+    static String caller() {
+        return StackWalker.getInstance().walk(f -> f.skip(2).findFirst()
+                .map(e -> e.getClassName().substring(e.getClassName().lastIndexOf('.') + 1) + "." + e.getMethodName())
+                .orElse("?"));
+    }
+
     /** Logs each of {@code limitations} once per process and transport (the first context to open says it). */
     static void sayOnce(boolean iwarp, List<String> limitations) {
         if (limitations.isEmpty() || !(iwarp ? IWARP_SAID : ROCE_SAID).compareAndSet(false, true)) {
