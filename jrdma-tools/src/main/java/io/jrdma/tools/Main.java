@@ -29,6 +29,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        Progress.installInterruptHandler(System.err);
         int rc = run(args, System.out, System.err);
         System.out.flush();
         System.err.flush();
@@ -71,6 +72,15 @@ public final class Main {
             return 2;
         }
         List<String> rest = Arrays.asList(args).subList(1, args.length);
+        Progress.start("jrdma " + args[0]);
+        try {
+            return dispatch(args, rest, out, err);
+        } finally {
+            Progress.done();
+        }
+    }
+
+    private static int dispatch(String[] args, List<String> rest, PrintStream out, PrintStream err) {
         return switch (args[0]) {
             case "-h", "--help", "help" -> {
                 out.print(USAGE);

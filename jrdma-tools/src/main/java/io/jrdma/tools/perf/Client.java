@@ -141,6 +141,7 @@ final class Client {
     private void phase(int p, int size, boolean last, boolean warmup, long iters, boolean dur, List<String> failures) {
         phaseIters = iters;
         duration = dur;
+        io.jrdma.tools.Progress.step((warmup ? "warming up" : "measuring") + " at " + size + " B");
         prepare(size);
         s.sendCtrl(s.out.set(CtrlMsg.START, p, size, last, duration ? 0 : iters, duration ? durationNanos : 0)
                 .warmup(warmup));

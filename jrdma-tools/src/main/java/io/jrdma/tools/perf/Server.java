@@ -76,7 +76,9 @@ final class Server {
             try {
                 listener = ctx.connectionManager().listen(listenOn);
             } catch (RdmaException e) {
-                throw new PerfFailure("cannot listen on TCP port " + listenOn.getPort() + ": " + e.getMessage(), e);
+                throw new PerfFailure("cannot listen on TCP port " + listenOn.getPort() + ": " + e.getMessage()
+                        + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + io.jrdma.tools.oob.SideChannel.PORT_BUSY
+                        : ""), e);
             }
             try {
                 int port = listener.address().getPort();

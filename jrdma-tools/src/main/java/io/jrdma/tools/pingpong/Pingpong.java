@@ -238,6 +238,8 @@ public final class Pingpong {
             sgid = o.gidIndex() >= 0 ? o.gidIndex() : routeGid(table, sc.localAddress());
             me = myDest(table.get(sgid).raw());
             printAddress("local address:  ", me);
+            io.jrdma.tools.Progress.step("sending this side's address to " + sc.peer()
+                    + ", then waiting for the server's address");
             sc.write(PingpongWire.encode(me), "the local address");
             byte[] msg;
             try {
@@ -376,7 +378,8 @@ public final class Pingpong {
             }
             printAddress("remote address: ", iwarpDest(conn.peerQpn(), Gid.of(peer).raw()));
         } catch (RdmaException e) {
-            throw new SideChannelException("Couldn't listen on TCP port " + o.port() + ": " + e.getMessage());
+            throw new SideChannelException("Couldn't listen on TCP port " + o.port() + ": " + e.getMessage()
+                    + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + SideChannel.PORT_BUSY : ""));
         }
         pending = RECV_WRID;
         return loop();
@@ -451,6 +454,8 @@ public final class Pingpong {
 
     /** The completion loop of rc_pingpong's main, then the two result lines (and -c on the server). */
     private int loop() {
+        io.jrdma.tools.Progress.step(() -> "ping-ponging: " + scnt + " of " + o.iters() + " sends and " + rcnt
+                + " of " + o.iters() + " receives completed");
         WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion()};
         long start = System.nanoTime();
         long lastProgress = start;

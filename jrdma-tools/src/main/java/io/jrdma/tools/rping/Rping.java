@@ -139,7 +139,13 @@ public final class Rping {
             if (o.server()) {
                 InetSocketAddress at = new InetSocketAddress(
                         o.address() == null ? InetAddress.getByName("0.0.0.0") : o.address(), o.port());
-                ConnectionManager.Listener l = ctx.connectionManager().listen(at);
+                ConnectionManager.Listener l;
+                try {
+                    l = ctx.connectionManager().listen(at);
+                } catch (RdmaException e) {
+                    throw new Failure(e.getMessage() + (e.errno() == RdmaException.Errno.EADDRINUSE
+                            ? ": " + io.jrdma.tools.oob.SideChannel.PORT_BUSY : ""));
+                }
                 try {
                     listening.accept(l.address().getPort());
                     debug("listening on " + l.address());
@@ -357,6 +363,9 @@ public final class Rping {
             debug("connected");
             int start = 65;
             for (int ping = 0; o.count() == 0 || ping < o.count(); ping++) {
+                int done = ping;
+                io.jrdma.tools.Progress.step(() -> "ping " + (done + 1) + (o.count() == 0 ? "" : " of " + o.count())
+                        + " (" + done + " completed)");
                 fill(s.startBuf, ping, start);
                 start = start + 1 > 122 ? 65 : start + 1;
                 s.sendInfo(s.startMr, s.startBuf); // READ this
