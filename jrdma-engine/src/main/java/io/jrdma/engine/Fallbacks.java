@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       how Linux rxe sends every packet, and each datagram costs a receive call;</li>
  *   <li>soft-iWARP without {@code writev}/{@code readv} on the socket's descriptor
  *       ({@code --enable-native-access} and {@code --add-opens java.base/sun.nio.ch}) uses the
- *       single-buffer {@code SocketChannel} calls and copies every payload through the stream's buffers.</li>
+ *       single-buffer {@code SocketChannel} calls and copies payloads into the stream's transmit buffer.</li>
  * </ul>
  * Control path only: read when a device is listed or a context opens.
  */
@@ -49,8 +49,8 @@ final class Fallbacks {
      *               are and {@code -Djrdma.iwarp.writev=false} turned them off
      */
     static String iwarp(String reason) {
-        return "TCP through SocketChannel instead of writev/readv: every payload is copied through the"
-                + " stream's buffers (no zero-copy transmit or direct placement), one system call per buffer; "
+        return "TCP through SocketChannel instead of writev/readv: payloads are copied into the stream's"
+                + " transmit buffer instead of leaving from their regions, one system call per buffer; "
                 + (reason == null ? "turned off by -D" + NativeTcp.PROPERTY + "=false" : reason);
     }
 
