@@ -86,6 +86,7 @@ final class Client {
         ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(req));
         ConnectionManager.Connection conn;
         try {
+            io.jrdma.tools.Progress.step("connecting to " + server);
             conn = ctx.connectionManager().connect(s.qp, server, param, Duration.ofSeconds(o.timeoutSec()));
         } catch (RdmaException e) {
             throw new PerfFailure("cannot connect to the server at " + server.getAddress().getHostAddress() + ":"

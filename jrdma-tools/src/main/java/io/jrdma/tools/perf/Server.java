@@ -102,6 +102,7 @@ final class Server {
     }
 
     private ConnectionManager.ConnectRequest awaitRequest(ConnectionManager.Listener listener, long timeoutNanos) {
+        io.jrdma.tools.Progress.step("waiting for a client on TCP port " + listener.address().getPort());
         dog.reset("waiting for a client");
         long deadline = System.nanoTime() + timeoutNanos;
         while (true) {

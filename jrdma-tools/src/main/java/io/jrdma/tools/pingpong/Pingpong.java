@@ -339,6 +339,7 @@ public final class Pingpong {
         printAddress("local address:  ", me);
         InetSocketAddress server = new InetSocketAddress(serverAddr, o.port());
         try {
+            io.jrdma.tools.Progress.step("connecting to " + server + " (iWARP: MPA over TCP)");
             conn = ctx.connectionManager().connect(qp, server, connParam(), Duration.ofNanos(timeoutNanos));
         } catch (RdmaException e) {
             throw new SideChannelException("Couldn't connect to " + serverAddr.getHostAddress() + ":" + o.port()
@@ -362,6 +363,7 @@ public final class Pingpong {
         ConnectionManager.ConnectRequest cr;
         try (ConnectionManager.Listener l = ctx.connectionManager().listen(new InetSocketAddress(o.port()))) {
             listening.accept(l.address().getPort());
+            io.jrdma.tools.Progress.step("waiting for a client on TCP port " + l.address().getPort());
             long deadline = System.nanoTime() + timeoutNanos;
             while ((cr = l.poll(Duration.ofMillis(200))) == null) {
                 if (o.waitClient() && System.nanoTime() - deadline > 0) {
@@ -421,7 +423,7 @@ public final class Pingpong {
                 + " and this side's GID " + sgid + " (" + CFormat.inetNtop6(mine) + " on " + ctx.device().name()
                 + ") is " + family(mine) + ": RoCEv2 needs both of one IP version. " + (alt >= 0
                 ? "Give this side -g " + alt + " (" + CFormat.inetNtop6(table.get(alt).raw()) + ")"
-                : ctx.device().name() + " has no " + family(peer) + " GID: give the " + peerRole + " a " + family(mine)
+                : ctx.device().name() + " has no " + family(peer) + " GID: give the " + peerRole + " an " + family(mine)
                 + " one") + ", or run both sides without -g (they then pick matching GIDs)");
     }
 

@@ -306,6 +306,7 @@ public final class Rping {
     private void serveOne(DeviceContext ctx, Arena arena, ConnectionManager.Listener l) {
         ConnectionManager.ConnectRequest req;
         long waitUntil = o.waitForClient() ? deadline() : Long.MAX_VALUE;
+        io.jrdma.tools.Progress.step("waiting for a client on " + l.address());
         do {
             req = l.poll(Duration.ofMillis(500));
             if (req == null && o.waitForClient() && System.nanoTime() - waitUntil > 0) {
@@ -358,6 +359,7 @@ public final class Rping {
 
     private void pingOnce(DeviceContext ctx, Arena arena) {
         try (Session s = new Session(ctx, arena)) {
+            io.jrdma.tools.Progress.step("connecting to " + o.address().getHostAddress() + ":" + o.port());
             s.conn = ctx.connectionManager().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
                     Duration.ofSeconds(o.timeout()));
             debug("connected");
