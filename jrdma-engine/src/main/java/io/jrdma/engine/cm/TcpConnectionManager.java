@@ -466,11 +466,15 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Socket socket;
         private final Hello peer;
         private volatile boolean closed;
+        /** its two ends, for the log (read while the socket is open) */
+        private final String name;
 
         TcpConnection(QueuePair qp, Socket socket, Hello peer) {
             this.qp = qp;
             this.socket = socket;
             this.peer = peer;
+            this.name = "QP 0x" + Integer.toHexString(qp.qpn()) + " " + socket.getLocalSocketAddress() + " <-> QP 0x"
+                    + Integer.toHexString(peer.qpn()) + " " + socket.getRemoteSocketAddress();
         }
 
         private void disconnectQp() {
@@ -520,8 +524,7 @@ public final class TcpConnectionManager implements ConnectionManager {
 
         @Override
         public String toString() {
-            return "QP 0x" + Integer.toHexString(qp.qpn()) + " " + socket.getLocalSocketAddress() + " <-> QP 0x"
-                    + Integer.toHexString(peer.qpn()) + " " + socket.getRemoteSocketAddress();
+            return name;
         }
     }
 }
