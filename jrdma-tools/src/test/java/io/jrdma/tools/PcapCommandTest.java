@@ -15,7 +15,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code jrdma pcap}: the ICRC check the interop suite runs on its captures. */
 class PcapCommandTest {
-    private static final Path CAPTURE = Path.of(System.getProperty("jrdma.pcaps", "../../shared/pcaps"), "roce-ib_write_bw.pcap");
+    /** A Linux rxe capture (testdata/pcaps): 80 RoCEv2 packets of ib_write_bw between two guests. */
+    private static Path capture() {
+        return TestCaptures.path("roce-ib_write_bw.pcap");
+    }
 
     private static int run(List<String> args, StringBuilder output) {
         ByteArrayOutputStream o = new ByteArrayOutputStream();
@@ -29,7 +32,7 @@ class PcapCommandTest {
     @Test
     void everyPacketOfALinuxRxeCaptureIsCorrect() {
         StringBuilder out = new StringBuilder();
-        assertEquals(0, run(List.of(CAPTURE.toString(), "--from", "10.77.0.12"), out), out.toString());
+        assertEquals(0, run(List.of(capture().toString(), "--from", "10.77.0.12"), out), out.toString());
         assertTrue(out.toString().contains("10.77.0.12: "), out.toString());
         assertTrue(out.toString().contains("wrong 0"), out.toString());
         assertTrue(out.toString().contains("RC_RDMA_WRITE_FIRST") || out.toString().contains("WRITE"), out.toString());
@@ -37,7 +40,7 @@ class PcapCommandTest {
 
     @Test
     void aCorruptedPacketFailsTheCheckForItsSender(@TempDir Path dir) throws Exception {
-        byte[] b = Files.readAllBytes(CAPTURE);
+        byte[] b = Files.readAllBytes(capture());
         b[b.length - 1] ^= 0x5A; // the last packet's ICRC
         Path bad = dir.resolve("bad.pcap");
         Files.write(bad, b);
@@ -53,7 +56,7 @@ class PcapCommandTest {
     @Test
     void noPacketsFromTheAddressIsAFailureAndBadUsageIsExplained() {
         StringBuilder out = new StringBuilder();
-        assertEquals(1, run(List.of(CAPTURE.toString(), "--from", "192.0.2.1"), out));
+        assertEquals(1, run(List.of(capture().toString(), "--from", "192.0.2.1"), out));
         assertTrue(out.toString().contains("no RoCEv2 packet from 192.0.2.1"), out.toString());
         StringBuilder usage = new StringBuilder();
         assertEquals(2, run(List.of(), usage));
