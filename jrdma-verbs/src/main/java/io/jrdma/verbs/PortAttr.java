@@ -26,7 +26,16 @@ public record PortAttr(PortState state, Mtu maxMtu, Mtu activeMtu, List<Gid> gid
         limitations = List.copyOf(limitations);
     }
 
-    /** Port attributes without limitations. */
+    /**
+     * Port attributes without limitations.
+     *
+     * @param state     ACTIVE when the network interface is up
+     * @param maxMtu    the largest path MTU the port supports
+     * @param activeMtu the largest path MTU the interface's MTU allows
+     * @param gids      the GID table, index 0 first
+     * @param udpPort   the UDP port this context receives on
+     * @param linkLayer "Ethernet" for RoCE
+     */
     public PortAttr(PortState state, Mtu maxMtu, Mtu activeMtu, List<Gid> gids, int udpPort, String linkLayer) {
         this(state, maxMtu, activeMtu, gids, udpPort, linkLayer, List.of());
     }
