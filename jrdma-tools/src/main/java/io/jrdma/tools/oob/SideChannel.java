@@ -141,7 +141,10 @@ public final class SideChannel implements AutoCloseable {
             s = ServerSocketChannel.open();
             s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             s.bind(address, 1);
-            return new Listener(s);
+            Listener l = new Listener(s);
+            // from here on, before any banner: a client may come any moment
+            io.jrdma.tools.Progress.step("waiting for a client on TCP port " + l.port());
+            return l;
         } catch (IOException e) {
             closeQuietly(s);
             throw new SideChannelException("couldn't listen to port " + address.getPort() + " (" + reason(e) + ")"

@@ -209,6 +209,8 @@ final class Perftest {
                         throw new PerfFailure("couldn't listen to port " + o.port() + " (" + e.getMessage() + ")"
                                 + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + SideChannel.PORT_BUSY : ""));
                     }
+                    io.jrdma.tools.Progress.step("waiting for a client on TCP port " + cmListener.address().getPort()
+                            + " (rdma_cm)");
                     out.println(PerftestReport.BANNER);
                     out.flush();
                     listening.accept(cmListener.address().getPort());

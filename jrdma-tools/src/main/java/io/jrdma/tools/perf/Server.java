@@ -82,6 +82,7 @@ final class Server {
             }
             try {
                 int port = listener.address().getPort();
+                io.jrdma.tools.Progress.step("waiting for a client on TCP port " + port);
                 if (announce) {
                     out.println("************************************");
                     out.println("* Waiting for client to connect... *");
