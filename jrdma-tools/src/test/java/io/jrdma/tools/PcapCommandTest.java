@@ -62,4 +62,40 @@ class PcapCommandTest {
         assertEquals(2, run(List.of(), usage));
         assertTrue(usage.toString().contains("missing capture file"), usage.toString());
     }
+
+    /** A raw-IP capture of TCP segments: a SYN, then an MPA Request (the start of an iWARP connection). */
+    private static Path iwarpCapture(Path dir) throws Exception {
+        Path f = dir.resolve("iwarp.pcap");
+        byte[] mpa = "MPA ID Req Frame".getBytes(StandardCharsets.US_ASCII);
+        try (var w = io.jrdma.wire.PcapWriter.create(f, io.jrdma.wire.PcapReader.LINKTYPE_RAW)) {
+            for (byte[] payload : new byte[][] {new byte[0], java.util.Arrays.copyOf(mpa, mpa.length + 4)}) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(40 + payload.length);
+                b.put((byte) 0x45).put((byte) 0).putShort((short) (40 + payload.length)).putInt(0)
+                        .put((byte) 64).put((byte) 6).putShort((short) 0).putInt(0x0a4d0101).putInt(0x0a4d010b);
+                b.putShort((short) 40000).putShort((short) 7174).putInt(1).putInt(0).put((byte) 0x50)
+                        .put((byte) 0x18).putShort((short) 65535).putInt(0);
+                b.put(payload).flip();
+                w.write(0, b);
+            }
+        }
+        return f;
+    }
+
+    @Test
+    void aCaptureWithoutRoceSaysWhatItHoldsAndFails(@TempDir Path dir) throws Exception {
+        StringBuilder out = new StringBuilder();
+        assertEquals(1, run(List.of(iwarpCapture(dir).toString()), out), out.toString());
+        assertTrue(out.toString().contains("jrdma pcap: no RoCEv2 packets (UDP port 4791) in " + dir.resolve("iwarp.pcap")
+                + ": 2 frames: 2 TCP segments (1 with data), 0 other UDP datagrams; it holds an MPA Request: an iWARP"
+                + " capture"), out.toString());
+        assertTrue(out.toString().endsWith("jrdma pcap checks RoCEv2 captures\n"), out.toString());
+    }
+
+    @Test
+    void aMissingFileIsNamedAsMissing(@TempDir Path dir) {
+        StringBuilder out = new StringBuilder();
+        String missing = dir.resolve("nope.pcap").toString();
+        assertEquals(1, run(List.of(missing), out), out.toString());
+        assertEquals("jrdma pcap: cannot read " + missing + ": no such file\n", out.toString());
+    }
 }
