@@ -59,6 +59,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * for no CRC at all. A server always uses CRC when a Request without the flag asked for it.
  */
 final class IwarpConnectionManager implements ConnectionManager {
+    /** Control-path events (connections made, refused, failed, closed) at DEBUG; nothing on the data path. */
+    private static final System.Logger LOG = System.getLogger(IwarpConnectionManager.class.getName());
+
     static final String CRC_PROPERTY = "jrdma.iwarp.crc";
     static final String EXTENSIONS_PROPERTY = "jrdma.iwarp.extensions";
     /** Overrides the FPDU size (the MSS of the path), e.g. 1448 to send what siw sends on Ethernet. */
@@ -312,6 +315,21 @@ final class IwarpConnectionManager implements ConnectionManager {
 
     @Override
     public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
+        try {
+            return connect0(qp, server, param, timeout);
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /** Logs a failed connect or accept (DEBUG: the caller gets the exception) and returns it. */
+    private static RuntimeException failed(RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, () -> (e instanceof ConnectionRejectedException ? "connection rejected: "
+                : "connection failed: ") + e.getMessage());
+        return e;
+    }
+
+    private Connection connect0(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
         Qp q = qpOf(qp);
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean ext = !"false".equals(System.getProperty(EXTENSIONS_PROPERTY));
@@ -472,6 +490,14 @@ final class IwarpConnectionManager implements ConnectionManager {
 
         @Override
         public Connection accept(QueuePair qp, ConnParam param, Duration timeout) {
+            try {
+                return accept0(qp, param);
+            } catch (RuntimeException e) {
+                throw failed(e);
+            }
+        }
+
+        private Connection accept0(QueuePair qp, ConnParam param) {
             Qp q = qpOf(qp);
             if (answered) {
                 throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
@@ -507,6 +533,7 @@ final class IwarpConnectionManager implements ConnectionManager {
                 throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
             }
             answered = true;
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection request from " + peerAddress() + " rejected");
             try {
                 write(ch, frame(true, p.revision(), p.crc(), true, 0, 0,
                         privateData == null ? new byte[0] : privateData.clone()));
@@ -532,6 +559,18 @@ final class IwarpConnectionManager implements ConnectionManager {
             this.peer = peer;
             this.peerQpn = peerQpn;
             open.add(this);
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + this);
+        }
+
+        @Override
+        public String toString() {
+            String ends;
+            try {
+                ends = ch.getLocalAddress() + " <-> QP 0x" + Integer.toHexString(peerQpn) + " " + ch.getRemoteAddress();
+            } catch (IOException e) {
+                ends = "(stream closed)";
+            }
+            return "QP 0x" + Integer.toHexString(q.qpn) + " " + ends;
         }
 
         @Override
@@ -569,6 +608,7 @@ final class IwarpConnectionManager implements ConnectionManager {
             } catch (RdmaException e) {
                 closeQuietly(ch);
             }
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection closed: QP 0x" + Integer.toHexString(q.qpn));
         }
     }
 }

@@ -22,6 +22,19 @@ public interface Device {
     /** @return true if the network interface is up */
     boolean isUp();
 
+    /**
+     * What contexts of this device would give up in this process compared with the provider at its
+     * best, one human-readable sentence each that says what is lost and what to do about it (for
+     * the software providers: a JVM flag such as {@code --enable-native-access} that was not given).
+     * A provider never falls back silently: it also logs each of these once through
+     * {@link System.Logger}. An open context's {@link PortAttr#limitations()} says what it really uses.
+     *
+     * @return the limitations, empty when there are none
+     */
+    default List<String> limitations() {
+        return List.of();
+    }
+
     /** Opens a context with the default options (dedicated engine thread, UDP port 4791 or a free one). */
     default DeviceContext open() {
         return open(DeviceOptions.defaults());

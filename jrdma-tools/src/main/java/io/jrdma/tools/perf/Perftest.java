@@ -199,16 +199,26 @@ final class Perftest {
                 err.println(" Changing to that max value");
             }
             if (server) {
-                out.println(PerftestReport.BANNER);
-                out.flush();
+                // listen before the banner: a taken port fails at once, not after "Waiting for client"
                 if (rdmaCm) {
                     // rdma_server_connect on 0.0.0.0 (AF_INET); the listener stays until the data QPs are accepted,
                     // so that it listens before this side's sync (a client connects its QPs right after it)
-                    cmListener = ctx.connectionManager().listen(new InetSocketAddress("0.0.0.0", o.port()));
+                    try {
+                        cmListener = ctx.connectionManager().listen(new InetSocketAddress("0.0.0.0", o.port()));
+                    } catch (RdmaException e) {
+                        throw new PerfFailure("couldn't listen to port " + o.port() + " (" + e.getMessage() + ")"
+                                + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + SideChannel.PORT_BUSY : ""));
+                    }
+                    io.jrdma.tools.Progress.step("waiting for a client on TCP port " + cmListener.address().getPort()
+                            + " (rdma_cm)");
+                    out.println(PerftestReport.BANNER);
+                    out.flush();
                     listening.accept(cmListener.address().getPort());
                     ex = RdmaCmExchange.accept(ctx, cmListener, o.waitClient() ? timeoutNanos : 0, pump, timeoutNanos);
                 } else {
                     try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                        out.println(PerftestReport.BANNER);
+                        out.flush();
                         listening.accept(l.port());
                         ex = new PerftestExchange.Tcp(l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump),
                                 pump);
@@ -619,6 +629,7 @@ final class Perftest {
             return;
         }
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterBw(size);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
@@ -637,6 +648,7 @@ final class Perftest {
         connectPhase();
         columnsBw();
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (server) {
                 postRecvs(size);
             }
@@ -670,6 +682,7 @@ final class Perftest {
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLatWrite(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
@@ -690,6 +703,7 @@ final class Perftest {
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLat(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 1));
@@ -704,6 +718,7 @@ final class Perftest {
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             postRecvs(size);
             dog.reset("synchronizing with the peer before " + size + " B");
             handshake(0);
