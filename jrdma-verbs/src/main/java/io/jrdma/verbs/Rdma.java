@@ -15,7 +15,10 @@ public final class Rdma {
     private Rdma() {
     }
 
-    /** @return every provider found, available or not */
+    /**
+     * {@return every provider found on the module or class path through {@link java.util.ServiceLoader},
+     * available or not; empty when no provider artifact (such as {@code io.jrdma:jrdma-engine}) is there}
+     */
     public static List<RdmaProvider> providers() {
         List<RdmaProvider> list = new ArrayList<>();
         ServiceLoader.load(RdmaProvider.class, Rdma.class.getClassLoader()).forEach(list::add);
@@ -25,7 +28,13 @@ public final class Rdma {
         return list;
     }
 
-    /** @return the named provider; throws ENODEV naming the ones present, or why it cannot run */
+    /**
+     * {@return the named provider}
+     *
+     * @param name the provider's {@link RdmaProvider#name()}
+     * @throws RdmaException ENODEV naming the providers present (or the artifact to add when there is
+     *                       none), or saying why the provider cannot run here
+     */
     public static RdmaProvider provider(String name) {
         List<String> names = new ArrayList<>();
         for (RdmaProvider p : providers()) {
@@ -45,7 +54,9 @@ public final class Rdma {
         throw new RdmaException(RdmaException.Errno.ENODEV, "no provider named " + name + "; present: " + names);
     }
 
-    /** @return the devices of every available provider */
+    /**
+     * {@return the devices of every available provider ({@code ibv_get_device_list}); empty when none is loaded}
+     */
     public static List<Device> devices() {
         List<Device> all = new ArrayList<>();
         for (RdmaProvider p : providers()) {
@@ -56,7 +67,12 @@ public final class Rdma {
         return all;
     }
 
-    /** @return the device with this name; throws ENODEV listing the names present */
+    /**
+     * {@return the device with this name, such as {@code roce_lo}}
+     *
+     * @param name the device's {@link Device#name()}
+     * @throws RdmaException ENODEV listing the names present (or the artifact to add when no provider is loaded)
+     */
     public static Device device(String name) {
         List<Device> all = devices();
         for (Device d : all) {
