@@ -23,11 +23,15 @@ JAVA_HOME="$(./jrdma --java-home)" || fail "no JDK 25 (see ./jrdma --java-home)"
 export JAVA_HOME
 java="$JAVA_HOME/bin/java"
 
-# 3. jrdma into the local Maven repository, then the tutorial against it
+# 3. jrdma into the local Maven repository, then the tutorial against it, at this checkout's version
+version="$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' pom.xml | head -n1)"
+bom_version="$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' jrdma-bom/pom.xml | head -n1)"
+[ -n "$version" ] && [ "$version" = "$bom_version" ] \
+  || fail "jrdma-bom's version ($bom_version) must be the project's ($version): update jrdma-bom/pom.xml"
 echo "run-tutorial: installing jrdma into the local Maven repository (./mvnw -q -DskipTests install)"
 ./mvnw -q -B -DskipTests install || fail "./mvnw install"
-echo "run-tutorial: building the tutorial (./mvnw -f examples/tutorial/pom.xml package)"
-./mvnw -q -B -f "$tut/pom.xml" clean package || fail "building examples/tutorial"
+echo "run-tutorial: building the tutorial against jrdma $version (./mvnw -f examples/tutorial/pom.xml package)"
+./mvnw -q -B -f "$tut/pom.xml" -Djrdma.version="$version" clean package || fail "building examples/tutorial"
 
 # 4. run it both ways; stdout must be the expected output, and stderr must not show a missing flag
 check() { # $1 = name, rest = the java command
