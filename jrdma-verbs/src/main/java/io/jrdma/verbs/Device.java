@@ -4,22 +4,22 @@ import java.util.List;
 
 /** An RDMA device ({@code ibv_device}): for the software providers, one per network interface. */
 public interface Device {
-    /** @return the device name, e.g. {@code rxe_lo} */
+    /** {@return the device name, e.g. {@code rxe_lo}} */
     String name();
 
-    /** @return the name of the provider that made it */
+    /** {@return the name of the provider that made it} */
     String provider();
 
-    /** @return the wire protocol it speaks */
+    /** {@return the wire protocol it speaks} */
     Transport transport();
 
-    /** @return the network interface it is bound to, e.g. {@code lo} */
+    /** {@return the network interface it is bound to, e.g. {@code lo}} */
     String netdev();
 
-    /** @return the current GID table (re-read from the interface's addresses) */
+    /** {@return the current GID table (re-read from the interface's addresses)} */
     List<Gid> gids();
 
-    /** @return true if the network interface is up */
+    /** {@return true if the network interface is up} */
     boolean isUp();
 
     /**
@@ -35,11 +35,25 @@ public interface Device {
         return List.of();
     }
 
-    /** Opens a context with the default options (dedicated engine thread, UDP port 4791 or a free one). */
+    /**
+     * Opens a context with the default options (a dedicated engine thread, UDP port 4791 or a free one).
+     *
+     * @return the new context; close it last, after everything made from it
+     * @throws RdmaException as {@link #open(DeviceOptions)}
+     */
     default DeviceContext open() {
         return open(DeviceOptions.defaults());
     }
 
-    /** Opens a context ({@code ibv_open_device}): its own engine, queues and key tables. */
+    /**
+     * Opens a context ({@code ibv_open_device}): its own engine, queues and key tables. Several
+     * contexts of one device may be open at once (one per UDP port or address set).
+     *
+     * @param options the threading mode, idle strategy, UDP port and addresses
+     * @return the new context; close it last, after everything made from it
+     * @throws RdmaException ENODEV if the interface has no IP address; EADDRINUSE if the UDP port is
+     *                       taken and the options allow no fallback (or no free port is shared by
+     *                       the addresses); EIO if the sockets cannot be opened
+     */
     DeviceContext open(DeviceOptions options);
 }

@@ -19,8 +19,26 @@ import java.util.List;
 public record PortAttr(PortState state, Mtu maxMtu, Mtu activeMtu, List<Gid> gids, int udpPort, String linkLayer,
                        List<String> limitations) {
     /** Port states, as {@code ibv_port_state}. */
-    public enum PortState { NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER }
+    public enum PortState {
+        /** No state change (not reported by jrdma). */
+        NOP,
+        /** The network interface is down: nothing is sent or received. */
+        DOWN,
+        /** Initializing (not reported by jrdma). */
+        INIT,
+        /** Armed (not reported by jrdma). */
+        ARMED,
+        /** The network interface is up. */
+        ACTIVE,
+        /** Active, deferring (not reported by jrdma). */
+        ACTIVE_DEFER
+    }
 
+    /**
+     * Makes the attributes; the GID list is copied.
+     *
+     * @throws NullPointerException if {@code gids} is null or holds a null
+     */
     public PortAttr {
         gids = List.copyOf(gids);
         limitations = List.copyOf(limitations);
