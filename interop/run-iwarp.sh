@@ -2,7 +2,8 @@
 # Interop suite over iWARP: rdma-core's rping and perftest 4.5 with -R (rdma_cm) against jrdma,
 # both directions, with a Linux SoftiWARP (siw) peer or an iWARP NIC. See interop/README.md.
 #
-#   interop/run-iwarp.sh --vm VM.SH [options]      peer = guest 1 of the QEMU harness (../shared/interop/vm.sh)
+#   interop/run-iwarp.sh [options]                 peer = guest 1 of the QEMU harness in interop/harness
+#   interop/run-iwarp.sh --vm VM.SH [options]      the same with another copy of the harness (its vm.sh)
 #   interop/run-iwarp.sh --ssh root@HOST [options] peer = any Linux host with siw (or an iWARP NIC) and the tools
 #
 # Options:
@@ -15,12 +16,14 @@
 #   --quick            one size per test instead of the whole matrix
 #   --attempts N       tries per perftest case (default 3): Linux siw 6.1 leaves about one perftest
 #                      -R run in four hanging in its own handshake when the C tool is the server
-#                      (../shared/interop/README.md); every failed try is kept and reported
+#                      (interop/harness/README.md); every failed try is kept and reported
 #   --out DIR          results directory (default interop/results/iwarp-<UTC time>)
 #   --jrdma PATH       the jrdma launcher (default: ./jrdma of this checkout)
 # Every case captures its TCP connection(s); a case fails if either side exits non-zero, the expected
 # output lines are missing, a TERMINATE appears on the wire, or Wireshark finds a bad MPA CRC.
 # Exit status: 0 when every case passed.
+# Needs root (tcpdump) and, on this side: apt-get install tcpdump tshark iproute2; the harness's own packages are
+# listed in interop/harness/README.md.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
     --attempts) ATTEMPTS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --jrdma) JRDMA=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "interop/run-iwarp.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -47,6 +50,7 @@ done
 
 . "$HERE/lib.sh"
 connect_peer interop/run-iwarp.sh 10.77.1.11
+need_tools interop/run-iwarp.sh timeout:coreutils tcpdump:tcpdump tshark:tshark ip:iproute2 ss:iproute2
 
 OUT=${OUT:-$HERE/results/iwarp-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"

@@ -2,7 +2,8 @@
 # Interop suite: rdma-core's ibv_rc_pingpong and perftest 4.5 against jrdma, both directions,
 # over RoCEv2 with a Linux rdma_rxe peer (or a RoCE NIC). See interop/README.md.
 #
-#   interop/run.sh --vm VM.SH [options]      peer = guest 1 of the QEMU harness (../shared/interop/vm.sh)
+#   interop/run.sh [options]                 peer = guest 1 of the QEMU harness in interop/harness
+#   interop/run.sh --vm VM.SH [options]      the same with another copy of the harness (its vm.sh)
 #   interop/run.sh --ssh root@HOST [options] peer = any Linux host with rxe/RoCE and the tools
 #
 # Options:
@@ -20,6 +21,8 @@
 #   --out DIR          results directory (default interop/results/<UTC time>)
 #   --jrdma PATH       the jrdma launcher (default: ./jrdma of this checkout)
 # Exit status: 0 when every case passed.
+# Needs root (tcpdump) and, on this side: apt-get install tcpdump iproute2; the harness's own packages are
+# listed in interop/harness/README.md.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
     --qp-timeout) QPT=$2; shift ;;
     --out) OUT=$2; shift ;;
     --jrdma) JRDMA=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "interop/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,6 +51,7 @@ done
 
 . "$HERE/lib.sh"
 connect_peer interop/run.sh 10.77.0.11
+need_tools interop/run.sh timeout:coreutils tcpdump:tcpdump ip:iproute2 ss:iproute2
 if [ -n "$VMDIR" ]; then
   LINK_DOWN() { "$VM" ns ip link set tap10 "$1"; }
 else
@@ -75,7 +79,7 @@ LOCAL_GID4=$(gid_of "$LOCAL_IP4")
 
 # Counters that must not move. completer_retry_err is judged from the capture instead: rxe arms
 # its retransmit timer once and does not restart it on ACKs, so it retries now and then even
-# against itself (see ../shared/pcaps: rxe-to-rxe runs show the same); `jrdma pcap --timeout-us`
+# against itself (see testdata/pcaps: rxe-to-rxe runs show the same); `jrdma pcap --timeout-us`
 # fails the case when a retry was jrdma's fault (a PSN left unacknowledged for a whole timeout).
 # duplicate_request likewise: under software emulation the guest sometimes leaves a message
 # unacknowledged for longer than the QP timeout (rxe's ack_deferred throttling), and jrdma then

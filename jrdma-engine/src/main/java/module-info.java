@@ -8,8 +8,11 @@ module io.jrdma.engine {
     requires io.jrdma.wire;
     requires jdk.net;
 
-    exports io.jrdma.engine;
-    exports io.jrdma.engine.link;
+    // No public API: applications use io.jrdma.verbs, which finds the providers below through
+    // ServiceLoader. The jrdma tool reads engine-specific device attributes, so the packages are
+    // exported to it alone (on the class path, as in the tests and benchmarks, this is moot).
+    exports io.jrdma.engine to io.jrdma.tools;
+    exports io.jrdma.engine.link to io.jrdma.tools;
 
     provides io.jrdma.verbs.spi.RdmaProvider with io.jrdma.engine.SoftRoceProvider, io.jrdma.engine.SoftIwarpProvider;
 }

@@ -6,4 +6,5 @@ module io.jrdma.tools {
     requires io.jrdma.verbs;
     requires io.jrdma.engine;
     requires io.jrdma.wire;
+    requires jdk.unsupported; // sun.misc.Signal: Ctrl-C says what it interrupted (Progress)
 }

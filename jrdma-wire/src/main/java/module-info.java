@@ -4,6 +4,7 @@
  * Depends on {@code java.base} only.
  */
 module io.jrdma.wire {
-    exports io.jrdma.wire;
-    exports io.jrdma.wire.iwarp;
+    // Internal to jrdma (no public API yet): the engine's codecs and the tool's pcap checks.
+    exports io.jrdma.wire to io.jrdma.engine, io.jrdma.tools;
+    exports io.jrdma.wire.iwarp to io.jrdma.engine, io.jrdma.tools;
 }

@@ -70,6 +70,8 @@ public final class Context implements DeviceContext {
     private boolean closed;
     /** The interface's state at the last port query: a query that finds it down counts {@code link_downed}. */
     private boolean portWasUp = true;
+    /** What this context gives up for a missing JVM flag or platform feature ({@link Fallbacks}); in its port attributes */
+    private final List<String> limitations;
 
     Context(SoftRoceDevice device, DeviceOptions options, Link link, NanoClock clock, Mtu activeMtu) {
         this(device, device::closed, false, options, link, clock, activeMtu);
@@ -88,12 +90,21 @@ public final class Context implements DeviceContext {
         this.gidsReadAt = System.nanoTime();
         this.engine = new Engine(this, link, clock);
         this.cm = iwarpMode ? new IwarpConnectionManager(this) : new TcpConnectionManager(this);
+        if (link instanceof UdpLink u && !u.isNative()) {
+            limitations = List.of(Fallbacks.roce(UdpLink.nativeUnavailableReason()));
+        } else if (engine.iwarp != null && !engine.iwarp.vectored) {
+            limitations = List.of(Fallbacks.iwarp(Fallbacks.iwarpReason()));
+        } else {
+            limitations = List.of();
+        }
+        Fallbacks.sayOnce(iwarpMode, limitations);
         if (!invoker) {
             running = true;
             thread = Thread.ofPlatform().daemon().name("jrdma-" + device.name() + "-engine").unstarted(this::runEngine);
             engine.thread = thread;
             thread.start();
         }
+        Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "opened " + this);
     }
 
     private void runEngine() {
@@ -105,6 +116,9 @@ public final class Context implements DeviceContext {
             } catch (RuntimeException e) {
                 counters.increment(Counter.ENGINE_ERRORS);
                 work = 1;
+                // a bug or a broken invariant: said loudly the first time, then counted (engine_errors)
+                Fallbacks.LOG.log(counters.get(Counter.ENGINE_ERRORS) == 1 ? System.Logger.Level.WARNING
+                        : System.Logger.Level.DEBUG, "the engine of " + this + " failed a duty cycle", e);
             }
             idler.idle(work);
         }
@@ -256,7 +270,7 @@ public final class Context implements DeviceContext {
             portWasUp = up;
         }
         return new PortAttr(up ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN, Mtu.MTU_4096,
-                activeMtu, gids, udpPort(), "Ethernet");
+                activeMtu, gids, udpPort(), "Ethernet", limitations);
     }
 
     /** @return the UDP port this context receives on */
@@ -451,6 +465,7 @@ public final class Context implements DeviceContext {
         }
         link.close();
         onClose.accept(this);
+        Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + this);
     }
 
     @Override

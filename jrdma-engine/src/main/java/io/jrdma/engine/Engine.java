@@ -245,6 +245,10 @@ final class Engine implements PacketSink {
 
     /** Moves a QP to ERROR (IBA 10.3.1): its queued requests will complete with WR_FLUSH_ERR. */
     void enterError(Qp qp) {
+        if (Fallbacks.LOG.isLoggable(System.Logger.Level.DEBUG)) { // once per QP: not a data-path cost
+            Fallbacks.LOG.log(System.Logger.Level.DEBUG, "QP 0x" + Integer.toHexString(qp.qpn) + " of " + context
+                    + " moves from " + qp.state + " to ERROR (" + Fallbacks.caller() + ")");
+        }
         qp.state = QpState.ERROR;
         qp.retransmitDeadline = 0;
         qp.rnrWaiting = false;

@@ -47,10 +47,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * the client's own private data, where rdma_cm applications, which parse their fixed layouts from
  * the start, ignore it. Application data longer than {@value #MAX_DATA_WITH_TRAILER} bytes leaves the
  * trailer out (siw accepts at most 256 bytes of private data, IRD/ORD included), and so does
- * {@code -Djrdma.iwarp.extensions=false}; {@code -Djrdma.iwarp.crc=false} makes the client ask for
- * no CRC.
+ * {@code -Djrdma.iwarp.extensions=false}.
+ *
+ * <p>MPA CRC: the client asks for it (C = 1 in the Request, so a Linux siw server uses it, as
+ * before) and, in its trailer, says it can go without ({@link #EXT_FLAG_CRC_OPTIONAL}); a jrdma
+ * server that does not require CRC answers such a Request with C = 0, and the C bit of the Reply
+ * decides for both (RFC 5044 §7.1). So two jrdma peers run without CRC, as two siw peers do by
+ * default (TCP's checksum still covers every segment), and a peer that is not jrdma sees the same
+ * C bits as before. {@code -Djrdma.iwarp.crc=true} requires CRC (the client leaves the flag out, the
+ * server keeps the C bit the Request asked for); {@code -Djrdma.iwarp.crc=false} makes the client ask
+ * for no CRC at all. A server always uses CRC when a Request without the flag asked for it.
  */
 final class IwarpConnectionManager implements ConnectionManager {
+    /** Control-path events (connections made, refused, failed, closed) at DEBUG; nothing on the data path. */
+    private static final System.Logger LOG = System.getLogger(IwarpConnectionManager.class.getName());
+
     static final String CRC_PROPERTY = "jrdma.iwarp.crc";
     static final String EXTENSIONS_PROPERTY = "jrdma.iwarp.extensions";
     /** Overrides the FPDU size (the MSS of the path), e.g. 1448 to send what siw sends on Ethernet. */
@@ -66,6 +77,11 @@ final class IwarpConnectionManager implements ConnectionManager {
     static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
     static final int EXT_LENGTH = 16;
     static final int EXT_FLAG_RFC7306 = 1;
+    /**
+     * Trailer flag: the sender does not need MPA CRC on this connection. A client sets it unless
+     * {@code -Djrdma.iwarp.crc=true}; a server then answers C = 0 unless it requires CRC itself.
+     */
+    static final int EXT_FLAG_CRC_OPTIONAL = 2;
     /** Linux siw refuses more than 256 bytes of MPA private data; IRD/ORD and the trailer take 20. */
     static final int MAX_DATA_WITH_TRAILER = 256 - MpaEnhanced.LENGTH - EXT_LENGTH;
     private static final int ALL_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
@@ -138,15 +154,38 @@ final class IwarpConnectionManager implements ConnectionManager {
                 qpn, mtu, Arrays.copyOfRange(pd, at, end));
     }
 
-    /** Our private data: the application's, then the jrdma trailer (when enabled and when it fits). */
+    /** Our private data: the application's, then the jrdma trailer with RFC 7306 on (when enabled and when it fits). */
     static byte[] appData(boolean withExtension, int qpn, Mtu mtu, byte[] app) {
+        return appData(withExtension, EXT_FLAG_RFC7306, qpn, mtu, app);
+    }
+
+    /** As {@link #appData(boolean, int, Mtu, byte[])} with the trailer's {@code flags} ({@code EXT_FLAG_*}). */
+    static byte[] appData(boolean withExtension, int flags, int qpn, Mtu mtu, byte[] app) {
         if (!withExtension || app.length > MAX_DATA_WITH_TRAILER) {
             return app;
         }
         ByteBuffer b = ByteBuffer.allocate(app.length + EXT_LENGTH);
         b.put(app);
-        b.putInt(EXT_FLAG_RFC7306).putInt(qpn).put((byte) (mtu.ordinal() + 1)).put(new byte[3]).putInt(EXT_MAGIC);
+        b.putInt(flags).putInt(qpn).put((byte) (mtu.ordinal() + 1)).put(new byte[3]).putInt(EXT_MAGIC);
         return b.array();
+    }
+
+    /** {@code -Djrdma.iwarp.crc=true}: this side requires MPA CRC (never offers or accepts to go without). */
+    static boolean crcRequired() {
+        return "true".equals(System.getProperty(CRC_PROPERTY));
+    }
+
+    /** Our trailer's flags: RFC 7306, and CRC optional unless we require it. */
+    static int extFlags() {
+        return EXT_FLAG_RFC7306 | (crcRequired() ? 0 : EXT_FLAG_CRC_OPTIONAL);
+    }
+
+    /**
+     * The C bit of our Reply to {@code p}: as the Request asked (RFC 5044 §7.1), except that a jrdma
+     * client that can go without CRC gets none when we do not require it either.
+     */
+    static boolean replyCrc(Peer p, boolean ext) {
+        return p.crc() && !(ext && (p.flags() & EXT_FLAG_CRC_OPTIONAL) != 0 && !crcRequired());
     }
 
     private static MpaRequestReply frame(boolean reply, int revision, boolean crc, boolean reject, int ird, int ord,
@@ -276,6 +315,21 @@ final class IwarpConnectionManager implements ConnectionManager {
 
     @Override
     public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
+        try {
+            return connect0(qp, server, param, timeout);
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /** Logs a failed connect or accept (DEBUG: the caller gets the exception) and returns it. */
+    private static RuntimeException failed(RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, () -> (e instanceof ConnectionRejectedException ? "connection rejected: "
+                : "connection failed: ") + e.getMessage());
+        return e;
+    }
+
+    private Connection connect0(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
         Qp q = qpOf(qp);
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean ext = !"false".equals(System.getProperty(EXTENSIONS_PROPERTY));
@@ -285,7 +339,7 @@ final class IwarpConnectionManager implements ConnectionManager {
             ch = SocketChannel.open();
             ch.socket().connect(server, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis())));
             write(ch, frame(false, Mpa.REVISION_2, wantCrc, false, param.responderResources(), param.initiatorDepth(),
-                    appData(ext, q.qpn, param.mtu(), param.privateData())));
+                    appData(ext, extFlags(), q.qpn, param.mtu(), param.privateData())));
             MpaRequestReply reply = read(ch, true, deadline);
             Peer p = parse(reply);
             if (p.reject()) {
@@ -436,6 +490,14 @@ final class IwarpConnectionManager implements ConnectionManager {
 
         @Override
         public Connection accept(QueuePair qp, ConnParam param, Duration timeout) {
+            try {
+                return accept0(qp, param);
+            } catch (RuntimeException e) {
+                throw failed(e);
+            }
+        }
+
+        private Connection accept0(QueuePair qp, ConnParam param) {
             Qp q = qpOf(qp);
             if (answered) {
                 throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
@@ -448,10 +510,12 @@ final class IwarpConnectionManager implements ConnectionManager {
             int ord = Math.min(param.initiatorDepth(), peerIrd);
             Mtu mtu = pathMtu(param.mtu(), p.mtu());
             try {
-                // C in the Reply decides (RFC 5044 §7.1): we use CRC exactly when the initiator asked for it
-                write(ch, frame(true, p.revision(), p.crc(), false, ird, ord,
-                        appData(ext, q.qpn, mtu, param.privateData())));
-                establish(q, ch, p.crc(), ext && (p.flags() & EXT_FLAG_RFC7306) != 0, ird, ord, p.qpn(), mtu, param);
+                // C in the Reply decides (RFC 5044 §7.1): CRC when the initiator asked for it, unless both
+                // sides are jrdma and neither requires it (replyCrc)
+                boolean crc = replyCrc(p, ext);
+                write(ch, frame(true, p.revision(), crc, false, ird, ord,
+                        appData(ext, extFlags(), q.qpn, mtu, param.privateData())));
+                establish(q, ch, crc, ext && (p.flags() & EXT_FLAG_RFC7306) != 0, ird, ord, p.qpn(), mtu, param);
             } catch (IOException e) {
                 closeQuietly(ch);
                 throw new RdmaException(Errno.ECONNRESET, "the client went away while accepting: " + e, e);
@@ -469,6 +533,7 @@ final class IwarpConnectionManager implements ConnectionManager {
                 throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
             }
             answered = true;
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection request from " + peerAddress() + " rejected");
             try {
                 write(ch, frame(true, p.revision(), p.crc(), true, 0, 0,
                         privateData == null ? new byte[0] : privateData.clone()));
@@ -494,6 +559,18 @@ final class IwarpConnectionManager implements ConnectionManager {
             this.peer = peer;
             this.peerQpn = peerQpn;
             open.add(this);
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + this);
+        }
+
+        @Override
+        public String toString() {
+            String ends;
+            try {
+                ends = ch.getLocalAddress() + " <-> QP 0x" + Integer.toHexString(peerQpn) + " " + ch.getRemoteAddress();
+            } catch (IOException e) {
+                ends = "(stream closed)";
+            }
+            return "QP 0x" + Integer.toHexString(q.qpn) + " " + ends;
         }
 
         @Override
@@ -531,6 +608,7 @@ final class IwarpConnectionManager implements ConnectionManager {
             } catch (RdmaException e) {
                 closeQuietly(ch);
             }
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection closed: QP 0x" + Integer.toHexString(q.qpn));
         }
     }
 }

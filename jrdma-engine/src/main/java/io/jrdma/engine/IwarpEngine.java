@@ -222,8 +222,11 @@ final class IwarpEngine {
         }
         int n;
         try {
-            // large FPDUs: read little beyond the next header, so that its payload can go straight to its target
-            int limit = s.rxLarge && s.rxStart == s.rxEnd ? Math.min(s.rxEnd + RX_PEEK, s.rx.capacity()) : s.rx.capacity();
+            // large FPDUs and direct placement: read little beyond the next header, so that its payload can go
+            // straight to its target. A copying receive always reads as much as the buffer takes (a 1 KiB read
+            // after every buffer that ended on an FPDU boundary was one system call more each time)
+            int limit = zeroCopyRx && s.rxLarge && s.rxStart == s.rxEnd
+                    ? Math.min(s.rxEnd + RX_PEEK, s.rx.capacity()) : s.rx.capacity();
             s.rx.limit(limit).position(s.rxEnd);
             n = s.channel.read(s.rx);
         } catch (IOException e) {

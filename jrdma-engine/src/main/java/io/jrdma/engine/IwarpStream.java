@@ -17,7 +17,13 @@ import java.util.zip.CRC32C;
  */
 final class IwarpStream {
     /** Room for two of the largest FPDUs: after compaction a whole FPDU always fits behind a partial one. */
-    static final int RX_BUFFER = 2 * Fpdu.length(Fpdu.MAX_ULPDU_LENGTH) + 64;
+    static final int RX_BUFFER_MIN = 2 * Fpdu.length(Fpdu.MAX_ULPDU_LENGTH) + 64;
+    /**
+     * The receive buffer: {@code -Djrdma.iwarp.rxBuffer=BYTES} (read when a stream is attached), at least
+     * {@link #RX_BUFFER_MIN}; one read takes at most this much from the socket.
+     */
+    static final String RX_BUFFER_PROPERTY = "jrdma.iwarp.rxBuffer";
+    static final int RX_BUFFER = RX_BUFFER_MIN;
     static final int TX_BUFFER = 256 * 1024;
     /** Kept free at the end of the transmit buffer for a TERMINATE, whatever is queued. */
     static final int TX_RESERVE = 256;
@@ -40,7 +46,7 @@ final class IwarpStream {
     /** Both sides are jrdma and agreed on immediate data and atomics (docs/iwarp-design.md). */
     final boolean extensions;
 
-    final ByteBuffer rx = ByteBuffer.allocateDirect(RX_BUFFER);
+    final ByteBuffer rx = ByteBuffer.allocateDirect(Math.max(RX_BUFFER_MIN, Integer.getInteger(RX_BUFFER_PROPERTY, RX_BUFFER)));
     final MemorySegment rxSeg = MemorySegment.ofBuffer(rx);
     int rxStart;
     int rxEnd;
@@ -86,7 +92,7 @@ final class IwarpStream {
     long readRespOffset;
     /** no more bytes are processed: a TERMINATE was sent or received, or the stream ended */
     boolean rxStopped;
-    /** the FPDUs seen last were large: reads into {@link #rx} stop early, so the next payload goes straight to its target */
+    /** the FPDUs seen last were large: with direct placement, reads into {@link #rx} stop early, so the next payload goes straight to its target */
     boolean rxLarge;
 
     // ---- direct placement (siw_rx_data): the payload of the FPDU whose header was parsed is read into its target

@@ -507,6 +507,10 @@ final class Qp implements QueuePair {
             resetQueues();
             releaseAddress();
         }
+        if (next == QpState.ERROR && cur != QpState.ERROR) {
+            Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "QP 0x" + Integer.toHexString(qpn) + " of " + context
+                    + " moves from " + cur + " to ERROR (modify_qp: the application or its connection manager)");
+        }
         state = next;
         if (next == QpState.ERROR || next == QpState.RTS) {
             context.engine.schedule(this);

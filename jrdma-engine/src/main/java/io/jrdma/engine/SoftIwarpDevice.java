@@ -48,6 +48,11 @@ public final class SoftIwarpDevice extends InterfaceDevice {
     }
 
     @Override
+    public List<String> limitations() {
+        return Fallbacks.iwarpNow();
+    }
+
+    @Override
     public DeviceContext open(DeviceOptions options) {
         List<InetAddress> addrs = options.addresses().isEmpty() ? addresses() : options.addresses();
         if (addrs.isEmpty()) {

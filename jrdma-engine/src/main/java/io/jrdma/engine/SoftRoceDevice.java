@@ -60,6 +60,11 @@ public final class SoftRoceDevice extends InterfaceDevice {
     }
 
     @Override
+    public List<String> limitations() {
+        return Fallbacks.roceNow();
+    }
+
+    @Override
     public DeviceContext open(DeviceOptions options) {
         List<InetAddress> addrs = options.addresses().isEmpty() ? addresses() : options.addresses();
         if (addrs.isEmpty()) {

@@ -35,8 +35,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The iWARP data path allocates nothing after warm-up: post, FPDUs built, CRC'd and written to
  * TCP, read back, reassembled, checked and placed, completions polled — every opcode (immediate
  * data and atomics through the jrdma extensions), small messages and large ones (whose payloads
- * go from and to the regions without a copy), with CRC on, both contexts in INVOKER mode and
- * driven by this thread, whose allocated bytes are measured.
+ * go from and to the regions without a copy), with CRC on (the explicit configurations) and off
+ * (the default between jrdma peers), both contexts in INVOKER mode and driven by this thread, whose
+ * allocated bytes are measured.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class IwarpAllocationTest {
@@ -98,11 +99,11 @@ class IwarpAllocationTest {
 
     @Test
     void defaultDataPathAllocatesNothingAfterWarmUp() throws Exception {
-        dataPath(null, true); // zero-copy transmit through writev, copying receive
+        dataPath(null, true); // the defaults: zero-copy transmit through writev, no CRC between jrdma peers
     }
 
     /**
-     * @param zc     zero copy both ways, neither, or (null) the default
+     * @param zc     zero copy both ways, neither (both with CRC), or (null) the defaults
      * @param writev the streams use writev/readv on their descriptors (the tests run with the add-opens it needs)
      */
     private void dataPath(Boolean zc, boolean writev) throws Exception {
@@ -124,12 +125,23 @@ class IwarpAllocationTest {
             assertEquals(writev, ((Context) a.ctx).engine.iwarp.vectored, "writev: " + NativeTcp.unavailableReason());
             ConnectionManager.Listener l = b.ctx.connectionManager().listen(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
-                    () -> l.poll(Duration.ofSeconds(10)).accept(b.qp, ConnParam.defaults(), Duration.ofSeconds(10)));
-            ConnectionManager.Connection ca = a.ctx.connectionManager().connect(a.qp, l.address(), ConnParam.defaults(),
-                    Duration.ofSeconds(10));
-            ConnectionManager.Connection cb = accepted.get(10, TimeUnit.SECONDS);
+            boolean crc = zc != null;
+            if (crc) {
+                System.setProperty(IwarpConnectionManager.CRC_PROPERTY, "true"); // read when connecting
+            }
+            ConnectionManager.Connection ca;
+            ConnectionManager.Connection cb;
             try {
+                CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
+                        () -> l.poll(Duration.ofSeconds(10)).accept(b.qp, ConnParam.defaults(), Duration.ofSeconds(10)));
+                ca = a.ctx.connectionManager().connect(a.qp, l.address(), ConnParam.defaults(), Duration.ofSeconds(10));
+                cb = accepted.get(10, TimeUnit.SECONDS);
+            } finally {
+                System.clearProperty(IwarpConnectionManager.CRC_PROPERTY);
+            }
+            try {
+                assertEquals(crc, ((Qp) a.qp).iw.crc, "CRC on the client's stream");
+                assertEquals(crc, ((Qp) b.qp).iw.crc, "CRC on the server's stream");
                 for (int i = 0; i < 20_000; i++) {
                     round(a, b, i); // warm-up: let the JIT compile the paths
                 }

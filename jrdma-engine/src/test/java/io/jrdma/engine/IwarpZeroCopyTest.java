@@ -37,7 +37,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Zero copy between two jrdma iWARP contexts (CRC on, both INVOKER, driven by this thread): large
+ * Zero copy between two jrdma iWARP contexts (CRC on; without it in IwarpZeroCopyNoCrcTest; both
+ * INVOKER, driven by this thread): large
  * payloads leave from the sender's region (gather entries) and land in the receiver's region read
  * straight from the socket (direct placement), across FPDU boundaries that fall anywhere in the
  * TCP reads, with partial socket writes, into multi-SGE receive and READ scatter lists. Every byte
@@ -97,10 +98,27 @@ class IwarpZeroCopyTest {
             System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
         }
         listener = b.ctx.connectionManager().listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(
-                () -> listener.poll(Duration.ofSeconds(10)).accept(b.qp, ConnParam.defaults(), Duration.ofSeconds(10)));
-        ca = a.ctx.connectionManager().connect(a.qp, listener.address(), ConnParam.defaults(), Duration.ofSeconds(10));
-        cb = accepted.get(10, TimeUnit.SECONDS);
+        // CRC on (read when connecting; jrdma peers go without it by default): the CRC of directly placed
+        // pieces is checked too. IwarpZeroCopyNoCrcTest runs the same tests with the default, no CRC.
+        if (crc()) {
+            System.setProperty(IwarpConnectionManager.CRC_PROPERTY, "true");
+        }
+        try {
+            CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(() ->
+                    listener.poll(Duration.ofSeconds(10)).accept(b.qp, ConnParam.defaults(), Duration.ofSeconds(10)));
+            ca = a.ctx.connectionManager().connect(a.qp, listener.address(), ConnParam.defaults(),
+                    Duration.ofSeconds(10));
+            cb = accepted.get(10, TimeUnit.SECONDS);
+        } finally {
+            System.clearProperty(IwarpConnectionManager.CRC_PROPERTY);
+        }
+        assertEquals(crc(), ((Qp) a.qp).iw.crc, "CRC on the client's stream");
+        assertEquals(crc(), ((Qp) b.qp).iw.crc, "CRC on the server's stream");
+    }
+
+    /** @return true to connect with MPA CRC ({@code -Djrdma.iwarp.crc=true}), false for the default between jrdma peers */
+    boolean crc() {
+        return true;
     }
 
     @AfterEach

@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Not a test: the program that made jrdma-wire's {@code pcaps/jrdma-iwarp-rfc7306.pcap}. Two jrdma
+ * Not a test: the program that made {@code testdata/pcaps/jrdma-iwarp-rfc7306.pcap}. Two jrdma
  * iWARP peers on 127.0.0.1 (MPA with CRC, the jrdma trailer, so RFC 7306 is on) run, in order: an
  * 8-byte RDMA READ, a FETCH_AND_ADD, a CMP_AND_SWP, a SEND_WITH_IMM of 0 bytes (a plain RFC 7306
  * Immediate Data message), a SEND_WITH_IMM of 16 bytes with SOLICITED, an RDMA_WRITE_WITH_IMM of

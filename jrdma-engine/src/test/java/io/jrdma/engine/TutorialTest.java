@@ -13,7 +13,10 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The README's tutorial compiles (it is Hello.java), runs, and stays identical to the README. */
+/**
+ * The README's tutorial compiles (it is Hello.java), runs, and stays identical to the README and to
+ * examples/tutorial (whose expected output it checks too).
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TutorialTest {
     @Test
@@ -38,6 +41,12 @@ class TutorialTest {
             String body = src.substring(src.indexOf("import io.jrdma.verbs.*;"))
                     .replace("/** The README's tutorial, verbatim apart from this comment and the package line; run by TutorialTest. */\n", "");
             assertTrue(block.equals(body), "README tutorial and Hello.java differ: update both");
+            // the tutorial project that examples/run-tutorial.sh builds against jrdma's coordinates
+            Path tutorial = Path.of(System.getProperty("user.dir")).resolve("../examples/tutorial");
+            assertEquals("package hello;\n\n" + block, Files.readString(tutorial.resolve("src/main/java/hello/Hello.java")),
+                    "README tutorial and examples/tutorial/src/main/java/hello/Hello.java differ: update both");
+            assertEquals(text, Files.readString(tutorial.resolve("expected-output.txt")),
+                    "examples/tutorial/expected-output.txt is not what the tutorial prints");
         }
     }
 }

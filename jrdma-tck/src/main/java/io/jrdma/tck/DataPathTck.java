@@ -35,6 +35,7 @@ public abstract class DataPathTck extends TckSupport {
     protected static final long DST = 2 << 20;
     /** The 8-byte words atomics act on (server) and their results land in (client). */
     protected static final long ATOM = 6 << 20;
+    /** One mebibyte, in bytes. */
     protected static final int MIB = 1 << 20;
     /** Bytes after each destination that must stay untouched. */
     protected static final int GUARD = 64;

@@ -24,20 +24,20 @@ public abstract class ProviderFixture {
     protected ProviderFixture() {
     }
 
-    /** @return the device both peers open (one context each) */
+    /** {@return the device both peers open (one context each)} */
     public abstract Device device();
 
-    /** @return the local address the server listens on and the client connects to */
+    /** {@return the local address the server listens on and the client connects to} */
     public InetAddress address() {
         return InetAddress.getLoopbackAddress();
     }
 
-    /** @return options of the passive side: a dedicated engine thread by default */
+    /** {@return options of the passive side: a dedicated engine thread by default} */
     public DeviceOptions serverOptions() {
         return DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED);
     }
 
-    /** @return options of the active side: INVOKER mode (driven by the test thread) by default */
+    /** {@return options of the active side: INVOKER mode (driven by the test thread) by default} */
     public DeviceOptions clientOptions() {
         return DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER);
     }
@@ -47,6 +47,7 @@ public abstract class ProviderFixture {
      * The verbs API carries rejections as {@link RdmaException} with ECONNREFUSED only; a
      * provider whose exception carries the data can expose it here so the TCK checks it.
      *
+     * @param rejection the exception the client's {@code connect} threw
      * @return the rejection's private data, or empty when the provider does not expose it
      */
     public Optional<byte[]> rejectionPrivateData(RdmaException rejection) {
@@ -79,7 +80,7 @@ public abstract class ProviderFixture {
         return true;
     }
 
-    /** @return true when a SEND without a posted receive is retried (IB RNR); iWARP has no RNR */
+    /** {@return true when a SEND without a posted receive is retried (IB RNR); iWARP has no RNR} */
     public boolean hasRnrRetry() {
         return true;
     }

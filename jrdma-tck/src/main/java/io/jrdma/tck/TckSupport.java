@@ -69,17 +69,21 @@ public abstract class TckSupport {
 
     private final List<Resource> resources = new ArrayList<>();
     private Arena arena;
+    /** The fixture of the current test ({@link #fixture()}). */
     protected ProviderFixture fx;
+    /** The passive side: it listens and accepts in a separate thread. */
     protected Side server;
+    /** The active side: it connects and posts from the test thread. */
     protected Side client;
 
     /** For subclasses. */
     protected TckSupport() {
     }
 
-    /** @return the provider under test */
+    /** {@return the provider under test; called before each test} */
     protected abstract ProviderFixture fixture();
 
+    /** Opens the two sides before each test. */
     @BeforeEach
     final void openSides() {
         fx = fixture();
@@ -89,6 +93,9 @@ public abstract class TckSupport {
         client = new Side("client", fx.clientOptions());
     }
 
+    /**
+     * Closes everything a test made, newest first, and the buffers' arena, after each test; fails with every error met.
+     */
     @AfterEach
     final void closeEverything() {
         List<Throwable> errors = new ArrayList<>();
@@ -108,13 +115,25 @@ public abstract class TckSupport {
         }
     }
 
-    /** Registers {@code c} for cleanup (closed after everything registered later). @return c */
+    /**
+     * Registers {@code c} for cleanup: it is closed after everything registered later.
+     *
+     * @param <T>   its type
+     * @param owner the side it belongs to
+     * @param what  what it is, for messages
+     * @param c     the resource
+     * @return {@code c}
+     */
     protected final <T extends AutoCloseable> T track(Side owner, String what, T c) {
         resources.add(new Resource(owner, what, c));
         return c;
     }
 
-    /** Closes {@code c} now (it is then not closed again at cleanup). */
+    /**
+     * Closes {@code c} now; it is then not closed again at cleanup.
+     *
+     * @param c a resource registered with {@link #track}
+     */
     protected final void closeNow(AutoCloseable c) {
         for (int i = resources.size() - 1; i >= 0; i--) {
             if (resources.get(i).closeable() == c) {
@@ -131,7 +150,11 @@ public abstract class TckSupport {
         }
     }
 
-    /** Closes everything {@code side} owns, newest first, then marks it closed (a peer context going away). */
+    /**
+     * Closes everything {@code side} owns, newest first, then marks it closed (a peer context going away).
+     *
+     * @param side the side to close
+     */
     protected final void closeSide(Side side) {
         List<Throwable> errors = new ArrayList<>();
         closeAll(side, errors);
@@ -164,12 +187,19 @@ public abstract class TckSupport {
 
     /** One peer: a device context with a PD, a completion channel and a registered buffer. */
     protected final class Side {
+        /** "server" or "client". */
         public final String name;
+        /** Its device context. */
         public final DeviceContext ctx;
+        /** True when its context runs in INVOKER mode (the test thread drives it). */
         public final boolean invoker;
+        /** Its protection domain. */
         public final ProtectionDomain pd;
+        /** Its completion channel, which its CQs notify. */
         public final CompletionChannel channel;
+        /** Its buffer: {@link #BUF_SIZE} bytes of native memory, 4 KiB aligned. */
         public final MemorySegment buf;
+        /** The region over the whole buffer, with {@link #ALL_ACCESS}. */
         public final MemoryRegion mr;
         boolean closed;
 
@@ -183,22 +213,40 @@ public abstract class TckSupport {
             this.mr = track(this, "MR", pd.register(buf, ALL_ACCESS));
         }
 
-        /** @return a new CQ of {@code cqe} entries that notifies this side's channel */
+        /**
+         * {@return a new CQ of {@code cqe} entries that notifies this side's channel}
+         *
+         * @param cqe the minimum number of entries
+         */
         public CompletionQueue newCq(int cqe) {
             return track(this, "CQ", ctx.createCq(cqe, channel));
         }
 
-        /** @return a new QP (RESET) */
+        /**
+         * {@return a new QP, in RESET}
+         *
+         * @param attr its creation attributes
+         */
         public QueuePair newQp(QpInitAttr attr) {
             return track(this, "QP", pd.createQp(attr));
         }
 
-        /** @return a new region over part of the buffer */
+        /**
+         * {@return a new region over part of the buffer}
+         *
+         * @param offset where the region starts in the buffer
+         * @param length its length in bytes
+         * @param access a combination of {@link Access} flags
+         */
         public MemoryRegion register(long offset, long length, int access) {
             return track(this, "MR", pd.register(buf.asSlice(offset, length), access));
         }
 
-        /** @return the remote address of {@code offset} in this side's buffer */
+        /**
+         * {@return the address a peer uses for {@code offset} in this side's buffer}
+         *
+         * @param offset a byte offset in the buffer
+         */
         public long addr(long offset) {
             return mr.address() + offset;
         }
@@ -213,13 +261,19 @@ public abstract class TckSupport {
 
     /** A connected QP pair: the client's QP (with its own CQ) and the server's. */
     protected static final class Link {
+        /** The client's CQ, for both of its QP's queues. */
         public final CompletionQueue ccq;
+        /** The server's CQ, for both of its QP's queues. */
         public final CompletionQueue scq;
+        /** The client's QP, in RTS. */
         public final QueuePair cqp;
+        /** The server's QP, in RTS. */
         public final QueuePair sqp;
+        /** The client's connection. */
         public final ConnectionManager.Connection cconn;
+        /** The server's connection. */
         public final ConnectionManager.Connection sconn;
-        /** what the server saw in the connection request */
+        /** What the server saw in the connection request. */
         public final ConnParam requestParam;
 
         Link(CompletionQueue ccq, CompletionQueue scq, QueuePair cqp, QueuePair sqp,
@@ -233,7 +287,7 @@ public abstract class TckSupport {
             this.requestParam = requestParam;
         }
 
-        /** @return the path MTU in bytes the client's QP ended up with */
+        /** {@return the path MTU in bytes the client's QP ended up with} */
         public int mtu() {
             return cqp.query().pathMtu().bytes();
         }
@@ -251,37 +305,78 @@ public abstract class TckSupport {
         LinkBuilder() {
         }
 
+        /**
+         * Sets the size of both CQs.
+         *
+         * @param n the minimum number of entries (default 1024)
+         * @return this builder
+         */
         public LinkBuilder cqe(int n) {
             cqe = n;
             return this;
         }
 
+        /**
+         * Changes the client QP's creation attributes.
+         *
+         * @param f applied to the default {@link QpInitAttr#rc} attributes
+         * @return this builder
+         */
         public LinkBuilder clientQp(UnaryOperator<QpInitAttr> f) {
             clientQp = f;
             return this;
         }
 
+        /**
+         * Changes the server QP's creation attributes.
+         *
+         * @param f applied to the default {@link QpInitAttr#rc} attributes
+         * @return this builder
+         */
         public LinkBuilder serverQp(UnaryOperator<QpInitAttr> f) {
             serverQp = f;
             return this;
         }
 
+        /**
+         * Sets what the client sends with its connection request.
+         *
+         * @param p the client's parameters (default {@link ConnParam#defaults()})
+         * @return this builder
+         */
         public LinkBuilder clientParam(ConnParam p) {
             clientParam = p;
             return this;
         }
 
+        /**
+         * Sets what the server answers with.
+         *
+         * @param p the server's parameters (default {@link ConnParam#defaults()})
+         * @return this builder
+         */
         public LinkBuilder serverParam(ConnParam p) {
             serverParam = p;
             return this;
         }
 
-        /** Runs on the server's QP (in RESET) in the test thread before the connection is made. */
+        /**
+         * Runs {@code c} on the server's QP (in RESET) in the test thread before the connection is made.
+         *
+         * @param c the action
+         * @return this builder
+         */
         public LinkBuilder beforeAccept(Consumer<QueuePair> c) {
             beforeAccept = c;
             return this;
         }
 
+        /**
+         * Creates the CQs and QPs and connects them through the connection manager, the server
+         * accepting in its own thread.
+         *
+         * @return the connected pair; everything in it is closed at cleanup
+         */
         public Link connect() {
             CompletionQueue ccq = client.newCq(cqe);
             CompletionQueue scq = server.newCq(cqe);
@@ -300,12 +395,12 @@ public abstract class TckSupport {
         }
     }
 
-    /** @return a builder for a new connected QP pair */
+    /** {@return a builder for a new connected QP pair} */
     protected final LinkBuilder link() {
         return new LinkBuilder();
     }
 
-    /** @return a connected QP pair with the defaults */
+    /** {@return a connected QP pair with the defaults} */
     protected final Link connect() {
         return link().connect();
     }
@@ -313,6 +408,12 @@ public abstract class TckSupport {
     /** What the server does with the first connection request. */
     @FunctionalInterface
     protected interface RequestHandler {
+        /**
+         * Answers a connection request: accept it or reject it.
+         *
+         * @param request the request
+         * @return the server's connection, or null after a rejection
+         */
         ConnectionManager.Connection handle(ConnectionManager.ConnectRequest request);
     }
 
@@ -338,12 +439,16 @@ public abstract class TckSupport {
             });
         }
 
-        /** @return the address clients connect to */
+        /** {@return the address clients connect to} */
         public InetSocketAddress address() {
             return listener.address();
         }
 
-        /** Waits for the server's side of the connection (null when the handler rejected). */
+        /**
+         * Waits for the server's side of the connection, up to {@link #WAIT}.
+         *
+         * @return the connection, or null when the handler rejected the request
+         */
         public ConnectionManager.Connection result() {
             try {
                 ConnectionManager.Connection c = done.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -359,6 +464,7 @@ public abstract class TckSupport {
             }
         }
 
+        /** Closes the listener and waits for its thread to end. */
         @Override
         public void close() {
             listener.close();
@@ -376,14 +482,23 @@ public abstract class TckSupport {
         }
     }
 
-    /** Listens on the server and answers the first request with {@code handler} in a separate thread. */
+    /**
+     * Listens on the server and answers the first request with {@code handler} in a separate thread.
+     *
+     * @param handler what to do with the request
+     * @return the listener; closed at cleanup
+     */
     protected final Accepting startServer(RequestHandler handler) {
         return track(server, "listener", new Accepting(handler));
     }
 
     // ------------------------------------------------------------------ waiting
 
-    /** Runs every INVOKER context once. @return the work done */
+    /**
+     * Runs every INVOKER context once.
+     *
+     * @return the work done (0: idle)
+     */
     protected final int pump() {
         int work = 0;
         if (client.invoker && !client.closed) {
@@ -406,7 +521,12 @@ public abstract class TckSupport {
         }
     }
 
-    /** Polls (driving INVOKER contexts) until {@code condition} holds; fails with {@code what} at the deadline. */
+    /**
+     * Polls (driving INVOKER contexts) until {@code condition} holds; fails at the deadline ({@link #WAIT}).
+     *
+     * @param condition what must become true
+     * @param what what is checked or awaited, for the failure message
+     */
     protected final void awaitTrue(BooleanSupplier condition, String what) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
@@ -417,7 +537,12 @@ public abstract class TckSupport {
         }
     }
 
-    /** @return the next completion of {@code cq}, waiting up to {@link #WAIT} */
+    /**
+     * {@return the next completion of {@code cq}, waiting up to {@link #WAIT}}
+     *
+     * @param cq the CQ to poll
+     * @param what what is checked or awaited, for the failure message
+     */
     protected final WorkCompletion awaitCompletion(CompletionQueue cq, String what) {
         WorkCompletion wc = new WorkCompletion();
         long deadline = System.nanoTime() + WAIT.toNanos();
@@ -433,7 +558,13 @@ public abstract class TckSupport {
         }
     }
 
-    /** @return the next {@code n} completions of {@code cq}, oldest first, waiting up to {@link #WAIT} */
+    /**
+     * {@return the next {@code n} completions of {@code cq}, oldest first, waiting up to {@link #WAIT}}
+     *
+     * @param cq the CQ to poll
+     * @param n  how many
+     * @param what what is checked or awaited, for the failure message
+     */
     protected final List<WorkCompletion> awaitCompletions(CompletionQueue cq, int n, String what) {
         List<WorkCompletion> list = new ArrayList<>(n);
         WorkCompletion[] batch = new WorkCompletion[64];
@@ -462,7 +593,13 @@ public abstract class TckSupport {
         return list;
     }
 
-    /** Keeps every INVOKER context running for {@code quiet} and checks that {@code cq} stays empty. */
+    /**
+     * Keeps every INVOKER context running for {@code quiet} and checks that {@code cq} stays empty.
+     *
+     * @param cq    the CQ that must stay empty
+     * @param quiet how long
+     * @param what what is checked or awaited, for the failure message
+     */
     protected final void assertNoCompletion(CompletionQueue cq, Duration quiet, String what) {
         WorkCompletion wc = new WorkCompletion();
         long end = System.nanoTime() + quiet.toNanos();
@@ -479,6 +616,8 @@ public abstract class TckSupport {
      * Waits for {@code side}'s completion channel, driving the other side's engine if it runs in
      * INVOKER mode (the channel's own context is driven by {@code await} itself).
      *
+     * @param side whose channel to wait on
+     * @param max  how long at most
      * @return the CQ that fired, or null when {@code max} passed first
      */
     protected final CompletionQueue awaitEvent(Side side, Duration max) {
@@ -500,7 +639,7 @@ public abstract class TckSupport {
         }
     }
 
-    /** @return the non-zero counters of both contexts, for failure messages */
+    /** {@return the non-zero counters of both contexts, for failure messages} */
     protected final String counters() {
         StringBuilder sb = new StringBuilder("counters");
         for (Side s : new Side[] {client, server}) {
@@ -524,7 +663,12 @@ public abstract class TckSupport {
 
     // ------------------------------------------------------------------ posting
 
-    /** Posts {@code wr} and fails unless the provider took it. */
+    /**
+     * Posts {@code wr} and fails unless the provider took it.
+     *
+     * @param qp the QP
+     * @param wr the request
+     */
     protected static void post(QueuePair qp, SendWorkRequest wr) {
         int rc = qp.postSend(wr);
         if (rc != 0) {
@@ -533,7 +677,12 @@ public abstract class TckSupport {
         }
     }
 
-    /** Posts {@code wr} and fails unless the provider took it. */
+    /**
+     * Posts {@code wr} and fails unless the provider took it.
+     *
+     * @param qp the QP
+     * @param wr the request
+     */
     protected static void post(QueuePair qp, RecvWorkRequest wr) {
         int rc = qp.postRecv(wr);
         if (rc != 0) {
@@ -542,7 +691,16 @@ public abstract class TckSupport {
         }
     }
 
-    /** Checks the fields every successful completion has. */
+    /**
+     * Checks the fields every completion has: status, wr_id, QP number, and the opcode when the status is SUCCESS.
+     *
+     * @param wc     the completion
+     * @param status the expected status
+     * @param opcode the expected opcode
+     * @param wrId   the expected wr_id
+     * @param qpNum  the expected local QP number
+     * @param what what is checked or awaited, for the failure message
+     */
     protected static void assertCompletion(WorkCompletion wc, WcStatus status, WcOpcode opcode, long wrId, int qpNum,
                                            String what) {
         assertEquals(status, wc.status(), what + ": status of " + wc);
@@ -555,16 +713,37 @@ public abstract class TckSupport {
 
     // ------------------------------------------------------------------ data
 
-    /** The test pattern: a byte that depends on the seed and the position, with no period shorter than 4 KiB. */
+    /**
+     * {@return the test pattern's byte: it depends on the seed and the position, with no period shorter than 4 KiB}
+     *
+     * @param seed the pattern
+     * @param i    the position
+     */
     protected static byte pattern(int seed, long i) {
         return (byte) (seed * 31 + i * 13 + (i >>> 12) * 7 + (i >>> 8));
     }
 
+    /**
+     * Fills {@code seg[off, off + len)} with the pattern of {@code seed}.
+     *
+     * @param seg  the memory
+     * @param off  where to start
+     * @param len  how many bytes
+     * @param seed the pattern
+     */
     protected static void fill(MemorySegment seg, long off, long len, int seed) {
         fill(seg, off, len, seed, 0);
     }
 
-    /** Fills {@code seg[off, off + len)} with the pattern of {@code seed} from position {@code from} on. */
+    /**
+     * Fills {@code seg[off, off + len)} with the pattern of {@code seed} from position {@code from} on.
+     *
+     * @param seg  the memory
+     * @param off  where to start
+     * @param len  how many bytes
+     * @param seed the pattern
+     * @param from the pattern position of the first byte
+     */
     protected static void fill(MemorySegment seg, long off, long len, int seed, long from) {
         for (long i = 0; i < len; i++) {
             seg.set(ValueLayout.JAVA_BYTE, off + i, pattern(seed, from + i));
@@ -572,17 +751,41 @@ public abstract class TckSupport {
         VarHandle.fullFence();
     }
 
+    /**
+     * Fills {@code seg[off, off + len)} with {@link #SENTINEL}.
+     *
+     * @param seg the memory
+     * @param off where to start
+     * @param len how many bytes
+     */
     protected static void fillSentinel(MemorySegment seg, long off, long len) {
         seg.asSlice(off, len).fill(SENTINEL);
         VarHandle.fullFence();
     }
 
-    /** Fails unless {@code seg[off, off + len)} holds the pattern of {@code seed}. */
+    /**
+     * Fails unless {@code seg[off, off + len)} holds the pattern of {@code seed}.
+     *
+     * @param seg  the memory
+     * @param off  where to start
+     * @param len  how many bytes
+     * @param seed the pattern
+     * @param what what is checked or awaited, for the failure message
+     */
     protected static void assertPattern(MemorySegment seg, long off, long len, int seed, String what) {
         assertPattern(seg, off, len, seed, 0, what);
     }
 
-    /** Fails unless {@code seg[off, off + len)} holds the pattern of {@code seed} from position {@code from} on. */
+    /**
+     * Fails unless {@code seg[off, off + len)} holds the pattern of {@code seed} from position {@code from} on.
+     *
+     * @param seg  the memory
+     * @param off  where to start
+     * @param len  how many bytes
+     * @param seed the pattern
+     * @param from the pattern position of the first byte
+     * @param what what is checked or awaited, for the failure message
+     */
     protected static void assertPattern(MemorySegment seg, long off, long len, int seed, long from, String what) {
         VarHandle.fullFence();
         for (long i = 0; i < len; i++) {
@@ -595,7 +798,15 @@ public abstract class TckSupport {
         }
     }
 
-    /** @return true if {@code seg[off, off + len)} holds the pattern of {@code seed} from position {@code from} on */
+    /**
+     * {@return true if {@code seg[off, off + len)} holds the pattern of {@code seed} from position {@code from} on}
+     *
+     * @param seg  the memory
+     * @param off  where to start
+     * @param len  how many bytes
+     * @param seed the pattern
+     * @param from the pattern position of the first byte
+     */
     protected static boolean holdsPattern(MemorySegment seg, long off, long len, int seed, long from) {
         VarHandle.fullFence();
         for (long i = 0; i < len; i++) {
@@ -610,6 +821,9 @@ public abstract class TckSupport {
      * After a WRITE's completion: when the provider completes WRITEs before they are placed
      * remotely ({@link ProviderFixture#writeCompletionMeansPlaced()} false, iWARP), waits until
      * {@code placed} holds; otherwise the data must already be there and this returns at once.
+     *
+     * @param placed true once the data is in the remote memory
+     * @param what   what is awaited, for the failure message
      */
     protected final void awaitPlaced(BooleanSupplier placed, String what) {
         if (!fx.writeCompletionMeansPlaced()) {
@@ -617,7 +831,14 @@ public abstract class TckSupport {
         }
     }
 
-    /** Fails unless {@code seg[off, off + len)} still holds the sentinel. */
+    /**
+     * Fails unless {@code seg[off, off + len)} still holds {@link #SENTINEL}.
+     *
+     * @param seg the memory
+     * @param off where to start
+     * @param len how many bytes
+     * @param what what is checked or awaited, for the failure message
+     */
     protected static void assertSentinel(MemorySegment seg, long off, long len, String what) {
         VarHandle.fullFence();
         for (long i = 0; i < len; i++) {
@@ -629,11 +850,24 @@ public abstract class TckSupport {
         }
     }
 
+    /**
+     * {@return the 8 bytes at {@code off}, read after a full fence (data an engine thread placed)}
+     *
+     * @param seg the memory
+     * @param off the offset
+     */
     protected static long getLong(MemorySegment seg, long off) {
         VarHandle.fullFence();
         return seg.get(ValueLayout.JAVA_LONG, off);
     }
 
+    /**
+     * Writes 8 bytes at {@code off}, then a full fence (so an engine thread sees them).
+     *
+     * @param seg the memory
+     * @param off the offset
+     * @param v   the value
+     */
     protected static void putLong(MemorySegment seg, long off, long v) {
         seg.set(ValueLayout.JAVA_LONG, off, v);
         VarHandle.fullFence();

@@ -26,7 +26,8 @@ final class DevicesCommand {
             Lists the RDMA devices as ibv_devinfo does: provider, transport, network interface, port 1
             state and MTUs, and the GID table (for RoCEv2 a GID is an IP address of the interface).
             With -v each device is also opened briefly to show the UDP port its engine obtains
-            (4791, or another one when 4791 is taken on this host) and its counters.""")
+            (4791, or another one when 4791 is taken on this host) and its counters. A 'limitation:'
+            line says what a device gives up in this JVM and which java flag would lift it.""")
             .option('v', "verbose", null, "open each device: UDP port and counters")
             .option('d', "ib-dev", "NAME", "show only this device");
 
@@ -114,6 +115,10 @@ final class DevicesCommand {
                 if (ctx instanceof io.jrdma.engine.Context c && c.transmitMode() != null) {
                     out.printf("\t\t\tudp_transmit:\t\t%s%n", c.transmitMode());
                 }
+            }
+            // what the provider gives up in this JVM (a missing flag): the open context's own, else the device's
+            for (String l : attr != null ? attr.limitations() : d.limitations()) {
+                out.printf("\t\t\tlimitation:\t\t%s%n", l);
             }
             List<Gid> gids = attr != null ? attr.gids() : d.gids();
             if (gids.isEmpty()) {

@@ -21,17 +21,47 @@ public final class Main {
               rping -s|-c [options]        rping (rdma-core's librdmacm example; Linux siw can be the peer)
               pcap FILE [--from IP]        check the RoCEv2 ICRC of every packet in a capture
 
-            Run 'jrdma <command> --help' for the options of a command.
+            Run 'jrdma <command> --help' for the options of a command; 'jrdma --version' (-V) prints
+            the version of jrdma and of the JDK it runs on.
             """;
 
     private Main() {
     }
 
     public static void main(String[] args) {
+        Progress.installInterruptHandler(System.err);
         int rc = run(args, System.out, System.err);
         System.out.flush();
         System.err.flush();
         System.exit(rc);
+    }
+
+    /** @return jrdma's version (from the build: Maven's project version), or "unknown" outside a build */
+    static String version() {
+        Module m = Main.class.getModule();
+        if (m.getDescriptor() != null && m.getDescriptor().rawVersion().isPresent()) {
+            return m.getDescriptor().rawVersion().get(); // the module path: javac's --module-version
+        }
+        try (var in = Main.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                var p = new java.util.Properties();
+                p.load(in);
+                String v = p.getProperty("version", "");
+                if (!v.isEmpty() && !v.startsWith("$")) {
+                    return v;
+                }
+            }
+        } catch (java.io.IOException e) {
+            // fall through
+        }
+        return "unknown";
+    }
+
+    /** What {@code jrdma --version} prints: jrdma's version, then the JDK's version, vendor and home. */
+    static String versionLine() {
+        return "jrdma " + version() + System.lineSeparator()
+                + "JDK " + System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.vendor")
+                + ", " + System.getProperty("java.home") + ")";
     }
 
     /** Runs a command line; returns the exit code (0 ok, 1 failure, 2 bad usage). */
@@ -42,9 +72,22 @@ public final class Main {
             return 2;
         }
         List<String> rest = Arrays.asList(args).subList(1, args.length);
+        Progress.start("jrdma " + args[0]);
+        try {
+            return dispatch(args, rest, out, err);
+        } finally {
+            Progress.done();
+        }
+    }
+
+    private static int dispatch(String[] args, List<String> rest, PrintStream out, PrintStream err) {
         return switch (args[0]) {
             case "-h", "--help", "help" -> {
                 out.print(USAGE);
+                yield 0;
+            }
+            case "-V", "--version", "version" -> {
+                out.println(versionLine());
                 yield 0;
             }
             case "devices" -> DevicesCommand.run(rest, out, err);

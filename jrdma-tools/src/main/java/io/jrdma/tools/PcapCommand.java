@@ -106,6 +106,7 @@ final class PcapCommand {
         Map<String, Tally> bySource = new TreeMap<>();
         Retries rt = new Retries(timeoutNanos);
         Icrc icrc = new Icrc();
+        Others others = new Others();
         try (PcapReader r = PcapReader.open(Path.of(file))) {
             PcapReader.Record rec;
             while ((rec = r.next()) != null) {
@@ -114,9 +115,10 @@ final class PcapCommand {
                 try {
                     u = EthernetIp.parseUdp(b, r.linkType());
                 } catch (RuntimeException e) {
-                    continue; // not IP/UDP
+                    u = null; // not IP/UDP
                 }
                 if (u == null || u.dstPort() != 4791 || u.roceLengthWithoutIcrc() < Bth.LENGTH) {
+                    others.count(b, r.linkType(), u != null);
                     continue;
                 }
                 InetAddress src = InetAddress.getByAddress(u.ipVersion() == 6 ? EthernetIp.ipv6Src(b, u.ipOffset())
@@ -141,8 +143,21 @@ final class PcapCommand {
                     }
                 }
             }
+        } catch (java.nio.file.NoSuchFileException e) {
+            err.println("jrdma pcap: cannot read " + file + ": no such file");
+            return 1;
+        } catch (java.nio.file.AccessDeniedException e) {
+            err.println("jrdma pcap: cannot read " + file + ": permission denied");
+            return 1;
         } catch (IOException e) {
-            err.println("jrdma pcap: cannot read " + file + ": " + e.getMessage());
+            String why = e.getMessage() == null || e.getMessage().equals(file) ? e.getClass().getSimpleName()
+                    : e.getMessage();
+            err.println("jrdma pcap: cannot read " + file + ": " + why);
+            return 1;
+        }
+        if (bySource.isEmpty()) {
+            err.println("jrdma pcap: no RoCEv2 packets (UDP port 4791) in " + file + ": " + others
+                    + "; jrdma pcap checks RoCEv2 captures");
             return 1;
         }
         for (Map.Entry<String, Tally> e : bySource.entrySet()) {
@@ -168,6 +183,71 @@ final class PcapCommand {
             out.printf("from %s: %d packets, every ICRC correct%s%n", from, t.ok, retries ? rt.summary() : "");
         }
         return 0;
+    }
+
+    /** What a capture holds besides RoCEv2: told when it holds no RoCEv2 packet at all (an iWARP capture, say). */
+    private static final class Others {
+        private static final byte[] MPA_KEY = "MPA ID Req Frame".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        long frames;
+        long tcp;
+        long tcpWithData;
+        long udp;
+        boolean mpa;
+
+        void count(ByteBuffer b, int linkType, boolean isUdp) {
+            frames++;
+            if (isUdp) {
+                udp++;
+                return;
+            }
+            int ip = EthernetIp.ipOffset(b, linkType);
+            if (ip < 0 || ip + 20 > b.limit()) {
+                return;
+            }
+            int v = EthernetIp.ipVersion(b, ip);
+            int proto;
+            int tcpAt;
+            int end;
+            if (v == 4) {
+                proto = b.get(ip + 9) & 0xFF;
+                tcpAt = ip + (b.get(ip) & 0x0F) * 4;
+                end = Math.min(b.limit(), ip + (b.getShort(ip + 2) & 0xFFFF));
+            } else if (v == 6 && ip + 40 <= b.limit()) {
+                proto = b.get(ip + 6) & 0xFF;
+                tcpAt = ip + 40;
+                end = Math.min(b.limit(), ip + 40 + (b.getShort(ip + 4) & 0xFFFF));
+            } else {
+                return;
+            }
+            if (proto != 6 || tcpAt + 20 > end) {
+                return;
+            }
+            tcp++;
+            int data = tcpAt + ((b.get(tcpAt + 12) & 0xF0) >>> 4) * 4;
+            if (data < end) {
+                tcpWithData++;
+                mpa |= startsWith(b, data, end, MPA_KEY); // an MPA Request: the start of an iWARP connection
+            }
+        }
+
+        private static boolean startsWith(ByteBuffer b, int at, int end, byte[] key) {
+            if (end - at < key.length) {
+                return false;
+            }
+            for (int i = 0; i < key.length; i++) {
+                if (b.get(at + i) != key[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public String toString() {
+            return frames + " frames: " + tcp + " TCP segments (" + tcpWithData + " with data), " + udp
+                    + " other UDP datagrams" + (mpa ? "; it holds an MPA Request: an iWARP capture (RDMAP/DDP/MPA over"
+                    + " TCP), which Wireshark's iWARP dissectors check" : "");
+        }
     }
 
     /**

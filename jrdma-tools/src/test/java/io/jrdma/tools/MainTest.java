@@ -47,6 +47,21 @@ class MainTest {
     }
 
     @Test
+    void versionPrintsTheProjectVersionAndTheJdk() {
+        String expected = System.getProperty("jrdma.expectedVersion");
+        for (String flag : new String[] {"--version", "-V"}) {
+            out.reset();
+            assertEquals(0, run(flag));
+            String[] lines = out().split("\\R");
+            assertEquals(2, lines.length, out());
+            assertTrue(expected != null && !expected.isEmpty(), "the build passes jrdma.expectedVersion");
+            assertEquals("jrdma " + expected, lines[0]);
+            assertTrue(lines[1].startsWith("JDK " + Runtime.version() + " ("), lines[1]);
+            assertTrue(lines[1].contains(System.getProperty("java.home")), lines[1]);
+        }
+    }
+
+    @Test
     void devicesListsTheLoopbackDeviceAndItsGids() {
         assertEquals(0, run("devices"));
         String o = out();

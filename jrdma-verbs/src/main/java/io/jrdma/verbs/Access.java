@@ -30,7 +30,11 @@ public final class Access {
     private Access() {
     }
 
-    /** @return a readable form such as {@code LOCAL_WRITE|REMOTE_READ} */
+    /**
+     * {@return a readable form such as {@code LOCAL_WRITE|REMOTE_READ}}
+     *
+     * @param flags a combination of this class's flags
+     */
     public static String toString(int flags) {
         StringBuilder sb = new StringBuilder();
         String[] names = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC", "MW_BIND"};

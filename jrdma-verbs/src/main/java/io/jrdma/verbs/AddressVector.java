@@ -12,6 +12,11 @@ package io.jrdma.verbs;
  * @param udpPort      destination UDP port
  */
 public record AddressVector(Gid dgid, int sgidIndex, int hopLimit, int trafficClass, int udpPort) {
+    /**
+     * Validates and makes the address vector.
+     *
+     * @throws RdmaException EINVAL if {@code dgid} is null or {@code udpPort} is outside 1..65535
+     */
     public AddressVector {
         if (dgid == null) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "an address vector needs a destination GID");
@@ -21,11 +26,23 @@ public record AddressVector(Gid dgid, int sgidIndex, int hopLimit, int trafficCl
         }
     }
 
-    /** @return an address vector to a GID on the standard RoCEv2 port */
+    /**
+     * {@return an address vector to a GID on the standard RoCEv2 port 4791, hop limit 64,
+     * traffic class 0}
+     *
+     * @param dgid      the destination GID
+     * @param sgidIndex the local GID to send from
+     */
     public static AddressVector of(Gid dgid, int sgidIndex) {
         return new AddressVector(dgid, sgidIndex, 64, 0, DeviceOptions.ROCE_V2_PORT);
     }
 
+    /**
+     * {@return this address vector with another destination UDP port}
+     *
+     * @param port 1..65535
+     * @throws RdmaException EINVAL outside 1..65535
+     */
     public AddressVector withUdpPort(int port) {
         return new AddressVector(dgid, sgidIndex, hopLimit, trafficClass, port);
     }

@@ -15,8 +15,15 @@ import java.util.Arrays;
  */
 public record ConnParam(byte[] privateData, int responderResources, int initiatorDepth, int retryCount,
                         int rnrRetryCount, Mtu mtu) {
+    /** The most private data a connection message carries, in bytes (as librdmacm over TCP-based CMs). */
     public static final int MAX_PRIVATE_DATA = 256;
 
+    /**
+     * Validates and makes the parameters; the private data is copied (null means none).
+     *
+     * @throws RdmaException EINVAL for more than 256 bytes of private data, a retry count outside
+     *                       0..7, or a READ/atomic depth outside 0..255
+     */
     public ConnParam {
         privateData = privateData == null ? new byte[0] : privateData.clone();
         if (privateData.length > MAX_PRIVATE_DATA) {
@@ -31,27 +38,56 @@ public record ConnParam(byte[] privateData, int responderResources, int initiato
         }
     }
 
-    /** 16 READ/atomics each way, 7 retries, infinite RNR retry, 4096-byte MTU, no private data. */
+    /**
+     * {@return the defaults: 16 READ/atomics each way, 7 retries, infinite RNR retry, a 4096-byte
+     * MTU, no private data}
+     */
     public static ConnParam defaults() {
         return new ConnParam(new byte[0], 16, 16, 7, 7, Mtu.MTU_4096);
     }
 
+    /**
+     * {@return these parameters with other private data}
+     *
+     * @param data up to 256 bytes for the peer (copied; null means none)
+     * @throws RdmaException EINVAL for more than 256 bytes
+     */
     public ConnParam withPrivateData(byte[] data) {
         return new ConnParam(data, responderResources, initiatorDepth, retryCount, rnrRetryCount, mtu);
     }
 
+    /**
+     * {@return these parameters with another MTU wish}
+     *
+     * @param m the largest path MTU this side wants; the connection uses the smaller of both sides' and the port's
+     */
     public ConnParam withMtu(Mtu m) {
         return new ConnParam(privateData, responderResources, initiatorDepth, retryCount, rnrRetryCount, m);
     }
 
+    /**
+     * {@return these parameters with other retry counts}
+     *
+     * @param retry    transport retries after a timeout, 0..7
+     * @param rnrRetry retries after an RNR NAK, 0..7 (7 = forever)
+     * @throws RdmaException EINVAL outside 0..7
+     */
     public ConnParam withRetry(int retry, int rnrRetry) {
         return new ConnParam(privateData, responderResources, initiatorDepth, retry, rnrRetry, mtu);
     }
 
+    /**
+     * {@return these parameters with other READ/atomic depths}
+     *
+     * @param responder incoming READ/atomic requests this side can hold (IRD), 0..255
+     * @param initiator outstanding READ/atomic requests this side wants to issue (ORD), 0..255
+     * @throws RdmaException EINVAL outside 0..255
+     */
     public ConnParam withRdAtomic(int responder, int initiator) {
         return new ConnParam(privateData, responder, initiator, retryCount, rnrRetryCount, mtu);
     }
 
+    /** {@return a copy of the private data (empty when none)} */
     @Override
     public byte[] privateData() {
         return privateData.clone();

@@ -10,40 +10,80 @@ import java.time.Duration;
  * data); timeouts are {@link RdmaException}s with ETIMEDOUT.
  */
 public interface ConnectionManager {
-    /** Listens for connection requests on a TCP address of this host (port 0 = any free port). */
+    /**
+     * Listens for connection requests on a TCP address of this host.
+     *
+     * @param address a local address and port; port 0 picks a free one ({@link Listener#address()} tells which)
+     * @return the listener; close it to stop listening
+     * @throws RdmaException EADDRINUSE if the address cannot be bound (in use, or not this host's)
+     */
     Listener listen(InetSocketAddress address);
 
     /**
-     * Connects a QP in RESET (or INIT) state to a listening peer; on return the QP is in RTS.
+     * Connects a QP in RESET (or INIT) state to a listening peer and waits until both sides are
+     * ready; on return the QP is in RTS. Blocks the calling thread up to {@code timeout}.
      *
+     * @param qp      a QP of this connection manager's device context, in RESET or INIT
+     * @param server  the peer's listening TCP address
+     * @param param   this side's parameters and private data (up to 256 bytes) for the server
+     * @param timeout how long to wait for the server's answer
      * @return the established connection, with the peer's parameters and private data
+     * @throws ConnectionRejectedException ECONNREFUSED if the server rejected the request (with its private data)
+     * @throws RdmaException ECONNREFUSED if nothing listens there; ETIMEDOUT if no answer came in time;
+     *                       EINVAL for a QP of another context or in another state; EPROTO if the peer is
+     *                       not a jrdma connection manager; ENETUNREACH if the route to the server leaves
+     *                       from an address the QP's device does not own
      */
     Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout);
 
     /** A listening endpoint. */
     interface Listener extends AutoCloseable {
-        /** @return the TCP address it listens on (with the real port when 0 was asked for) */
+        /** {@return the TCP address it listens on (with the real port when 0 was asked for)} */
         InetSocketAddress address();
 
-        /** @return the next connection request, or null when none came before the timeout */
+        /**
+         * Waits for the next connection request.
+         *
+         * @param timeout how long to wait; {@link Duration#ZERO} only takes one already waiting
+         * @return the next connection request, or null when none came before the timeout
+         * @throws RdmaException EIO if the listening socket failed
+         */
         ConnectRequest poll(Duration timeout);
 
+        /** Stops listening; requests not yet polled are dropped. Idempotent. */
         @Override
         void close();
     }
 
     /** A request from a client, to accept with a QP or reject. */
     interface ConnectRequest {
-        /** @return the client's parameters, private data included */
+        /** {@return the client's parameters, private data included} */
         ConnParam peerParam();
 
-        /** @return the client's TCP address */
+        /** {@return the client's TCP address} */
         InetSocketAddress peerAddress();
 
-        /** Accepts: moves {@code qp} to RTS, replies with {@code param}, and waits for the client's ready-to-use. */
+        /**
+         * Accepts: moves {@code qp} to RTS, replies with {@code param}, and waits for the client's
+         * ready-to-use message. Blocks the calling thread up to {@code timeout}.
+         *
+         * @param qp      a QP of the listener's device context, in RESET or INIT
+         * @param param   this side's parameters and private data (up to 256 bytes) for the client
+         * @param timeout how long to wait for the client's ready-to-use
+         * @return the established connection
+         * @throws RdmaException ETIMEDOUT if the client did not confirm in time; ECONNRESET if its TCP
+         *                       connection broke; EINVAL if the request was already answered, the private data
+         *                       is too long, or the QP is of another context or state
+         */
         Connection accept(QueuePair qp, ConnParam param, Duration timeout);
 
-        /** Rejects with up to 256 bytes of private data for the client. */
+        /**
+         * Rejects: the client's {@code connect} throws a {@link ConnectionRejectedException} carrying
+         * {@code privateData}.
+         *
+         * @param privateData up to 256 bytes for the client (may be empty)
+         * @throws RdmaException EINVAL if the request was already answered or the data is too long
+         */
         void reject(byte[] privateData);
     }
 
@@ -53,14 +93,19 @@ public interface ConnectionManager {
      * peer's next requests fail with RETRY_EXC_ERR.
      */
     interface Connection extends AutoCloseable {
+        /** {@return the local QP this connection moved to RTS} */
         QueuePair qp();
 
-        /** @return what the peer sent, private data included */
+        /** {@return what the peer sent, private data included} */
         ConnParam peerParam();
 
-        /** @return the peer QP's number */
+        /** {@return the peer QP's number} */
         int peerQpn();
 
+        /**
+         * Disconnects, as {@code rdma_disconnect}: the local QP moves to ERROR. Idempotent. The QP
+         * itself stays open: close it (and its CQs, regions and PD) afterwards.
+         */
         @Override
         void close();
     }

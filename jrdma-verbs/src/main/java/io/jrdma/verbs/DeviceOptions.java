@@ -25,6 +25,11 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
     /** The RoCEv2 UDP destination port. */
     public static final int ROCE_V2_PORT = 4791;
 
+    /**
+     * Validates and makes the options; the address list is copied.
+     *
+     * @throws RdmaException EINVAL if {@code udpPort} is outside 0..65535
+     */
     public DeviceOptions {
         addresses = List.copyOf(addresses);
         if (udpPort < 0 || udpPort > 65535) {
@@ -32,27 +37,57 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
         }
     }
 
-    /** Dedicated engine thread with backoff idling, port 4791 with fallback. */
+    /**
+     * {@return the defaults: a dedicated engine thread with backoff idling, UDP port 4791 or a free
+     * one when it is taken, every address of the interface, strict IPv4 ICRC}
+     */
     public static DeviceOptions defaults() {
         return new DeviceOptions(ThreadingMode.DEDICATED, IdleStrategy.BACKOFF, ROCE_V2_PORT, true, List.of(), false);
     }
 
+    /**
+     * {@return these options with another threading mode}
+     *
+     * @param mode DEDICATED (an engine thread) or INVOKER (the caller's poll and progress calls)
+     */
     public DeviceOptions withThreadingMode(ThreadingMode mode) {
         return new DeviceOptions(mode, idleStrategy, udpPort, portFallback, addresses, anyIpv4Id);
     }
 
+    /**
+     * {@return these options with another idle strategy for the dedicated engine thread}
+     *
+     * @param idle SPIN, YIELD, BACKOFF or PARK
+     */
     public DeviceOptions withIdleStrategy(IdleStrategy idle) {
         return new DeviceOptions(threadingMode, idle, udpPort, portFallback, addresses, anyIpv4Id);
     }
 
+    /**
+     * {@return these options with another UDP port}
+     *
+     * @param port     0..65535 (0: any free port)
+     * @param fallback take a free port when {@code port} is in use, instead of failing the open
+     * @throws RdmaException EINVAL if {@code port} is outside 0..65535
+     */
     public DeviceOptions withUdpPort(int port, boolean fallback) {
         return new DeviceOptions(threadingMode, idleStrategy, port, fallback, addresses, anyIpv4Id);
     }
 
+    /**
+     * {@return these options listening on exactly these local addresses}
+     *
+     * @param list the addresses, in GID table order; empty for all of the interface's
+     */
     public DeviceOptions withAddresses(List<InetAddress> list) {
         return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, list, anyIpv4Id);
     }
 
+    /**
+     * {@return these options with the IPv4 Identification check relaxed or strict}
+     *
+     * @param any true to accept ICRCs over a non-zero IPv4 Identification (Linux and NIC peers over IPv4)
+     */
     public DeviceOptions withAnyIpv4Id(boolean any) {
         return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, addresses, any);
     }

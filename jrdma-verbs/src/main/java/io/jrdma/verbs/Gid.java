@@ -18,7 +18,12 @@ public final class Gid {
         this.raw = raw;
     }
 
-    /** @return a GID from 16 bytes (copied) */
+    /**
+     * {@return a GID from 16 bytes (copied)}
+     *
+     * @param raw the 16 bytes, network order
+     * @throws RdmaException EINVAL if {@code raw} is not 16 bytes long
+     */
     public static Gid of(byte[] raw) {
         if (raw.length != 16) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "a GID has 16 bytes, not " + raw.length);
@@ -26,7 +31,11 @@ public final class Gid {
         return new Gid(raw.clone());
     }
 
-    /** @return the GID of an IP address (IPv4 mapped into IPv6) */
+    /**
+     * {@return the GID of an IP address (IPv4 mapped into IPv6, as RoCEv2 does)}
+     *
+     * @param address an IPv4 or IPv6 address
+     */
     public static Gid of(InetAddress address) {
         byte[] a = address.getAddress();
         if (a.length == 16) {
@@ -39,7 +48,13 @@ public final class Gid {
         return new Gid(g);
     }
 
-    /** Parses {@code ibv_devinfo}'s form ({@code 0000:0000:...:0001}) or any IP address literal. */
+    /**
+     * Parses {@code ibv_devinfo}'s form ({@code 0000:0000:...:0001}) or any IP address literal.
+     *
+     * @param text the GID or address
+     * @return the GID
+     * @throws RdmaException EINVAL if it is neither
+     */
     public static Gid parse(String text) {
         String t = text.trim();
         if (t.length() == 39 && t.matches("([0-9a-fA-F]{4}:){7}[0-9a-fA-F]{4}")) {
@@ -52,7 +67,7 @@ public final class Gid {
         }
     }
 
-    /** @return true if this GID is an IPv4-mapped address */
+    /** {@return true if this GID is an IPv4-mapped address} */
     public boolean isIpv4Mapped() {
         for (int i = 0; i < 10; i++) {
             if (raw[i] != 0) {
@@ -62,7 +77,7 @@ public final class Gid {
         return raw[10] == (byte) 0xff && raw[11] == (byte) 0xff;
     }
 
-    /** @return the IP address this GID stands for ({@link Inet4Address} for mapped IPv4) */
+    /** {@return the IP address this GID stands for ({@link Inet4Address} for mapped IPv4)} */
     public InetAddress toInetAddress() {
         try {
             if (isIpv4Mapped()) {
@@ -74,7 +89,7 @@ public final class Gid {
         }
     }
 
-    /** @return a copy of the 16 bytes */
+    /** {@return a copy of the 16 bytes} */
     public byte[] raw() {
         return raw.clone();
     }
@@ -89,7 +104,7 @@ public final class Gid {
         return Arrays.hashCode(raw);
     }
 
-    /** @return the GID as {@code ibv_devinfo} prints it: eight groups of four hex digits */
+    /** {@return the GID as {@code ibv_devinfo} prints it: eight groups of four hex digits} */
     @Override
     public String toString() {
         String hex = HexFormat.of().formatHex(raw);

@@ -15,6 +15,11 @@ package io.jrdma.verbs;
  */
 public record QpInitAttr(QpType type, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr, int maxRecvWr,
                          int maxSendSge, int maxRecvSge, int maxInlineData, boolean sqSigAll) {
+    /**
+     * Validates and makes the attributes.
+     *
+     * @throws RdmaException EINVAL if the type or a CQ is missing, or a queue size is not positive
+     */
     public QpInitAttr {
         if (type == null || sendCq == null || recvCq == null) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "a QP needs a type, a send CQ and a receive CQ");
@@ -26,19 +31,42 @@ public record QpInitAttr(QpType type, CompletionQueue sendCq, CompletionQueue re
         }
     }
 
-    /** An RC QP with 128-deep queues, 4 SGEs each, 256 bytes of inline data, one CQ for both queues. */
+    /**
+     * {@return the attributes of an RC QP with 128-deep queues, 4 SGEs per request, 256 bytes of
+     * inline data, and one CQ for both queues}
+     *
+     * @param cq the CQ for send and receive completions
+     */
     public static QpInitAttr rc(CompletionQueue cq) {
         return new QpInitAttr(QpType.RC, cq, cq, 128, 128, 4, 4, 256, false);
     }
 
+    /**
+     * {@return these attributes with other queue depths}
+     *
+     * @param sendWr the send queue depth, at least 1
+     * @param recvWr the receive queue depth, at least 0
+     * @throws RdmaException EINVAL for a depth out of range
+     */
     public QpInitAttr withDepth(int sendWr, int recvWr) {
         return new QpInitAttr(type, sendCq, recvCq, sendWr, recvWr, maxSendSge, maxRecvSge, maxInlineData, sqSigAll);
     }
 
+    /**
+     * {@return these attributes with every send request signaled, or only those flagged SIGNALED}
+     *
+     * @param all true: every send request generates a completion
+     */
     public QpInitAttr withSqSigAll(boolean all) {
         return new QpInitAttr(type, sendCq, recvCq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, all);
     }
 
+    /**
+     * {@return these attributes with separate CQs}
+     *
+     * @param send where send completions go
+     * @param recv where receive completions go
+     */
     public QpInitAttr withCqs(CompletionQueue send, CompletionQueue recv) {
         return new QpInitAttr(type, send, recv, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, sqSigAll);
     }

@@ -8,28 +8,59 @@ package io.jrdma.verbs;
  * One thread posts to a given queue at a time.
  */
 public interface QueuePair extends AutoCloseable {
+    /** {@return the QP number (24 bits), which the peer addresses} */
     int qpn();
 
+    /** {@return the transport service type} */
     QpType type();
 
+    /**
+     * {@return the current state; it moves to ERROR by itself when a request fails or the peer disconnects}
+     */
     QpState state();
 
+    /** {@return the protection domain it was created in} */
     ProtectionDomain pd();
 
+    /** {@return the CQ that receives send-queue completions} */
     CompletionQueue sendCq();
 
+    /** {@return the CQ that receives receive-queue completions} */
     CompletionQueue recvCq();
 
-    /** Moves the QP through its state machine ({@code ibv_modify_qp}); throws EINVAL with the reason on a bad transition. */
+    /**
+     * Moves the QP through its state machine ({@code ibv_modify_qp}), applying the attributes
+     * set in {@code attr}. QPs connected through a {@link ConnectionManager} need no call.
+     *
+     * @param attr the target state and the attributes the transition requires (see {@link QpAttr})
+     * @throws RdmaException EINVAL for a transition the state machine forbids, a missing or
+     *                       extra attribute (the message names them), or a destroyed QP
+     */
     void modify(QpAttr attr);
 
-    /** @return the current attributes, every field set */
+    /** {@return the current attributes, every field set} */
     QpAttr query();
 
-    /** Posts a send-queue request; returns 0 or an errno value. Allocation-free. */
+    /**
+     * Posts a send-queue request ({@code ibv_post_send}): the request is copied, so {@code wr} may
+     * be reused at once. Allocation-free; never throws for a bad request.
+     *
+     * @param wr the request
+     * @return 0, or an errno value: {@code ENOMEM} (12) when the send queue is full, {@code EINVAL} (22)
+     *         for a malformed request (too many SGEs, inline data too long, an atomic not on 8 aligned
+     *         bytes) or a state that forbids posting, {@code EMSGSIZE} (90) for a message over 2 GiB,
+     *         {@code EOPNOTSUPP} (95) for an operation the transport lacks (atomics and immediate
+     *         data over iWARP to a peer that is not jrdma)
+     */
     int postSend(SendWorkRequest wr);
 
-    /** Posts a receive request; returns 0 or an errno value. Allocation-free. */
+    /**
+     * Posts a receive request ({@code ibv_post_recv}): the request is copied. Allocation-free.
+     *
+     * @param wr the request
+     * @return 0, or an errno value: {@code ENOMEM} (12) when the receive queue is full, {@code EINVAL} (22)
+     *         for too many SGEs or a state that forbids posting
+     */
     int postRecv(RecvWorkRequest wr);
 
     /** Destroys the QP; outstanding requests are dropped without completions, as {@code ibv_destroy_qp}. */

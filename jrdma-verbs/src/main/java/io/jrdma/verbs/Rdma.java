@@ -15,7 +15,10 @@ public final class Rdma {
     private Rdma() {
     }
 
-    /** @return every provider found, available or not */
+    /**
+     * {@return every provider found on the module or class path through {@link java.util.ServiceLoader},
+     * available or not; empty when no provider artifact (such as {@code io.jrdma:jrdma-engine}) is there}
+     */
     public static List<RdmaProvider> providers() {
         List<RdmaProvider> list = new ArrayList<>();
         ServiceLoader.load(RdmaProvider.class, Rdma.class.getClassLoader()).forEach(list::add);
@@ -25,7 +28,13 @@ public final class Rdma {
         return list;
     }
 
-    /** @return the named provider; throws ENODEV naming the ones present, or why it cannot run */
+    /**
+     * {@return the named provider}
+     *
+     * @param name the provider's {@link RdmaProvider#name()}
+     * @throws RdmaException ENODEV naming the providers present (or the artifact to add when there is
+     *                       none), or saying why the provider cannot run here
+     */
     public static RdmaProvider provider(String name) {
         List<String> names = new ArrayList<>();
         for (RdmaProvider p : providers()) {
@@ -38,10 +47,16 @@ public final class Rdma {
             }
             names.add(p.name());
         }
+        if (names.isEmpty()) {
+            throw new RdmaException(RdmaException.Errno.ENODEV,
+                    "no provider named " + name + ": " + noProvider(List.of(), null));
+        }
         throw new RdmaException(RdmaException.Errno.ENODEV, "no provider named " + name + "; present: " + names);
     }
 
-    /** @return the devices of every available provider */
+    /**
+     * {@return the devices of every available provider ({@code ibv_get_device_list}); empty when none is loaded}
+     */
     public static List<Device> devices() {
         List<Device> all = new ArrayList<>();
         for (RdmaProvider p : providers()) {
@@ -52,13 +67,22 @@ public final class Rdma {
         return all;
     }
 
-    /** @return the device with this name; throws ENODEV listing the names present */
+    /**
+     * {@return the device with this name, such as {@code roce_lo}}
+     *
+     * @param name the device's {@link Device#name()}
+     * @throws RdmaException ENODEV listing the names present (or the artifact to add when no provider is loaded)
+     */
     public static Device device(String name) {
         List<Device> all = devices();
         for (Device d : all) {
             if (d.name().equals(name)) {
                 return d;
             }
+        }
+        if (all.isEmpty() && providers().isEmpty()) {
+            throw new RdmaException(RdmaException.Errno.ENODEV,
+                    "no RDMA device named " + name + ": " + noProvider(List.of(), null));
         }
         throw new RdmaException(RdmaException.Errno.ENODEV,
                 "no RDMA device named " + name + "; present: " + all.stream().map(Device::name).toList());
@@ -67,21 +91,69 @@ public final class Rdma {
     /**
      * Picks the device and source GID that route to {@code destination}, as
      * {@code rdma_resolve_addr} does: the kernel's routing table chooses the local address.
+     * Providers of {@code transport} are asked in {@link #providers()} order; the first device
+     * with a route wins.
      *
-     * @param transport which kind of device to pick
+     * @param destination the peer's IP address (IPv4 or IPv6)
+     * @param transport   which kind of device to pick
+     * @return the device, the source GID and its index in the device's GID table
+     * @throws RdmaException {@code ENODEV} when no provider of {@code transport} is on the class
+     *                       or module path (the message names the artifact to add, normally
+     *                       {@code io.jrdma:jrdma-engine}), or when the ones present cannot run
+     *                       here (the message says why); {@code ENETUNREACH} when providers
+     *                       run but none of their devices has a route to {@code destination}
      */
     public static ResolvedAddress resolve(InetAddress destination, Transport transport) {
-        for (RdmaProvider p : providers()) {
-            if (p.unavailableReason() == null && p.transport() == transport) {
-                ResolvedAddress r = p.resolve(destination);
-                if (r != null) {
-                    return r;
-                }
+        return resolve(providers(), destination, transport);
+    }
+
+    /** {@link #resolve(InetAddress, Transport)} over a given list of providers (tests give their own). */
+    static ResolvedAddress resolve(List<RdmaProvider> all, InetAddress destination, Transport transport) {
+        List<String> unavailable = new ArrayList<>();
+        boolean usable = false;
+        for (RdmaProvider p : all) {
+            if (p.transport() != transport) {
+                continue;
             }
+            String why = p.unavailableReason();
+            if (why != null) {
+                unavailable.add("provider " + p.name() + " cannot run: " + why);
+                continue;
+            }
+            usable = true;
+            ResolvedAddress r = p.resolve(destination);
+            if (r != null) {
+                return r;
+            }
+        }
+        if (!usable) {
+            if (!unavailable.isEmpty()) {
+                throw new RdmaException(RdmaException.Errno.ENODEV, String.join("; ", unavailable));
+            }
+            throw new RdmaException(RdmaException.Errno.ENODEV, noProvider(all, transport));
         }
         throw new RdmaException(RdmaException.Errno.ENETUNREACH,
                 "no " + transport + " device has a route to " + destination.getHostAddress());
     }
+
+    /**
+     * The message for "no provider of this transport is loaded": what is present and what to add.
+     *
+     * @param present   the providers found, of any transport
+     * @param transport the transport asked for, or null for any
+     */
+    static String noProvider(List<RdmaProvider> present, Transport transport) {
+        String what = transport == null ? "no RDMA provider" : "no " + transport + " provider";
+        String found = present.isEmpty()
+                ? "none was found"
+                : "found only " + present.stream().map(p -> p.name() + " (" + p.transport() + ")").toList();
+        return what + " is on the class path or module path (" + found + "): add the "
+                + ENGINE_ARTIFACT + " artifact, the software RoCEv2 and iWARP providers, at run time"
+                + " (on the module path it is the module io.jrdma.engine)";
+    }
+
+    /** The Maven coordinates of the software providers, named in "no provider" errors. */
+    static final String ENGINE_ARTIFACT = "io.jrdma:jrdma-engine";
 
     /**
      * The outcome of address resolution.

@@ -11,10 +11,52 @@ public class RdmaException extends RuntimeException {
 
     /** The errno values jrdma reports, named as in Linux. */
     public enum Errno {
-        EPERM(1), ENOENT(2), EINTR(4), EIO(5), EAGAIN(11), ENOMEM(12), EACCES(13), EFAULT(14), EBUSY(16),
-        EEXIST(17), ENODEV(19), EINVAL(22), ENOSPC(28), ENOSYS(38), EPROTO(71), EMSGSIZE(90),
-        EOPNOTSUPP(95), EADDRINUSE(98), ENETUNREACH(101), ECONNRESET(104), ETIMEDOUT(110),
-        ECONNREFUSED(111), EHOSTUNREACH(113);
+        /** Operation not permitted. */
+        EPERM(1),
+        /** No such entry. */
+        ENOENT(2),
+        /** Interrupted. */
+        EINTR(4),
+        /** An I/O error, for example a socket that failed. */
+        EIO(5),
+        /** Try again: a resource is busy for now. */
+        EAGAIN(11),
+        /** Out of resources: a full queue (posting) or no free QP number. */
+        ENOMEM(12),
+        /** Access denied. */
+        EACCES(13),
+        /** A bad address. */
+        EFAULT(14),
+        /** Still in use: close what was made from the object first. */
+        EBUSY(16),
+        /** Already exists. */
+        EEXIST(17),
+        /** No such device or provider, or a provider that cannot run here. */
+        ENODEV(19),
+        /** An invalid argument or a call the object's state forbids. */
+        EINVAL(22),
+        /** No space left in a table. */
+        ENOSPC(28),
+        /** Not implemented. */
+        ENOSYS(38),
+        /** A protocol error: the peer sent something malformed or is not a jrdma peer. */
+        EPROTO(71),
+        /** A message too long. */
+        EMSGSIZE(90),
+        /** An operation this provider, transport or peer does not support. */
+        EOPNOTSUPP(95),
+        /** An address or port is in use. */
+        EADDRINUSE(98),
+        /** No device has a route to the address. */
+        ENETUNREACH(101),
+        /** The peer reset the connection. */
+        ECONNRESET(104),
+        /** Timed out. */
+        ETIMEDOUT(110),
+        /** Connection refused: nothing listens there, or the server rejected the request. */
+        ECONNREFUSED(111),
+        /** The host is unreachable. */
+        EHOSTUNREACH(113);
 
         private final int value;
 
@@ -22,12 +64,16 @@ public class RdmaException extends RuntimeException {
             this.value = value;
         }
 
-        /** @return the numeric errno, as in Linux's errno.h */
+        /** {@return the numeric errno, as in Linux's errno.h} */
         public int value() {
             return value;
         }
 
-        /** @return the constant for a numeric errno, or EIO for an unknown one */
+        /**
+         * {@return the constant for a numeric errno, or EIO for an unknown one}
+         *
+         * @param value a Linux errno number, such as a {@code postSend} result
+         */
         public static Errno of(int value) {
             for (Errno e : values()) {
                 if (e.value == value) {
@@ -38,19 +84,33 @@ public class RdmaException extends RuntimeException {
         }
     }
 
+    /** What went wrong, as an errno. */
     private final Errno errno;
 
+    /**
+     * Makes an exception whose message is {@code errno + ": " + message}.
+     *
+     * @param errno   what went wrong
+     * @param message what was wrong and what to do
+     */
     public RdmaException(Errno errno, String message) {
         super(errno + ": " + message);
         this.errno = errno;
     }
 
+    /**
+     * Makes an exception whose message is {@code errno + ": " + message}, with its cause.
+     *
+     * @param errno   what went wrong
+     * @param message what was wrong and what to do
+     * @param cause   the underlying exception
+     */
     public RdmaException(Errno errno, String message, Throwable cause) {
         super(errno + ": " + message, cause);
         this.errno = errno;
     }
 
-    /** @return what went wrong, as an errno */
+    /** {@return what went wrong, as an errno} */
     public Errno errno() {
         return errno;
     }

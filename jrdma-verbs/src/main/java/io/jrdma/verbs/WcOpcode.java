@@ -2,9 +2,30 @@ package io.jrdma.verbs;
 
 /** Work completion opcodes ({@code ibv_wc_opcode}). */
 public enum WcOpcode {
-    SEND, RDMA_WRITE, RDMA_READ, COMP_SWAP, FETCH_ADD, BIND_MW, LOCAL_INV, RECV, RECV_RDMA_WITH_IMM;
+    /** A SEND (with or without immediate data or invalidate) completed at the requester. */
+    SEND,
+    /** An RDMA WRITE (with or without immediate data) completed at the requester. */
+    RDMA_WRITE,
+    /** An RDMA READ completed at the requester: the data is in its scatter list. */
+    RDMA_READ,
+    /** An atomic compare-and-swap completed: the original remote value is in its scatter list. */
+    COMP_SWAP,
+    /** An atomic fetch-and-add completed: the original remote value is in its scatter list. */
+    FETCH_ADD,
+    /** A memory window bind completed (memory windows are not implemented). */
+    BIND_MW,
+    /** A local invalidate completed (not implemented). */
+    LOCAL_INV,
+    /** A receive took a SEND (with or without immediate data or invalidate). */
+    RECV,
+    /** A receive was consumed by an RDMA WRITE with immediate data; the data went to the WRITE's address. */
+    RECV_RDMA_WITH_IMM;
 
-    /** @return the completion opcode a send work request of this opcode produces */
+    /**
+     * {@return the completion opcode a send work request of this opcode produces}
+     *
+     * @param op the send opcode
+     */
     public static WcOpcode of(WrOpcode op) {
         return switch (op) {
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> RDMA_WRITE;

@@ -2,33 +2,51 @@ package io.jrdma.verbs;
 
 /** Send work request opcodes ({@code ibv_wr_opcode}). */
 public enum WrOpcode {
-    RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD,
+    /** Write local data into the peer's memory at {@link SendWorkRequest#remote(long, int)}; the peer sees no completion. */
+    RDMA_WRITE,
+    /** An RDMA WRITE that also consumes a receive at the peer, completing it with the immediate data. */
+    RDMA_WRITE_WITH_IMM,
+    /** Send local data into the next receive the peer posted. */
+    SEND,
+    /** A SEND that carries 32 bits of immediate data into the peer's completion. */
+    SEND_WITH_IMM,
+    /** Read the peer's memory at the remote address into the local scatter list. */
+    RDMA_READ,
+    /** Atomically compare the peer's 8 bytes with an operand and, if equal, swap in another; the old value comes back. */
+    ATOMIC_CMP_AND_SWP,
+    /** Atomically add an operand to the peer's 8 bytes; the old value comes back. */
+    ATOMIC_FETCH_AND_ADD,
     /** A SEND that also invalidates the remote key {@link SendWorkRequest#invalidate(int)} names at the receiver. */
     SEND_WITH_INV;
 
     private static final WrOpcode[] VALUES = values();
 
-    /** @return the opcode for an ordinal, without allocating */
+    /**
+     * {@return the opcode for an ordinal, without allocating}
+     *
+     * @param ordinal 0..{@code values().length - 1}
+     * @throws ArrayIndexOutOfBoundsException for another ordinal
+     */
     public static WrOpcode of(int ordinal) {
         return VALUES[ordinal];
     }
 
-    /** @return true for the operations that consume a receive WQE at the responder */
+    /** {@return true for the operations that consume a receive WQE at the responder} */
     public boolean consumesRecv() {
         return this == SEND || this == SEND_WITH_IMM || this == RDMA_WRITE_WITH_IMM || this == SEND_WITH_INV;
     }
 
-    /** @return true for operations whose responses carry data back (READ and atomics) */
+    /** {@return true for operations whose responses carry data back (READ and atomics)} */
     public boolean isReadOrAtomic() {
         return this == RDMA_READ || this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
     }
 
-    /** @return true for the two atomics */
+    /** {@return true for the two atomics} */
     public boolean isAtomic() {
         return this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
     }
 
-    /** @return true if the request carries immediate data */
+    /** {@return true if the request carries immediate data} */
     public boolean hasImm() {
         return this == RDMA_WRITE_WITH_IMM || this == SEND_WITH_IMM;
     }

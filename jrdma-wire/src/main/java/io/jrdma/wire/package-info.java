@@ -6,7 +6,7 @@
  * big-endian unaligned value layouts; they never allocate. Field facts come from the IBA
  * Vol 1 chapter 9 (transport layer), the Linux rxe driver ({@code rxe_hdr.h},
  * {@code rxe_opcode.c}, {@code rxe_icrc.c}) and {@code include/rdma/ib_pack.h}, as collected
- * in the project's {@code shared/specs/wire-formats.md} (sections D1 to D7), and are checked
+ * in the repository's {@code docs/wire-formats.md} (sections D1 to D7), and are checked
  * against captures of Linux rdma_rxe traffic.
  */
 package io.jrdma.wire;

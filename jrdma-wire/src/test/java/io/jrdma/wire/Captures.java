@@ -1,56 +1,76 @@
 package io.jrdma.wire;
 
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
-/** Where the golden captures are: the shared folder and the bundled copies. */
-final class Captures {
+/**
+ * Where the golden captures are: the repository's {@code testdata/pcaps} (see its README). The
+ * parent pom passes that folder to every test JVM as {@code -Djrdma.pcaps}; {@code
+ * -Djrdma.pcaps=DIR} on the Maven command line points the tests at another folder instead.
+ */
+public final class Captures {
     private Captures() {
     }
 
-    /** System property overriding the shared capture folder. */
-    static final String PROPERTY = "jrdma.pcaps";
+    /** System property naming the capture folder. */
+    public static final String PROPERTY = "jrdma.pcaps";
 
-    /** Copies in src/test/resources/pcaps, always available. */
-    static final List<String> BUNDLED = List.of(
-            "roce-ib_write_lat.pcap", "roce-ib_atomic_bw_fetch_add.pcap", "roce-ib_read_lat.pcap");
+    /** The capture folder, relative to the repository root. */
+    static final String IN_REPOSITORY = "testdata/pcaps";
 
     /**
-     * The shared capture folder ({@code ../../shared/pcaps} from the module directory, or
-     * {@code -Djrdma.pcaps=DIR}); fails the calling test if it is absent.
+     * The capture folder: {@code -Djrdma.pcaps=DIR} (set by the build), else {@code
+     * testdata/pcaps} in the first parent of the working directory that has one (a test run
+     * from an IDE); fails the calling test if there is none.
      */
-    static Path sharedFolder() {
+    public static Path folder() {
         String prop = System.getProperty(PROPERTY);
-        Path dir = prop != null && !prop.isBlank()
-                ? Path.of(prop)
-                : Path.of(System.getProperty("user.dir")).resolve("../../shared/pcaps");
-        dir = dir.toAbsolutePath().normalize();
-        if (!Files.isDirectory(dir)) {
-            fail("golden capture folder not found: " + dir + " (expected shared/pcaps next to"
-                    + " the repository, i.e. ../../shared/pcaps from the module directory;"
-                    + " set -D" + PROPERTY + "=DIR to point elsewhere)");
+        Path dir;
+        if (prop != null && !prop.isBlank()) {
+            dir = Path.of(prop).toAbsolutePath().normalize();
+            if (!Files.isDirectory(dir)) {
+                fail("golden capture folder not found: -D" + PROPERTY + "=" + prop + " names no folder ("
+                        + dir + "); the repository's own is " + IN_REPOSITORY);
+            }
+            return dir;
         }
-        return dir;
+        Path start = Path.of(System.getProperty("user.dir")).toAbsolutePath().normalize();
+        for (Path p = start; p != null; p = p.getParent()) {
+            dir = p.resolve(IN_REPOSITORY);
+            if (Files.isDirectory(dir)) {
+                return dir;
+            }
+        }
+        fail("golden capture folder not found: no " + IN_REPOSITORY + " in " + start + " or its parents;"
+                + " run the tests from the repository, or set -D" + PROPERTY + "=DIR");
+        return null;
     }
 
-    /** All roce-*.pcap files in the shared folder, sorted; fails if there are none. */
-    static List<Path> sharedRoceCaptures() {
-        Path dir = sharedFolder();
+    /** The capture with this name; fails if absent. */
+    public static Path path(String name) {
+        Path p = folder().resolve(name);
+        if (!Files.isRegularFile(p)) {
+            fail("golden capture missing: " + p);
+        }
+        return p;
+    }
+
+    /** The captures whose names start with {@code prefix} and end with .pcap, sorted; fails if none. */
+    public static List<Path> list(String prefix) {
+        Path dir = folder();
         try (Stream<Path> s = Files.list(dir)) {
             List<Path> files = s.filter(p -> {
                 String n = p.getFileName().toString();
-                return n.startsWith("roce-") && n.endsWith(".pcap");
+                return n.startsWith(prefix) && n.endsWith(".pcap");
             }).sorted().toList();
             if (files.isEmpty()) {
-                fail("no roce-*.pcap files in " + dir);
+                fail("no " + prefix + "*.pcap files in " + dir);
             }
             return files;
         } catch (IOException e) {
@@ -58,28 +78,9 @@ final class Captures {
         }
     }
 
-    /** The shared capture with this name; fails if absent. */
-    static Path shared(String name) {
-        Path p = sharedFolder().resolve(name);
-        if (!Files.isRegularFile(p)) {
-            fail("golden capture missing: " + p);
-        }
-        return p;
-    }
-
-    /** Reads a shared capture. */
-    static PcapFile readShared(String name) throws IOException {
-        return PcapFile.read(shared(name));
-    }
-
-    /** Reads a bundled copy from the class path. */
-    static PcapFile readBundled(String name) throws IOException {
-        try (InputStream in = Captures.class.getResourceAsStream("/pcaps/" + name)) {
-            assertNotNull(in, "bundled capture missing from test resources: pcaps/" + name);
-            try (PcapReader r = new PcapReader(in)) {
-                return new PcapFile(name, r.linkType(), r.readAll());
-            }
-        }
+    /** Reads the capture with this name. */
+    static PcapFile read(String name) throws IOException {
+        return PcapFile.read(path(name));
     }
 
     /** A capture read into memory. */

@@ -23,12 +23,8 @@ import org.junit.jupiter.api.Test;
 /** Specific field values of known packets in the captures. */
 class DecodedValuesTest {
 
-    private static List<Packet> bundled(String name) throws Exception {
-        return RoceChecker.check(Captures.readBundled(name)).packets();
-    }
-
-    private static List<Packet> shared(String name) throws Exception {
-        return RoceChecker.check(Captures.readShared(name)).packets();
+    private static List<Packet> capture(String name) throws Exception {
+        return RoceChecker.check(Captures.read(name)).packets();
     }
 
     private static List<Packet> only(List<Packet> ps, int opcode) {
@@ -37,7 +33,7 @@ class DecodedValuesTest {
 
     @Test
     void writeLatIsWriteOnlyWithTwoBytesAndPadTwo() throws Exception {
-        List<Packet> ps = bundled("roce-ib_write_lat.pcap");
+        List<Packet> ps = capture("roce-ib_write_lat.pcap");
         List<Packet> writes = only(ps, RC_RDMA_WRITE_ONLY);
         List<Packet> acks = only(ps, RC_ACKNOWLEDGE);
         assertEquals(23, writes.size());
@@ -86,7 +82,7 @@ class DecodedValuesTest {
 
     @Test
     void readLatResponsesAreOnlyWithTwoBytes() throws Exception {
-        List<Packet> ps = bundled("roce-ib_read_lat.pcap");
+        List<Packet> ps = capture("roce-ib_read_lat.pcap");
         List<Packet> reqs = only(ps, RC_RDMA_READ_REQUEST);
         List<Packet> resps = only(ps, RC_RDMA_READ_RESPONSE_ONLY);
         assertEquals(11, reqs.size());
@@ -115,7 +111,7 @@ class DecodedValuesTest {
 
     @Test
     void fetchAddAndAtomicAcknowledge() throws Exception {
-        List<Packet> ps = bundled("roce-ib_atomic_bw_fetch_add.pcap");
+        List<Packet> ps = capture("roce-ib_atomic_bw_fetch_add.pcap");
         List<Packet> reqs = only(ps, RC_FETCH_ADD);
         List<Packet> acks = only(ps, RC_ATOMIC_ACKNOWLEDGE);
         assertEquals(16, reqs.size());
@@ -144,7 +140,7 @@ class DecodedValuesTest {
 
     @Test
     void compareSwapRequests() throws Exception {
-        List<Packet> ps = shared("roce-ib_atomic_bw_cmp_swap.pcap");
+        List<Packet> ps = capture("roce-ib_atomic_bw_cmp_swap.pcap");
         assertEquals(16, only(ps, RC_COMPARE_SWAP).size());
         assertEquals(16, only(ps, RC_ATOMIC_ACKNOWLEDGE).size());
         for (Packet q : only(ps, RC_COMPARE_SWAP)) {
@@ -155,7 +151,7 @@ class DecodedValuesTest {
 
     @Test
     void readBwRequestsOf4096AndResponsePsnsAdvanceByOne() throws Exception {
-        List<Packet> ps = shared("roce-ib_read_bw.pcap");
+        List<Packet> ps = capture("roce-ib_read_bw.pcap");
         List<Packet> reqs = only(ps, RC_RDMA_READ_REQUEST);
         assertEquals(16, reqs.size());
         for (int i = 0; i < reqs.size(); i++) {
@@ -202,7 +198,7 @@ class DecodedValuesTest {
 
     @Test
     void writeBwAckReqOnlyOnLastPackets() throws Exception {
-        List<Packet> ps = shared("roce-ib_write_bw.pcap");
+        List<Packet> ps = capture("roce-ib_write_bw.pcap");
         for (Packet p : ps) {
             int m = IbOpcode.mask(p.opcode());
             if ((m & IbOpcode.WRITE) != 0) {
@@ -218,7 +214,7 @@ class DecodedValuesTest {
 
     @Test
     void rdmaCmMadsAreUdOnQp1WithGsiQkey() throws Exception {
-        List<Packet> ps = shared("roce-rdma_cm_ib_write_lat.pcap");
+        List<Packet> ps = capture("roce-rdma_cm_ib_write_lat.pcap");
         List<Packet> mads = only(ps, IbOpcode.UD_SEND_ONLY);
         assertEquals(10, mads.size());
         for (Packet p : mads) {

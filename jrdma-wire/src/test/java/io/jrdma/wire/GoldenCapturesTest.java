@@ -12,12 +12,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every RoCEv2 packet of every roce-*.pcap in the shared capture folder: decode, re-encode,
- * ICRC. Fails (does not skip) when the folder is missing; -Djrdma.pcaps=DIR overrides it.
+ * Every RoCEv2 packet of every roce-*.pcap in the capture folder (testdata/pcaps): decode,
+ * re-encode, ICRC. Fails (does not skip) when the folder is missing; -Djrdma.pcaps=DIR overrides it.
  */
 class GoldenCapturesTest {
 
-    /** RoCEv2 packet counts per capture (shared/interop/results/icrc.txt). */
+    /** RoCEv2 packet counts per capture (interop/harness/results/icrc.txt). */
     static final Map<String, Integer> EXPECTED = Map.of(
             "roce-ib_atomic_bw_cmp_swap.pcap", 32,
             "roce-ib_atomic_bw_fetch_add.pcap", 32,
@@ -31,7 +31,7 @@ class GoldenCapturesTest {
 
     @TestFactory
     Stream<DynamicTest> everyRocePacket() {
-        List<Path> files = Captures.sharedRoceCaptures();
+        List<Path> files = Captures.list("roce-");
         return files.stream().map(f -> DynamicTest.dynamicTest(f.getFileName().toString(), () -> {
             RoceChecker.Result r = RoceChecker.check(Captures.PcapFile.read(f));
             assertTrue(r.packets().size() > 0, f + ": no RoCEv2 packets");
@@ -46,7 +46,7 @@ class GoldenCapturesTest {
     void allKnownCapturesPresent() throws Exception {
         int total = 0;
         for (String name : EXPECTED.keySet()) {
-            total += RoceChecker.check(Captures.readShared(name)).packets().size();
+            total += RoceChecker.check(Captures.read(name)).packets().size();
         }
         assertEquals(578, total);
     }

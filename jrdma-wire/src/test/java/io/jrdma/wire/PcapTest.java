@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -20,9 +21,9 @@ import org.junit.jupiter.api.Test;
 class PcapTest {
 
     @Test
-    void bundledCaptureHeader() throws Exception {
+    void captureHeader() throws Exception {
         try (PcapReader r = new PcapReader(
-                PcapTest.class.getResourceAsStream("/pcaps/roce-ib_read_lat.pcap"))) {
+                Files.newInputStream(Captures.path("roce-ib_read_lat.pcap")))) {
             assertEquals(PcapReader.LINKTYPE_ETHERNET, r.linkType());
             assertEquals(ByteOrder.LITTLE_ENDIAN, r.byteOrder());
             assertEquals(2, r.versionMajor());
@@ -155,7 +156,7 @@ class PcapTest {
 
     @Test
     void vlanTaggedFrames() throws Exception {
-        PcapReader.Record rec = Captures.readBundled("roce-ib_write_lat.pcap").records().getFirst();
+        PcapReader.Record rec = Captures.read("roce-ib_write_lat.pcap").records().getFirst();
         byte[] plain = rec.data();
         for (int tags = 1; tags <= 2; tags++) {
             byte[] tagged = new byte[plain.length + 4 * tags];

@@ -42,6 +42,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * See docs/connection-manager.md.
  */
 public final class TcpConnectionManager implements ConnectionManager {
+    /** Control-path events (connections made, refused, failed, closed) at DEBUG; nothing on the data path. */
+    private static final System.Logger LOG = System.getLogger(TcpConnectionManager.class.getName());
+
     static final int MAGIC = 0x4A52434D; // "JRCM"
     static final int REQ = 1;
     static final int REP = 2;
@@ -114,20 +117,28 @@ public final class TcpConnectionManager implements ConnectionManager {
             write(out, RTU, null);
             TcpConnection c = new TcpConnection(qp, s, peer);
             open.add(c);
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c);
             return c;
         } catch (SocketTimeoutException e) {
             closeQuietly(s);
-            throw new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " within " + timeout, e);
+            throw failed(new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " within " + timeout, e));
         } catch (IOException e) {
             closeQuietly(s);
             String why = e instanceof EOFException ? "the server closed the side channel during setup"
                     : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-            throw new RdmaException(e instanceof java.net.ConnectException ? Errno.ECONNREFUSED : Errno.EIO,
-                    "cannot connect to " + server + ": " + why, e);
+            throw failed(new RdmaException(e instanceof java.net.ConnectException ? Errno.ECONNREFUSED : Errno.EIO,
+                    "cannot connect to " + server + ": " + why, e));
         } catch (RuntimeException e) {
             closeQuietly(s);
-            throw e;
+            throw failed(e);
         }
+    }
+
+    /** Logs a failed connect or accept (DEBUG: the caller gets the exception) and returns it. */
+    private static RuntimeException failed(RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, () -> (e instanceof ConnectionRejectedException ? "connection rejected: "
+                : "connection failed: ") + e.getMessage());
+        return e;
     }
 
     private void checkQp(QueuePair qp) {
@@ -348,6 +359,9 @@ public final class TcpConnectionManager implements ConnectionManager {
                     return new Request(s, peer);
                 } catch (IOException | RdmaException e) {
                     closeQuietly(s); // a bad or silent client does not stop the listener
+                    Object from = s.getRemoteSocketAddress();
+                    LOG.log(System.Logger.Level.DEBUG, () -> "listener on " + address() + " dropped " + from
+                            + " before its request: " + e);
                 }
             }
         }
@@ -400,16 +414,19 @@ public final class TcpConnectionManager implements ConnectionManager {
                 }
                 TcpConnection c = new TcpConnection(qp, socket, peer);
                 open.add(c);
+                LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c);
                 return c;
             } catch (SocketTimeoutException e) {
                 closeQuietly(socket);
-                throw new RdmaException(Errno.ETIMEDOUT, "no ready-to-use from " + peerAddress() + " within " + timeout, e);
+                throw failed(new RdmaException(Errno.ETIMEDOUT, "no ready-to-use from " + peerAddress() + " within "
+                        + timeout, e));
             } catch (IOException e) {
                 closeQuietly(socket);
-                throw new RdmaException(Errno.ECONNRESET, "connection from " + peerAddress() + " broke: " + e.getMessage(), e);
+                throw failed(new RdmaException(Errno.ECONNRESET, "connection from " + peerAddress() + " broke: "
+                        + e.getMessage(), e));
             } catch (RuntimeException e) {
                 closeQuietly(socket);
-                throw e;
+                throw failed(e);
             }
         }
 
@@ -420,6 +437,8 @@ public final class TcpConnectionManager implements ConnectionManager {
             if (pd.length > ConnParam.MAX_PRIVATE_DATA) {
                 throw new RdmaException(Errno.EINVAL, "private data is limited to 256 bytes, not " + pd.length);
             }
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection request from " + peerAddress() + " rejected ("
+                    + pd.length + " bytes of private data)");
             try {
                 writeReject(new DataOutputStream(socket.getOutputStream()), pd);
             } catch (IOException ignored) {
@@ -447,11 +466,15 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Socket socket;
         private final Hello peer;
         private volatile boolean closed;
+        /** its two ends, for the log (read while the socket is open) */
+        private final String name;
 
         TcpConnection(QueuePair qp, Socket socket, Hello peer) {
             this.qp = qp;
             this.socket = socket;
             this.peer = peer;
+            this.name = "QP 0x" + Integer.toHexString(qp.qpn()) + " " + socket.getLocalSocketAddress() + " <-> QP 0x"
+                    + Integer.toHexString(peer.qpn()) + " " + socket.getRemoteSocketAddress();
         }
 
         private void disconnectQp() {
@@ -496,6 +519,12 @@ public final class TcpConnectionManager implements ConnectionManager {
                 closeQuietly(socket);
             }
             disconnectQp();
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection closed: " + this);
+        }
+
+        @Override
+        public String toString() {
+            return name;
         }
     }
 }

@@ -64,6 +64,7 @@ public final class SideChannel implements AutoCloseable {
     /** Connects to a server (one attempt, as the C tools make). */
     public static SideChannel connect(InetSocketAddress server, long timeoutNanos) {
         SocketChannel ch = null;
+        io.jrdma.tools.Progress.step("connecting to " + server.getAddress().getHostAddress() + ":" + server.getPort());
         try {
             ch = SocketChannel.open();
             ch.socket().connect(server, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeoutNanos / 1_000_000)));
@@ -98,6 +99,7 @@ public final class SideChannel implements AutoCloseable {
          */
         public SideChannel accept(long waitNanos, long timeoutNanos, Pump pump) {
             long deadline = System.nanoTime() + waitNanos;
+            io.jrdma.tools.Progress.step("waiting for a client on TCP port " + port());
             try {
                 while (true) {
                     SocketChannel c = server.accept();
@@ -128,6 +130,10 @@ public final class SideChannel implements AutoCloseable {
         }
     }
 
+    /** What to do when a server's TCP port is taken. */
+    public static final String PORT_BUSY = "is another server running there? Stop it, or give both sides another"
+            + " port with -p";
+
     /** Listens on {@code address} (port 0: any free port) with SO_REUSEADDR, as the C servers do. */
     public static Listener listen(InetSocketAddress address) {
         ServerSocketChannel s = null;
@@ -135,10 +141,14 @@ public final class SideChannel implements AutoCloseable {
             s = ServerSocketChannel.open();
             s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             s.bind(address, 1);
-            return new Listener(s);
+            Listener l = new Listener(s);
+            // from here on, before any banner: a client may come any moment
+            io.jrdma.tools.Progress.step("waiting for a client on TCP port " + l.port());
+            return l;
         } catch (IOException e) {
             closeQuietly(s);
-            throw new SideChannelException("couldn't listen to port " + address.getPort() + " (" + reason(e) + ")", e);
+            throw new SideChannelException("couldn't listen to port " + address.getPort() + " (" + reason(e) + ")"
+                    + (e instanceof java.net.BindException ? ": " + PORT_BUSY : ""), e);
         }
     }
 
@@ -211,6 +221,8 @@ public final class SideChannel implements AutoCloseable {
 
     private int readSome(byte[] out, int min, String what, Pump pump, boolean failOnTimeout) {
         ByteBuffer b = ByteBuffer.wrap(out);
+        io.jrdma.tools.Progress.step(() -> "waiting for " + what + " from " + peer + " (" + b.position() + " of " + min
+                + " bytes arrived)");
         long last = System.nanoTime();
         int idle = 0;
         try {

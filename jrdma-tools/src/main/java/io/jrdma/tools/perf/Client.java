@@ -87,6 +87,7 @@ final class Client {
         ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(req));
         ConnectionManager.Connection conn;
         try {
+            io.jrdma.tools.Progress.step("connecting to " + server);
             conn = ctx.connectionManager().connect(s.qp, server, param, Duration.ofSeconds(o.timeoutSec()));
         } catch (RdmaException e) {
             throw new PerfFailure("cannot connect to the server at " + server.getAddress().getHostAddress() + ":"
@@ -142,6 +143,7 @@ final class Client {
     private void phase(int p, int size, boolean last, boolean warmup, long iters, boolean dur, List<String> failures) {
         phaseIters = iters;
         duration = dur;
+        io.jrdma.tools.Progress.step((warmup ? "warming up" : "measuring") + " at " + size + " B");
         prepare(size);
         s.sendCtrl(s.out.set(CtrlMsg.START, p, size, last, duration ? 0 : iters, duration ? durationNanos : 0)
                 .warmup(warmup));

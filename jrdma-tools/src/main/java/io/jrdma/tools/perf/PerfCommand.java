@@ -299,7 +299,7 @@ public final class PerfCommand {
                     addr = InetAddress.getByName(o.host());
                 } catch (UnknownHostException e) {
                     err.println("jrdma perf: cannot resolve host '" + o.host() + "'");
-                    return 2;
+                    return 1;
                 }
                 Device dev = o.device() != null ? device(o.device()) : Rdma.resolve(addr, Transport.ROCE_V2).device();
                 new Client(o, out, new Watchdog(o.timeoutSec(), null)).run(dev, new InetSocketAddress(addr, o.port()));

@@ -181,9 +181,9 @@ final class Perftest {
         if (server && !rdmaCm && o.device() == null) {
             // as rdma_cm: a server without -d answers on the device the client reached, so it takes
             // the client's connection first, then opens the device that owns the address it came to
-            out.println(PerftestReport.BANNER);
-            out.flush();
             try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                out.println(PerftestReport.BANNER); // after listening: a taken port fails at once
+                out.flush();
                 listening.accept(l.port());
                 early = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, SideChannel.IDLE);
             }
@@ -244,16 +244,26 @@ final class Perftest {
             if (server && early != null) {
                 ex = new PerftestExchange.Tcp(early, pump);
             } else if (server) {
-                out.println(PerftestReport.BANNER);
-                out.flush();
+                // listen before the banner: a taken port fails at once, not after "Waiting for client"
                 if (rdmaCm) {
                     // rdma_server_connect on 0.0.0.0 (AF_INET); the listener stays until the data QPs are accepted,
                     // so that it listens before this side's sync (a client connects its QPs right after it)
-                    cmListener = ctx.connectionManager().listen(new InetSocketAddress("0.0.0.0", o.port()));
+                    try {
+                        cmListener = ctx.connectionManager().listen(new InetSocketAddress("0.0.0.0", o.port()));
+                    } catch (RdmaException e) {
+                        throw new PerfFailure("couldn't listen to port " + o.port() + " (" + e.getMessage() + ")"
+                                + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + SideChannel.PORT_BUSY : ""));
+                    }
+                    io.jrdma.tools.Progress.step("waiting for a client on TCP port " + cmListener.address().getPort()
+                            + " (rdma_cm)");
+                    out.println(PerftestReport.BANNER);
+                    out.flush();
                     listening.accept(cmListener.address().getPort());
                     ex = RdmaCmExchange.accept(ctx, cmListener, o.waitClient() ? timeoutNanos : 0, pump, timeoutNanos);
                 } else {
                     try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                        out.println(PerftestReport.BANNER);
+                        out.flush();
                         listening.accept(l.port());
                         ex = new PerftestExchange.Tcp(l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump),
                                 pump);
@@ -701,6 +711,7 @@ final class Perftest {
             return;
         }
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (jrdmaPeer && !o.all()) {
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
                 // a warm-up run, not measured, so the JIT has compiled the loop before the measured one
@@ -724,6 +735,7 @@ final class Perftest {
         connectPhase();
         columnsBw();
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (server) {
                 postRecvs(size);
             }
@@ -757,6 +769,7 @@ final class Perftest {
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLatWrite(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
@@ -777,6 +790,7 @@ final class Perftest {
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLat(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(PerftestReport.latRow(size, o.iters(), tposted, 1));
@@ -791,6 +805,7 @@ final class Perftest {
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
         for (long size : o.sizes()) {
+            io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             postRecvs(size);
             dog.reset("synchronizing with the peer before " + size + " B");
             handshake(0);

@@ -102,6 +102,7 @@ final class RdmaCmExchange implements PerftestExchange {
         RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos);
         x.peer = server.getAddress().getHostAddress() + ":" + server.getPort();
         try {
+            io.jrdma.tools.Progress.step("connecting to " + server + " (rdma_cm over iWARP)");
             x.conn = ctx.connectionManager().connect(x.qp, server, param(), Duration.ofNanos(timeoutNanos));
             return x;
         } catch (RdmaException e) {
@@ -120,6 +121,7 @@ final class RdmaCmExchange implements PerftestExchange {
                                  SideChannel.Pump pump, long timeoutNanos) {
         RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos);
         x.server = true;
+        io.jrdma.tools.Progress.step("waiting for a client on TCP port " + listener.address().getPort() + " (rdma_cm)");
         try {
             long end = System.nanoTime() + waitNanos;
             ConnectionManager.ConnectRequest req;

@@ -76,10 +76,13 @@ final class Server {
             try {
                 listener = ctx.connectionManager().listen(listenOn);
             } catch (RdmaException e) {
-                throw new PerfFailure("cannot listen on TCP port " + listenOn.getPort() + ": " + e.getMessage(), e);
+                throw new PerfFailure("cannot listen on TCP port " + listenOn.getPort() + ": " + e.getMessage()
+                        + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + io.jrdma.tools.oob.SideChannel.PORT_BUSY
+                        : ""), e);
             }
             try {
                 int port = listener.address().getPort();
+                io.jrdma.tools.Progress.step("waiting for a client on TCP port " + port);
                 if (announce) {
                     out.println("************************************");
                     out.println("* Waiting for client to connect... *");
@@ -195,6 +198,7 @@ final class Server {
     }
 
     private ConnectionManager.ConnectRequest awaitRequest(ConnectionManager.Listener listener, long timeoutNanos) {
+        io.jrdma.tools.Progress.step("waiting for a client on TCP port " + listener.address().getPort());
         dog.reset("waiting for a client");
         long deadline = System.nanoTime() + timeoutNanos;
         while (true) {

@@ -238,10 +238,27 @@ public final class Pingpong {
             sgid = o.gidIndex() >= 0 ? o.gidIndex() : routeGid(table, sc.localAddress());
             me = myDest(table.get(sgid).raw());
             printAddress("local address:  ", me);
+            io.jrdma.tools.Progress.step("sending this side's address to " + sc.peer()
+                    + ", then waiting for the server's address");
             sc.write(PingpongWire.encode(me), "the local address");
-            rem = PingpongWire.decode(sc.read(PingpongWire.SIZE, "the server's address", pump));
+            byte[] msg;
+            try {
+                msg = sc.read(PingpongWire.SIZE, "the server's address", pump);
+            } catch (SideChannelException e) {
+                if (!e.getMessage().contains(" after 0 of ")) {
+                    throw e;
+                }
+                // rc_pingpong's server closes without a word when it cannot connect its QP to ours
+                int other = Roce.sameFamily(table, Roce.isIpv4Mapped(me.gid()) ? V6_SAMPLE : V4_SAMPLE, -1);
+                throw new SideChannelException(e.getMessage() + ". The server could not use this side's address (its"
+                        + " own output says why); if its GID is of the other IP version than this side's (GID " + sgid
+                        + ", " + CFormat.inetNtop6(me.gid()) + ", " + family(me.gid()) + "), " + (other >= 0
+                        ? "give this side -g " + other + " (" + CFormat.inetNtop6(table.get(other).raw()) + ")"
+                        : "give the server a GID of " + family(me.gid())) + "; without -g both sides pick matching ones");
+            }
+            rem = withPeerGid(PingpongWire.decode(msg), sc.remoteAddress());
+            checkFamilies(sgid, me.gid(), rem.gid(), table, "server");
             sc.write(PingpongWire.DONE, "\"done\"");
-            rem = withPeerGid(rem, sc.remoteAddress());
         }
         printAddress("remote address: ", rem);
         connect(me, rem, sgid);
@@ -281,6 +298,7 @@ public final class Pingpong {
                     me = myDest(table.get(sgid).raw());
                     printAddress("local address:  ", me);
                 }
+                checkFamilies(sgid, me.gid(), rem.gid(), table, "client");
                 connect(me, rem, sgid);
                 sc.write(PingpongWire.encode(me), "the local address");
                 byte[] done = sc.read(PingpongWire.DONE.length, "\"done\"", pump);
@@ -321,6 +339,7 @@ public final class Pingpong {
         printAddress("local address:  ", me);
         InetSocketAddress server = new InetSocketAddress(serverAddr, o.port());
         try {
+            io.jrdma.tools.Progress.step("connecting to " + server + " (iWARP: MPA over TCP)");
             conn = ctx.connectionManager().connect(qp, server, connParam(), Duration.ofNanos(timeoutNanos));
         } catch (RdmaException e) {
             throw new SideChannelException("Couldn't connect to " + serverAddr.getHostAddress() + ":" + o.port()
@@ -344,6 +363,7 @@ public final class Pingpong {
         ConnectionManager.ConnectRequest cr;
         try (ConnectionManager.Listener l = ctx.connectionManager().listen(new InetSocketAddress(o.port()))) {
             listening.accept(l.address().getPort());
+            io.jrdma.tools.Progress.step("waiting for a client on TCP port " + l.address().getPort());
             long deadline = System.nanoTime() + timeoutNanos;
             while ((cr = l.poll(Duration.ofMillis(200))) == null) {
                 if (o.waitClient() && System.nanoTime() - deadline > 0) {
@@ -360,7 +380,8 @@ public final class Pingpong {
             }
             printAddress("remote address: ", iwarpDest(conn.peerQpn(), Gid.of(peer).raw()));
         } catch (RdmaException e) {
-            throw new SideChannelException("Couldn't listen on TCP port " + o.port() + ": " + e.getMessage());
+            throw new SideChannelException("Couldn't listen on TCP port " + o.port() + ": " + e.getMessage()
+                    + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + SideChannel.PORT_BUSY : ""));
         }
         pending = RECV_WRID;
         return loop();
@@ -378,6 +399,32 @@ public final class Pingpong {
             return d;
         }
         return new PingpongWire.Dest(d.lid(), d.qpn(), d.psn(), Gid.of(tcpPeer).raw());
+    }
+
+    /** A GID of each IP version, to look up the other family in a table. */
+    private static final byte[] V4_SAMPLE = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 127, 0, 0, 1};
+    private static final byte[] V6_SAMPLE = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+    private static String family(byte[] gid) {
+        return Roce.isIpv4Mapped(gid) ? "IPv4" : "IPv6";
+    }
+
+    /**
+     * RoCEv2 runs over one IP version: a peer's GID of the other one (two ends on one host, one given
+     * {@code -g 0}, a link-local IPv6 GID, the other reaching it over IPv4) fails here, before RTR, with
+     * the {@code -g} that would do on this side.
+     */
+    private void checkFamilies(int sgid, byte[] mine, byte[] peer, List<Gid> table, String peerRole) {
+        if (Roce.isIpv4Mapped(mine) == Roce.isIpv4Mapped(peer)) {
+            return;
+        }
+        int alt = Roce.sameFamily(table, peer, -1);
+        throw new Failure("the " + peerRole + "'s GID " + CFormat.inetNtop6(peer) + " is " + family(peer)
+                + " and this side's GID " + sgid + " (" + CFormat.inetNtop6(mine) + " on " + ctx.device().name()
+                + ") is " + family(mine) + ": RoCEv2 needs both of one IP version. " + (alt >= 0
+                ? "Give this side -g " + alt + " (" + CFormat.inetNtop6(table.get(alt).raw()) + ")"
+                : ctx.device().name() + " has no " + family(peer) + " GID: give the " + peerRole + " an " + family(mine)
+                + " one") + ", or run both sides without -g (they then pick matching GIDs)");
     }
 
     /** {@code pp_connect_ctx}: RTR then RTS with rc_pingpong's attributes. */
@@ -409,6 +456,8 @@ public final class Pingpong {
 
     /** The completion loop of rc_pingpong's main, then the two result lines (and -c on the server). */
     private int loop() {
+        io.jrdma.tools.Progress.step(() -> "ping-ponging: " + scnt + " of " + o.iters() + " sends and " + rcnt
+                + " of " + o.iters() + " receives completed");
         WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion()};
         long start = System.nanoTime();
         long lastProgress = start;

@@ -139,7 +139,13 @@ public final class Rping {
             if (o.server()) {
                 InetSocketAddress at = new InetSocketAddress(
                         o.address() == null ? InetAddress.getByName("0.0.0.0") : o.address(), o.port());
-                ConnectionManager.Listener l = ctx.connectionManager().listen(at);
+                ConnectionManager.Listener l;
+                try {
+                    l = ctx.connectionManager().listen(at);
+                } catch (RdmaException e) {
+                    throw new Failure(e.getMessage() + (e.errno() == RdmaException.Errno.EADDRINUSE
+                            ? ": " + io.jrdma.tools.oob.SideChannel.PORT_BUSY : ""));
+                }
                 try {
                     listening.accept(l.address().getPort());
                     debug("listening on " + l.address());
@@ -300,6 +306,7 @@ public final class Rping {
     private void serveOne(DeviceContext ctx, Arena arena, ConnectionManager.Listener l) {
         ConnectionManager.ConnectRequest req;
         long waitUntil = o.waitForClient() ? deadline() : Long.MAX_VALUE;
+        io.jrdma.tools.Progress.step("waiting for a client on " + l.address());
         do {
             req = l.poll(Duration.ofMillis(500));
             if (req == null && o.waitForClient() && System.nanoTime() - waitUntil > 0) {
@@ -352,11 +359,15 @@ public final class Rping {
 
     private void pingOnce(DeviceContext ctx, Arena arena) {
         try (Session s = new Session(ctx, arena)) {
+            io.jrdma.tools.Progress.step("connecting to " + o.address().getHostAddress() + ":" + o.port());
             s.conn = ctx.connectionManager().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
                     Duration.ofSeconds(o.timeout()));
             debug("connected");
             int start = 65;
             for (int ping = 0; o.count() == 0 || ping < o.count(); ping++) {
+                int done = ping;
+                io.jrdma.tools.Progress.step(() -> "ping " + (done + 1) + (o.count() == 0 ? "" : " of " + o.count())
+                        + " (" + done + " completed)");
                 fill(s.startBuf, ping, start);
                 start = start + 1 > 122 ? 65 : start + 1;
                 s.sendInfo(s.startMr, s.startBuf); // READ this

@@ -62,6 +62,9 @@ public final class RpingCommand {
             err.println("jrdma rping: " + e.getMessage());
             err.print(PARSER.usage());
             return 2;
+        } catch (Rping.Failure e) { // a host name that does not resolve: one line, as perf and pingpong
+            err.println("jrdma rping: " + e.getMessage());
+            return 1;
         }
         try {
             return new Rping(o, out, err, listening).run();
@@ -92,7 +95,7 @@ public final class RpingCommand {
             try {
                 addr = InetAddress.getByName(p.value("addr"));
             } catch (UnknownHostException e) {
-                throw new ArgParser.UsageException("option -a/--addr: unknown host '" + p.value("addr") + "'");
+                throw new Rping.Failure("cannot resolve host '" + p.value("addr") + "'");
             }
         } else if (!server) {
             throw new ArgParser.UsageException("a client needs the server's address (-a)");

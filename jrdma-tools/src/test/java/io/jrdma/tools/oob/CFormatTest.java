@@ -10,7 +10,7 @@ class CFormatTest {
     @Test
     void hashHexIsCsAlternateForm() {
         // perftest's BASIC_ADDR_FMT " LID %#04x QPN %#06x PSN %#06x" as printed by rxe peers
-        // (../shared/interop/results/roce-ib_read_bw.txt): LID 0000, QPN 0x0015, PSN 0x4e98c
+        // (interop/harness/results/roce-ib_read_bw.txt): LID 0000, QPN 0x0015, PSN 0x4e98c
         assertEquals("0000", CFormat.hashHex(0, 4));
         assertEquals("0x0015", CFormat.hashHex(0x15, 6));
         assertEquals("0x4e98c", CFormat.hashHex(0x4e98c, 6));

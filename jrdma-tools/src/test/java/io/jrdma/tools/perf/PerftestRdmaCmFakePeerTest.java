@@ -47,7 +47,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * jrdma with {@code -R} against a perftest peer written in the test, as ib_send_bw -R and
  * ib_read_bw -R run on Linux siw (perftest 4.5: perftest_communication.c's rdma_cm functions,
- * send_bw.c, read_bw.c; ../shared/pcaps/iwarp-ib_*.pcap): a comm QP with one 56-byte receive,
+ * send_bw.c, read_bw.c; testdata/pcaps/iwarp-ib_*.pcap): a comm QP with one 56-byte receive,
  * every message one SEND, the zero-key syncs, the data QP's own connection on the same port
  * (the server listening for it only after its first sync, as perftest does), keys as
  * {@code struct pingpong_dest} with garbage in the padding, and ib_send_bw's credit WRITEs.

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The table perftest 4.5 prints, against what ib_*_bw/lat printed between two Linux rxe peers
- * (../shared/interop/results/roce-ib_*.txt, copied here so the test stands alone).
+ * (interop/harness/results/roce-ib_*.txt, copied here so the test stands alone).
  */
 class PerftestReportTest {
     private static final String L = "-".repeat(87) + "\n";
@@ -109,7 +109,7 @@ class PerftestReportTest {
                 PerftestReport.address("local", send, PerfTest.SEND_LAT));
     }
 
-    /** perftest -R on Linux siw (../shared/interop/results/iwarp-ib_write_bw.txt and iwarp-ib_send_bw.txt). */
+    /** perftest -R on Linux siw (interop/harness/results/iwarp-ib_write_bw.txt and iwarp-ib_send_bw.txt). */
     @Test
     void rdmaCmHeadersAndAddressesAsSiwPrintedThem() {
         assertEquals(L + "                    RDMA_Write BW Test\n"

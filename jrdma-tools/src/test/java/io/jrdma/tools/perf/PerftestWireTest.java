@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * xchg_bw_reports' 8-byte values and ctx_close_connection's "done".
  */
 class PerftestWireTest {
-    /** The 108-byte message ib_write_bw's client sent in ../shared/interop/results/roce-ib_write_bw.txt. */
+    /** The 108-byte message ib_write_bw's client sent in interop/harness/results/roce-ib_write_bw.txt. */
     static byte[] rxeWriteBwClientKeys() {
         String t = "0000:0001:000013:3a68dc:0000044a:0000560355551000:"
                 + "00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:0c:00000000:";
@@ -103,13 +103,13 @@ class PerftestWireTest {
 
     /**
      * ib_send_bw -R's client keys (its first per-QP handshake, comm MSN 7) on Linux siw, from
-     * ../shared/pcaps/iwarp-ib_send_bw.pcap: rkey and vaddr name the credit word that the server's
+     * testdata/pcaps/iwarp-ib_send_bw.pcap: rkey and vaddr name the credit word that the server's
      * credit WRITEs hit later in the capture (STag 0xd0811e00, TO 0x55bc73031f44); the padding at
      * offset 20 is uninitialized stack ({@code 8a7f0000}).
      */
     static final String SIW_SEND_BW_CLIENT_KEYS = "00000000" + "00000001" + "00000002" + "00357e4b" + "d0811e00"
             + "8a7f0000" + "000055bc73031f44" + "52540077011200000000000000000000" + "00000000" + "00000000";
-    /** ib_read_lat -R's client keys on siw (../shared/pcaps/iwarp-ib_read_lat.pcap): out_reads 128, zero padding. */
+    /** ib_read_lat -R's client keys on siw (testdata/pcaps/iwarp-ib_read_lat.pcap): out_reads 128, zero padding. */
     static final String SIW_READ_LAT_CLIENT_KEYS = "00000000" + "00000080" + "00000002" + "006924a1" + "a72c8b00"
             + "00000000" + "000055e81fa9e000" + "52540077011200000000000000000000" + "00000000" + "00000000";
 

@@ -78,4 +78,34 @@ class PingpongFakePeerTest {
         assertTrue(lines[2].startsWith("1280 bytes in "), lines[2]);
         assertTrue(lines[3].startsWith("5 iters in "), lines[3]);
     }
+
+    @Test
+    @Timeout(60)
+    void aServerGidOfTheOtherIpVersionFailsTheClientBeforeRtrWithTheGidToUse() throws Exception {
+        // an rc_pingpong server given an IPv6 GID (-g 0 on a Linux host: link-local) answering an IPv4 client
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            CompletableFuture<String> server = CompletableFuture.supplyAsync(() -> {
+                try (java.net.Socket s = ss.accept()) {
+                    byte[] client = s.getInputStream().readNBytes(52);
+                    String mine = String.format("%04x:%06x:%06x:%s", 0, 0x11, 0x123456, "fe800000000000000000000000000001");
+                    s.getOutputStream().write(Arrays.copyOf(mine.getBytes(StandardCharsets.US_ASCII), 52));
+                    byte[] rest = s.getInputStream().readAllBytes(); // the client closes without "done"
+                    return new String(client, StandardCharsets.ISO_8859_1) + "|" + rest.length;
+                } catch (java.io.IOException e) {
+                    return e.toString();
+                }
+            });
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int rc = PingpongCommand.execute(PingpongCommand.parse("-d", "roce_lo", "-n", "5", "-p",
+                    String.valueOf(ss.getLocalPort()), "--timeout", "20", "127.0.0.1"),
+                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+            String e = err.toString(StandardCharsets.UTF_8);
+            assertEquals(1, rc, out + e);
+            assertTrue(e.contains("jrdma pingpong: the server's GID fe80::1 is IPv6 and this side's GID 0"
+                    + " (::ffff:127.0.0.1 on roce_lo) is IPv4: RoCEv2 needs both of one IP version. "), e);
+            assertTrue(e.matches("(?s).*(Give this side -g \\d+ \\(::1\\)|roce_lo has no IPv6 GID: give the server an IPv4 one).*"), e);
+            assertTrue(server.get(20, TimeUnit.SECONDS).endsWith("|0"), "no \"done\" after a refused address");
+        }
+    }
 }

@@ -116,4 +116,27 @@ class PingpongLoopbackTest {
                 r.serverOut());
         assertTrue(r.serverErr().contains("3 pages of the received data differ"), r.serverErr());
     }
+
+    @Test
+    @Timeout(60)
+    void gidsOfTwoIpVersionsFailOnBothSidesWithTheGidIndexToUse() throws Exception {
+        // one host, as the README's "-g 0" example run twice: an IPv4 GID on one side, an IPv6 one on the other
+        List<io.jrdma.verbs.Gid> table = io.jrdma.verbs.Rdma.device("roce_lo").gids();
+        int v6 = -1;
+        for (int i = 0; i < table.size() && v6 < 0; i++) {
+            v6 = io.jrdma.tools.oob.Roce.isIpv4Mapped(table.get(i).raw()) ? -1 : i;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(v6 > 0, "lo has no IPv6 address here: " + table);
+        Pair r = run(List.of("-d", "roce_lo", "-g", "0", "-n", "5"), List.of("-d", "roce_lo", "-g", String.valueOf(v6), "-n", "5"));
+        assertEquals(1, r.serverRc(), r.serverOut() + r.serverErr());
+        assertEquals(1, r.clientRc(), r.clientOut() + r.clientErr());
+        assertTrue(r.serverErr().contains("jrdma pingpong: the client's GID ::1 is IPv6 and this side's GID 0"
+                + " (::ffff:127.0.0.1 on roce_lo) is IPv4: RoCEv2 needs both of one IP version. Give this side -g " + v6
+                + " (::1), or run both sides without -g"), r.serverErr());
+        assertTrue(r.clientErr().contains("closed the connection after 0 of the 52 bytes of the server's address."
+                + " The server could not use this side's address"), r.clientErr());
+        assertTrue(r.clientErr().contains("(GID " + v6 + ", ::1, IPv6), give this side -g 0 (::ffff:127.0.0.1)"),
+                r.clientErr());
+        assertTrue(!r.serverErr().contains("EINVAL"), r.serverErr());
+    }
 }

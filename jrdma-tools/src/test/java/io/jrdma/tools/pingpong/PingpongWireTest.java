@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * gid_to_wire_gid: the 16 bytes as 32 lowercase hex digits in order).
  */
 class PingpongWireTest {
-    /** What the client printed in ../shared/interop/results/roce-rc_pingpong.txt: LID 0, QPN 0x11, PSN 0x95084e, ::ffff:10.77.0.12. */
+    /** What the client printed in interop/harness/results/roce-rc_pingpong.txt: LID 0, QPN 0x11, PSN 0x95084e, ::ffff:10.77.0.12. */
     static byte[] rxeClientMessage() {
         byte[] m = new byte[52];
         byte[] t = "0000:000011:95084e:00000000000000000000ffff0a4d000c".getBytes(StandardCharsets.US_ASCII);

@@ -94,7 +94,7 @@ class RpingTest {
 
     @Test
     void theBufferTextIsRpings() {
-        // ping 0 of a 64-byte buffer, as the READ Response in ../shared/pcaps/iwarp-rping.pcap carries it
+        // ping 0 of a 64-byte buffer, as the READ Response in testdata/pcaps/iwarp-rping.pcap carries it
         byte[] captured = ("rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr\0")
                 .getBytes(StandardCharsets.US_ASCII);
         try (Arena a = Arena.ofConfined()) {

@@ -12,17 +12,24 @@ import java.util.List;
  * cannot run here says why in {@link #unavailableReason()}; jrdma never falls back silently.
  */
 public interface RdmaProvider {
-    /** @return a short unique name, e.g. {@code rxe} */
+    /**
+     * {@return a short unique name: {@code rxe} for jrdma's soft-RoCE provider, {@code siw} for its soft-iWARP one}
+     */
     String name();
 
+    /** {@return the wire protocol of its devices} */
     Transport transport();
 
-    /** @return null when usable, else a sentence saying why not and what to do */
+    /** {@return null when usable, else a sentence saying why not and what to do} */
     String unavailableReason();
 
-    /** @return the devices this provider offers now */
+    /** {@return the devices this provider offers now} */
     List<Device> devices();
 
-    /** @return the device and GID that route to {@code destination}, or null if none does */
+    /**
+     * {@return the device and GID that route to {@code destination}, or null if none does}
+     *
+     * @param destination the peer's IP address
+     */
     Rdma.ResolvedAddress resolve(InetAddress destination);
 }

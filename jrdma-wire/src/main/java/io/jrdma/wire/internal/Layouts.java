@@ -20,7 +20,7 @@ public final class Layouts {
     public static final ValueLayout.OfLong BE64 =
             ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     /**
-     * Little-endian 32 bits: the RoCE ICRC (IBA spec D6 step 4) and the MPA CRC field (the CRC32c
+     * Little-endian 32 bits: the RoCE ICRC (docs/wire-formats.md D6 step 4) and the MPA CRC field (the CRC32c
      * value, least significant byte first).
      */
     public static final ValueLayout.OfInt LE32 =

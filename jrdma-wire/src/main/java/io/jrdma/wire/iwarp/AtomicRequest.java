@@ -38,8 +38,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Checked: field order and sizes, the opcode in the low 4 bits of the first word and the
  * values FetchAdd 0 and CompareSwap 2 agree with Wireshark's dissector
  * ({@code packet-iwarp-ddp-rdmap.c}, {@code dissect_iwarp_atomic}, {@code rdma_atomic_opcode_names})
- * and tshark 4.0.17 decodes jrdma's requests with the values sent (jrdma-wire's
- * {@code pcaps/jrdma-iwarp-rfc7306.pcap}). Queue 1 and the mask semantics agree with urdma's
+ * and tshark 4.0.17 decodes jrdma's requests with the values sent (the repository's
+ * {@code testdata/pcaps/jrdma-iwarp-rfc7306.pcap}). Queue 1 and the mask semantics agree with urdma's
  * RFC 7306 atomics ({@code zrlio/urdma}, "masked FetchAdd/CmpSwap ... follows the pseudocode
  * specified in RFC 7306"). From RFC 7306 as recalled, not read here: Swap = 1 (Wireshark names
  * only 0 and 2; urdma, which has no Swap, sends CmpSwap as 1 and would not interoperate).

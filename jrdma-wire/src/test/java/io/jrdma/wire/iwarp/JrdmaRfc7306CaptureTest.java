@@ -5,17 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.wire.Captures;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.URL;
 import java.nio.ByteOrder;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Golden test over {@code pcaps/jrdma-iwarp-rfc7306.pcap}: two jrdma peers on loopback (MPA with
+ * Golden test over {@code testdata/pcaps/jrdma-iwarp-rfc7306.pcap}: two jrdma peers on loopback (MPA with
  * CRC and the jrdma trailer, so RFC 7306 is on), made by jrdma-engine's {@code Rfc7306Traffic}. In
  * order: an 8-byte RDMA READ, a FetchAdd, a CompareSwap, a SEND_WITH_IMM of 0 bytes, one of 16
  * bytes with SE, an RDMA_WRITE_WITH_IMM. Every FPDU is checked (framing, CRC, DDP/RDMAP), every
@@ -105,9 +104,7 @@ class JrdmaRfc7306CaptureTest {
 
     @Test
     void everyFpduDecodesAndReencodes() throws Exception {
-        URL url = getClass().getResource("/pcaps/" + NAME);
-        assertNotNull(url, "bundled capture missing: pcaps/" + NAME);
-        List<TcpStreams.Connection> conns = TcpStreams.read(Path.of(url.toURI()));
+        List<TcpStreams.Connection> conns = TcpStreams.read(Captures.path(NAME));
         assertEquals(1, conns.size());
         List<Seen> out = decode(conns.get(0).initiator());   // the requester (client)
         List<Seen> back = decode(conns.get(0).responder());  // the responder (server)

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
+import io.jrdma.wire.Captures;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Golden test: every iWARP capture of two Linux siw peers in the shared folder
- * (shared/pcaps/iwarp-*.pcap), reassembled per TCP direction, decoded FPDU by FPDU,
+ * Golden test: every iWARP capture of two Linux siw peers in the capture folder
+ * (testdata/pcaps/iwarp-*.pcap), reassembled per TCP direction, decoded FPDU by FPDU,
  * checked for consistency and re-encoded byte for byte (see {@link SiwStreamDecoder}).
  * Fails, does not skip, when the folder is missing; -Djrdma.pcaps=DIR overrides it.
  */
@@ -60,9 +60,7 @@ class SiwCapturesTest {
     }
 
     static Capture decode(String name) throws Exception {
-        Path p = TcpStreams.sharedFolder().resolve(name);
-        assertTrue(Files.isRegularFile(p), "golden capture missing: " + p);
-        return decode(p);
+        return decode(Captures.path(name));
     }
 
     /** FPDUs and opcode histogram per capture (tshark 4.0.17 finds the same counts). */
@@ -76,11 +74,7 @@ class SiwCapturesTest {
 
     @TestFactory
     Stream<DynamicTest> everyIwarpCapture() throws Exception {
-        List<Path> files;
-        try (Stream<Path> s = Files.list(TcpStreams.sharedFolder())) {
-            files = s.filter(p -> p.getFileName().toString().startsWith("iwarp-")
-                    && p.getFileName().toString().endsWith(".pcap")).sorted().toList();
-        }
+        List<Path> files = Captures.list("iwarp-");
         assertTrue(files.size() >= EXPECTED.size(), "iwarp-*.pcap captures: " + files);
         return files.stream().map(f -> DynamicTest.dynamicTest(f.getFileName().toString(), () -> {
             Capture c = decode(f);

@@ -200,18 +200,4 @@ final class TcpStreams {
     private static String ipv4(int a) {
         return (a >>> 24) + "." + ((a >>> 16) & 0xFF) + "." + ((a >>> 8) & 0xFF) + "." + (a & 0xFF);
     }
-
-    /** The shared capture folder ({@code ../../shared/pcaps}, or {@code -Djrdma.pcaps=DIR}). */
-    static Path sharedFolder() {
-        String prop = System.getProperty("jrdma.pcaps");
-        Path dir = prop != null && !prop.isBlank()
-                ? Path.of(prop)
-                : Path.of(System.getProperty("user.dir")).resolve("../../shared/pcaps");
-        dir = dir.toAbsolutePath().normalize();
-        if (!Files.isDirectory(dir)) {
-            throw new AssertionError("golden capture folder not found: " + dir
-                    + " (expected shared/pcaps next to the repository; -Djrdma.pcaps=DIR)");
-        }
-        return dir;
-    }
 }
