@@ -79,7 +79,7 @@ if ! build -Paeron && ! build -Paeron; then
   note "Aeron peer skipped: the build with -Paeron failed (io.aeron:aeron-all not resolvable?)"
 fi
 
-TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m
+TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m -Djrdma.perf.cpu=true
        -p "$dist/tools/jrdma-tools.jar:$dist/tools/lib" -m io.jrdma.tools/io.jrdma.tools.Main)
 BCP="$dist/bench/jrdma-benchmarks.jar:$dist/bench/lib/*"
 BENCH=("$JAVA" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -cp "$BCP")
@@ -224,8 +224,23 @@ jrdma_bw() { # test size [iwarp]: runs for $SECS s (perf -D), after perf's own w
     note "$t -s $s -d $dev: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$name.client.out" | tr '\n' ' ' | cut -c1-300)"; return
   fi
   set -- $row
-  put "$key.$t.$s" "$(awk -v m="$4" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')"
+  local g; g="$(awk -v m="$4" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')"
+  put "$key.$t.$s" "$g"
   put "$key.$t.$s.mpps" "$5"
+  local c; c="$(pair_cores "$work/r$ROUND.$name.client.out" "$work/r$ROUND.$name.server.out")"
+  put_cpu "$key.$t.$s" "$c" "$g"
+  put_cpu "$key.$t.$s.mpps" "$c" "$5"
+}
+
+# CPU use of a pair over its measured interval: the sum of both sides' "CPU ... cores=X" lines
+# (CPU seconds per wall second, user + system, all threads of each process).
+pair_cores() { # pair_cores FILE...
+  cat "$@" 2> /dev/null | awk '/^CPU / {for (i = 1; i <= NF; i++) if ($i ~ /^cores=/) {sub(/^cores=/, "", $i); c += $i; n++}} END {if (n == 2) printf "%.4f", c}'
+}
+
+# put_cpu KEY CORES RATE: KEY.cpu = CPU seconds per unit of RATE (per GB for GB/s, µs per message for Mpps)
+put_cpu() {
+  [ -n "$2" ] && [ -n "$3" ] && awk -v c="$2" -v r="$3" 'BEGIN {exit !(r > 0)}' && put "$1.cpu" "$(awk -v c="$2" -v r="$3" 'BEGIN {printf "%.4f", c / r}')"
 }
 
 # RESULT line field: result_field FILE NAME FIELD
@@ -252,15 +267,21 @@ udp_pingpong() { # size
   [ -n "$v" ] && put "udp_pingpong.$s.p99" "$v"
 }
 
-udp_blast() { # datagram size [unconnected]
-  local s=$1 key="udp_blast.$1" conn=true
+udp_blast() { # datagram size [unconnected | gso N]: gso = the best raw use, N datagrams per UDP GSO send
+  local s=$1 key="udp_blast.$1" conn=true extra=()
   [ "${2:-}" = unconnected ] && { key="udp_blast_unconnected.$1"; conn=false; }
+  [ "${2:-}" = gso ] && { key="udp_blast_gso.$1"; extra=(gso="$3"); }
   SRV=("${BENCH[@]}" io.jrdma.bench.UdpBlast role=recv port=@PORT@ warm=0.5)
-  CLI=("${BENCH[@]}" io.jrdma.bench.UdpBlast role=send port=@PORT@ size="$s" secs=$((SECS + 1)) connected=$conn)
+  CLI=("${BENCH[@]}" io.jrdma.bench.UdpBlast role=send port=@PORT@ size="$s" secs=$((SECS + 1)) connected=$conn "${extra[@]}")
   base_pair "$key" 60 server udp_blast gbps "$key" || return
   [ "$conn" = false ] && return
-  local f="$work/r$ROUND.udp_blast.$s"
-  put "udp_blast.$s.mpps" "$(result_field "$f.server.out" udp_blast mpps)"
+  local f="$work/r$ROUND.$key" g m c
+  g="$(result_field "$f.server.out" udp_blast gbps)"; m="$(result_field "$f.server.out" udp_blast mpps)"
+  put "$key.mpps" "$m"
+  c="$(pair_cores "$f.server.out" "$f.client.out")"
+  put_cpu "$key" "$c" "$g"
+  put_cpu "$key.mpps" "$c" "$m"
+  [ "${2:-}" = gso ] && return
   put "udp_blast_send.$s" "$(result_field "$f.client.out" udp_blast_send gbps)"
 }
 
@@ -276,7 +297,9 @@ tcp_stream() { # size
   local s=$1
   SRV=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=server mode=stream port=@PORT@ size="$s" warm=0.5)
   CLI=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=client mode=stream port=@PORT@ size="$s" secs=$((SECS + 1)))
-  base_pair "tcp_stream.$s" 60 server tcp_stream gbps "tcp_stream.$s"
+  base_pair "tcp_stream.$s" 60 server tcp_stream gbps "tcp_stream.$s" || return
+  local f="$work/r$ROUND.tcp_stream.$s"
+  put_cpu "tcp_stream.$s" "$(pair_cores "$f.server.out" "$f.client.out")" "$(result_field "$f.server.out" tcp_stream gbps)"
 }
 
 memcopy() {
@@ -354,7 +377,7 @@ for ROUND in $(seq 1 "$ROUNDS"); do
   done
   jrdma_lat atomic_lat 8
   say "round $ROUND/$ROUNDS ($(elapsed) s): bandwidth"
-  udp_blast 4112; udp_blast 4112 unconnected
+  udp_blast 4112; udp_blast 4112 unconnected; udp_blast 4112 gso 15
   for t in write_bw read_bw send_bw; do
     jrdma_bw "$t" 4096; jrdma_bw "$t" 65536; jrdma_bw "$t" 1048576
   done
@@ -364,7 +387,7 @@ for ROUND in $(seq 1 "$ROUNDS"); do
   for s in 8 4096 65536; do jrdma_lat write_lat "$s" iwarp; done
   jrdma_bw write_bw 65536 iwarp; jrdma_bw write_bw 1048576 iwarp
   say "round $ROUND/$ROUNDS ($(elapsed) s): message rate and scale"
-  udp_blast 40
+  udp_blast 40; udp_blast 40 gso 64
   jrdma_bw write_bw 8
   qpscale 1 8; qpscale 16 8
   qpscale 1 65536; qpscale 1000 65536
@@ -403,7 +426,7 @@ mkdir -p "$(dirname "$OUT")"
   echo "# jrdma benchmark results"
   echo
   echo "Written by \`bench/compare.sh$([ "$QUICK" = 1 ] && echo ' --quick')\` ($ROUNDS rounds, $(elapsed) s). Each cell: median over the rounds (min–max)."
-  echo "Ratio = jrdma median / baseline median; targets from issue #3 (iWARP rows: issue 5). Two processes on loopback for every pair."
+  echo "Ratio = jrdma median / baseline median; RoCE targets from issue 11 (iWARP rows: issue 5). Two processes on loopback for every pair."
   echo
   echo "## Machine"
   echo

@@ -78,7 +78,9 @@ public final class TcpPingPong {
             } else if (role.equals("server")) {
                 countStream(c, buf, size, (long) (a.dbl("warm", 0.5) * 1e9), timeoutNanos);
             } else {
-                long end = System.nanoTime() + (long) (a.dbl("secs", 3) * 1e9);
+                long cpu0 = Cpu.nanos();
+                long start = System.nanoTime();
+                long end = start + (long) (a.dbl("secs", 3) * 1e9);
                 long sent = 0;
                 while (System.nanoTime() - end < 0) {
                     for (int i = 0; i < 16; i++) {
@@ -86,6 +88,7 @@ public final class TcpPingPong {
                         sent += size;
                     }
                 }
+                Cpu.print("tcp_stream", "send", cpu0, start, System.nanoTime());
                 c.shutdownOutput();
                 // wait for the server to close, so that all bytes are counted before the process ends
                 buf.clear();
@@ -134,6 +137,7 @@ public final class TcpPingPong {
         long first = 0;
         long warmAt = 0;
         long warmBytes = -1;
+        long warmCpu = -1;
         long last = 0;
         long deadline = System.nanoTime() + timeoutNanos;
         while (true) {
@@ -149,6 +153,7 @@ public final class TcpPingPong {
                 } else if (warmBytes < 0 && last - first >= warmNanos) {
                     warmBytes = bytes;
                     warmAt = last;
+                    warmCpu = Cpu.nanos();
                 }
             } else if (first == 0 && System.nanoTime() - deadline > 0) {
                 Result.fail("tcp_stream server: no data within the timeout");
@@ -158,5 +163,6 @@ public final class TcpPingPong {
             Result.fail("tcp_stream: the run was shorter than its warm-up");
         }
         Result.rate("tcp_stream", size, bytes - warmBytes, (bytes - warmBytes) / size, last - warmAt, "");
+        Cpu.print("tcp_stream", "recv", warmCpu, warmAt, last);
     }
 }

@@ -16,19 +16,21 @@ import java.nio.channels.DatagramChannel;
  *
  * <pre>
  * receiver: UdpBlast role=recv port=P [warm=0.5] [timeout=30]
- * sender:   UdpBlast role=send port=P size=S [secs=3] [host=127.0.0.1] [connected=true]
+ * sender:   UdpBlast role=send port=P size=S [secs=3] [host=127.0.0.1] [connected=true] [gso=N]
  * </pre>
  * The receiver prints {@code RESULT udp_blast size=S gbps=... mpps=...} over the datagrams that
  * arrived after the first {@code warm} seconds; the sender prints what it sent ({@code udp_blast_send}).
  * The sender ends with a few 1-byte datagrams; the receiver also stops after 1 s without data.
  * {@code connected=false}: the sender uses {@code send(buffer, address)} on an unconnected socket, as
- * jrdma's engine does (a route lookup per datagram in the kernel).
+ * jrdma's engine does (a route lookup per datagram in the kernel). {@code gso=N} (N &gt; 1, Linux): the best
+ * raw use of the socket, N datagrams per system call as one UDP GSO send ({@link GsoSender}). Both
+ * sides also print their CPU use over the measured interval ({@link Cpu}).
  */
 public final class UdpBlast {
     private UdpBlast() {
     }
 
-    public static void main(String[] argv) throws IOException, InterruptedException {
+    public static void main(String[] argv) throws Throwable {
         Args a = new Args(argv);
         String role = a.str("role", "send");
         int port = a.integer("port", 19002);
@@ -40,6 +42,8 @@ public final class UdpBlast {
             ch.configureBlocking(false);
             if (role.equals("recv")) {
                 receive(ch, host, port, (long) (a.dbl("warm", 0.5) * 1e9), timeoutNanos);
+            } else if (a.integer("gso", 0) > 1) {
+                GsoSender.blast(host, port, a.integer("size", 4112), a.integer("gso", 0), (long) (a.dbl("secs", 3) * 1e9));
             } else {
                 send(ch, host, port, a.integer("size", 4112), (long) (a.dbl("secs", 3) * 1e9),
                         !a.str("connected", "true").equals("false"));
@@ -70,6 +74,7 @@ public final class UdpBlast {
         long warmBytes = -1;
         long warmMsgs = 0;
         long warmAt = 0;
+        long warmCpu = -1;
         long last = first;
         long spins = 0;
         while (true) {
@@ -83,6 +88,7 @@ public final class UdpBlast {
                         warmBytes = bytes;
                         warmMsgs = msgs;
                         warmAt = last;
+                        warmCpu = Cpu.nanos();
                     }
                 }
                 spins = 0;
@@ -102,6 +108,7 @@ public final class UdpBlast {
         }
         Result.rate("udp_blast", size, bytes - warmBytes, msgs - warmMsgs, last - warmAt,
                 "total_msgs=" + msgs);
+        Cpu.print("udp_blast", "recv", warmCpu, warmAt, last);
     }
 
     private static void send(DatagramChannel ch, String host, int port, int size, long nanos, boolean connected)
@@ -116,6 +123,7 @@ public final class UdpBlast {
             ch.bind(new InetSocketAddress(host, 0)); // as jrdma: an unconnected socket, send(buffer, address)
         }
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
+        long cpu0 = Cpu.nanos();
         long start = System.nanoTime();
         long end = start + nanos;
         long sent = 0;
@@ -133,6 +141,7 @@ public final class UdpBlast {
             }
             now = System.nanoTime();
         }
+        Cpu.print("udp_blast", "send", cpu0, start, now);
         ByteBuffer endMark = ByteBuffer.allocateDirect(1);
         for (int i = 0; i < 20; i++) {
             try {

@@ -396,7 +396,22 @@ public final class Context implements DeviceContext {
 
     @Override
     public Map<String, Long> counters() {
-        return counters.snapshot();
+        Map<String, Long> m = counters.snapshot();
+        if (link instanceof UdpLink u) { // the link's own (opaque reads of engine-thread counts: a snapshot)
+            m.put("tx_syscalls", u.txCalls());
+            m.put("rx_syscalls", u.rxCalls());
+            m.put("rx_empty_syscalls", u.rxEmpty());
+            m.put("tx_gso_messages", u.gsoMessages());
+        }
+        return m;
+    }
+
+    /**
+     * @return how this context's RoCE packets leave: batched ({@code sendmmsg}, UDP GSO) or one
+     *         send per packet, with the reason; null when it has no UDP link (iWARP)
+     */
+    public String transmitMode() {
+        return link instanceof UdpLink u ? u.transmitMode() : null;
     }
 
     /** @return one counter's value */

@@ -43,8 +43,18 @@ final class Engine implements PacketSink {
     final Icrc icrc = new Icrc();
     private final Ipv4IdSolver idSolver = new Ipv4IdSolver();
     private final boolean anyIpv4Id;
-    final ByteBuffer tx = ByteBuffer.allocateDirect(TX_BUFFER);
-    final MemorySegment txSeg = MemorySegment.ofBuffer(tx);
+    /**
+     * The packet being built: one slot of {@link #txSlots}. A link that holds packets until
+     * {@link Link#flush} (batched transmit) keeps a reference to each sent slot, so the engine
+     * moves to the next slot after every send; the ring has one slot more than the link holds,
+     * so the slot being built is never one the link still holds.
+     */
+    ByteBuffer tx;
+    MemorySegment txSeg;
+    private final ByteBuffer[] txBufs;
+    private final MemorySegment[] txSegs;
+    private int txSlot;
+    private final boolean linkHolds;
     final IntMap<Qp> qps = new IntMap<>(64);
     private final MpscQueue<Qp> doorbells = new MpscQueue<>(1 << 16);
     private volatile boolean doorbellOverflow;
@@ -72,6 +82,17 @@ final class Engine implements PacketSink {
         this.completer = new Completer(this);
         this.responder = new Responder(this);
         this.iwarp = context.iwarpMode ? new IwarpEngine(this) : null;
+        this.linkHolds = iwarp == null && link.heldPackets() > 0;
+        int slots = linkHolds ? link.heldPackets() + 1 : 1;
+        ByteBuffer area = ByteBuffer.allocateDirect(TX_BUFFER * slots);
+        txBufs = new ByteBuffer[slots];
+        txSegs = new MemorySegment[slots];
+        for (int i = 0; i < slots; i++) {
+            txBufs[i] = area.slice(i * TX_BUFFER, TX_BUFFER);
+            txSegs[i] = MemorySegment.ofBuffer(txBufs[i]);
+        }
+        tx = txBufs[0];
+        txSeg = txSegs[0];
     }
 
     /** One duty cycle. @return the amount of work done; 0 means idle */
@@ -83,8 +104,14 @@ final class Engine implements PacketSink {
         }
         cycle++;
         work += drainDoorbells();
+        if (linkHolds) {
+            link.flush(); // fresh posts leave before this cycle's receive system call
+        }
         work += iwarp == null ? link.poll(this, RX_BATCH) : iwarp.receive();
         work += serviceActive();
+        if (linkHolds) {
+            link.flush();
+        }
         return work;
     }
 
@@ -210,6 +237,9 @@ final class Engine implements PacketSink {
                 qp.ackDueAt = now;
             }
             responder.output(qp, QP_SEND_BUDGET);
+            if (linkHolds) {
+                link.flush();
+            }
         }
     }
 
@@ -318,11 +348,17 @@ final class Engine implements PacketSink {
      */
     boolean transmit(Qp qp, int len) {
         Icrc.write(txSeg, len, icrc(qp.local, qp.remote, tx, len));
-        if (!link.send(tx, len + Icrc.LENGTH, qp.local, qp.remote)) {
+        if (!link.send(tx, txSeg, len + Icrc.LENGTH, qp.local, qp.remote)) {
             counters.increment(Counter.SEND_ERR);
             return false;
         }
         counters.increment(Counter.SENT_PKTS);
+        if (linkHolds) { // the link may still hold this slot: build the next packet in the next one
+            int next = txSlot + 1 == txBufs.length ? 0 : txSlot + 1;
+            txSlot = next;
+            tx = txBufs[next];
+            txSeg = txSegs[next];
+        }
         return true;
     }
 

@@ -368,8 +368,9 @@ final class Responder {
 
     int output(Qp qp, int budget) {
         int sent = 0;
-        MemorySegment tx = engine.txSeg;
+        MemorySegment tx;
         while (qp.resCount > 0 && sent < budget) {
+            tx = engine.txSeg; // a batching link holds each packet until it flushes: every packet its own slot
             int i = qp.resHead;
             if (qp.resAtomic[i]) {
                 Bth.write(tx, 0, IbOpcode.RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
@@ -414,6 +415,7 @@ final class Responder {
         if (qp.resCount > 0) {
             return sent;
         }
+        tx = engine.txSeg;
         if (qp.nakPendingSyndrome >= 0) {
             Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false, qp.nakPendingPsn);
             Aeth.write(tx, Bth.LENGTH, qp.nakPendingSyndrome, qp.msn);

@@ -112,6 +112,9 @@ final class DevicesCommand {
                 out.printf("			udp_sockets:		%s%n", why == null
                         ? "native (recvmmsg; IPv6 zero-checksum datagrams accepted)"
                         : "DatagramChannel (IPv6 peers that send zero UDP checksums, as rxe does, are not heard: " + why + ")");
+                if (ctx instanceof io.jrdma.engine.Context c && c.transmitMode() != null) {
+                    out.printf("\t\t\tudp_transmit:\t\t%s%n", c.transmitMode());
+                }
             }
             // what the provider gives up in this JVM (a missing flag): the open context's own, else the device's
             for (String l : attr != null ? attr.limitations() : d.limitations()) {

@@ -21,6 +21,25 @@ public interface Link extends AutoCloseable {
      */
     boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote);
 
+    /** As {@link #send(ByteBuffer, int, Endpoint, Endpoint)}, with the buffer's memory as a segment (no lookup). */
+    default boolean send(ByteBuffer buf, java.lang.foreign.MemorySegment seg, int len, Endpoint local, Endpoint remote) {
+        return send(buf, len, local, remote);
+    }
+
+    /**
+     * How many sent packets this link may hold, by reference, until {@link #flush} (batched
+     * transmit: several packets per system call); 0 when {@link #send} is done with the buffer on
+     * return. A caller of a holding link must not write a buffer it sent until the link flushed it:
+     * the engine builds each packet in the next of {@code heldPackets() + 1} buffers.
+     */
+    default int heldPackets() {
+        return 0;
+    }
+
+    /** Sends what {@link #send} held (as many as the kernel takes now; the rest on a later call). */
+    default void flush() {
+    }
+
     /**
      * Engine thread (control path): a QP starts ({@code +1}) or stops ({@code -1}) using local
      * endpoint {@code linkIndex}. A link may poll unused endpoints less often: packets to them can

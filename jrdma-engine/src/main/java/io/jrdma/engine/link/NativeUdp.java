@@ -64,7 +64,18 @@ final class NativeUdp {
     static final int MSG_NAMELEN = 8;
     static final int MSG_IOV = 16;
     static final int MSG_IOVLEN = 24;
+    static final int MSG_CONTROL = 32;
+    static final int MSG_CONTROLLEN = 40;
     static final int MSG_FLAGS = 48;
+    /** UDP_SEGMENT (Linux 4.18): a cmsg at SOL_UDP whose u16 is the segment size (UDP GSO). */
+    static final int UDP_SEGMENT = 103;
+    static final int SOL_UDP_LEVEL = 17;
+    /** CMSG_SPACE(sizeof(uint16_t)): struct cmsghdr { size_t len; int level; int type; } + 2 bytes, 8-aligned. */
+    static final int CMSG_SPACE_U16 = 24;
+    /** CMSG_LEN(sizeof(uint16_t)). */
+    static final int CMSG_LEN_U16 = 18;
+    static final int EIO = 5;
+    static final int EINVAL = 22;
     static final int MSG_LEN = 56;
 
     private static final String REASON;
@@ -76,6 +87,7 @@ final class NativeUdp {
     private static final MethodHandle RECVMMSG;
     private static final MethodHandle SENDTO;
     private static final MethodHandle SEND;
+    private static final MethodHandle SENDMMSG;
     private static final MethodHandle CLOSE;
     private static final StructLayout CALL_STATE;
     private static final VarHandle ERRNO;
@@ -90,6 +102,7 @@ final class NativeUdp {
         MethodHandle recvmmsg = null;
         MethodHandle sendto = null;
         MethodHandle send = null;
+        MethodHandle sendmmsg = null;
         MethodHandle close = null;
         StructLayout callState = null;
         VarHandle errno = null;
@@ -128,6 +141,8 @@ final class NativeUdp {
                 send = linker.downcallHandle(libc.findOrThrow("send"),
                         FunctionDescriptor.of(l, i, p, l, i), errnoOpt, Linker.Option.critical(false));
                 close = linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(i, i));
+                sendmmsg = libc.find("sendmmsg").map(a -> linker.downcallHandle(a,
+                        FunctionDescriptor.of(i, i, p, i, i), errnoOpt, Linker.Option.critical(false))).orElse(null);
             } catch (RuntimeException | Error e) {
                 reason = "cannot link libc: " + e;
             }
@@ -141,6 +156,7 @@ final class NativeUdp {
         RECVMMSG = recvmmsg;
         SENDTO = sendto;
         SEND = send;
+        SENDMMSG = sendmmsg;
         CLOSE = close;
         CALL_STATE = callState;
         ERRNO = errno;
@@ -300,6 +316,21 @@ final class NativeUdp {
     static long sendto(int fd, MemorySegment buf, long len, MemorySegment addr, int addrLen, MemorySegment callState) {
         try {
             long n = (long) SENDTO.invokeExact(callState, fd, buf, len, MSG_DONTWAIT, addr, addrLen);
+            return n >= 0 ? n : -errno(callState);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return null when sendmmsg can be called, else why not */
+    static String sendmmsgUnavailableReason() {
+        return REASON != null ? REASON : SENDMMSG == null ? "libc has no sendmmsg" : null;
+    }
+
+    /** @return messages sent from the vector (connected socket), or -errno */
+    static int sendmmsg(int fd, MemorySegment vec, int vlen, MemorySegment callState) {
+        try {
+            int n = (int) SENDMMSG.invokeExact(callState, fd, vec, vlen, MSG_DONTWAIT);
             return n >= 0 ? n : -errno(callState);
         } catch (Throwable t) {
             throw new IllegalStateException(t);

@@ -4,7 +4,9 @@ import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -45,6 +47,9 @@ public final class UdpLink implements Link {
     private int[] users;
     private int pollCycle;
     private long sendErrors;
+    private long txCalls;
+    private long rxCalls;
+    private long rxEmpty;
     private ByteBuffer lastTxBuf;
     private MemorySegment lastTxSeg;
     private final Map<PathKey, Path> pathsByKey = new HashMap<>();
@@ -68,11 +73,210 @@ public final class UdpLink implements Link {
         }
     }
 
+    // ---- batched transmit (native sockets): packets held by reference until flush()
+    /** Packets held until {@link #flush}: two full windows' worth of 64 KiB messages would not fit, a duty cycle's sends do. */
+    static final int TX_HOLD = 64;
+    /** At most this many segments per UDP GSO message (the kernel's UDP_MAX_SEGMENTS is 64 or more). */
+    static final int GSO_MAX_SEGMENTS = 64;
+    /** At most this many bytes per UDP GSO message (under the 65,507-byte UDP payload limit). */
+    static final int GSO_MAX_BYTES = 65000;
+    private final boolean holds;
+    private final String batchReason;
+    private boolean gso;
+    private String gsoReason;
+    private final MemorySegment[] heldSeg = new MemorySegment[TX_HOLD];
+    private final int[] heldLen = new int[TX_HOLD];
+    private final UdpSocket.Native[] heldSock = new UdpSocket.Native[TX_HOLD];
+    private int held;
+    private final int[] msgStart = new int[TX_HOLD];
+    private final int[] msgCount = new int[TX_HOLD];
+    private MemorySegment txVec;
+    private MemorySegment txIov;
+    private MemorySegment txCtl;
+    private MemorySegment txState;
+    private long txPackets;
+    private long gsoMessages;
+
     private UdpLink(UdpSocket[] sockets, List<Endpoint> locals, boolean preferNative) {
         this.sockets = sockets;
         this.locals = locals;
         this.users = new int[sockets.length];
         this.preferNative = preferNative;
+        String why = null;
+        if (sockets.length == 0 || !(sockets[0] instanceof UdpSocket.Native)) {
+            why = "DatagramChannel sockets (" + NativeUdp.unavailableReason() + ")";
+        } else if (NativeUdp.sendmmsgUnavailableReason() != null) {
+            why = NativeUdp.sendmmsgUnavailableReason();
+        } else if (Boolean.getBoolean("jrdma.udp.noBatch")) {
+            why = "disabled by -Djrdma.udp.noBatch=true";
+        }
+        this.batchReason = why;
+        this.holds = why == null;
+        if (holds) {
+            Arena arena = Arena.ofAuto();
+            txVec = arena.allocate((long) NativeUdp.MMSGHDR_SIZE * TX_HOLD, 8);
+            txIov = arena.allocate((long) NativeUdp.IOVEC_SIZE * TX_HOLD, 8);
+            txCtl = arena.allocate((long) NativeUdp.CMSG_SPACE_U16 * TX_HOLD, 8);
+            txState = NativeUdp.newCallState(arena);
+            for (int i = 0; i < TX_HOLD; i++) {
+                long c = (long) NativeUdp.CMSG_SPACE_U16 * i;
+                txCtl.set(ValueLayout.JAVA_LONG, c, NativeUdp.CMSG_LEN_U16);
+                txCtl.set(ValueLayout.JAVA_INT, c + 8, NativeUdp.SOL_UDP_LEVEL);
+                txCtl.set(ValueLayout.JAVA_INT, c + 12, NativeUdp.UDP_SEGMENT);
+            }
+            gso = !"false".equals(System.getProperty("jrdma.udp.gso"));
+            gsoReason = gso ? null : "disabled by -Djrdma.udp.gso=false";
+        } else {
+            gsoReason = "no batched transmit";
+        }
+    }
+
+    @Override
+    public int heldPackets() {
+        return holds ? TX_HOLD : 0;
+    }
+
+    /**
+     * @return how packets leave: "sendmmsg + UDP GSO", "sendmmsg (UDP GSO off: why)" or
+     *         "one send per packet (why)" (shown by {@code jrdma devices -v})
+     */
+    public String transmitMode() {
+        if (!holds) {
+            return "one send per packet (" + batchReason + ")";
+        }
+        return gso ? "sendmmsg + UDP GSO" : "sendmmsg (UDP GSO off: " + gsoReason + ")";
+    }
+
+    /** @return UDP GSO messages sent (each several packets of one size) */
+    public long gsoMessages() {
+        return gsoMessages;
+    }
+
+    /**
+     * Sends the held packets: per socket, one {@code sendmmsg} whose messages are runs of
+     * equal-size packets (the last of a run may be shorter) sent as one UDP GSO message each
+     * ({@code UDP_SEGMENT}: the kernel cuts it into the original datagrams, each already carrying
+     * its BTH and ICRC), or single packets. What the kernel does not take now (a full socket
+     * buffer) stays held, in order, for the next call. A refused GSO message (a kernel or device
+     * without it) turns GSO off for this link, reported by {@link #transmitMode()}.
+     */
+    @Override
+    public void flush() {
+        int done = 0;
+        while (done < held) {
+            UdpSocket.Native s = heldSock[done];
+            int end = done + 1;
+            while (end < held && heldSock[end] == s) {
+                end++;
+            }
+            if (end - done == 1) { // one packet (a ping-pong's): a plain send, as without batching
+                long r = NativeUdp.send(s.fd, heldSeg[done], heldLen[done], txState);
+                txCalls++;
+                if (r >= 0) {
+                    txPackets++;
+                } else if (r == -NativeUdp.EAGAIN) {
+                    break;
+                } else {
+                    sendErrors++; // unreachable peer and the like: lost, retransmission decides
+                }
+                done = end;
+                continue;
+            }
+            int m = 0;
+            boolean grouped = false;
+            for (int p = done; p < end; ) {
+                int len = heldLen[p];
+                int count = 1;
+                int total = len;
+                if (gso) {
+                    while (p + count < end && count < GSO_MAX_SEGMENTS) {
+                        int l2 = heldLen[p + count];
+                        if (l2 > len || total + l2 > GSO_MAX_BYTES) {
+                            break;
+                        }
+                        count++;
+                        total += l2;
+                        if (l2 < len) {
+                            break; // a shorter one ends the run
+                        }
+                    }
+                }
+                long h = (long) NativeUdp.MMSGHDR_SIZE * m;
+                txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_NAME, 0L);
+                txVec.set(ValueLayout.JAVA_INT, h + NativeUdp.MSG_NAMELEN, 0);
+                txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_IOV, txIov.address() + (long) NativeUdp.IOVEC_SIZE * p);
+                txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_IOVLEN, count);
+                if (count > 1) {
+                    long c = (long) NativeUdp.CMSG_SPACE_U16 * m;
+                    txCtl.set(ValueLayout.JAVA_SHORT, c + 16, (short) len);
+                    txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROL, txCtl.address() + c);
+                    txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, NativeUdp.CMSG_SPACE_U16);
+                    grouped = true;
+                } else {
+                    txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROL, 0L);
+                    txVec.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, 0L);
+                }
+                txVec.set(ValueLayout.JAVA_INT, h + NativeUdp.MSG_FLAGS, 0);
+                for (int k = 0; k < count; k++) {
+                    long v = (long) NativeUdp.IOVEC_SIZE * (p + k);
+                    txIov.set(ValueLayout.JAVA_LONG, v, heldSeg[p + k].address());
+                    txIov.set(ValueLayout.JAVA_LONG, v + 8, heldLen[p + k]);
+                }
+                msgStart[m] = p;
+                msgCount[m++] = count;
+                p += count;
+            }
+            int n = NativeUdp.sendmmsg(s.fd, txVec, m, txState);
+            txCalls++;
+            if (n == m) {
+                countSent(m);
+                done = end;
+                continue;
+            }
+            if (n > 0) {
+                countSent(n);
+                done = msgStart[n]; // the rest waits for buffer space
+                break;
+            }
+            int e = -n;
+            if (e == NativeUdp.EAGAIN) {
+                break;
+            }
+            if (grouped && gso && msgFailedGso(e)) {
+                gso = false; // once per link: this kernel or device refuses UDP_SEGMENT
+                gsoReason = "the kernel refused UDP_SEGMENT (errno " + e + ")";
+                continue;
+            }
+            // unreachable peer and the like: the first message is lost, retransmission decides
+            sendErrors++;
+            done = m > 1 ? msgStart[1] : end;
+        }
+        if (done > 0) {
+            int left = held - done;
+            System.arraycopy(heldSeg, done, heldSeg, 0, left);
+            System.arraycopy(heldLen, done, heldLen, 0, left);
+            System.arraycopy(heldSock, done, heldSock, 0, left);
+            for (int i = left; i < held; i++) {
+                heldSeg[i] = null;
+                heldSock[i] = null;
+            }
+            held = left;
+        }
+    }
+
+    private static boolean msgFailedGso(int errno) {
+        return errno == NativeUdp.EIO || errno == NativeUdp.EINVAL || errno == 95 /* EOPNOTSUPP */
+                || errno == 92 /* ENOPROTOOPT */;
+    }
+
+    /** Counts the first {@code messages} messages of the last sendmmsg as sent. */
+    private void countSent(int messages) {
+        for (int k = 0; k < messages; k++) {
+            txPackets += msgCount[k];
+            if (msgCount[k] > 1) {
+                gsoMessages++;
+            }
+        }
     }
 
     @Override
@@ -276,6 +480,10 @@ public final class UdpLink implements Link {
             int got = 0;
             if (s != null && (all || i >= u.length || u[i] > 0)) {
                 got = s.receive(batch);
+                rxCalls++;
+                if (got == 0) {
+                    rxEmpty++;
+                }
             }
             if (got == 0) {
                 idle++;
@@ -313,8 +521,11 @@ public final class UdpLink implements Link {
             }
             int got;
             while ((got = p.socket.receive(batch)) > 0) {
+                rxCalls++;
                 n += deliver(sink, got, p.from);
             }
+            rxCalls++;
+            rxEmpty++;
         }
         return n;
     }
@@ -322,11 +533,16 @@ public final class UdpLink implements Link {
     @Override
     public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
         MemorySegment seg = lastTxSeg;
-        if (buf != lastTxBuf) { // the engine sends from one buffer: made once
+        if (buf != lastTxBuf) { // callers without the segment send from one buffer: made once
             seg = MemorySegment.ofBuffer(buf);
             lastTxBuf = buf;
             lastTxSeg = seg;
         }
+        return send(buf, seg, len, local, remote);
+    }
+
+    @Override
+    public boolean send(ByteBuffer buf, MemorySegment seg, int len, Endpoint local, Endpoint remote) {
         int index = local.linkIndex();
         UdpSocket s;
         Endpoint to = remote;
@@ -341,12 +557,41 @@ public final class UdpLink implements Link {
             sendErrors++;
             return true; // the address or path went away: the packet is lost, retransmission decides
         }
+        if (holds && to == null && s instanceof UdpSocket.Native ns) {
+            if (held == TX_HOLD) {
+                flush();
+                if (held == TX_HOLD) {
+                    return false; // the kernel takes nothing now: the caller retries later
+                }
+            }
+            heldSeg[held] = seg;
+            heldLen[held] = len;
+            heldSock[held] = ns;
+            held++;
+            return true;
+        }
         int r = s.send(buf, seg, len, to);
+        txCalls++;
         if (r == UdpSocket.ERROR) {
             sendErrors++;
             return true; // unreachable peer and the like: the packet is lost, retransmission decides
         }
         return r == UdpSocket.SENT;
+    }
+
+    /** @return transmit system calls made (send, sendto, sendmmsg), for the counters */
+    public long txCalls() {
+        return txCalls;
+    }
+
+    /** @return receive system calls made ({@code recvmmsg} or one receive), empty ones included */
+    public long rxCalls() {
+        return rxCalls;
+    }
+
+    /** @return receive system calls that found nothing */
+    public long rxEmpty() {
+        return rxEmpty;
     }
 
     /** @return sends the kernel refused with an error (counted as lost packets) */

@@ -44,6 +44,7 @@ class UdpLinkTest {
 
             ByteBuffer buf = ByteBuffer.allocateDirect(64);
             assertTrue(a.send(buf, 64, p1, peer));
+            a.flush(); // a batching link holds connected sends until then
             List<Endpoint> from = receive(b);
             assertEquals(1, from.size());
             assertEquals(p1.port(), from.getFirst().port(), "the peer sees the path's port");
@@ -145,6 +146,73 @@ class UdpLinkTest {
             assertEquals(0, got.size(), "a DatagramChannel never sees it");
         } finally {
             NativeUdp.close(fd);
+        }
+    }
+
+    /**
+     * Batched transmit on a connected path: packets are held until flush, then leave with one
+     * sendmmsg whose runs of equal-size packets are UDP GSO messages; the peer receives every
+     * datagram, in order, with its own length and bytes. With -Djrdma.udp.gso=false the same
+     * packets leave as single messages of the sendmmsg.
+     */
+    @Test
+    void heldPacketsLeaveInOrderWithOneSystemCallAndGso() throws Exception {
+        for (boolean gso : new boolean[] {true, false}) {
+            if (!gso) {
+                System.setProperty("jrdma.udp.gso", "false");
+            }
+            try (UdpLink a = open("127.0.0.1"); UdpLink b = open("127.0.0.2")) {
+                if (!a.isNative() || a.heldPackets() == 0) {
+                    assertEquals(0, a.heldPackets(), a.transmitMode());
+                    return; // not Linux or no native access: one send per packet, nothing to check here
+                }
+                assertEquals(gso ? "sendmmsg + UDP GSO" : "sendmmsg (UDP GSO off: disabled by -Djrdma.udp.gso=false)",
+                        a.transmitMode());
+                Endpoint local = a.localEndpoints().getFirst();
+                Endpoint peer = b.localEndpoints().getFirst();
+                Endpoint path = a.attach(local, Endpoint.of(peer.socketAddress().getAddress(), peer.port()));
+                // 1 first packet of 4128 B, 14 of 4112 B, a last one of 2000 B, then 20 small ones of 40 B
+                int[] lens = new int[36];
+                lens[0] = 4128;
+                for (int i = 1; i < 15; i++) {
+                    lens[i] = 4112;
+                }
+                lens[15] = 2000;
+                for (int i = 16; i < 36; i++) {
+                    lens[i] = 40;
+                }
+                ByteBuffer[] bufs = new ByteBuffer[lens.length];
+                long calls = a.txCalls();
+                for (int i = 0; i < lens.length; i++) {
+                    bufs[i] = ByteBuffer.allocateDirect(lens[i]);
+                    for (int k = 0; k < lens[i]; k++) {
+                        bufs[i].put(k, (byte) (i * 7 + k));
+                    }
+                    assertTrue(a.send(bufs[i], java.lang.foreign.MemorySegment.ofBuffer(bufs[i]), lens[i], path, peer));
+                }
+                assertEquals(calls, a.txCalls(), "held, not sent, until flush");
+                a.flush();
+                assertEquals(calls + 1, a.txCalls(), "one sendmmsg for all of them");
+                assertEquals(gso ? 3 : 0, a.gsoMessages(), "GSO messages: 14 + 1 of 4112/2000 B, 20 of 40 B, none for the single");
+                List<byte[]> got = new ArrayList<>();
+                long end = System.nanoTime() + DEADLINE_NANOS;
+                while (got.size() < lens.length && System.nanoTime() < end) {
+                    b.poll((bb, seg, len, src, dst) -> got.add(seg.asSlice(0, len).toArray(
+                            java.lang.foreign.ValueLayout.JAVA_BYTE)), 64);
+                }
+                assertEquals(lens.length, got.size(), "every datagram arrives");
+                for (int i = 0; i < lens.length; i++) {
+                    assertEquals(lens[i], got.get(i).length, "datagram " + i + "'s length");
+                    for (int k = 0; k < lens[i]; k++) {
+                        if (got.get(i)[k] != (byte) (i * 7 + k)) {
+                            throw new AssertionError("datagram " + i + " byte " + k);
+                        }
+                    }
+                }
+                a.detach(local, path);
+            } finally {
+                System.clearProperty("jrdma.udp.gso");
+            }
         }
     }
 }

@@ -183,4 +183,39 @@ public final class Roce {
             idle = ctx.progress() > 0 ? 0 : idle + 1;
         }
     }
+
+    /**
+     * With {@code -Djrdma.perf.counters=true}: prints the context's counters (packets, ACKs, system
+     * calls) as one line on stderr when a run ends, for profiles that do not depend on the clock.
+     */
+    public static void printCounters(DeviceContext ctx, String who) {
+        if (!Boolean.getBoolean("jrdma.perf.counters")) {
+            return;
+        }
+        StringBuilder sb = new StringBuilder("COUNTERS ").append(who);
+        for (Map.Entry<String, Long> e : ctx.counters().entrySet()) {
+            if (e.getValue() != 0) {
+                sb.append(' ').append(e.getKey()).append('=').append(e.getValue());
+            }
+        }
+        System.err.println(sb);
+    }
+
+    /** @return this process's CPU time (all threads, user + system) in ns, or -1 */
+    public static long cpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
+    }
+
+    /**
+     * With {@code -Djrdma.perf.cpu=true}: prints {@code CPU perf side=<side> cores=<CPU s per wall s>}
+     * on stderr for a measured run (bench/compare.sh turns it into CPU per GB and per message).
+     */
+    public static void printCpu(String side, long cpu0, long wall0, long wall1) {
+        long cpu1 = cpuNanos();
+        if (!Boolean.getBoolean("jrdma.perf.cpu") || cpu0 < 0 || cpu1 < 0 || wall1 - wall0 <= 0) {
+            return;
+        }
+        System.err.println(String.format(java.util.Locale.ROOT, "CPU perf side=%s cores=%.4f cpu_ms=%.1f wall_ms=%.1f",
+                side, (cpu1 - cpu0) / (double) (wall1 - wall0), (cpu1 - cpu0) / 1e6, (wall1 - wall0) / 1e6));
+    }
 }

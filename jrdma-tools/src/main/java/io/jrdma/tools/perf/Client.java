@@ -74,6 +74,7 @@ final class Client {
                 s.close();
             }
         } finally {
+            io.jrdma.tools.oob.Roce.printCounters(ctx, "client");
             ctx.close();
         }
     }
@@ -147,10 +148,15 @@ final class Client {
         s.sendCtrl(s.out.set(CtrlMsg.START, p, size, last, duration ? 0 : iters, duration ? durationNanos : 0)
                 .warmup(warmup));
         s.awaitCtrl(CtrlMsg.READY, "waiting for the server to get ready for " + size + " B messages");
+        long cpu0 = warmup ? -1 : io.jrdma.tools.oob.Roce.cpuNanos();
+        long wall0 = System.nanoTime();
         if (test.isBw()) {
             runBw(size);
         } else {
             runLat(size);
+        }
+        if (!warmup) {
+            io.jrdma.tools.oob.Roce.printCpu("client", cpu0, wall0, System.nanoTime());
         }
         String local = checkLocal(size);
         if (local != null && warmup) {

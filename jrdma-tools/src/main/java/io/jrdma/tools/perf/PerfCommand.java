@@ -305,9 +305,18 @@ public final class PerfCommand {
                 new Client(o, out, new Watchdog(o.timeoutSec(), null)).run(dev, new InetSocketAddress(addr, o.port()));
                 return 0;
             }
-            Device dev = o.device() != null ? device(o.device()) : serverDevice();
-            new Server(o, out, new Watchdog(o.timeoutSec(), null), true).run(dev, new InetSocketAddress(o.port()),
-                    port -> { }, Math.max(300, o.timeoutSec()) * 1_000_000_000L);
+            long acceptNanos = Math.max(300, o.timeoutSec()) * 1_000_000_000L;
+            Server server = new Server(o, out, new Watchdog(o.timeoutSec(), null), true);
+            if (o.device() == null) {
+                List<Device> up = Rdma.devices().stream()
+                        .filter(d -> d.transport() == Transport.ROCE_V2 && d.isUp()).toList();
+                if (up.isEmpty()) {
+                    up = List.of(serverDevice());
+                }
+                server.runAnyDevice(up, o.port(), acceptNanos);
+                return 0;
+            }
+            server.run(device(o.device()), new InetSocketAddress(o.port()), port -> { }, acceptNanos);
             return 0;
         } catch (BadValue e) {
             err.println("jrdma perf: " + e.getMessage());

@@ -138,6 +138,8 @@ final class Perftest {
     private final SendWorkRequest wr = new SendWorkRequest(1);
     private final RecvWorkRequest rwr = new RecvWorkRequest(1);
     private PerftestReport.Bw lastBw;
+    /** the peer's PSNs carry jrdma's tag: both ends are jrdma */
+    private boolean jrdmaPeer;
 
     /** @param warnPort warn on stderr when UDP 4791 was taken (not in --loopback, where both ends are jrdma) */
     Perftest(PerftestOptions o, PrintStream out, PrintStream err, Watchdog dog, IntConsumer listening,
@@ -174,7 +176,48 @@ final class Perftest {
                 throw new SideChannelException("cannot resolve host '" + o.host() + "'");
             }
         }
-        Device dev = device(o, peer);
+        Device dev;
+        SideChannel early = null;
+        if (server && !rdmaCm && o.device() == null) {
+            // as rdma_cm: a server without -d answers on the device the client reached, so it takes
+            // the client's connection first, then opens the device that owns the address it came to
+            try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                out.println(PerftestReport.BANNER); // after listening: a taken port fails at once
+                out.flush();
+                listening.accept(l.port());
+                early = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, SideChannel.IDLE);
+            }
+            dev = deviceReached(early.localAddress());
+        } else {
+            dev = device(o, peer);
+        }
+        try {
+            run(dev, early);
+        } finally {
+            if (early != null && ex == null) {
+                early.close();
+            }
+        }
+    }
+
+    /** The RoCE device owning {@code local} (the address a client reached), else the server's default one. */
+    static Device deviceReached(InetAddress local) {
+        try {
+            return Rdma.resolve(local, Transport.ROCE_V2).device();
+        } catch (RdmaException e) {
+            return DeviceChoice.forServer(Transport.ROCE_V2);
+        }
+    }
+
+    private void run(Device dev, SideChannel early) {
+        InetAddress peer = null;
+        if (!server) {
+            try {
+                peer = InetAddress.getByName(o.host());
+            } catch (UnknownHostException e) {
+                throw new SideChannelException("cannot resolve host '" + o.host() + "'");
+            }
+        }
         ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
                 .withIdleStrategy(IdleStrategy.BACKOFF).withAnyIpv4Id(true));
         try {
@@ -198,7 +241,9 @@ final class Perftest {
                 err.println(" Number of outstanding reads is above max = " + PerftestOptions.DEVICE_MAX_READS);
                 err.println(" Changing to that max value");
             }
-            if (server) {
+            if (server && early != null) {
+                ex = new PerftestExchange.Tcp(early, pump);
+            } else if (server) {
                 // listen before the banner: a taken port fails at once, not after "Waiting for client"
                 if (rdmaCm) {
                     // rdma_server_connect on 0.0.0.0 (AF_INET); the listener stays until the data QPs are accepted,
@@ -425,12 +470,45 @@ final class Perftest {
         rem = new PerftestWire.Dest[n];
         int lid = rdmaCm ? 0 : Roce.lid(ctx);
         for (int i = 0; i < n; i++) {
-            my[i] = new PerftestWire.Dest(lid, o.outstandingReads(), qps[i].qpn(), rnd.nextInt(1 << 24),
-                    mr.rkey(), base + (n + i) * buffUnit, gid, 0);
+            long vaddr = base + (n + i) * buffUnit;
+            int psn = rdmaCm ? rnd.nextInt(1 << 24) : jrdmaPsn(qps[i].qpn(), mr.rkey(), vaddr);
+            my[i] = new PerftestWire.Dest(lid, o.outstandingReads(), qps[i].qpn(), psn, mr.rkey(), vaddr, gid, 0);
         }
         if (rdmaCm && test == PerfTest.SEND_BW) {
             allocCredit();
         }
+    }
+
+    /**
+     * The PSN a jrdma side advertises in perftest's exchange: not an independent random number but a
+     * 24-bit keyed hash of the QPN, rkey and buffer address it sends with it (all three random),
+     * so the PSN still looks random to a perftest peer while a jrdma peer, recomputing it from the
+     * same fields, knows it talks to jrdma (a perftest peer matches by chance once in 2^24). Both
+     * ends being jrdma then use what jrdma's connection manager negotiates: ACKs only where
+     * something waits for one, and a warm-up before the measured bandwidth iterations.
+     */
+    static int jrdmaPsn(int qpn, int rkey, long vaddr) {
+        long h = (qpn & 0xFFFFFFL) * 0x9E3779B97F4A7C15L ^ (rkey & 0xFFFFFFFFL) * 0xC2B2AE3D27D4EB4FL ^ vaddr
+                ^ 0x6A72646D61L; // "jrdma"
+        h ^= h >>> 33;
+        h *= 0xFF51AFD7ED558CCDL;
+        h ^= h >>> 33;
+        h *= 0xC4CEB9FE1A85EC53L;
+        h ^= h >>> 33;
+        return (int) (h & 0xFFFFFF);
+    }
+
+    /** @return true when every remote QP's PSN is the jrdma tag of its fields (see {@link #jrdmaPsn}) */
+    private boolean peerIsJrdma() {
+        if (rdmaCm || rem == null) {
+            return false;
+        }
+        for (PerftestWire.Dest r : rem) {
+            if (r == null || r.psn() != jrdmaPsn(r.qpn(), r.rkey(), r.vaddr())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -546,8 +624,12 @@ final class Perftest {
 
     /** {@code ctx_connect}: RTR and RTS (perftest leaves a bandwidth server in RTR; RTS does no harm). */
     private void connect() {
+        jrdmaPeer = peerIsJrdma();
         for (int i = 0; i < o.numQps(); i++) {
             PerftestWire.Dest r = rem[i];
+            if (jrdmaPeer && ctx instanceof io.jrdma.engine.Context c) {
+                c.peerAcksUnrequested(qps[i], true); // as jrdma's connection manager negotiates it
+            }
             try {
                 qps[i].modify(new QpAttr().state(QpState.RTR)
                         .av(new AddressVector(Gid.of(r.gid()), gidIndex, 0xFF, 0, Roce.udpPort(r.lid())))
@@ -630,7 +712,12 @@ final class Perftest {
         }
         for (long size : o.sizes()) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
-            runIterBw(size);
+            if (jrdmaPeer && !o.all()) {
+                // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
+                // a warm-up run, not measured, so the JIT has compiled the loop before the measured one
+                runIterBw(size, Math.min(o.iters(), warmupIterations(size)));
+            }
+            runIterBw(size, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
             out.flush();
@@ -660,7 +747,7 @@ final class Perftest {
             if (server) {
                 runIterBwServer(size);
             } else {
-                runIterBw(size);
+                runIterBw(size, o.iters());
             }
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
@@ -741,9 +828,13 @@ final class Perftest {
     }
 
     /** {@code run_iter_bw} with {@code ctx_set_send_reg_wqes}'s requests, one post at a time. */
-    private void runIterBw(long size) {
+    /** Warm-up iterations before a measured bandwidth run between jrdma peers: about 64 MiB, 1,000 to 20,000. */
+    static long warmupIterations(long size) {
+        return Math.clamp((64L << 20) / Math.max(1, size), 1000, 20_000);
+    }
+
+    private void runIterBw(long size, long iters) {
         int n = o.numQps();
-        long iters = o.iters();
         long tot = iters * n;
         int cqMod = o.cqMod();
         long[] tposted = new long[noPeak ? 1 : (int) tot];
@@ -1107,6 +1198,9 @@ final class Perftest {
     }
 
     private void tearDown() {
+        if (ctx != null) {
+            Roce.printCounters(ctx, server ? "server" : "client");
+        }
         if (qps != null) {
             for (QueuePair q : qps) {
                 close(q);

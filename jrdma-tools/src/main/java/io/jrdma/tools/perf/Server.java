@@ -98,7 +98,102 @@ final class Server {
                 listener.close();
             }
         } finally {
+            io.jrdma.tools.oob.Roce.printCounters(ctx, "server");
             ctx.close();
+        }
+    }
+
+    /**
+     * A server without {@code -d}: as rdma_cm, it answers on the device the client reached. It opens
+     * every RoCE device that is up, listens on each of their addresses at {@code port}, serves the
+     * first client on the device whose address it came to, and closes the others.
+     */
+    void runAnyDevice(java.util.List<Device> devices, int port, long acceptTimeoutNanos) {
+        java.util.List<DeviceContext> ctxs = new java.util.ArrayList<>();
+        java.util.List<ConnectionManager.Listener> listeners = new java.util.ArrayList<>();
+        java.util.List<DeviceContext> owners = new java.util.ArrayList<>();
+        DeviceContext chosen = null;
+        try {
+            StringBuilder names = new StringBuilder();
+            int bound = port;
+            for (Device d : devices) {
+                DeviceContext ctx = d.open(DeviceOptions.defaults().withThreadingMode(modeFor(o.test()))
+                        .withIdleStrategy(IdleStrategy.valueOf(System.getProperty("jrdma.perf.serverIdle", "BACKOFF"))));
+                ctxs.add(ctx);
+                boolean any = false;
+                for (io.jrdma.verbs.Gid g : ctx.queryPort().gids()) {
+                    java.net.InetAddress a = g.toInetAddress();
+                    if (a == null || a.isAnyLocalAddress()) {
+                        continue;
+                    }
+                    try {
+                        ConnectionManager.Listener l = ctx.connectionManager().listen(new InetSocketAddress(a, bound));
+                        bound = l.address().getPort(); // port 0: the first listener's, for all
+                        listeners.add(l);
+                        owners.add(ctx);
+                        any = true;
+                    } catch (RdmaException e) {
+                        // an address that cannot be bound (a link-local one without its scope): not listened on
+                    }
+                }
+                if (any) {
+                    names.append(names.isEmpty() ? "" : ", ").append(d.name());
+                }
+            }
+            if (listeners.isEmpty()) {
+                throw new PerfFailure("cannot listen on TCP port " + port + " on any address of " + devices);
+            }
+            if (announce) {
+                out.println("************************************");
+                out.println("* Waiting for client to connect... *");
+                out.println("************************************");
+                out.println(" Listening on TCP port " + bound + ", devices " + names + " (the one the client reaches"
+                        + " serves it; engine " + modeFor(o.test()) + ")");
+                out.flush();
+            }
+            dog.reset("waiting for a client");
+            long deadline = System.nanoTime() + acceptTimeoutNanos;
+            ConnectionManager.ConnectRequest cr = null;
+            while (cr == null) {
+                for (int i = 0; i < listeners.size() && cr == null; i++) {
+                    cr = listeners.get(i).poll(Duration.ofMillis(20));
+                    if (cr != null) {
+                        chosen = owners.get(i);
+                    }
+                }
+                dog.progress();
+                dog.check();
+                if (cr == null && System.nanoTime() - deadline > 0) {
+                    throw new PerfFailure("no client connected within " + acceptTimeoutNanos / 1_000_000_000L + " s");
+                }
+            }
+            for (int i = 0; i < listeners.size(); i++) {
+                if (owners.get(i) != chosen) {
+                    listeners.get(i).close();
+                }
+            }
+            for (DeviceContext c : ctxs) {
+                if (c != chosen) {
+                    c.close();
+                }
+            }
+            if (announce) {
+                out.println(" Client " + cr.peerAddress().getAddress().getHostAddress() + " reached device "
+                        + chosen.device().name() + " (" + Report.transport(chosen) + ")");
+                out.flush();
+            }
+            PerfCommand.checkGidIndex(chosen, o.gidIndex());
+            serve(chosen, cr);
+        } finally {
+            for (ConnectionManager.Listener l : listeners) {
+                l.close();
+            }
+            if (chosen != null) {
+                io.jrdma.tools.oob.Roce.printCounters(chosen, "server");
+            }
+            for (DeviceContext c : ctxs) {
+                c.close();
+            }
         }
     }
 
@@ -183,11 +278,16 @@ final class Server {
             }
             prepare(size);
             s.sendCtrl(s.out.set(CtrlMsg.READY, start.phase, size, false, 0, 0));
+            long cpu0 = start.warmup ? -1 : io.jrdma.tools.oob.Roce.cpuNanos();
+            long wall0 = System.nanoTime();
             dog.reset("serving " + test.cliName() + " with " + size + " B messages");
             if (test == PerfTest.WRITE_LAT) {
                 writeLatResponder(size);
             }
             CtrlMsg done = awaitDone(size);
+            if (!done.warmup) {
+                io.jrdma.tools.oob.Roce.printCpu("server", cpu0, wall0, System.nanoTime());
+            }
             int phase = done.phase;
             long clientCount = done.count;
             boolean last = done.last;

@@ -108,4 +108,34 @@ class PerfLoopbackTest {
         assertEquals(2, run(PerfCommand.parse("write_bw", "--loopback", "-x", "99")));
         assertTrue(err().contains("GID index 99 does not exist on roce_lo"), err());
     }
+
+    @Test
+    void aServerWithoutDeviceServesTheClientOnTheDeviceItReached() throws Exception {
+        // no -d: the server listens on every RoCE device's addresses; a client over 127.0.0.1 gets roce_lo
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream sErr = new ByteArrayOutputStream();
+        PerfOptions so = PerfCommand.parse("write_bw", "-p", "0", "--timeout", "20");
+        java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> PerfCommand.execute(so, new PrintStream(sOut, true, StandardCharsets.UTF_8),
+                        new PrintStream(sErr, true, StandardCharsets.UTF_8)));
+        java.util.regex.Pattern listening = java.util.regex.Pattern.compile("Listening on TCP port (\\d+), devices ");
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        String port = null;
+        while (port == null && System.nanoTime() < deadline && !server.isDone()) {
+            java.util.regex.Matcher m = listening.matcher(sOut.toString(StandardCharsets.UTF_8));
+            if (m.find()) {
+                port = m.group(1);
+            }
+            Thread.onSpinWait();
+        }
+        assertTrue(port != null, () -> "the server did not say where it listens: " + sOut + sErr);
+        int rc = run(PerfCommand.parse("write_bw", "-s", "65536", "-n", "200", "-p", port, "--timeout", "20",
+                "127.0.0.1"));
+        assertEquals(0, rc, () -> out() + err() + sOut + sErr);
+        assertEquals(0, server.get(30, java.util.concurrent.TimeUnit.SECONDS), () -> sOut.toString() + sErr);
+        String s = sOut.toString(StandardCharsets.UTF_8);
+        assertTrue(s.contains(" Client 127.0.0.1 reached device roce_lo"), s);
+        assertTrue(out().contains("Device         : roce_lo"), out());
+        assertTrue(out().contains("Mtu            : 4096[B]"), out());
+    }
 }

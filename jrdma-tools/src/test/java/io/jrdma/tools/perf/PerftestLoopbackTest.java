@@ -234,4 +234,17 @@ class PerftestLoopbackTest {
         assertTrue(o.lines().anyMatch(l -> l.startsWith(" 65536      300 ")), o);
         assertEquals("", err.toString(StandardCharsets.UTF_8));
     }
+
+    @Test
+    @Timeout(60)
+    void aServerWithoutDeviceAnswersOnTheDeviceTheClientReached() throws Exception {
+        // no -d on either side: the client routes 127.0.0.1 to roce_lo; the server, as rdma_cm, must
+        // open the device of the address the client came to (not its first non-loopback one)
+        Pair p = runBoth(List.of("write_bw", "--timeout", "20", "-s", "65536", "-n", "100"));
+        assertEquals(0, p.serverRc(), p.all());
+        assertEquals(0, p.clientRc(), p.all());
+        PerftestOptions o = PerfCommand.parsePerftest("write_bw", "-s", "65536", "-n", "100");
+        check(p.serverOut(), o, false, 1);
+        check(p.clientOut(), o, true, 1);
+    }
 }
