@@ -461,8 +461,8 @@ mkdir -p "$(dirname "$OUT")"
 - Aeron: media driver in INVOKER mode driven by the benchmark thread; UDP mtu 4128, 4 MiB socket
   buffers, 2 MiB receiver window; IPC with the driver in the server process.
 - UCX: ucx_perftest with UCX_NET_DEVICES=lo; latency is its 50th percentile (one-way), bandwidth its average.
-- iWARP rows: `jrdma perf ... -d iwarp_lo` on both sides (the connection manager over MPA/TCP, MPA CRC
-  on, FPDUs of one loopback TCP segment), same threading as the RoCE rows; baselines are the raw Java
+- iWARP rows: `jrdma perf ... -d iwarp_lo` on both sides (the connection manager over MPA/TCP, no MPA CRC:
+  two jrdma peers negotiate it away unless -Djrdma.iwarp.crc=true; FPDUs of one loopback TCP segment), same threading as the RoCE rows; baselines are the raw Java
   TCP ping-pong and streaming of the same round. A WRITE over iWARP completes once TCP took it.
 EOF
 } > "$OUT"
