@@ -348,7 +348,9 @@ final class Engine implements PacketSink {
      */
     boolean transmit(Qp qp, int len) {
         Icrc.write(txSeg, len, icrc(qp.local, qp.remote, tx, len));
-        if (!link.send(tx, txSeg, len + Icrc.LENGTH, qp.local, qp.remote)) {
+        // peerAcksUnrequested is negotiated only with a jrdma peer, whose receiver solves any IPv4 ID
+        if (!link.send(tx, txSeg, len + Icrc.LENGTH, qp.local, qp.remote,
+                qp.peerAcksUnrequested || qp.remote.isIpv6())) {
             counters.increment(Counter.SEND_ERR);
             return false;
         }

@@ -27,6 +27,16 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * As {@link #send(ByteBuffer, java.lang.foreign.MemorySegment, int, Endpoint, Endpoint)}; {@code anyIpv4Id}
+     * says the receiver takes the packet whatever IPv4 Identification the kernel gives it (a jrdma
+     * peer, or IPv6), so a batching link may let the kernel cut it from a UDP GSO message.
+     */
+    default boolean send(ByteBuffer buf, java.lang.foreign.MemorySegment seg, int len, Endpoint local, Endpoint remote,
+            boolean anyIpv4Id) {
+        return send(buf, seg, len, local, remote);
+    }
+
+    /**
      * How many sent packets this link may hold, by reference, until {@link #flush} (batched
      * transmit: several packets per system call); 0 when {@link #send} is done with the buffer on
      * return. A caller of a holding link must not write a buffer it sent until the link flushed it:
