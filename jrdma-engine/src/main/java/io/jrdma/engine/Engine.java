@@ -348,9 +348,10 @@ final class Engine implements PacketSink {
      */
     boolean transmit(Qp qp, int len) {
         Icrc.write(txSeg, len, icrc(qp.local, qp.remote, tx, len));
-        // peerAcksUnrequested is negotiated only with a jrdma peer, whose receiver solves any IPv4 ID
-        if (!link.send(tx, txSeg, len + Icrc.LENGTH, qp.local, qp.remote,
-                qp.peerAcksUnrequested || qp.remote.isIpv6())) {
+        // batched transmit (sendmmsg, UDP GSO) only toward a jrdma peer, the only one with which
+        // peerAcksUnrequested is negotiated: both ends take the IPv4 ID as 0 in the ICRC, and the Linux peers of
+        // the interop suites keep the one-send-per-packet path they were proven on (docs/interop.md)
+        if (!link.send(tx, txSeg, len + Icrc.LENGTH, qp.local, qp.remote, qp.peerAcksUnrequested)) {
             counters.increment(Counter.SEND_ERR);
             return false;
         }

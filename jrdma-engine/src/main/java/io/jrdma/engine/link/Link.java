@@ -27,12 +27,14 @@ public interface Link extends AutoCloseable {
     }
 
     /**
-     * As {@link #send(ByteBuffer, java.lang.foreign.MemorySegment, int, Endpoint, Endpoint)}; {@code anyIpv4Id}
-     * says the receiver takes the packet whatever IPv4 Identification the kernel gives it (a jrdma
-     * peer, or IPv6), so a batching link may let the kernel cut it from a UDP GSO message.
+     * As {@link #send(ByteBuffer, java.lang.foreign.MemorySegment, int, Endpoint, Endpoint)}; {@code jrdmaPeer}
+     * says the receiver is jrdma (negotiated), so a batching link may hold the packet for a
+     * {@code sendmmsg} and let the kernel cut it from a UDP GSO message (two jrdma ends compute the
+     * ICRC with the IPv4 Identification as 0, so the IDs the kernel gives the segments do not
+     * matter); toward other peers each packet leaves at once with its own send.
      */
     default boolean send(ByteBuffer buf, java.lang.foreign.MemorySegment seg, int len, Endpoint local, Endpoint remote,
-            boolean anyIpv4Id) {
+            boolean jrdmaPeer) {
         return send(buf, seg, len, local, remote);
     }
 

@@ -86,15 +86,6 @@ public final class UdpLink implements Link {
     private String gsoReason;
     private final MemorySegment[] heldSeg = new MemorySegment[TX_HOLD];
     private final int[] heldLen = new int[TX_HOLD];
-    /**
-     * Whether the held packet may ride in a UDP GSO message: to IPv6 peers and to jrdma peers only.
-     * Over IPv4 the kernel numbers the IP Identification of GSO segments after netfilter has seen
-     * the whole message, so the ID that a Linux peer's ICRC covers can no longer be set to the 0
-     * that jrdma's IPv4 ICRC assumes (the interop harness's rewrite rule, found by interop/run.sh's
-     * IPv4 write_bw case): such packets leave as datagrams of their own in the sendmmsg. A jrdma
-     * receiver solves for any ID.
-     */
-    private final boolean[] heldGso = new boolean[TX_HOLD];
     private final UdpSocket.Native[] heldSock = new UdpSocket.Native[TX_HOLD];
     private int held;
     private final int[] msgStart = new int[TX_HOLD];
@@ -197,7 +188,7 @@ public final class UdpLink implements Link {
                 int len = heldLen[p];
                 int count = 1;
                 int total = len;
-                if (gso && heldGso[p]) {
+                if (gso) {
                     while (p + count < end && count < GSO_MAX_SEGMENTS) {
                         int l2 = heldLen[p + count];
                         if (l2 > len || total + l2 > GSO_MAX_BYTES) {
@@ -552,11 +543,11 @@ public final class UdpLink implements Link {
 
     @Override
     public boolean send(ByteBuffer buf, MemorySegment seg, int len, Endpoint local, Endpoint remote) {
-        return send(buf, seg, len, local, remote, remote != null && remote.isIpv6());
+        return send(buf, seg, len, local, remote, false);
     }
 
     @Override
-    public boolean send(ByteBuffer buf, MemorySegment seg, int len, Endpoint local, Endpoint remote, boolean anyIpv4Id) {
+    public boolean send(ByteBuffer buf, MemorySegment seg, int len, Endpoint local, Endpoint remote, boolean jrdmaPeer) {
         int index = local.linkIndex();
         UdpSocket s;
         Endpoint to = remote;
@@ -571,7 +562,7 @@ public final class UdpLink implements Link {
             sendErrors++;
             return true; // the address or path went away: the packet is lost, retransmission decides
         }
-        if (holds && to == null && s instanceof UdpSocket.Native ns) {
+        if (holds && to == null && jrdmaPeer && s instanceof UdpSocket.Native ns) {
             if (held == TX_HOLD) {
                 flush();
                 if (held == TX_HOLD) {
@@ -580,7 +571,6 @@ public final class UdpLink implements Link {
             }
             heldSeg[held] = seg;
             heldLen[held] = len;
-            heldGso[held] = anyIpv4Id;
             heldSock[held] = ns;
             held++;
             return true;
