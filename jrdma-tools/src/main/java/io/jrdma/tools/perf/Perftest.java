@@ -192,7 +192,7 @@ final class Perftest {
             dev = device(o, peer);
         }
         try {
-            run(dev, early);
+            run(dev, early, peer);
         } finally {
             if (early != null && ex == null) {
                 early.close();
@@ -209,15 +209,8 @@ final class Perftest {
         }
     }
 
-    private void run(Device dev, SideChannel early) {
-        InetAddress peer = null;
-        if (!server) {
-            try {
-                peer = InetAddress.getByName(o.host());
-            } catch (UnknownHostException e) {
-                throw new SideChannelException("cannot resolve host '" + o.host() + "'");
-            }
-        }
+    /** @param peer the client's server address, resolved once by {@link #run()}; null on a server */
+    private void run(Device dev, SideChannel early, InetAddress peer) {
         ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
                 .withIdleStrategy(IdleStrategy.BACKOFF).withAnyIpv4Id(true));
         try {
