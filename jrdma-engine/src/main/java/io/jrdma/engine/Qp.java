@@ -60,6 +60,8 @@ final class Qp implements QueuePair {
     final Cq sendCq;
     final Cq recvCq;
     final QpInitAttr init;
+    /** Which modify_qp transitions this QP's type allows, with which attributes */
+    final QpStateTable stateTable = QpStateTable.RC;
     private final Arena arena = Arena.ofShared();
 
     // ---- send queue (producer: poster; consumer: completer) ----
@@ -409,43 +411,7 @@ final class Qp implements QueuePair {
         }
         QpState cur = state;
         QpState next = a.has(QpAttr.STATE) ? a.state() : cur;
-        int required = 0;
-        int optional;
-        switch (cur.name() + "->" + next.name()) {
-            case "RESET->RESET", "INIT->RESET", "RTR->RESET", "RTS->RESET", "SQD->RESET", "SQE->RESET",
-                 "ERROR->RESET" -> optional = 0;
-            case "RESET->ERROR", "INIT->ERROR", "RTR->ERROR", "RTS->ERROR", "SQD->ERROR", "SQE->ERROR",
-                 "ERROR->ERROR" -> optional = 0;
-            case "RESET->INIT" -> {
-                required = QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.ACCESS_FLAGS;
-                optional = 0;
-            }
-            case "INIT->INIT" -> optional = QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.ACCESS_FLAGS;
-            case "INIT->RTR" -> {
-                required = QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN | QpAttr.MAX_DEST_RD_ATOMIC
-                        | QpAttr.MIN_RNR_TIMER;
-                optional = QpAttr.PKEY_INDEX | QpAttr.ACCESS_FLAGS;
-            }
-            case "RTR->RTS" -> {
-                required = QpAttr.SQ_PSN | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
-                        | QpAttr.MAX_QP_RD_ATOMIC;
-                optional = QpAttr.ACCESS_FLAGS | QpAttr.MIN_RNR_TIMER;
-            }
-            case "RTS->RTS", "SQD->RTS", "SQE->RTS" -> optional = QpAttr.ACCESS_FLAGS | QpAttr.MIN_RNR_TIMER
-                    | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY | QpAttr.MAX_QP_RD_ATOMIC;
-            case "RTS->SQD", "SQD->SQD" -> optional = 0;
-            default -> throw new RdmaException(Errno.EINVAL, "invalid QP state transition " + cur + " -> " + next
-                    + " (IBA 10.3.1: RESET->INIT->RTR->RTS, any state ->RESET or ->ERROR)");
-        }
-        int mask = a.mask() & ~(QpAttr.STATE | QpAttr.CUR_STATE);
-        if ((mask & required) != required) {
-            throw new RdmaException(Errno.EINVAL, cur + " -> " + next + " needs attributes " + maskNames(required & ~mask)
-                    + " (see ibv_modify_qp(3))");
-        }
-        if ((mask & ~(required | optional)) != 0) {
-            throw new RdmaException(Errno.EINVAL, cur + " -> " + next + " does not take attributes "
-                    + maskNames(mask & ~(required | optional)));
-        }
+        stateTable.check(cur, next, a.mask());
         if (context.iwarpMode && next == QpState.RTS && cur == QpState.RTR && iw == null) {
             throw new RdmaException(Errno.EINVAL, "an iWARP QP reaches RTS through the connection manager, which gives "
                     + "it its TCP stream (as siw: modify to RTS without a connection is refused)");
@@ -606,19 +572,6 @@ final class Qp implements QueuePair {
         }
         pd.release(this);
         arena.close();
-    }
-
-    static String maskNames(int mask) {
-        String[] names = {"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
-            "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC", "ALT_PATH",
-            "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP", "DEST_QPN"};
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < names.length; i++) {
-            if ((mask & (1 << i)) != 0) {
-                sb.append(sb.isEmpty() ? "" : "|").append(names[i]);
-            }
-        }
-        return sb.toString();
     }
 
     @Override
