@@ -22,10 +22,12 @@ import java.lang.foreign.ValueLayout;
  */
 final class Completer {
     private static final ValueLayout.OfLong NATIVE_LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private final RoceTransport roce;
     private final Engine engine;
 
-    Completer(Engine engine) {
-        this.engine = engine;
+    Completer(RoceTransport roce) {
+        this.roce = roce;
+        this.engine = roce.engine;
     }
 
     void onResponse(Qp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
@@ -126,7 +128,7 @@ final class Completer {
         if (w.isReadOrAtomic() && Psn.diff(psn, w.firstPsn) > 0) {
             retry(qp, w);
         } else if (psn != qp.lastRewindPsn) {
-            engine.requester.rewind(qp, psn);
+            roce.requester.rewind(qp, psn);
         }
     }
 
@@ -143,9 +145,9 @@ final class Completer {
         if (qp.rnrRetry != 7) {
             qp.rnrRetryLeft--;
         }
-        engine.requester.rewind(qp, psn);
+        roce.requester.rewind(qp, psn);
         qp.rnrWaiting = true;
-        qp.rnrDeadline = engine.now + Engine.rnrNanos(timer);
+        qp.rnrDeadline = engine.now + RoceTransport.rnrNanos(timer);
         rearm(qp);
     }
 
@@ -195,7 +197,7 @@ final class Completer {
         }
         if (d > 0) {
             if (qp.compReadPsn != qp.lastRewindPsn) {
-                engine.requester.rewind(qp, qp.compReadPsn);
+                roce.requester.rewind(qp, qp.compReadPsn);
             }
             return;
         }
@@ -250,7 +252,7 @@ final class Completer {
     private void retry(Qp qp, Wqe w) {
         int from = qp.compReadIndex == qp.sqConsumer ? qp.compReadPsn : w.firstPsn;
         if (from != qp.lastRewindPsn) {
-            engine.requester.rewind(qp, from);
+            roce.requester.rewind(qp, from);
         }
     }
 
@@ -289,8 +291,8 @@ final class Completer {
             int next = Psn.add(qp.lastAckedPsn, 1);
             from = Psn.diff(next, w.firstPsn) > 0 ? next : w.firstPsn;
         }
-        engine.requester.rewind(qp, from);
-        qp.retransmitDeadline = engine.now + Engine.timeoutNanos(qp.timeout);
+        roce.requester.rewind(qp, from);
+        qp.retransmitDeadline = engine.now + RoceTransport.timeoutNanos(qp.timeout);
     }
 
     private Wqe head(Qp qp) {
@@ -307,7 +309,7 @@ final class Completer {
         if (qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
             qp.retransmitDeadline = 0;
         } else {
-            long t = Engine.timeoutNanos(qp.timeout);
+            long t = RoceTransport.timeoutNanos(qp.timeout);
             qp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
         }
     }

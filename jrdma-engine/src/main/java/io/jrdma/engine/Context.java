@@ -1,6 +1,5 @@
 package io.jrdma.engine;
 
-import io.jrdma.engine.cm.TcpConnectionManager;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.UdpLink;
@@ -46,8 +45,6 @@ public final class Context implements DeviceContext {
     private static final long CONTROL_TIMEOUT_NANOS = 10_000_000_000L;
 
     final Device device;
-    /** true for a soft-iWARP context: the engine moves FPDUs over TCP streams (docs/iwarp-design.md) */
-    final boolean iwarpMode;
     private final java.util.function.Consumer<Context> onClose;
     final DeviceOptions options;
     final boolean invoker;
@@ -73,31 +70,31 @@ public final class Context implements DeviceContext {
     /** What this context gives up for a missing JVM flag or platform feature ({@link Fallbacks}); in its port attributes */
     private final List<String> limitations;
 
-    Context(SoftRoceDevice device, DeviceOptions options, Link link, NanoClock clock, Mtu activeMtu) {
-        this(device, device::closed, false, options, link, clock, activeMtu);
-    }
-
-    Context(Device device, java.util.function.Consumer<Context> onClose, boolean iwarpMode, DeviceOptions options,
-            Link link, NanoClock clock, Mtu activeMtu) {
+    /**
+     * Opens a context: starts its engine (and its thread unless INVOKER) over the transport
+     * {@code transport} makes.
+     *
+     * @param device    the device it is a context of
+     * @param onClose   told when the context has closed
+     * @param options   the options it was opened with
+     * @param link      its addresses (the GID table) and, for a datagram transport, its packets
+     * @param clock     the engine's clock
+     * @param activeMtu the port's active MTU
+     * @param transport makes the transport the engine drives
+     */
+    public Context(Device device, java.util.function.Consumer<Context> onClose, DeviceOptions options,
+            Link link, NanoClock clock, Mtu activeMtu, TransportFactory transport) {
         this.device = device;
         this.onClose = onClose;
-        this.iwarpMode = iwarpMode;
         this.options = options;
         this.invoker = options.threadingMode() == ThreadingMode.INVOKER;
         this.link = link;
         this.activeMtu = activeMtu;
         this.gids = gidsOf(link.localEndpoints());
         this.gidsReadAt = System.nanoTime();
-        this.engine = new Engine(this, link, clock);
-        this.cm = iwarpMode ? new IwarpConnectionManager(this) : new TcpConnectionManager(this);
-        if (link instanceof UdpLink u && !u.isNative()) {
-            limitations = List.of(Fallbacks.roce(UdpLink.nativeUnavailableReason()));
-        } else if (engine.iwarp != null && !engine.iwarp.vectored) {
-            limitations = List.of(Fallbacks.iwarp(Fallbacks.iwarpReason()));
-        } else {
-            limitations = List.of();
-        }
-        Fallbacks.sayOnce(iwarpMode, limitations);
+        this.engine = new Engine(this, clock, transport);
+        this.cm = engine.transport.connectionManager();
+        this.limitations = engine.transport.limitations();
         if (!invoker) {
             running = true;
             thread = Thread.ofPlatform().daemon().name("jrdma-" + device.name() + "-engine").unstarted(this::runEngine);
@@ -134,7 +131,7 @@ public final class Context implements DeviceContext {
         if (!(qp instanceof Qp q) || q.context != this) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "the QP does not belong to this device context");
         }
-        control(() -> q.peerAcksUnrequested = on);
+        control(() -> engine.transport.peerAcksUnrequested(q, on));
     }
 
     void control(Runnable r) {
@@ -199,7 +196,7 @@ public final class Context implements DeviceContext {
     private List<Gid> gidsOf(List<Endpoint> eps) {
         List<Gid> g = new ArrayList<>();
         for (Endpoint e : eps) {
-            boolean open = !(link instanceof UdpLink u) || u.isOpen(e.linkIndex());
+            boolean open = link.isOpen(e.linkIndex());
             g.add(open ? Gid.of(e.socketAddress().getAddress()) : ZERO_GID);
         }
         return List.copyOf(g);
@@ -212,7 +209,7 @@ public final class Context implements DeviceContext {
      * not for contexts opened on an explicit address list.
      */
     private List<Gid> currentGids() {
-        if (!options.addresses().isEmpty() || !(link instanceof UdpLink udp) || !(device instanceof SoftRoceDevice dev)) {
+        if (!options.addresses().isEmpty()) {
             return gids;
         }
         synchronized (this) {
@@ -221,32 +218,9 @@ public final class Context implements DeviceContext {
                 return gids;
             }
             gidsReadAt = now;
-            List<InetAddress> current = dev.addresses();
-            if (current.isEmpty()) {
-                return gids;
+            if (engine.transport.refreshAddresses()) {
+                gids = gidsOf(link.localEndpoints());
             }
-            control(() -> {
-                List<Endpoint> eps = udp.localEndpoints();
-                for (Endpoint e : eps) {
-                    if (udp.isOpen(e.linkIndex()) && !current.contains(e.socketAddress().getAddress())) {
-                        udp.removeAddress(e.linkIndex());
-                    }
-                }
-                for (InetAddress a : current) {
-                    boolean known = false;
-                    for (Endpoint e : udp.localEndpoints()) {
-                        known |= udp.isOpen(e.linkIndex()) && e.socketAddress().getAddress().equals(a);
-                    }
-                    if (!known) {
-                        try {
-                            udp.addAddress(a);
-                        } catch (java.io.IOException ex) {
-                            // cannot listen there (yet): tried again at the next refresh
-                        }
-                    }
-                }
-            });
-            gids = gidsOf(udp.localEndpoints());
             return gids;
         }
     }
@@ -397,21 +371,16 @@ public final class Context implements DeviceContext {
     @Override
     public Map<String, Long> counters() {
         Map<String, Long> m = counters.snapshot();
-        if (link instanceof UdpLink u) { // the link's own (opaque reads of engine-thread counts: a snapshot)
-            m.put("tx_syscalls", u.txCalls());
-            m.put("rx_syscalls", u.rxCalls());
-            m.put("rx_empty_syscalls", u.rxEmpty());
-            m.put("tx_gso_messages", u.gsoMessages());
-        }
+        engine.transport.addCounters(m);
         return m;
     }
 
     /**
      * @return how this context's RoCE packets leave: batched ({@code sendmmsg}, UDP GSO) or one
-     *         send per packet, with the reason; null when it has no UDP link (iWARP)
+     *         send per packet, with the reason; null when its transport has no such choice (iWARP)
      */
     public String transmitMode() {
-        return link instanceof UdpLink u ? u.transmitMode() : null;
+        return engine.transport.transmitMode();
     }
 
     /** @return one counter's value */
@@ -455,14 +424,7 @@ public final class Context implements DeviceContext {
                 Thread.currentThread().interrupt();
             }
         }
-        if (cm instanceof TcpConnectionManager t) {
-            t.close();
-        } else if (cm instanceof IwarpConnectionManager m) {
-            m.close();
-        }
-        if (engine.iwarp != null) {
-            engine.iwarp.close();
-        }
+        engine.transport.close();
         link.close();
         onClose.accept(this);
         Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + this);
@@ -470,7 +432,7 @@ public final class Context implements DeviceContext {
 
     @Override
     public String toString() {
-        return device.name() + " context (" + (iwarpMode ? "tcp" : "udp " + udpPort()) + ", " + options.threadingMode()
+        return device.name() + " context (" + engine.transport.describe() + ", " + options.threadingMode()
                 + ")";
     }
 

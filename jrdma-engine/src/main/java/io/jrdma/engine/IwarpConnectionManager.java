@@ -278,10 +278,10 @@ final class IwarpConnectionManager implements ConnectionManager {
             q.maxDestRdAtomic = ird;
             q.retryCnt = param.retryCount();
             q.rnrRetry = param.rnrRetryCount();
-            q.iwarpExtensions = ext;
-            context.engine.iwarp.attach(q, new IwarpStream(ch, crc, mulpdu, ext, ird,
-                    context.engine.iwarp.vectored));
-            q.state = QpState.RTS; // volatile: publishes iwarpExtensions to posters
+            IwarpEngine iwarp = IwarpEngine.of(context); // this manager serves iWARP contexts only
+            q.refusedOps = ext ? 0 : IwarpEngine.EXTENSION_OPS;
+            iwarp.attach(q, new IwarpStream(ch, crc, mulpdu, ext, ird, iwarp.vectored));
+            q.state = QpState.RTS; // volatile: publishes refusedOps to posters
             context.engine.schedule(q);
         });
     }
@@ -602,7 +602,7 @@ final class IwarpConnectionManager implements ConnectionManager {
                         if (q.state != QpState.ERROR) {
                             context.engine.enterError(q);
                         }
-                        context.engine.iwarp.onError(q);
+                        context.engine.transport.serviceError(q);
                     }
                 });
             } catch (RdmaException e) {

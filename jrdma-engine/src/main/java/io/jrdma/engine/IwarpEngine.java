@@ -42,7 +42,7 @@ import java.util.zip.CRC32C;
  * <p>Every memory access is checked with {@link Mr#permits} before any byte is copied. Nothing
  * on the data path allocates: the buffers are per stream and made when the stream is attached.
  */
-final class IwarpEngine {
+final class IwarpEngine implements Transport {
     private static final ValueLayout.OfLong NATIVE_LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final VarHandle ATOMIC_LONG = ValueLayout.JAVA_LONG.varHandle();
     /** FPDUs processed per stream per duty cycle at most (fairness between QPs). */
@@ -102,6 +102,12 @@ final class IwarpEngine {
     private Qp[] streams = new Qp[16];
     private int streamCount;
 
+    private final IwarpConnectionManager cm;
+    private final java.util.List<String> limitations;
+    /** atomics and immediate data (WrOpcode ordinals): refused unless the peer speaks jrdma's extensions */
+    static final int EXTENSION_OPS = opsMask(WrOpcode.ATOMIC_CMP_AND_SWP, WrOpcode.ATOMIC_FETCH_AND_ADD,
+            WrOpcode.RDMA_WRITE_WITH_IMM, WrOpcode.SEND_WITH_IMM);
+
     IwarpEngine(Engine engine) {
         this.engine = engine;
         this.counters = engine.counters;
@@ -109,6 +115,71 @@ final class IwarpEngine {
         String rx = System.getProperty(ZERO_COPY_RX_PROPERTY);
         this.zeroCopy = zc != null ? Boolean.parseBoolean(zc) : vectored;
         this.zeroCopyRx = rx != null ? Boolean.parseBoolean(rx) : Boolean.parseBoolean(zc);
+        this.cm = new IwarpConnectionManager(engine.context);
+        this.limitations = vectored ? java.util.List.of() : java.util.List.of(Fallbacks.iwarp(Fallbacks.iwarpReason()));
+        Fallbacks.sayOnce(true, limitations);
+    }
+
+    /** @return the iWARP transport of a soft-iWARP context (its connection manager and tests reach it so) */
+    static IwarpEngine of(Context c) {
+        return (IwarpEngine) c.engine.transport;
+    }
+
+    private static int opsMask(WrOpcode... ops) {
+        int m = 0;
+        for (WrOpcode o : ops) {
+            m |= 1 << o.ordinal();
+        }
+        return m;
+    }
+
+    // ------------------------------------------------------------------ Transport: QP life and device facts
+
+    @Override
+    public void created(Qp qp) {
+        qp.refusedOps = EXTENSION_OPS; // iWARP (RFC 5040) has neither; only jrdma peers agree on RFC 7306-style ones
+    }
+
+    @Override
+    public void checkModify(Qp qp, QpState from, QpState to) {
+        if (to == QpState.RTS && from == QpState.RTR && qp.iw == null) {
+            throw new io.jrdma.verbs.RdmaException(io.jrdma.verbs.RdmaException.Errno.EINVAL, "an iWARP QP reaches "
+                    + "RTS through the connection manager, which gives it its TCP stream (as siw: modify to RTS "
+                    + "without a connection is refused)");
+        }
+    }
+
+    @Override
+    public void flushed(Qp qp) {
+        qp.reqIndex = qp.sqConsumer;
+        qp.reqOffset = 0;
+        qp.rdAtomicInFlight = 0;
+        qp.respRecv = null;
+    }
+
+    @Override
+    public void reset(Qp qp) {
+        release(qp);
+    }
+
+    @Override
+    public int service(Qp qp, int budget) {
+        return transmit(qp, budget);
+    }
+
+    @Override
+    public io.jrdma.verbs.ConnectionManager connectionManager() {
+        return cm;
+    }
+
+    @Override
+    public java.util.List<String> limitations() {
+        return limitations;
+    }
+
+    @Override
+    public String describe() {
+        return "tcp";
     }
 
     // ------------------------------------------------------------------ attach / release (control path)
@@ -141,7 +212,9 @@ final class IwarpEngine {
         }
     }
 
-    void close() {
+    @Override
+    public void close() {
+        cm.close();
         for (int i = 0; i < streamCount; i++) {
             if (streams[i].iw != null) {
                 closeStream(streams[i].iw);
@@ -165,10 +238,11 @@ final class IwarpEngine {
     // ------------------------------------------------------------------ duty cycle hooks
 
     /** @return true while the QP has something to do: unsent or unretired WQEs, responses, bytes to write */
-    boolean hasWork(Qp qp) {
+    @Override
+    public boolean hasWork(Qp qp) {
         IwarpStream s = qp.iw;
         if (qp.state == QpState.ERROR) {
-            return Engine.hasWork(qp) || (s != null && !s.closed);
+            return Engine.flushPending(qp) || (s != null && !s.closed);
         }
         if (s == null || s.closed || (qp.state != QpState.RTS && qp.state != QpState.SQD)) {
             return false;
@@ -180,7 +254,8 @@ final class IwarpEngine {
      * A QP in ERROR: writes out what is queued (a TERMINATE last) and then closes the stream, as siw
      * closes the connection of a QP that leaves RTS with an error.
      */
-    int onError(Qp qp) {
+    @Override
+    public int serviceError(Qp qp) {
         IwarpStream s = qp.iw;
         if (s == null || s.closed) {
             return 0;
@@ -195,7 +270,8 @@ final class IwarpEngine {
     }
 
     /** Reads every stream once and processes the FPDUs that are complete. */
-    int receive() {
+    @Override
+    public int receive() {
         int work = 0;
         for (int i = 0; i < streamCount; i++) {
             Qp qp = streams[i];
@@ -986,7 +1062,8 @@ final class IwarpEngine {
     static final long IMM_AFTER_WRITE = 1;
 
     /** Sends READ/atomic responses, then send-queue WQEs, as FPDUs; completes what TCP has taken. */
-    int transmit(Qp qp, int budget) {
+    @Override
+    public int transmit(Qp qp, int budget) {
         IwarpStream s = qp.iw;
         QpState st = qp.state;
         if (s == null || s.closed || (st != QpState.RTS && st != QpState.SQD)) {

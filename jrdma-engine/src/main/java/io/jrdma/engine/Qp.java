@@ -165,10 +165,12 @@ final class Qp implements QueuePair {
     // ---- iWARP (engine thread; null on RoCE contexts and before the connection manager attaches a stream) ----
     IwarpStream iw;
     /**
-     * iWARP: the peer speaks jrdma's extensions (immediate data, atomics; docs/iwarp-design.md). Written on the
-     * control path before the volatile write of {@link #state} to RTS, read by posters after reading the state.
+     * The work-request opcodes ({@code 1 << WrOpcode.ordinal()}) the transport cannot carry on this QP: a post of
+     * one returns EOPNOTSUPP (iWARP: immediate data and atomics unless the peer speaks jrdma's extensions;
+     * docs/iwarp-design.md). Written by the transport on the control path before the volatile write of
+     * {@link #state} to RTS, read by posters after reading the state.
      */
-    boolean iwarpExtensions;
+    int refusedOps;
 
     // ---- engine scheduling ----
     boolean active;
@@ -288,8 +290,8 @@ final class Qp implements QueuePair {
             length += wr.sgeLength(i);
         }
         WrOpcode op = wr.opcode();
-        if (context.iwarpMode && !iwarpExtensions && (op.isAtomic() || op.hasImm())) {
-            return Errno.EOPNOTSUPP.value(); // iWARP (RFC 5040) has neither; only jrdma peers agree on RFC 7306-style ones
+        if ((refusedOps & (1 << op.ordinal())) != 0) {
+            return Errno.EOPNOTSUPP.value(); // the transport cannot carry it (e.g. iWARP without jrdma's extensions)
         }
         if (op == WrOpcode.SEND_WITH_INV && init.type() != QpType.RC) {
             return Errno.EINVAL.value(); // IBA: SEND with Invalidate is an RC operation
@@ -412,10 +414,7 @@ final class Qp implements QueuePair {
         QpState cur = state;
         QpState next = a.has(QpAttr.STATE) ? a.state() : cur;
         stateTable.check(cur, next, a.mask());
-        if (context.iwarpMode && next == QpState.RTS && cur == QpState.RTR && iw == null) {
-            throw new RdmaException(Errno.EINVAL, "an iWARP QP reaches RTS through the connection manager, which gives "
-                    + "it its TCP stream (as siw: modify to RTS without a connection is refused)");
-        }
+        context.engine.transport.checkModify(this, cur, next);
         if (a.has(QpAttr.ACCESS_FLAGS)) {
             accessFlags = a.accessFlags();
         }
@@ -512,9 +511,7 @@ final class Qp implements QueuePair {
     }
 
     private void resetQueues() {
-        if (iw != null) {
-            context.engine.iwarp.release(this);
-        }
+        context.engine.transport.reset(this);
         sqConsumerRelease(sqProducer);
         reqIndex = sqProducer;
         rqConsumerRelease(rqProducerAcquire());
@@ -558,7 +555,7 @@ final class Qp implements QueuePair {
             closing = true;
         }
         context.control(() -> {
-            context.engine.sendOwedAck(this); // the peer's last request is acknowledged, not retried into the void
+            context.engine.transport.destroying(this); // the peer's last request is acknowledged, not retried into the void
             destroyed = true;
             resetQueues();
             releaseAddress();

@@ -24,10 +24,12 @@ import java.lang.foreign.MemorySegment;
  * The payload copy from the registered region into the packet buffer is the "DMA".
  */
 final class Requester {
+    private final RoceTransport roce;
     private final Engine engine;
 
-    Requester(Engine engine) {
-        this.engine = engine;
+    Requester(RoceTransport roce) {
+        this.roce = roce;
+        this.engine = roce.engine;
     }
 
     int run(Qp qp, int budget) {
@@ -53,7 +55,7 @@ final class Requester {
                     Sgl.validate(engine.context.keys, qp, w);
                 }
                 if (w.localError >= 0) {
-                    engine.completer.completeLocalErrors(qp);
+                    roce.completer.completeLocalErrors(qp);
                     return sent;
                 }
                 if ((w.flags & SendFlags.FENCE) != 0 && qp.rdAtomicInFlight > 0) {
@@ -85,7 +87,7 @@ final class Requester {
     }
 
     private boolean sendPacket(Qp qp, Wqe w) {
-        MemorySegment tx = engine.txSeg;
+        MemorySegment tx = roce.txSeg;
         int mtu = qp.mtuBytes;
         long off = qp.reqOffset;
         int psn = qp.reqPsn;
@@ -93,7 +95,7 @@ final class Requester {
             case RDMA_READ -> {
                 Bth.write(tx, 0, IbOpcode.RC_RDMA_READ_REQUEST, false, false, 0, 0xFFFF, qp.destQpn, true, psn);
                 Reth.write(tx, Bth.LENGTH, w.remoteAddr + off, w.rkey, (int) (w.length - off));
-                if (!engine.transmit(qp, Bth.LENGTH + Reth.LENGTH)) {
+                if (!roce.send(qp, Bth.LENGTH + Reth.LENGTH)) {
                     return false;
                 }
                 qp.reqPsn = Psn.add(w.lastPsn, 1);
@@ -105,7 +107,7 @@ final class Requester {
                         qp.destQpn, true, psn);
                 AtomicEth.write(tx, Bth.LENGTH, w.remoteAddr, w.rkey, cas ? w.swap : w.compareAdd,
                         cas ? w.compareAdd : 0);
-                if (!engine.transmit(qp, Bth.LENGTH + AtomicEth.LENGTH)) {
+                if (!roce.send(qp, Bth.LENGTH + AtomicEth.LENGTH)) {
                     return false;
                 }
                 qp.reqPsn = Psn.add(psn, 1);
@@ -137,8 +139,8 @@ final class Requester {
                     Ieth.write(tx, ieth, w.imm); // the key to invalidate shares the WQE's immediate field
                 }
                 gather(w, off, payload, tx, hdr);
-                engine.pad(hdr + payload, payload);
-                if (!engine.transmit(qp, hdr + payload + pad)) {
+                roce.pad(hdr + payload, payload);
+                if (!roce.send(qp, hdr + payload + pad)) {
                     return false;
                 }
                 qp.pktsSinceAckReq = ackReq ? 0 : qp.pktsSinceAckReq + 1;
@@ -151,7 +153,7 @@ final class Requester {
             }
         }
         if (qp.retransmitDeadline == 0) {
-            long t = Engine.timeoutNanos(qp.timeout);
+            long t = RoceTransport.timeoutNanos(qp.timeout);
             qp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
         }
         return true;

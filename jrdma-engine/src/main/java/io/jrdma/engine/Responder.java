@@ -36,10 +36,12 @@ final class Responder {
      * ping-pong at loopback speed sends one ACK per several round trips.
      */
     static final long ACK_COALESCE_NANOS = 50_000;
+    private final RoceTransport roce;
     private final Engine engine;
 
-    Responder(Engine engine) {
-        this.engine = engine;
+    Responder(RoceTransport roce) {
+        this.roce = roce;
+        this.engine = roce.engine;
     }
 
     void onRequest(Qp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
@@ -370,14 +372,14 @@ final class Responder {
         int sent = 0;
         MemorySegment tx;
         while (qp.resCount > 0 && sent < budget) {
-            tx = engine.txSeg; // a batching link holds each packet until it flushes: every packet its own slot
+            tx = roce.txSeg; // a batching link holds each packet until it flushes: every packet its own slot
             int i = qp.resHead;
             if (qp.resAtomic[i]) {
                 Bth.write(tx, 0, IbOpcode.RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
                         qp.resPsn[i]);
                 Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resMsn[i]);
                 AtomicAckEth.write(tx, Bth.LENGTH + Aeth.LENGTH, qp.resOrig[i]);
-                if (!engine.transmit(qp, Bth.LENGTH + Aeth.LENGTH + AtomicAckEth.LENGTH)) {
+                if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH + AtomicAckEth.LENGTH)) {
                     return sent;
                 }
                 popResource(qp);
@@ -401,8 +403,8 @@ final class Responder {
                     Mr mr = qp.resMr[i];
                     MemorySegment.copy(mr.segment, qp.resVa[i] - mr.address + off, tx, hdr, payload);
                 }
-                engine.pad(hdr + payload, payload);
-                if (!engine.transmit(qp, hdr + payload + pad)) {
+                roce.pad(hdr + payload, payload);
+                if (!roce.send(qp, hdr + payload + pad)) {
                     return sent;
                 }
                 qp.resSent[i] = off + payload;
@@ -415,11 +417,11 @@ final class Responder {
         if (qp.resCount > 0) {
             return sent;
         }
-        tx = engine.txSeg;
+        tx = roce.txSeg;
         if (qp.nakPendingSyndrome >= 0) {
             Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false, qp.nakPendingPsn);
             Aeth.write(tx, Bth.LENGTH, qp.nakPendingSyndrome, qp.msn);
-            if (!engine.transmit(qp, Bth.LENGTH + Aeth.LENGTH)) {
+            if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH)) {
                 return sent;
             }
             engine.counters.increment(Counter.SEND_NAKS);
@@ -436,7 +438,7 @@ final class Responder {
             Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
                     Psn.add(qp.ePsn, -1));
             Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.msn);
-            if (!engine.transmit(qp, Bth.LENGTH + Aeth.LENGTH)) {
+            if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH)) {
                 return sent;
             }
             engine.counters.increment(Counter.SENT_ACKS);

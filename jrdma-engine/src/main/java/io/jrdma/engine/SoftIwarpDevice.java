@@ -63,7 +63,8 @@ public final class SoftIwarpDevice extends InterfaceDevice {
 
     /** Opens a context on {@code addresses} (its GID table) with {@code clock}. */
     public Context open(DeviceOptions options, List<InetAddress> addresses, NanoClock clock) {
-        Context c = new Context(this, open::remove, true, options, new Addresses(addresses), clock, activeMtu());
+        Context c = new Context(this, open::remove, options, new Addresses(addresses), clock, activeMtu(),
+                IwarpEngine::new);
         open.add(c);
         return c;
     }

@@ -77,7 +77,7 @@ public final class SoftRoceDevice extends InterfaceDevice {
 
     /** Opens a context over any link (tests use an in-memory network and a manual clock). */
     public Context open(DeviceOptions options, Link link, NanoClock clock, Mtu activeMtu) {
-        Context c = new Context(this, options, link, clock, activeMtu);
+        Context c = new Context(this, this::closed, options, link, clock, activeMtu, RoceTransport::new);
         open.add(c);
         return c;
     }

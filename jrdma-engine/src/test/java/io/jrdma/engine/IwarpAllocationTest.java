@@ -122,7 +122,7 @@ class IwarpAllocationTest {
                 System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
                 System.clearProperty(NativeTcp.PROPERTY);
             }
-            assertEquals(writev, ((Context) a.ctx).engine.iwarp.vectored, "writev: " + NativeTcp.unavailableReason());
+            assertEquals(writev, IwarpEngine.of(((Context) a.ctx)).vectored, "writev: " + NativeTcp.unavailableReason());
             ConnectionManager.Listener l = b.ctx.connectionManager().listen(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             boolean crc = zc != null;
@@ -154,8 +154,8 @@ class IwarpAllocationTest {
                     best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
                 }
                 assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
-                IwarpEngine ea = ((Context) a.ctx).engine.iwarp;
-                IwarpEngine eb = ((Context) b.ctx).engine.iwarp;
+                IwarpEngine ea = IwarpEngine.of(((Context) a.ctx));
+                IwarpEngine eb = IwarpEngine.of(((Context) b.ctx));
                 // writev for gather lists of more than one entry: zero-copy FPDUs (the copying path's are one)
                 assertEquals(writev && zeroCopy, ea.vectorWrites + eb.vectorWrites > 0, "writev calls");
                 if (zeroCopy) {

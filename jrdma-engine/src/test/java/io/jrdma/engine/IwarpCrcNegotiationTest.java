@@ -92,7 +92,7 @@ class IwarpCrcNegotiationTest {
                 ConnParam.defaults(), Duration.ofSeconds(10));
              ConnectionManager.Connection s = accepted.get(10, TimeUnit.SECONDS)) {
             assertEquals(QpState.RTS, cqp.state());
-            assertTrue(cqp.iwarpExtensions && sqp.iwarpExtensions, "both sides are jrdma");
+            assertTrue((cqp.refusedOps == 0) && (sqp.refusedOps == 0), "both sides are jrdma");
             boolean crc = cqp.iw.crc;
             assertEquals(crc, sqp.iw.crc, "both directions use CRC or neither (the Reply's C bit)");
             return crc;
@@ -181,7 +181,7 @@ class IwarpCrcNegotiationTest {
             ConnectionManager.Connection c = client.connectionManager().connect(cqp,
                     (InetSocketAddress) raw.getLocalAddress(), ConnParam.defaults(), Duration.ofSeconds(10));
             assertTrue(cqp.iw.crc, "a plain server answered C = 1: CRC on");
-            assertFalse(cqp.iwarpExtensions);
+            assertFalse((cqp.refusedOps == 0));
             c.close();
             MpaRequestReply req = seen.get(10, TimeUnit.SECONDS);
             assertTrue(req.crc(), "the Request asks for CRC");

@@ -251,10 +251,10 @@ class IwarpErrorPathTest {
         MemorySegment f = arena.allocate(70_000);
         int n = 60_000;
         int len = writeFpdu(f, 100, n, 3);
-        long placed = ctx.engine.iwarp.zeroCopyPlaced;
+        long placed = IwarpEngine.of(ctx).zeroCopyPlaced;
         sendSplit(f, len, 1000);
         long end = System.nanoTime() + DEADLINE;
-        while (ctx.engine.iwarp.zeroCopyPlaced == placed) {
+        while (IwarpEngine.of(ctx).zeroCopyPlaced == placed) {
             ctx.progress();
             assertTrue(System.nanoTime() - end < 0, "the WRITE was not placed directly within 10 s");
         }
@@ -274,11 +274,11 @@ class IwarpErrorPathTest {
         MemorySegment f = arena.allocate(70_000);
         int len = writeFpdu(f, 0, 60_000, 5);
         f.set(ValueLayout.JAVA_BYTE, len - 9, (byte) ~f.get(ValueLayout.JAVA_BYTE, len - 9)); // a payload byte
-        long placed = ctx.engine.iwarp.zeroCopyPlaced;
+        long placed = IwarpEngine.of(ctx).zeroCopyPlaced;
         sendSplit(f, len, 1000);
         expectTerminate(Terminate.LAYER_LLP, Terminate.LLP_ETYPE_MPA, Terminate.LLP_CRC_ERROR, 0);
         assertEquals(1, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
-        assertEquals(placed, ctx.engine.iwarp.zeroCopyPlaced, "the FPDU does not count as placed");
+        assertEquals(placed, IwarpEngine.of(ctx).zeroCopyPlaced, "the FPDU does not count as placed");
         // the payload went to the region before its CRC could be checked (as siw): only the error says it is bad
         WorkCompletion wc = new WorkCompletion();
         long end = System.nanoTime() + DEADLINE;

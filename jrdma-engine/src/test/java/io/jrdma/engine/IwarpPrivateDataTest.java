@@ -94,7 +94,7 @@ class IwarpPrivateDataTest {
                 ConnParam.defaults().withPrivateData(app), Duration.ofSeconds(10));
         assertEquals(QpState.RTS, qp.state());
         peer[0] = c.peerParam();
-        assertFalse(qp.iwarpExtensions, "no trailer in the Reply: a plain iWARP peer, no extensions");
+        assertFalse((qp.refusedOps == 0), "no trailer in the Reply: a plain iWARP peer, no extensions");
         c.close();
         return server.get(10, TimeUnit.SECONDS);
     }

@@ -83,7 +83,7 @@ class IwarpWritevTest {
             System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
             System.clearProperty(NativeTcp.PROPERTY);
         }
-        assertEquals(writev, ctx.engine.iwarp.vectored, "writev: " + NativeTcp.unavailableReason());
+        assertEquals(writev, IwarpEngine.of(ctx).vectored, "writev: " + NativeTcp.unavailableReason());
         pd = ctx.allocPd();
         cq = ctx.createCq(64);
         qp = pd.createQp(QpInitAttr.rc(cq));
@@ -214,7 +214,7 @@ class IwarpWritevTest {
                     .remote((long) k << 32, k + 1);
             assertEquals(0, qp.postSend(wr));
         }
-        long sent = ctx.engine.iwarp.zeroCopySent;
+        long sent = IwarpEngine.of(ctx).zeroCopySent;
         long[] got = new long[n];
         Receiver r = new Receiver();
         PayloadCheck check = (stag, to, s, off, l) -> {
@@ -249,8 +249,8 @@ class IwarpWritevTest {
             assertEquals(completed++, wc.wrId());
         }
         assertTrue(ctx.counter(Counter.SEND_ERR) > 0, "the socket refused part of a write (else nothing was tested)");
-        assertTrue(ctx.engine.iwarp.zeroCopySent - sent >= (long) n * (len / 65536), "FPDUs sent from the regions");
-        assertEquals(writev, ctx.engine.iwarp.vectorWrites > 0, "writev calls");
+        assertTrue(IwarpEngine.of(ctx).zeroCopySent - sent >= (long) n * (len / 65536), "FPDUs sent from the regions");
+        assertEquals(writev, IwarpEngine.of(ctx).vectorWrites > 0, "writev calls");
         assertEquals(QpState.RTS, qp.state());
     }
 
@@ -352,9 +352,9 @@ class IwarpWritevTest {
                 System.clearProperty(NativeTcp.PROPERTY);
             }
             try {
-                assertEquals(writev, c.engine.iwarp.vectored);
-                assertEquals(writev, c.engine.iwarp.zeroCopy, "zero-copy transmit exactly with writev");
-                assertFalse(c.engine.iwarp.zeroCopyRx, "a copying receive");
+                assertEquals(writev, IwarpEngine.of(c).vectored);
+                assertEquals(writev, IwarpEngine.of(c).zeroCopy, "zero-copy transmit exactly with writev");
+                assertFalse(IwarpEngine.of(c).zeroCopyRx, "a copying receive");
             } finally {
                 c.close();
             }
@@ -385,7 +385,7 @@ class IwarpWritevTest {
             InetAddress lo = InetAddress.getLoopbackAddress();
             Context c = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
                     .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
-            System.out.println("vectored=" + c.engine.iwarp.vectored + " zeroCopy=" + c.engine.iwarp.zeroCopy
+            System.out.println("vectored=" + IwarpEngine.of(c).vectored + " zeroCopy=" + IwarpEngine.of(c).zeroCopy
                     + " reason=" + NativeTcp.unavailableReason());
             c.close();
         }

@@ -60,7 +60,7 @@ class IwarpZeroCopyTest {
     private record Side(Context ctx, ProtectionDomain pd, MemorySegment buf, MemoryRegion mr, MemorySegment buf2,
             MemoryRegion mr2, CompletionQueue cq, QueuePair qp) {
         IwarpEngine iwarp() {
-            return ctx.engine.iwarp;
+            return IwarpEngine.of(ctx);
         }
 
         void close() {

@@ -49,7 +49,7 @@ public final class Rfc7306Traffic {
     public static void main(String[] args) throws Exception {
         int port = args.length > 0 ? Integer.parseInt(args[0]) : 19306;
         InetAddress host = InetAddress.getByName("127.0.0.1");
-        Device dev = Rdma.resolve(host, Transport.IWARP).device();
+        Device dev = Rdma.resolve(host, io.jrdma.verbs.Transport.IWARP).device();
         try (Arena arena = Arena.ofShared();
              DeviceContext server = dev.open();
              DeviceContext client = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER))) {
