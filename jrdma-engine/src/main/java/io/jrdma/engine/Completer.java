@@ -30,14 +30,53 @@ final class Completer {
         this.engine = roce.engine;
     }
 
-    void onResponse(Qp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
+    /** Control path (modify with SQ_PSN): nothing before the first PSN is outstanding. */
+    void start(RoceQp qp, int sqPsn) {
+        qp.comp.lastAckedPsn = (sqPsn - 1) & 0xFFFFFF;
+    }
+
+    /** Control path (modify with RETRY_CNT / RNR_RETRY): the retry budgets start full. */
+    void reloadRetries(RoceQp qp, boolean retry, boolean rnr) {
+        if (retry) {
+            qp.comp.retryLeft = qp.retryCnt;
+        }
+        if (rnr) {
+            qp.comp.rnrRetryLeft = qp.rnrRetry;
+        }
+    }
+
+    /** The requester asks, while an RNR NAK holds it: @return true (and the wait ends) once the RNR timer ran out */
+    boolean rnrWaitOver(RoceQp qp) {
+        if (engine.now - qp.comp.rnrDeadline < 0) {
+            return false;
+        }
+        qp.comp.rnrWaiting = false;
+        return true;
+    }
+
+    /** The requester sent a packet: the retransmit timer starts unless it runs already. */
+    void armRetransmit(RoceQp qp) {
+        if (qp.comp.retransmitDeadline == 0) {
+            long t = RoceTransport.timeoutNanos(qp.timeout);
+            qp.comp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
+        }
+    }
+
+    /** Go-back-N from {@code psn} (the requester rewinds; this role remembers where, so a repeated NAK does not). */
+    private void rewind(RoceQp qp, int psn) {
+        if (roce.requester.rewind(qp, psn)) {
+            qp.comp.lastRewindPsn = psn;
+        }
+    }
+
+    void onResponse(RoceQp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
         QpState s = qp.state;
         if (s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
             engine.counters.increment(Counter.RCVD_BAD_STATE);
             return;
         }
         int psn = Bth.psn(pkt, 0);
-        if (qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
+        if (qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
@@ -67,16 +106,16 @@ final class Completer {
         }
     }
 
-    private static boolean partlySent(Qp qp) {
-        return qp.reqIndex != qp.sqProducerAcquire() && qp.sq[(int) (qp.reqIndex & qp.sqMask)].started;
+    private static boolean partlySent(RoceQp qp) {
+        return qp.req.index != qp.sqProducerAcquire() && qp.sq[(int) (qp.req.index & qp.sqMask)].started;
     }
 
     /** @return true if {@code psn} is a PSN this QP has sent (before its next PSN) */
-    private static boolean sent(Qp qp, int psn) {
-        return Psn.diff(psn, qp.reqPsn) < 0 || highestStartedLastPsnAtLeast(qp, psn);
+    private static boolean sent(RoceQp qp, int psn) {
+        return Psn.diff(psn, qp.req.psn) < 0 || highestStartedLastPsnAtLeast(qp, psn);
     }
 
-    private static boolean highestStartedLastPsnAtLeast(Qp qp, int psn) {
+    private static boolean highestStartedLastPsnAtLeast(RoceQp qp, int psn) {
         // after a rewind reqPsn moved back, but responses for PSNs sent before the rewind are still valid
         long p = qp.sqProducerAcquire();
         for (long i = qp.sqConsumer; i < p; i++) {
@@ -91,16 +130,16 @@ final class Completer {
         return false;
     }
 
-    private void onAck(Qp qp, int psn) {
+    private void onAck(RoceQp qp, int psn) {
         if (!sent(qp, psn)) {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
-        if (Psn.diff(psn, qp.lastAckedPsn) > 0) {
-            qp.lastAckedPsn = psn;
+        if (Psn.diff(psn, qp.comp.lastAckedPsn) > 0) {
+            qp.comp.lastAckedPsn = psn;
             progress(qp);
         }
-        while (qp.sqConsumer != qp.reqIndex) {
+        while (qp.sqConsumer != qp.req.index) {
             Wqe w = head(qp);
             if (w.localError >= 0 || Psn.diff(w.lastPsn, psn) > 0) {
                 break;
@@ -116,43 +155,43 @@ final class Completer {
         rearm(qp);
     }
 
-    private void onSeqNak(Qp qp, int psn) {
+    private void onSeqNak(RoceQp qp, int psn) {
         engine.counters.increment(Counter.RCVD_SEQ_ERR);
-        if (!sent(qp, psn) && psn != qp.reqPsn) {
+        if (!sent(qp, psn) && psn != qp.req.psn) {
             return;
         }
-        if (completeBefore(qp, psn) || qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
+        if (completeBefore(qp, psn) || qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             return;
         }
         Wqe w = head(qp);
         if (w.isReadOrAtomic() && Psn.diff(psn, w.firstPsn) > 0) {
             retry(qp, w);
-        } else if (psn != qp.lastRewindPsn) {
-            roce.requester.rewind(qp, psn);
+        } else if (psn != qp.comp.lastRewindPsn) {
+            rewind(qp, psn);
         }
     }
 
-    private void onRnrNak(Qp qp, int psn, int timer) {
+    private void onRnrNak(RoceQp qp, int psn, int timer) {
         engine.counters.increment(Counter.RCVD_RNR_ERR);
-        if (completeBefore(qp, psn) || qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
+        if (completeBefore(qp, psn) || qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             return;
         }
-        if (qp.rnrRetryLeft == 0) {
+        if (qp.comp.rnrRetryLeft == 0) {
             engine.counters.increment(Counter.RNR_RETRY_EXCEEDED_ERR);
             fail(qp, head(qp), WcStatus.RNR_RETRY_EXC_ERR);
             return;
         }
         if (qp.rnrRetry != 7) {
-            qp.rnrRetryLeft--;
+            qp.comp.rnrRetryLeft--;
         }
-        roce.requester.rewind(qp, psn);
-        qp.rnrWaiting = true;
-        qp.rnrDeadline = engine.now + RoceTransport.rnrNanos(timer);
+        rewind(qp, psn);
+        qp.comp.rnrWaiting = true;
+        qp.comp.rnrDeadline = engine.now + RoceTransport.rnrNanos(timer);
         rearm(qp);
     }
 
-    private void onErrorNak(Qp qp, int psn, WcStatus status) {
-        if (completeBefore(qp, psn) || qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
+    private void onErrorNak(RoceQp qp, int psn, WcStatus status) {
+        if (completeBefore(qp, psn) || qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             return;
         }
         fail(qp, head(qp), status);
@@ -162,8 +201,8 @@ final class Completer {
      * Retires the SEND/WRITE WQEs that end before {@code psn} (a NAK for psn acknowledges
      * everything before it). @return true if the QP went to ERROR on the way
      */
-    private boolean completeBefore(Qp qp, int psn) {
-        while (qp.sqConsumer != qp.reqIndex) {
+    private boolean completeBefore(RoceQp qp, int psn) {
+        while (qp.sqConsumer != qp.req.index) {
             Wqe w = head(qp);
             if (w.localError >= 0 || w.isReadOrAtomic() || Psn.diff(w.lastPsn, psn) >= 0) {
                 break;
@@ -174,9 +213,9 @@ final class Completer {
         return qp.state == QpState.ERROR;
     }
 
-    private void onReadResponse(Qp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload) {
+    private void onReadResponse(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload) {
         completeBefore(qp, psn);
-        if (qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
+        if (qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
@@ -186,18 +225,18 @@ final class Completer {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
-        if (qp.compReadIndex != qp.sqConsumer) {
-            qp.compReadIndex = qp.sqConsumer;
-            qp.compReadPsn = w.firstPsn;
+        if (qp.comp.readIndex != qp.sqConsumer) {
+            qp.comp.readIndex = qp.sqConsumer;
+            qp.comp.readPsn = w.firstPsn;
         }
-        int d = Psn.diff(psn, qp.compReadPsn);
+        int d = Psn.diff(psn, qp.comp.readPsn);
         if (d < 0) {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
         if (d > 0) {
-            if (qp.compReadPsn != qp.lastRewindPsn) {
-                roce.requester.rewind(qp, qp.compReadPsn);
+            if (qp.comp.readPsn != qp.comp.lastRewindPsn) {
+                rewind(qp, qp.comp.readPsn);
             }
             return;
         }
@@ -213,22 +252,22 @@ final class Completer {
             return;
         }
         Requester.scatter(w, off, pkt, hdr, payload);
-        qp.compReadPsn = Psn.add(psn, 1);
-        if (Psn.diff(psn, qp.lastAckedPsn) > 0) {
-            qp.lastAckedPsn = psn;
+        qp.comp.readPsn = Psn.add(psn, 1);
+        if (Psn.diff(psn, qp.comp.lastAckedPsn) > 0) {
+            qp.comp.lastAckedPsn = psn;
         }
         progress(qp);
         if (last) {
-            qp.compReadIndex = -1;
+            qp.comp.readIndex = -1;
             retire(qp, w, WcStatus.SUCCESS);
             completeLocalErrors(qp);
         }
         rearm(qp);
     }
 
-    private void onAtomicAck(Qp qp, int psn, long original) {
+    private void onAtomicAck(RoceQp qp, int psn, long original) {
         completeBefore(qp, psn);
-        if (qp.sqConsumer == qp.reqIndex) {
+        if (qp.sqConsumer == qp.req.index) {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
@@ -239,8 +278,8 @@ final class Completer {
         }
         Mr mr = w.sgeMr[0];
         mr.segment.set(NATIVE_LONG, w.sgeAddr[0] - mr.address, original);
-        if (Psn.diff(psn, qp.lastAckedPsn) > 0) {
-            qp.lastAckedPsn = psn;
+        if (Psn.diff(psn, qp.comp.lastAckedPsn) > 0) {
+            qp.comp.lastAckedPsn = psn;
         }
         progress(qp);
         retire(qp, w, WcStatus.SUCCESS);
@@ -249,15 +288,15 @@ final class Completer {
     }
 
     /** Retries a READ/atomic WQE from the first response PSN not yet received. */
-    private void retry(Qp qp, Wqe w) {
-        int from = qp.compReadIndex == qp.sqConsumer ? qp.compReadPsn : w.firstPsn;
-        if (from != qp.lastRewindPsn) {
-            roce.requester.rewind(qp, from);
+    private void retry(RoceQp qp, Wqe w) {
+        int from = qp.comp.readIndex == qp.sqConsumer ? qp.comp.readPsn : w.firstPsn;
+        if (from != qp.comp.lastRewindPsn) {
+            rewind(qp, from);
         }
     }
 
     /** Completes, in order, WQEs the requester found locally bad (LOC_PROT_ERR...), once all before them are done. */
-    void completeLocalErrors(Qp qp) {
+    void completeLocalErrors(RoceQp qp) {
         if (qp.state == QpState.ERROR || qp.sqConsumer == qp.sqProducerAcquire()) {
             return;
         }
@@ -268,56 +307,56 @@ final class Completer {
     }
 
     /** Timer duty (rxe's retransmit timer and RNR wait), once per cycle per active QP. */
-    void checkTimers(Qp qp) {
-        if (qp.retransmitDeadline == 0 || engine.now - qp.retransmitDeadline < 0 || qp.rnrWaiting) {
+    void checkTimers(RoceQp qp) {
+        if (qp.comp.retransmitDeadline == 0 || engine.now - qp.comp.retransmitDeadline < 0 || qp.comp.rnrWaiting) {
             return;
         }
-        if (qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
-            qp.retransmitDeadline = 0;
+        if (qp.sqConsumer == qp.req.index && !partlySent(qp)) {
+            qp.comp.retransmitDeadline = 0;
             return;
         }
         engine.counters.increment(Counter.COMPLETER_RETRY_ERR);
-        if (qp.retryLeft == 0) {
+        if (qp.comp.retryLeft == 0) {
             engine.counters.increment(Counter.RETRY_EXCEEDED_ERR);
             fail(qp, head(qp), WcStatus.RETRY_EXC_ERR);
             return;
         }
-        qp.retryLeft--;
+        qp.comp.retryLeft--;
         Wqe w = head(qp);
         int from;
         if (w.isReadOrAtomic()) {
-            from = qp.compReadIndex == qp.sqConsumer ? qp.compReadPsn : w.firstPsn;
+            from = qp.comp.readIndex == qp.sqConsumer ? qp.comp.readPsn : w.firstPsn;
         } else {
-            int next = Psn.add(qp.lastAckedPsn, 1);
+            int next = Psn.add(qp.comp.lastAckedPsn, 1);
             from = Psn.diff(next, w.firstPsn) > 0 ? next : w.firstPsn;
         }
-        roce.requester.rewind(qp, from);
-        qp.retransmitDeadline = engine.now + RoceTransport.timeoutNanos(qp.timeout);
+        rewind(qp, from);
+        qp.comp.retransmitDeadline = engine.now + RoceTransport.timeoutNanos(qp.timeout);
     }
 
-    private Wqe head(Qp qp) {
+    private Wqe head(RoceQp qp) {
         return qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
     }
 
-    private void progress(Qp qp) {
-        qp.retryLeft = qp.retryCnt;
-        qp.rnrRetryLeft = qp.rnrRetry;
-        qp.lastRewindPsn = -1;
+    private void progress(RoceQp qp) {
+        qp.comp.retryLeft = qp.retryCnt;
+        qp.comp.rnrRetryLeft = qp.rnrRetry;
+        qp.comp.lastRewindPsn = -1;
     }
 
-    private void rearm(Qp qp) {
-        if (qp.sqConsumer == qp.reqIndex && !partlySent(qp)) {
-            qp.retransmitDeadline = 0;
+    private void rearm(RoceQp qp) {
+        if (qp.sqConsumer == qp.req.index && !partlySent(qp)) {
+            qp.comp.retransmitDeadline = 0;
         } else {
             long t = RoceTransport.timeoutNanos(qp.timeout);
-            qp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
+            qp.comp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
         }
     }
 
     /** Retires the head WQE: a completion if signaled or failed; frees the slot for the poster. */
-    private void retire(Qp qp, Wqe w, WcStatus status) {
+    private void retire(RoceQp qp, Wqe w, WcStatus status) {
         if (w.isReadOrAtomic() && w.started) {
-            qp.rdAtomicInFlight--;
+            roce.requester.readAtomicDone(qp);
         }
         boolean complete = w.signaled || status != WcStatus.SUCCESS;
         long wrId = w.wrId;
@@ -332,14 +371,11 @@ final class Completer {
         if (complete) {
             qp.sendCq.push(wrId, status, WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
         }
-        if (qp.reqIndex < qp.sqConsumer) {
-            qp.reqIndex = qp.sqConsumer;
-            qp.reqOffset = 0;
-        }
+        roce.requester.retired(qp);
     }
 
     /** Completes the head WQE with an error and moves the QP to ERROR; the rest is flushed. */
-    private void fail(Qp qp, Wqe w, WcStatus status) {
+    private void fail(RoceQp qp, Wqe w, WcStatus status) {
         retire(qp, w, status);
         engine.enterError(qp);
     }

@@ -326,7 +326,7 @@ public final class Context implements DeviceContext {
         Qp[] made = new Qp[1];
         control(() -> {
             int qpn = newQpn();
-            Qp qp = new Qp(this, pd, qpn, attr, scq, rcq);
+            Qp qp = engine.transport.newQp(pd, qpn, attr, scq, rcq);
             engine.add(qp);
             made[0] = qp;
         });

@@ -104,8 +104,8 @@ final class IwarpConnectionManager implements ConnectionManager {
         }
     }
 
-    private Qp qpOf(QueuePair qp) {
-        if (!(qp instanceof Qp q) || q.context != context) {
+    private IwarpQp qpOf(QueuePair qp) {
+        if (!(qp instanceof IwarpQp q) || q.context != context) {
             throw new RdmaException(Errno.EINVAL, "the QP does not belong to this device context");
         }
         QpState s = q.state();
@@ -259,7 +259,7 @@ final class IwarpConnectionManager implements ConnectionManager {
     }
 
     /** Engine thread (control): the QP takes the stream and is in RTS. */
-    private void establish(Qp q, SocketChannel ch, boolean crc, boolean ext, int ird, int ord, int peerQpn, Mtu mtu,
+    private void establish(IwarpQp q, SocketChannel ch, boolean crc, boolean ext, int ird, int ord, int peerQpn, Mtu mtu,
                            ConnParam param) throws IOException {
         ch.configureBlocking(false);
         ch.socket().setTcpNoDelay(true);
@@ -330,7 +330,7 @@ final class IwarpConnectionManager implements ConnectionManager {
     }
 
     private Connection connect0(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
-        Qp q = qpOf(qp);
+        IwarpQp q = qpOf(qp);
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean ext = !"false".equals(System.getProperty(EXTENSIONS_PROPERTY));
         boolean wantCrc = !"false".equals(System.getProperty(CRC_PROPERTY));
@@ -498,7 +498,7 @@ final class IwarpConnectionManager implements ConnectionManager {
         }
 
         private Connection accept0(QueuePair qp, ConnParam param) {
-            Qp q = qpOf(qp);
+            IwarpQp q = qpOf(qp);
             if (answered) {
                 throw new RdmaException(Errno.EINVAL, "this connection request was already answered");
             }
@@ -547,13 +547,13 @@ final class IwarpConnectionManager implements ConnectionManager {
 
     /** An established connection: closing it moves the QP to ERROR, which closes the TCP stream (rdma_disconnect). */
     private final class Conn implements Connection {
-        private final Qp q;
+        private final IwarpQp q;
         private final SocketChannel ch;
         private final ConnParam peer;
         private final int peerQpn;
         private boolean closed;
 
-        Conn(Qp q, SocketChannel ch, ConnParam peer, int peerQpn) {
+        Conn(IwarpQp q, SocketChannel ch, ConnParam peer, int peerQpn) {
             this.q = q;
             this.ch = ch;
             this.peer = peer;

@@ -99,7 +99,7 @@ final class IwarpEngine implements Transport {
     /** writev and readv calls made on streams' descriptors (tests look) */
     long vectorWrites;
     long vectorReads;
-    private Qp[] streams = new Qp[16];
+    private IwarpQp[] streams = new IwarpQp[16];
     private int streamCount;
 
     private final IwarpConnectionManager cm;
@@ -136,13 +136,13 @@ final class IwarpEngine implements Transport {
     // ------------------------------------------------------------------ Transport: QP life and device facts
 
     @Override
-    public void created(Qp qp) {
-        qp.refusedOps = EXTENSION_OPS; // iWARP (RFC 5040) has neither; only jrdma peers agree on RFC 7306-style ones
+    public Qp newQp(Pd pd, int qpn, io.jrdma.verbs.QpInitAttr init, Cq sendCq, Cq recvCq) {
+        return new IwarpQp(engine.context, pd, qpn, init, sendCq, recvCq);
     }
 
     @Override
     public void checkModify(Qp qp, QpState from, QpState to) {
-        if (to == QpState.RTS && from == QpState.RTR && qp.iw == null) {
+        if (to == QpState.RTS && from == QpState.RTR && ((IwarpQp) qp).iw == null) {
             throw new io.jrdma.verbs.RdmaException(io.jrdma.verbs.RdmaException.Errno.EINVAL, "an iWARP QP reaches "
                     + "RTS through the connection manager, which gives it its TCP stream (as siw: modify to RTS "
                     + "without a connection is refused)");
@@ -150,16 +150,18 @@ final class IwarpEngine implements Transport {
     }
 
     @Override
-    public void flushed(Qp qp) {
+    public void flushed(Qp q) {
+        IwarpQp qp = (IwarpQp) q;
         qp.reqIndex = qp.sqConsumer;
         qp.reqOffset = 0;
         qp.rdAtomicInFlight = 0;
-        qp.respRecv = null;
     }
 
     @Override
-    public void reset(Qp qp) {
+    public void reset(Qp q) {
+        IwarpQp qp = (IwarpQp) q;
         release(qp);
+        flushed(qp);
     }
 
     @Override
@@ -185,7 +187,7 @@ final class IwarpEngine implements Transport {
     // ------------------------------------------------------------------ attach / release (control path)
 
     /** Engine thread: gives a QP its connected stream; the QP is then in RTS. */
-    void attach(Qp qp, IwarpStream s) {
+    void attach(IwarpQp qp, IwarpStream s) {
         s.sqTxEnd = new long[qp.sq.length];
         qp.iw = s;
         if (streamCount == streams.length) {
@@ -196,7 +198,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** Engine thread: the QP is destroyed or reset: its stream is closed (siw: the connection goes with it). */
-    void release(Qp qp) {
+    void release(IwarpQp qp) {
         IwarpStream s = qp.iw;
         if (s == null) {
             return;
@@ -239,7 +241,8 @@ final class IwarpEngine implements Transport {
 
     /** @return true while the QP has something to do: unsent or unretired WQEs, responses, bytes to write */
     @Override
-    public boolean hasWork(Qp qp) {
+    public boolean hasWork(Qp q) {
+        IwarpQp qp = (IwarpQp) q;
         IwarpStream s = qp.iw;
         if (qp.state == QpState.ERROR) {
             return Engine.flushPending(qp) || (s != null && !s.closed);
@@ -255,7 +258,8 @@ final class IwarpEngine implements Transport {
      * closes the connection of a QP that leaves RTS with an error.
      */
     @Override
-    public int serviceError(Qp qp) {
+    public int serviceError(Qp q) {
+        IwarpQp qp = (IwarpQp) q;
         IwarpStream s = qp.iw;
         if (s == null || s.closed) {
             return 0;
@@ -274,7 +278,7 @@ final class IwarpEngine implements Transport {
     public int receive() {
         int work = 0;
         for (int i = 0; i < streamCount; i++) {
-            Qp qp = streams[i];
+            IwarpQp qp = streams[i];
             IwarpStream s = qp.iw;
             if (s != null && !s.rxStopped) {
                 try {
@@ -292,7 +296,7 @@ final class IwarpEngine implements Transport {
 
     // ------------------------------------------------------------------ receiver (siw_qp_rx.c)
 
-    private int read(Qp qp, IwarpStream s) {
+    private int read(IwarpQp qp, IwarpStream s) {
         if (s.dp) {
             return readDirect(qp, s);
         }
@@ -320,7 +324,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** Processes the complete FPDUs in the stream's buffer; starts direct placement of a large partial one. */
-    private int process(Qp qp, IwarpStream s) {
+    private int process(IwarpQp qp, IwarpStream s) {
         int fpdus = 0;
         while (!s.rxStopped && fpdus < RX_FPDU_BUDGET) {
             int avail = s.rxEnd - s.rxStart;
@@ -366,7 +370,7 @@ final class IwarpEngine implements Transport {
      *
      * @return true if direct placement started (the buffer is then empty)
      */
-    private boolean startDirect(Qp qp, IwarpStream s) {
+    private boolean startDirect(IwarpQp qp, IwarpStream s) {
         MemorySegment seg = s.rxSeg;
         int off = s.rxStart;
         int avail = s.rxEnd - off;
@@ -464,7 +468,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** The checks {@link Sgl#scatter} makes, without copying: bytes {@code [off, off + len)} of the receive's list may be written. */
-    private boolean recvWritable(Qp qp, RecvWqe r, long off, long len) {
+    private boolean recvWritable(IwarpQp qp, RecvWqe r, long off, long len) {
         long skip = off;
         long left = len;
         for (int i = 0; i < r.numSge && left > 0; i++) {
@@ -492,7 +496,7 @@ final class IwarpEngine implements Transport {
      * the last and the stream has a descriptor ({@code readv}; else the next {@code read} brings them);
      * then the CRC and the completion, as {@link #onFpdu} would have done.
      */
-    private int readDirect(Qp qp, IwarpStream s) {
+    private int readDirect(IwarpQp qp, IwarpStream s) {
         int left = s.dpLength - s.dpPlaced;
         int n;
         int got = 0;
@@ -599,7 +603,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** The payload of a directly placed FPDU is in and its trailer at the head of the buffer: CRC, then completion. */
-    private void finishDirect(Qp qp, IwarpStream s) {
+    private void finishDirect(IwarpQp qp, IwarpStream s) {
         s.dp = false;
         int pad = s.dpTrailer - Fpdu.CRC_LENGTH;
         if (s.crc) {
@@ -633,7 +637,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** The peer closed or reset the connection: a partial FPDU left behind is a truncated one. */
-    private void streamEnded(Qp qp, IwarpStream s) {
+    private void streamEnded(IwarpQp qp, IwarpStream s) {
         if ((s.rxEnd != s.rxStart || s.dp) && !s.rxStopped) {
             IwarpError e = IwarpError.FPDU_TRUNCATED;
             counters.increment(Counter.RCVD_MALFORMED);
@@ -646,7 +650,7 @@ final class IwarpEngine implements Transport {
         }
     }
 
-    private void onFpdu(Qp qp, IwarpStream s, int off, int total) {
+    private void onFpdu(IwarpQp qp, IwarpStream s, int off, int total) {
         MemorySegment seg = s.rxSeg;
         int ulen = Fpdu.ulpduLength(seg, off);
         if (s.crc) {
@@ -697,7 +701,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** RFC 5041 §7: a tagged buffer check failed; the code for it (siw's siw_tagged_error), or -1 if it passed. */
-    private static int taggedError(Mr mr, Qp qp, int needed, long va, long len) {
+    private static int taggedError(Mr mr, IwarpQp qp, int needed, long va, long len) {
         if (mr == null) {
             return Terminate.DDP_TAGGED_INVALID_STAG;
         }
@@ -713,7 +717,7 @@ final class IwarpEngine implements Transport {
         return -1;
     }
 
-    private void onWrite(Qp qp, IwarpStream s, int off, int ddp, int payload, int len, boolean last) {
+    private void onWrite(IwarpQp qp, IwarpStream s, int off, int ddp, int payload, int len, boolean last) {
         if (len > 0) {
             int stag = Ddp.stag(s.rxSeg, ddp);
             long to = Ddp.taggedOffset(s.rxSeg, ddp);
@@ -736,7 +740,7 @@ final class IwarpEngine implements Transport {
         }
     }
 
-    private void onReadRequest(Qp qp, IwarpStream s, int off, int ddp, boolean last, int len) {
+    private void onReadRequest(IwarpQp qp, IwarpStream s, int off, int ddp, boolean last, int len) {
         MemorySegment seg = s.rxSeg;
         if (Ddp.msn(seg, ddp) != s.rxMsnRead) {
             terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
@@ -782,7 +786,7 @@ final class IwarpEngine implements Transport {
         engine.schedule(qp);
     }
 
-    private void onAtomicRequest(Qp qp, IwarpStream s, int off, int ddp, int len) {
+    private void onAtomicRequest(IwarpQp qp, IwarpStream s, int off, int ddp, int len) {
         MemorySegment seg = s.rxSeg;
         if (Ddp.msn(seg, ddp) != s.rxMsnRead || len != 0) {
             terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
@@ -828,7 +832,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** @return the requester's oldest READ/atomic WQE waiting for its response, or null (the ORQ head) */
-    private static Wqe orqHead(Qp qp, IwarpStream s) {
+    private static Wqe orqHead(IwarpQp qp, IwarpStream s) {
         long i = Math.max(s.orqIndex, qp.sqConsumer);
         for (; i < qp.reqIndex; i++) {
             Wqe w = qp.sq[(int) (i & qp.sqMask)];
@@ -843,7 +847,7 @@ final class IwarpEngine implements Transport {
         return null;
     }
 
-    private void onReadResponse(Qp qp, IwarpStream s, int off, int ddp, int payload, int len, boolean last) {
+    private void onReadResponse(IwarpQp qp, IwarpStream s, int off, int ddp, int payload, int len, boolean last) {
         Wqe w = orqHead(qp, s);
         if (w == null || w.opcode != WrOpcode.RDMA_READ) {
             terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_OPERATION,
@@ -867,14 +871,14 @@ final class IwarpEngine implements Transport {
         readResponsePlaced(qp, s, w, len, last);
     }
 
-    private void readResponsePlaced(Qp qp, IwarpStream s, Wqe w, int len, boolean last) {
+    private void readResponsePlaced(IwarpQp qp, IwarpStream s, Wqe w, int len, boolean last) {
         s.readRespOffset += len;
         if (last) {
             respond(qp, s, w);
         }
     }
 
-    private void onAtomicResponse(Qp qp, IwarpStream s, int off, int ddp) {
+    private void onAtomicResponse(IwarpQp qp, IwarpStream s, int off, int ddp) {
         Wqe w = orqHead(qp, s);
         int a = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
         if (w == null || !w.opcode.isAtomic() || Ddp.msn(s.rxSeg, ddp) != s.rxMsnAtomicResp
@@ -889,7 +893,7 @@ final class IwarpEngine implements Transport {
         respond(qp, s, w);
     }
 
-    private void respond(Qp qp, IwarpStream s, Wqe w) {
+    private void respond(IwarpQp qp, IwarpStream s, Wqe w) {
         w.responded = true;
         qp.rdAtomicInFlight--;
         s.orqIndex = -1;
@@ -906,7 +910,7 @@ final class IwarpEngine implements Transport {
         return w.numSge > 0 ? w.sgeAddr[0] : 0;
     }
 
-    private void onSend(Qp qp, IwarpStream s, int off, int ddp, int opcode, int payload, int len, boolean last) {
+    private void onSend(IwarpQp qp, IwarpStream s, int off, int ddp, int opcode, int payload, int len, boolean last) {
         MemorySegment seg = s.rxSeg;
         if (Ddp.msn(seg, ddp) != s.rxMsnSend) {
             terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
@@ -947,7 +951,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** A SEND segment is placed: counts it and, when it was the last, completes the receive. */
-    private void sendPlaced(Qp qp, IwarpStream s, int off, int ddp, int opcode, long immValue, boolean afterWrite,
+    private void sendPlaced(IwarpQp qp, IwarpStream s, int off, int ddp, int opcode, long immValue, boolean afterWrite,
             int len, boolean last) {
         s.recvPlaced += len;
         if (!last) {
@@ -981,7 +985,7 @@ final class IwarpEngine implements Transport {
         }
     }
 
-    private void completeRecv(Qp qp, IwarpStream s, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+    private void completeRecv(IwarpQp qp, IwarpStream s, WcStatus st, WcOpcode op, int len, int imm, int flags) {
         long wrId = s.recv.wrId;
         s.recv = null;
         s.recvPlaced = 0;
@@ -992,7 +996,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** A TERMINATE from the peer: the oldest request still open fails with the matching status, the QP enters ERROR. */
-    private void onTerminate(Qp qp, IwarpStream s, int ddp) {
+    private void onTerminate(IwarpQp qp, IwarpStream s, int ddp) {
         counters.increment(Counter.RCVD_TERMINATES);
         int t = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
         int layer = Terminate.layer(s.rxSeg, t);
@@ -1020,7 +1024,7 @@ final class IwarpEngine implements Transport {
      * the READ Request header when {@code withRdmapHeader}; -1 = none) and moves the QP to ERROR: the
      * receiver stops, the TERMINATE is written, then the stream is closed.
      */
-    void terminate(Qp qp, IwarpStream s, int layer, int etype, int code, int failedFpdu, boolean withRdmapHeader) {
+    void terminate(IwarpQp qp, IwarpStream s, int layer, int etype, int code, int failedFpdu, boolean withRdmapHeader) {
         s.rxStopped = true;
         if (s.terminateQueued || s.closed) {
             return;
@@ -1063,7 +1067,8 @@ final class IwarpEngine implements Transport {
 
     /** Sends READ/atomic responses, then send-queue WQEs, as FPDUs; completes what TCP has taken. */
     @Override
-    public int transmit(Qp qp, int budget) {
+    public int transmit(Qp q, int budget) {
+        IwarpQp qp = (IwarpQp) q;
         IwarpStream s = qp.iw;
         QpState st = qp.state;
         if (s == null || s.closed || (st != QpState.RTS && st != QpState.SQD)) {
@@ -1078,7 +1083,7 @@ final class IwarpEngine implements Transport {
         }
     }
 
-    private int transmit(Qp qp, IwarpStream s, QpState st, int budget) {
+    private int transmit(IwarpQp qp, IwarpStream s, QpState st, int budget) {
         int n = 0;
         boolean writable = flushTx(qp, s);
         while (writable && n < budget) {
@@ -1105,7 +1110,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** Writes queued FPDUs to the socket. @return true when all of them went (the socket takes more) */
-    private boolean flushTx(Qp qp, IwarpStream s) {
+    private boolean flushTx(IwarpQp qp, IwarpStream s) {
         if (!s.txPending()) {
             return true;
         }
@@ -1145,7 +1150,7 @@ final class IwarpEngine implements Transport {
      * {@link NativeTcp#KEEP} regions), until all is written or the socket is full. A short count
      * leaves the entries' positions exactly where the socket stopped.
      */
-    private boolean writev(Qp qp, IwarpStream s) throws IOException {
+    private boolean writev(IwarpQp qp, IwarpStream s) throws IOException {
         NativeTcp.Vec v = s.txVec;
         long txBase = s.txSeg.address();
         while (true) {
@@ -1192,7 +1197,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** The peer is gone (a write failed): nothing more will leave. */
-    private boolean writeFailed(Qp qp, IwarpStream s) {
+    private boolean writeFailed(IwarpQp qp, IwarpStream s) {
         s.dropTx();
         s.rxStopped = true;
         closeStream(s);
@@ -1224,7 +1229,7 @@ final class IwarpEngine implements Transport {
      * dropped ones) with WR_FLUSH_ERR, and the QP enters ERROR, which flushes the rest. A READ
      * Response from such a region (the peer's READ) just ends the stream.
      */
-    private void regionGone(Qp qp, IwarpStream s, Mr mr) {
+    private void regionGone(IwarpQp qp, IwarpStream s, Mr mr) {
         counters.increment(Counter.ENGINE_ERRORS);
         s.dropTx();
         s.rxStopped = true;
@@ -1380,7 +1385,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** One FPDU of the send queue's current WQE. @return false when there is nothing (more) to send now */
-    private boolean request(Qp qp, IwarpStream s, boolean draining) {
+    private boolean request(IwarpQp qp, IwarpStream s, boolean draining) {
         if (s.sqHalted) {
             return false;
         }
@@ -1503,7 +1508,7 @@ final class IwarpEngine implements Transport {
     }
 
     /** @return true once the socket has taken every FPDU of the queued WQE at send-queue index {@code i} */
-    private static boolean sent(Qp qp, IwarpStream s, long i) {
+    private static boolean sent(IwarpQp qp, IwarpStream s, long i) {
         return s.txTaken - s.sqTxEnd[(int) (i & qp.sqMask)] >= 0;
     }
 
@@ -1511,7 +1516,7 @@ final class IwarpEngine implements Transport {
      * Retires send-queue WQEs in posting order: a SEND/WRITE once all its FPDUs have left for TCP,
      * a READ/atomic once its response is in, a failed one with its error (the QP then enters ERROR).
      */
-    private void retire(Qp qp, IwarpStream s) {
+    private void retire(IwarpQp qp, IwarpStream s) {
         if (s.closed) {
             return; // queued bytes were dropped (the peer or a region is gone): the flush completes what is left
         }

@@ -23,12 +23,16 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * An RC queue pair. The posting side (application threads) writes send/receive queue slots
- * and publishes them with release stores of {@code sqProducer}/{@code rqProducer}; everything
- * else belongs to the engine thread: the requester, completer and responder state below, and
- * every state change (modify runs on the engine thread through {@link Context#control}).
+ * A queue pair as the core sees it, whatever its transport: its send and receive queues, its
+ * attributes and its state. The posting side (application threads) writes send/receive queue
+ * slots and publishes them with release stores of {@code sqProducer}/{@code rqProducer};
+ * everything else belongs to the engine thread, and every state change runs there (modify
+ * through {@link Context#control}), checked against the QP type's {@link QpStateTable}.
+ *
+ * <p>A transport makes its QPs ({@link Transport#newQp}) as a subclass that adds the state of
+ * its own roles: {@link RoceQp} (requester, completer, responder), {@link IwarpQp} (the stream).
  */
-final class Qp implements QueuePair {
+public abstract class Qp implements QueuePair {
     private static final VarHandle SQ_PRODUCER;
     private static final VarHandle SQ_CONSUMER;
     private static final VarHandle RQ_PRODUCER;
@@ -47,12 +51,6 @@ final class Qp implements QueuePair {
             throw new ExceptionInInitializerError(e);
         }
     }
-
-    /** rxe's RXE_MAX_UNACKED_PSNS: the requester's window. */
-    static final int MAX_UNACKED_PSNS = 128;
-    /** rxe's RXE_MAX_PKT_PER_ACK: AckReq at least this often. */
-    static final int MAX_PKT_PER_ACK = 64;
-    static final int ATOMIC_HISTORY = 16;
 
     final Context context;
     final Pd pd;
@@ -93,6 +91,9 @@ final class Qp implements QueuePair {
     int minRnrTimer = 12;
     int maxRdAtomic = 1;
     int maxDestRdAtomic = 1;
+    /** the first PSN of the send queue and the first expected on receive, as given to modify (SQ_PSN, RQ_PSN) */
+    int sqPsn;
+    int rqPsn;
     AddressVector av;
     /** Where the QP's packets leave from (the link's path to {@link #remote}; its port may not be the GID's). */
     Endpoint local;
@@ -100,70 +101,6 @@ final class Qp implements QueuePair {
     Endpoint gidEndpoint;
     Endpoint remote;
 
-    // ---- requester (rxe_req.c) ----
-    long reqIndex;
-    long reqOffset;
-    int reqPsn;
-    int pktsSinceAckReq;
-    /**
-     * The peer's responder ACKs packets that did not ask for one by itself, within its coalescing
-     * delay (a jrdma peer; the connection manager negotiates it). The requester then sets AckReq
-     * only where something waits for the ACK: a signaled WQE, a send queue half full, every
-     * {@link #MAX_PKT_PER_ACK} packets, half a window. Off, AckReq goes on every message, as rxe does.
-     */
-    boolean peerAcksUnrequested;
-    int rdAtomicInFlight;
-    long rnrDeadline;
-    boolean rnrWaiting;
-
-    // ---- completer (rxe_comp.c) ----
-    int lastAckedPsn;
-    /** next READ response PSN the head READ WQE expects */
-    int compReadPsn;
-    long compReadIndex = -1;
-    int retryLeft;
-    int rnrRetryLeft;
-    long retransmitDeadline;
-    int lastRewindPsn = -1;
-
-    // ---- responder (rxe_resp.c) ----
-    int ePsn;
-    int msn;
-    boolean nakSeqSent;
-    /** opcode of the last in-sequence request packet, to check FIRST/MIDDLE/LAST order; -1 = none */
-    int respLastOpcode = -1;
-    RecvWqe respRecv;
-    long respRecvOffset;
-    Mr respWriteMr;
-    long respWriteVa;
-    long respWriteRemaining;
-    long respWriteTotal;
-    boolean ackPending;
-    long ackCycle;
-    /** Responder: when the ACK owed for packets that did not request one falls due; 0 when none is owed. */
-    long ackDueAt;
-    int ackSentPsn;
-    int nakPendingSyndrome = -1;
-    int nakPendingPsn;
-    boolean errorAfterNak;
-    // responder resources: queued READ and atomic responses, in PSN order
-    int resCapacity;
-    boolean[] resAtomic;
-    int[] resPsn;
-    Mr[] resMr;
-    long[] resVa;
-    long[] resLen;
-    long[] resSent;
-    long[] resOrig;
-    int[] resMsn;
-    int resHead;
-    int resCount;
-    final int[] atomicPsn = new int[ATOMIC_HISTORY];
-    final long[] atomicOrig = new long[ATOMIC_HISTORY];
-    int atomicNext;
-
-    // ---- iWARP (engine thread; null on RoCE contexts and before the connection manager attaches a stream) ----
-    IwarpStream iw;
     /**
      * The work-request opcodes ({@code 1 << WrOpcode.ordinal()}) the transport cannot carry on this QP: a post of
      * one returns EOPNOTSUPP (iWARP: immediate data and atomics unless the peer speaks jrdma's extensions;
@@ -177,7 +114,17 @@ final class Qp implements QueuePair {
     boolean destroyed;
     private boolean closing;
 
-    Qp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+    /**
+     * Makes the queues; the transport's subclass adds its roles' state.
+     *
+     * @param context the device context
+     * @param pd      the protection domain
+     * @param qpn     the QP number, unused in the context
+     * @param init    the creation attributes (checked by the PD)
+     * @param sendCq  the send CQ
+     * @param recvCq  the receive CQ
+     */
+    protected Qp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
         this.context = context;
         this.pd = pd;
         this.qpn = qpn;
@@ -206,29 +153,6 @@ final class Qp implements QueuePair {
         for (int i = 0; i < rqSlots; i++) {
             rq[i] = new RecvWqe(init.maxRecvSge());
         }
-        sizeResources(1);
-    }
-
-    /**
-     * Responder resources: room for twice the negotiated incoming READ/atomic depth (IRD), so
-     * that re-executed duplicates fit beside new requests; a request beyond it is dropped
-     * unanswered and retried by the peer. Sized on the control path, when the queue is empty.
-     */
-    private void sizeResources(int ird) {
-        int cap = 2 * Math.max(1, ird) + 4;
-        if (cap == resCapacity || resCount > 0) {
-            return;
-        }
-        resCapacity = cap;
-        resHead = 0;
-        resAtomic = new boolean[cap];
-        resPsn = new int[cap];
-        resMr = new Mr[cap];
-        resVa = new long[cap];
-        resLen = new long[cap];
-        resSent = new long[cap];
-        resOrig = new long[cap];
-        resMsn = new int[cap];
     }
 
     @Override
@@ -440,16 +364,13 @@ final class Qp implements QueuePair {
             destQpn = a.destQpn();
         }
         if (a.has(QpAttr.RQ_PSN)) {
-            ePsn = a.rqPsn();
-            ackSentPsn = ePsn;
+            rqPsn = a.rqPsn();
         }
         if (a.has(QpAttr.SQ_PSN)) {
-            reqPsn = a.sqPsn();
-            lastAckedPsn = (reqPsn - 1) & 0xFFFFFF;
+            sqPsn = a.sqPsn();
         }
         if (a.has(QpAttr.MAX_DEST_RD_ATOMIC)) {
             maxDestRdAtomic = a.maxDestRdAtomic();
-            sizeResources(maxDestRdAtomic);
         }
         if (a.has(QpAttr.MAX_QP_RD_ATOMIC)) {
             maxRdAtomic = a.maxRdAtomic();
@@ -462,12 +383,11 @@ final class Qp implements QueuePair {
         }
         if (a.has(QpAttr.RETRY_CNT)) {
             retryCnt = a.retryCnt();
-            retryLeft = retryCnt;
         }
         if (a.has(QpAttr.RNR_RETRY)) {
             rnrRetry = a.rnrRetry();
-            rnrRetryLeft = rnrRetry;
         }
+        context.engine.transport.modified(this, a, cur, next);
         if (next == QpState.RESET && cur != QpState.RESET) {
             resetQueues();
             releaseAddress();
@@ -510,26 +430,11 @@ final class Qp implements QueuePair {
         }
     }
 
+    /** Engine thread: the queues are emptied without completions (modify to RESET, destroy); the roles start over. */
     private void resetQueues() {
-        context.engine.transport.reset(this);
         sqConsumerRelease(sqProducer);
-        reqIndex = sqProducer;
         rqConsumerRelease(rqProducerAcquire());
-        reqOffset = 0;
-        rdAtomicInFlight = 0;
-        rnrWaiting = false;
-        retransmitDeadline = 0;
-        respRecv = null;
-        respLastOpcode = -1;
-        respWriteMr = null;
-        resCount = 0;
-        ackPending = false;
-        ackDueAt = 0;
-        nakPendingSyndrome = -1;
-        nakSeqSent = false;
-        errorAfterNak = false;
-        compReadIndex = -1;
-        msn = 0;
+        context.engine.transport.reset(this);
     }
 
     @Override
@@ -537,11 +442,12 @@ final class Qp implements QueuePair {
         QpAttr a = new QpAttr();
         context.control(() -> {
             a.state(state).accessFlags(accessFlags).pkeyIndex(pkeyIndex).portNum(1).pathMtu(mtu).destQpn(destQpn)
-                    .rqPsn(ePsn).sqPsn(reqPsn).maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic)
+                    .rqPsn(rqPsn).sqPsn(sqPsn).maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic)
                     .minRnrTimer(minRnrTimer).timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry);
             if (av != null) {
                 a.av(av);
             }
+            context.engine.transport.queried(this, a);
         });
         return a;
     }

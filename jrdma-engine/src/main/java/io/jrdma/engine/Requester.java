@@ -18,8 +18,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * The requester (rxe_req.c): turns send-queue WQEs into request packets. Assigns PSNs (a READ
  * takes one per response packet), segments SEND/WRITE payloads by path MTU, sets AckReq on the
- * last packet of a message and at least every {@value Qp#MAX_PKT_PER_ACK} packets, keeps at
- * most {@value Qp#MAX_UNACKED_PSNS} PSNs unacknowledged, honours FENCE and the READ/atomic
+ * last packet of a message and at least every {@value RoceQp#MAX_PKT_PER_ACK} packets, keeps at
+ * most {@value RoceQp#MAX_UNACKED_PSNS} PSNs unacknowledged, honours FENCE and the READ/atomic
  * depth (ORD), and re-sends from any PSN after {@link #rewind} (go-back-N).
  * The payload copy from the registered region into the packet buffer is the "DMA".
  */
@@ -32,21 +32,36 @@ final class Requester {
         this.engine = roce.engine;
     }
 
-    int run(Qp qp, int budget) {
+    /** Control path (modify with SQ_PSN): the first request's PSN. */
+    void start(RoceQp qp, int sqPsn) {
+        qp.req.psn = sqPsn;
+    }
+
+    /** The completer retired the head WQE: a requester still pointing before it moves on. */
+    void retired(RoceQp qp) {
+        if (qp.req.index < qp.sqConsumer) {
+            qp.req.index = qp.sqConsumer;
+            qp.req.offset = 0;
+        }
+    }
+
+    /** The completer retired a READ/atomic the requester had started: one more may go out. */
+    void readAtomicDone(RoceQp qp) {
+        qp.req.rdAtomicInFlight--;
+    }
+
+    int run(RoceQp qp, int budget) {
         boolean draining = qp.state == QpState.SQD; // IBA 10.3.1: SQD finishes the message in progress, starts none
         if (qp.state != QpState.RTS && !draining) {
             return 0;
         }
-        if (qp.rnrWaiting) {
-            if (engine.now - qp.rnrDeadline < 0) {
-                return 0;
-            }
-            qp.rnrWaiting = false;
+        if (qp.comp.rnrWaiting && !roce.completer.rnrWaitOver(qp)) {
+            return 0;
         }
         int sent = 0;
         long producer = qp.sqProducerAcquire(); // release partner: Qp.postSend
-        while (sent < budget && qp.reqIndex != producer) {
-            Wqe w = qp.sq[(int) (qp.reqIndex & qp.sqMask)];
+        while (sent < budget && qp.req.index != producer) {
+            Wqe w = qp.sq[(int) (qp.req.index & qp.sqMask)];
             if (!w.started) {
                 if (draining) {
                     break;
@@ -58,24 +73,24 @@ final class Requester {
                     roce.completer.completeLocalErrors(qp);
                     return sent;
                 }
-                if ((w.flags & SendFlags.FENCE) != 0 && qp.rdAtomicInFlight > 0) {
+                if ((w.flags & SendFlags.FENCE) != 0 && qp.req.rdAtomicInFlight > 0) {
                     break;
                 }
-                if (w.isReadOrAtomic() && qp.rdAtomicInFlight >= Math.max(1, qp.maxRdAtomic)) {
+                if (w.isReadOrAtomic() && qp.req.rdAtomicInFlight >= Math.max(1, qp.maxRdAtomic)) {
                     break;
                 }
-                if (Psn.diff(qp.reqPsn, qp.lastAckedPsn) > Qp.MAX_UNACKED_PSNS) {
+                if (Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
                     break;
                 }
                 w.started = true;
-                w.firstPsn = qp.reqPsn;
+                w.firstPsn = qp.req.psn;
                 w.npkts = w.opcode.isAtomic() ? 1 : (int) Math.max(1, (w.length + qp.mtuBytes - 1) / qp.mtuBytes);
                 w.lastPsn = Psn.add(w.firstPsn, w.npkts - 1);
-                qp.reqOffset = 0;
+                qp.req.offset = 0;
                 if (w.isReadOrAtomic()) {
-                    qp.rdAtomicInFlight++;
+                    qp.req.rdAtomicInFlight++;
                 }
-            } else if (Psn.diff(qp.reqPsn, qp.lastAckedPsn) > Qp.MAX_UNACKED_PSNS) {
+            } else if (Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
                 break;
             }
             if (!sendPacket(qp, w)) {
@@ -86,11 +101,11 @@ final class Requester {
         return sent;
     }
 
-    private boolean sendPacket(Qp qp, Wqe w) {
+    private boolean sendPacket(RoceQp qp, Wqe w) {
         MemorySegment tx = roce.txSeg;
         int mtu = qp.mtuBytes;
-        long off = qp.reqOffset;
-        int psn = qp.reqPsn;
+        long off = qp.req.offset;
+        int psn = qp.req.psn;
         switch (w.opcode) {
             case RDMA_READ -> {
                 Bth.write(tx, 0, IbOpcode.RC_RDMA_READ_REQUEST, false, false, 0, 0xFFFF, qp.destQpn, true, psn);
@@ -98,7 +113,7 @@ final class Requester {
                 if (!roce.send(qp, Bth.LENGTH + Reth.LENGTH)) {
                     return false;
                 }
-                qp.reqPsn = Psn.add(w.lastPsn, 1);
+                qp.req.psn = Psn.add(w.lastPsn, 1);
                 nextWqe(qp);
             }
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
@@ -110,7 +125,7 @@ final class Requester {
                 if (!roce.send(qp, Bth.LENGTH + AtomicEth.LENGTH)) {
                     return false;
                 }
-                qp.reqPsn = Psn.add(psn, 1);
+                qp.req.psn = Psn.add(psn, 1);
                 nextWqe(qp);
             }
             default -> {
@@ -120,8 +135,8 @@ final class Requester {
                 boolean last = remaining <= mtu;
                 int opcode = opcode(w.opcode, first, last);
                 boolean ackReq = (last && (!qp.peerAcksUnrequested || w.signaled || sendQueueHalfFull(qp)))
-                        || qp.pktsSinceAckReq + 1 >= Qp.MAX_PKT_PER_ACK
-                        || Psn.diff(psn, qp.lastAckedPsn) >= Qp.MAX_UNACKED_PSNS;
+                        || qp.req.pktsSinceAckReq + 1 >= RoceQp.MAX_PKT_PER_ACK
+                        || Psn.diff(psn, qp.comp.lastAckedPsn) >= RoceQp.MAX_UNACKED_PSNS;
                 int hdr = IbOpcode.headerLength(opcode);
                 boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
                 int pad = (-payload) & 3;
@@ -143,30 +158,27 @@ final class Requester {
                 if (!roce.send(qp, hdr + payload + pad)) {
                     return false;
                 }
-                qp.pktsSinceAckReq = ackReq ? 0 : qp.pktsSinceAckReq + 1;
-                qp.reqPsn = Psn.add(psn, 1);
+                qp.req.pktsSinceAckReq = ackReq ? 0 : qp.req.pktsSinceAckReq + 1;
+                qp.req.psn = Psn.add(psn, 1);
                 if (last) {
                     nextWqe(qp);
                 } else {
-                    qp.reqOffset = off + payload;
+                    qp.req.offset = off + payload;
                 }
             }
         }
-        if (qp.retransmitDeadline == 0) {
-            long t = RoceTransport.timeoutNanos(qp.timeout);
-            qp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
-        }
+        roce.completer.armRetransmit(qp);
         return true;
     }
 
     /** @return true when at least half the send queue waits for ACKs: ask for one so the poster gets room */
-    private static boolean sendQueueHalfFull(Qp qp) {
-        return (qp.reqIndex - qp.sqConsumer) * 2 >= qp.sqMask + 1;
+    private static boolean sendQueueHalfFull(RoceQp qp) {
+        return (qp.req.index - qp.sqConsumer) * 2 >= qp.sqMask + 1;
     }
 
-    private static void nextWqe(Qp qp) {
-        qp.reqIndex++;
-        qp.reqOffset = 0;
+    private static void nextWqe(RoceQp qp) {
+        qp.req.index++;
+        qp.req.offset = 0;
     }
 
     private static int opcode(WrOpcode op, boolean first, boolean last) {
@@ -230,9 +242,11 @@ final class Requester {
     /**
      * Go-back-N: makes the requester re-send from {@code psn}, which lies in a WQE already
      * started and not yet completed. WQEs after it will be sent again with the same PSNs.
+     *
+     * @return false when no started WQE holds {@code psn} (nothing changed)
      */
-    void rewind(Qp qp, int psn) {
-        long end = qp.reqIndex;
+    boolean rewind(RoceQp qp, int psn) {
+        long end = qp.req.index;
         if (end < qp.sqProducerAcquire() && qp.sq[(int) (end & qp.sqMask)].started) {
             end++; // the partly sent WQE at reqIndex
         }
@@ -259,14 +273,14 @@ final class Requester {
                     inFlight++;
                 }
             }
-            qp.rdAtomicInFlight = inFlight;
-            qp.reqIndex = i;
-            qp.reqOffset = off;
-            qp.reqPsn = from;
-            qp.pktsSinceAckReq = 0;
-            qp.lastRewindPsn = psn;
+            qp.req.rdAtomicInFlight = inFlight;
+            qp.req.index = i;
+            qp.req.offset = off;
+            qp.req.psn = from;
+            qp.req.pktsSinceAckReq = 0;
             engine.schedule(qp);
-            return;
+            return true;
         }
+        return false;
     }
 }

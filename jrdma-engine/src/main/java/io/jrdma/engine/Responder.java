@@ -44,19 +44,56 @@ final class Responder {
         this.engine = roce.engine;
     }
 
-    void onRequest(Qp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
+    /** Control path (modify with RQ_PSN): the first request expected. */
+    void start(RoceQp qp, int rqPsn) {
+        qp.resp.ePsn = rqPsn;
+        qp.resp.ackSentPsn = rqPsn;
+    }
+
+    /** Control path (modify to RESET, destroy): forgets the message in progress and everything owed. */
+    void reset(RoceQp qp) {
+        ResponderState r = qp.resp;
+        r.recv = null;
+        r.lastOpcode = -1;
+        r.writeMr = null;
+        r.dropOwed();
+        r.nakSeqSent = false;
+        r.errorAfterNak = false;
+        r.msn = 0;
+    }
+
+    /**
+     * Control path, before a QP goes away: sends the ACK it still owes (deferred or coalesced).
+     *
+     * @return true when it sent something
+     */
+    boolean sendOwedAck(RoceQp qp) {
+        ResponderState r = qp.resp;
+        if ((qp.state == QpState.RTR || qp.state == QpState.RTS || qp.state == QpState.SQD)
+                && (r.ackPending || r.ackDueAt != 0)) {
+            r.ackCycle = engine.cycle - 1;
+            if (r.ackDueAt != 0) {
+                r.ackDueAt = engine.now;
+            }
+            output(qp, Engine.QP_SEND_BUDGET);
+            return true;
+        }
+        return false;
+    }
+
+    void onRequest(RoceQp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
         QpState s = qp.state;
-        if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE || qp.errorAfterNak) {
+        if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE || qp.resp.errorAfterNak) {
             engine.counters.increment(Counter.RCVD_BAD_STATE);
             return;
         }
         int psn = Bth.psn(pkt, 0);
-        int d = Psn.diff(psn, qp.ePsn);
+        int d = Psn.diff(psn, qp.resp.ePsn);
         if (d > 0) {
             engine.counters.increment(Counter.OUT_OF_SEQ_REQUEST);
-            if (!qp.nakSeqSent) {
-                qp.nakSeqSent = true;
-                queueNak(qp, Aeth.NAK_PSN_SEQ_ERR, qp.ePsn, false);
+            if (!qp.resp.nakSeqSent) {
+                qp.resp.nakSeqSent = true;
+                queueNak(qp, Aeth.NAK_PSN_SEQ_ERR, qp.resp.ePsn, false);
             }
             return;
         }
@@ -65,7 +102,7 @@ final class Responder {
             duplicate(qp, pkt, opcode, mask, psn);
             return;
         }
-        int last = qp.respLastOpcode;
+        int last = qp.resp.lastOpcode;
         boolean inSend = last == IbOpcode.RC_SEND_FIRST || last == IbOpcode.RC_SEND_MIDDLE;
         boolean inWrite = last == IbOpcode.RC_RDMA_WRITE_FIRST || last == IbOpcode.RC_RDMA_WRITE_MIDDLE;
         boolean continues = (mask & IbOpcode.FIRST) == 0 && (mask & (IbOpcode.MIDDLE | IbOpcode.LAST)) != 0
@@ -104,51 +141,51 @@ final class Responder {
             errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return;
         }
-        qp.ePsn = Psn.add(qp.ePsn, 1);
-        qp.nakSeqSent = false;
-        qp.respLastOpcode = lastOrOnly ? -1 : opcode;
+        qp.resp.ePsn = Psn.add(qp.resp.ePsn, 1);
+        qp.resp.nakSeqSent = false;
+        qp.resp.lastOpcode = lastOrOnly ? -1 : opcode;
         if (Bth.ackReq(pkt, 0)) {
-            if (qp.ackPending) {
+            if (qp.resp.ackPending) {
                 engine.counters.increment(Counter.ACK_DEFERRED);
             } else {
-                qp.ackCycle = engine.cycle;
+                qp.resp.ackCycle = engine.cycle;
             }
-            qp.ackPending = true;
+            qp.resp.ackPending = true;
             engine.schedule(qp);
-        } else if (qp.ackDueAt == 0) {
+        } else if (qp.resp.ackDueAt == 0) {
             // no ACK asked for: one still goes out within the coalescing delay, so that a requester
             // that asks only when it needs one is never left waiting for its retransmit timer
-            qp.ackDueAt = engine.now + ACK_COALESCE_NANOS;
+            qp.resp.ackDueAt = engine.now + ACK_COALESCE_NANOS;
             engine.schedule(qp);
         }
     }
 
-    private boolean recvAvailable(Qp qp) {
+    private boolean recvAvailable(RoceQp qp) {
         return qp.rqConsumer != qp.rqProducerAcquire(); // release partner: Qp.postRecv
     }
 
-    private boolean send(Qp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
+    private boolean send(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
                          boolean first, boolean last) {
         if (first) {
             if (!recvAvailable(qp)) {
                 rnrNak(qp, psn);
                 return false;
             }
-            qp.respRecv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
-            qp.respRecvOffset = 0;
+            qp.resp.recv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            qp.resp.recvOffset = 0;
         }
-        RecvWqe r = qp.respRecv;
-        if (qp.respRecvOffset + payload > r.capacity) {
+        RecvWqe r = qp.resp.recv;
+        if (qp.resp.recvOffset + payload > r.capacity) {
             completeRecv(qp, r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
             errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return false;
         }
-        if (!Sgl.scatter(engine.context.keys, qp, r, qp.respRecvOffset, pkt, hdr, payload)) {
+        if (!Sgl.scatter(engine.context.keys, qp, r, qp.resp.recvOffset, pkt, hdr, payload)) {
             completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
             errorNak(qp, Aeth.NAK_REMOTE_OP, psn);
             return false;
         }
-        qp.respRecvOffset += payload;
+        qp.resp.recvOffset += payload;
         if (last) {
             int flags = (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
             int imm = 0;
@@ -166,13 +203,13 @@ final class Responder {
                 }
                 flags |= WorkCompletion.WITH_INV;
             }
-            completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV, (int) qp.respRecvOffset, imm, flags);
-            qp.msn = Psn.add(qp.msn, 1);
+            completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV, (int) qp.resp.recvOffset, imm, flags);
+            qp.resp.msn = Psn.add(qp.resp.msn, 1);
         }
         return true;
     }
 
-    private boolean write(Qp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
+    private boolean write(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
                           boolean first, boolean last) {
         boolean withImm = (mask & IbOpcode.IMMDT) != 0;
         if (withImm && !recvAvailable(qp)) {
@@ -195,35 +232,35 @@ final class Responder {
                     return false;
                 }
             }
-            qp.respWriteMr = mr;
-            qp.respWriteVa = va;
-            qp.respWriteRemaining = len;
-            qp.respWriteTotal = len;
+            qp.resp.writeMr = mr;
+            qp.resp.writeVa = va;
+            qp.resp.writeRemaining = len;
+            qp.resp.writeTotal = len;
         }
-        if (payload > qp.respWriteRemaining || (last && payload != qp.respWriteRemaining)) {
+        if (payload > qp.resp.writeRemaining || (last && payload != qp.resp.writeRemaining)) {
             errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return false;
         }
         if (payload > 0) {
-            Mr mr = qp.respWriteMr;
-            MemorySegment.copy(pkt, hdr, mr.segment, qp.respWriteVa - mr.address, payload);
-            qp.respWriteVa += payload;
-            qp.respWriteRemaining -= payload;
+            Mr mr = qp.resp.writeMr;
+            MemorySegment.copy(pkt, hdr, mr.segment, qp.resp.writeVa - mr.address, payload);
+            qp.resp.writeVa += payload;
+            qp.resp.writeRemaining -= payload;
         }
         if (last) {
             if (withImm) {
                 RecvWqe r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
                 int imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
                 int flags = WorkCompletion.WITH_IMM | (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
-                completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) qp.respWriteTotal, imm, flags);
+                completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) qp.resp.writeTotal, imm, flags);
             }
-            qp.respWriteMr = null;
-            qp.msn = Psn.add(qp.msn, 1);
+            qp.resp.writeMr = null;
+            qp.resp.msn = Psn.add(qp.resp.msn, 1);
         }
         return true;
     }
 
-    private void read(Qp qp, MemorySegment pkt, int psn) {
+    private void read(RoceQp qp, MemorySegment pkt, int psn) {
         long va = Reth.va(pkt, Bth.LENGTH);
         int rkey = Reth.rkey(pkt, Bth.LENGTH);
         long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
@@ -239,18 +276,18 @@ final class Responder {
                 return;
             }
         }
-        if (qp.resCount == qp.resCapacity) {
+        if (qp.resp.resCount == qp.resp.resCapacity) {
             return; // no room to queue the response: dropped unacknowledged, the requester retries
         }
         int npkts = (int) Math.max(1, (len + qp.mtuBytes - 1) / qp.mtuBytes);
-        qp.msn = Psn.add(qp.msn, 1);
+        qp.resp.msn = Psn.add(qp.resp.msn, 1);
         addResource(qp, false, psn, mr, va, len, 0);
-        qp.ePsn = Psn.add(qp.ePsn, npkts);
-        qp.nakSeqSent = false;
-        qp.respLastOpcode = -1;
+        qp.resp.ePsn = Psn.add(qp.resp.ePsn, npkts);
+        qp.resp.nakSeqSent = false;
+        qp.resp.lastOpcode = -1;
     }
 
-    private void atomic(Qp qp, MemorySegment pkt, int opcode, int psn) {
+    private void atomic(RoceQp qp, MemorySegment pkt, int opcode, int psn) {
         long va = AtomicEth.va(pkt, Bth.LENGTH);
         int rkey = AtomicEth.rkey(pkt, Bth.LENGTH);
         if ((va & 7) != 0) {
@@ -266,7 +303,7 @@ final class Responder {
             errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
             return;
         }
-        if (qp.resCount == qp.resCapacity) {
+        if (qp.resp.resCount == qp.resp.resCapacity) {
             return; // no room to queue the response: dropped unacknowledged, the requester retries
         }
         long operand = AtomicEth.swapAdd(pkt, Bth.LENGTH);
@@ -277,18 +314,18 @@ final class Responder {
         } else {
             original = (long) ATOMIC_LONG.getAndAdd(mr.segment, off, operand);
         }
-        qp.atomicPsn[qp.atomicNext] = psn;
-        qp.atomicOrig[qp.atomicNext] = original;
-        qp.atomicNext = (qp.atomicNext + 1) % Qp.ATOMIC_HISTORY;
-        qp.msn = Psn.add(qp.msn, 1);
+        qp.resp.atomicPsn[qp.resp.atomicNext] = psn;
+        qp.resp.atomicOrig[qp.resp.atomicNext] = original;
+        qp.resp.atomicNext = (qp.resp.atomicNext + 1) % ResponderState.ATOMIC_HISTORY;
+        qp.resp.msn = Psn.add(qp.resp.msn, 1);
         addResource(qp, true, psn, null, 0, 8, original);
-        qp.ePsn = Psn.add(qp.ePsn, 1);
-        qp.nakSeqSent = false;
-        qp.respLastOpcode = -1;
+        qp.resp.ePsn = Psn.add(qp.resp.ePsn, 1);
+        qp.resp.nakSeqSent = false;
+        qp.resp.lastOpcode = -1;
     }
 
     /** A request PSN before ePSN: re-ACK SEND/WRITE, execute READ again, replay an atomic's original value. */
-    private void duplicate(Qp qp, MemorySegment pkt, int opcode, int mask, int psn) {
+    private void duplicate(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn) {
         if ((mask & IbOpcode.READ) != 0) {
             long va = Reth.va(pkt, Bth.LENGTH);
             long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
@@ -299,94 +336,94 @@ final class Responder {
                     return;
                 }
             }
-            for (int k = 0; k < qp.resCount; k++) {
-                int i = (qp.resHead + k) % qp.resCapacity;
-                if (!qp.resAtomic[i] && qp.resPsn[i] == psn) {
-                    qp.resMr[i] = mr;
-                    qp.resVa[i] = va;
-                    qp.resLen[i] = len;
-                    qp.resSent[i] = 0;
+            for (int k = 0; k < qp.resp.resCount; k++) {
+                int i = (qp.resp.resHead + k) % qp.resp.resCapacity;
+                if (!qp.resp.resAtomic[i] && qp.resp.resPsn[i] == psn) {
+                    qp.resp.resMr[i] = mr;
+                    qp.resp.resVa[i] = va;
+                    qp.resp.resLen[i] = len;
+                    qp.resp.resSent[i] = 0;
                     return;
                 }
             }
-            if (qp.resCount < qp.resCapacity) {
+            if (qp.resp.resCount < qp.resp.resCapacity) {
                 addResource(qp, false, psn, mr, va, len, 0);
             }
         } else if ((mask & IbOpcode.ATOMIC) != 0) {
-            for (int i = 0; i < Qp.ATOMIC_HISTORY; i++) {
-                if (qp.atomicPsn[i] == psn && qp.resCount < qp.resCapacity) {
-                    addResource(qp, true, psn, null, 0, 8, qp.atomicOrig[i]);
+            for (int i = 0; i < ResponderState.ATOMIC_HISTORY; i++) {
+                if (qp.resp.atomicPsn[i] == psn && qp.resp.resCount < qp.resp.resCapacity) {
+                    addResource(qp, true, psn, null, 0, 8, qp.resp.atomicOrig[i]);
                     return;
                 }
             }
         } else {
-            qp.ackPending = true;
+            qp.resp.ackPending = true;
             engine.schedule(qp);
         }
     }
 
-    private void addResource(Qp qp, boolean atomic, int psn, Mr mr, long va, long len, long orig) {
-        int i = (qp.resHead + qp.resCount) % qp.resCapacity;
-        qp.resAtomic[i] = atomic;
-        qp.resPsn[i] = psn;
-        qp.resMr[i] = mr;
-        qp.resVa[i] = va;
-        qp.resLen[i] = len;
-        qp.resSent[i] = 0;
-        qp.resOrig[i] = orig;
-        qp.resMsn[i] = qp.msn;
-        qp.resCount++;
+    private void addResource(RoceQp qp, boolean atomic, int psn, Mr mr, long va, long len, long orig) {
+        int i = (qp.resp.resHead + qp.resp.resCount) % qp.resp.resCapacity;
+        qp.resp.resAtomic[i] = atomic;
+        qp.resp.resPsn[i] = psn;
+        qp.resp.resMr[i] = mr;
+        qp.resp.resVa[i] = va;
+        qp.resp.resLen[i] = len;
+        qp.resp.resSent[i] = 0;
+        qp.resp.resOrig[i] = orig;
+        qp.resp.resMsn[i] = qp.resp.msn;
+        qp.resp.resCount++;
         engine.schedule(qp);
     }
 
-    private void rnrNak(Qp qp, int psn) {
+    private void rnrNak(RoceQp qp, int psn) {
         engine.counters.increment(Counter.SEND_RNR_ERR);
-        qp.nakSeqSent = true; // later packets of the window are dropped silently until the retry
+        qp.resp.nakSeqSent = true; // later packets of the window are dropped silently until the retry
         queueNak(qp, Aeth.RNR_NAK | qp.minRnrTimer, psn, false);
     }
 
-    private void errorNak(Qp qp, int syndrome, int psn) {
+    private void errorNak(RoceQp qp, int syndrome, int psn) {
         queueNak(qp, syndrome, psn, true);
     }
 
-    private void queueNak(Qp qp, int syndrome, int psn, boolean fatal) {
-        qp.nakPendingSyndrome = syndrome;
-        qp.nakPendingPsn = psn;
-        qp.ackPending = false;
-        qp.errorAfterNak |= fatal;
+    private void queueNak(RoceQp qp, int syndrome, int psn, boolean fatal) {
+        qp.resp.nakPendingSyndrome = syndrome;
+        qp.resp.nakPendingPsn = psn;
+        qp.resp.ackPending = false;
+        qp.resp.errorAfterNak |= fatal;
         engine.schedule(qp);
     }
 
-    private void completeRecv(Qp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+    private void completeRecv(RoceQp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags) {
         long wrId = r.wrId;
         // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
         qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
         qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
-        qp.respRecv = null;
+        qp.resp.recv = null;
         engine.counters.increment(Counter.RDMA_RECVS);
     }
 
     // ------------------------------------------------------------------ output, in PSN order
 
-    int output(Qp qp, int budget) {
+    int output(RoceQp qp, int budget) {
         int sent = 0;
         MemorySegment tx;
-        while (qp.resCount > 0 && sent < budget) {
+        while (qp.resp.resCount > 0 && sent < budget) {
             tx = roce.txSeg; // a batching link holds each packet until it flushes: every packet its own slot
-            int i = qp.resHead;
-            if (qp.resAtomic[i]) {
+            int i = qp.resp.resHead;
+            if (qp.resp.resAtomic[i]) {
                 Bth.write(tx, 0, IbOpcode.RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
-                        qp.resPsn[i]);
-                Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resMsn[i]);
-                AtomicAckEth.write(tx, Bth.LENGTH + Aeth.LENGTH, qp.resOrig[i]);
+                        qp.resp.resPsn[i]);
+                Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.resMsn[i]);
+                AtomicAckEth.write(tx, Bth.LENGTH + Aeth.LENGTH, qp.resp.resOrig[i]);
                 if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH + AtomicAckEth.LENGTH)) {
                     return sent;
                 }
                 popResource(qp);
             } else {
                 int mtu = qp.mtuBytes;
-                long off = qp.resSent[i];
-                long len = qp.resLen[i];
+                long off = qp.resp.resSent[i];
+                long len = qp.resp.resLen[i];
                 int index = (int) (off / mtu);
                 int payload = (int) Math.min(mtu, len - off);
                 boolean first = off == 0;
@@ -394,65 +431,65 @@ final class Responder {
                 int opcode = first ? (last ? IbOpcode.RC_RDMA_READ_RESPONSE_ONLY : IbOpcode.RC_RDMA_READ_RESPONSE_FIRST)
                         : (last ? IbOpcode.RC_RDMA_READ_RESPONSE_LAST : IbOpcode.RC_RDMA_READ_RESPONSE_MIDDLE);
                 int pad = (-payload) & 3;
-                Bth.write(tx, 0, opcode, false, false, pad, 0xFFFF, qp.destQpn, false, Psn.add(qp.resPsn[i], index));
+                Bth.write(tx, 0, opcode, false, false, pad, 0xFFFF, qp.destQpn, false, Psn.add(qp.resp.resPsn[i], index));
                 int hdr = IbOpcode.headerLength(opcode);
                 if (hdr > Bth.LENGTH) {
-                    Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resMsn[i]);
+                    Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.resMsn[i]);
                 }
                 if (payload > 0) {
-                    Mr mr = qp.resMr[i];
-                    MemorySegment.copy(mr.segment, qp.resVa[i] - mr.address + off, tx, hdr, payload);
+                    Mr mr = qp.resp.resMr[i];
+                    MemorySegment.copy(mr.segment, qp.resp.resVa[i] - mr.address + off, tx, hdr, payload);
                 }
                 roce.pad(hdr + payload, payload);
                 if (!roce.send(qp, hdr + payload + pad)) {
                     return sent;
                 }
-                qp.resSent[i] = off + payload;
+                qp.resp.resSent[i] = off + payload;
                 if (last) {
                     popResource(qp);
                 }
             }
             sent++;
         }
-        if (qp.resCount > 0) {
+        if (qp.resp.resCount > 0) {
             return sent;
         }
         tx = roce.txSeg;
-        if (qp.nakPendingSyndrome >= 0) {
-            Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false, qp.nakPendingPsn);
-            Aeth.write(tx, Bth.LENGTH, qp.nakPendingSyndrome, qp.msn);
+        if (qp.resp.nakPendingSyndrome >= 0) {
+            Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false, qp.resp.nakPendingPsn);
+            Aeth.write(tx, Bth.LENGTH, qp.resp.nakPendingSyndrome, qp.resp.msn);
             if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH)) {
                 return sent;
             }
             engine.counters.increment(Counter.SEND_NAKS);
-            qp.nakPendingSyndrome = -1;
-            if (qp.errorAfterNak) {
+            qp.resp.nakPendingSyndrome = -1;
+            if (qp.resp.errorAfterNak) {
                 engine.enterError(qp);
             }
             sent++;
-        } else if ((qp.ackPending && (engine.cycle != qp.ackCycle
-                || Psn.diff(qp.ePsn, qp.ackSentPsn) > Qp.MAX_UNACKED_PSNS / 2))
-                || (qp.ackDueAt != 0 && engine.now - qp.ackDueAt >= 0)) {
+        } else if ((qp.resp.ackPending && (engine.cycle != qp.resp.ackCycle
+                || Psn.diff(qp.resp.ePsn, qp.resp.ackSentPsn) > RoceQp.MAX_UNACKED_PSNS / 2))
+                || (qp.resp.ackDueAt != 0 && engine.now - qp.resp.ackDueAt >= 0)) {
             // one duty cycle late, so that a reply the application posts on seeing the data leaves
             // first (the ACK is off the critical path of a ping-pong); sooner when the window fills
             Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
-                    Psn.add(qp.ePsn, -1));
-            Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.msn);
+                    Psn.add(qp.resp.ePsn, -1));
+            Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.msn);
             if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH)) {
                 return sent;
             }
             engine.counters.increment(Counter.SENT_ACKS);
-            qp.ackPending = false;
-            qp.ackDueAt = 0;
-            qp.ackSentPsn = qp.ePsn;
+            qp.resp.ackPending = false;
+            qp.resp.ackDueAt = 0;
+            qp.resp.ackSentPsn = qp.resp.ePsn;
             sent++;
         }
         return sent;
     }
 
-    private static void popResource(Qp qp) {
-        qp.resMr[qp.resHead] = null;
-        qp.resHead = (qp.resHead + 1) % qp.resCapacity;
-        qp.resCount--;
+    private static void popResource(RoceQp qp) {
+        qp.resp.resMr[qp.resp.resHead] = null;
+        qp.resp.resHead = (qp.resp.resHead + 1) % qp.resp.resCapacity;
+        qp.resp.resCount--;
     }
 }

@@ -6,6 +6,8 @@ import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.PacketSink;
 import io.jrdma.engine.link.UdpLink;
 import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.wire.Bth;
 import io.jrdma.wire.IbOpcode;
@@ -97,26 +99,28 @@ final class RoceTransport implements Transport, PacketSink {
 
     @Override
     public int transmit(Qp qp, int budget) {
-        return requester.run(qp, budget);
+        return requester.run((RoceQp) qp, budget);
     }
 
     @Override
-    public int service(Qp qp, int budget) {
+    public int service(Qp q, int budget) {
+        RoceQp qp = (RoceQp) q;
         completer.checkTimers(qp);
         int work = requester.run(qp, budget);
         return work + responder.output(qp, budget);
     }
 
     @Override
-    public boolean hasWork(Qp qp) {
-        if (qp.state == QpState.ERROR) {
-            return Engine.flushPending(qp);
+    public boolean hasWork(Qp q) {
+        if (q.state == QpState.ERROR) {
+            return Engine.flushPending(q);
         }
-        if (qp.state == QpState.RESET || qp.state == QpState.INIT) {
+        if (q.state == QpState.RESET || q.state == QpState.INIT) {
             return false;
         }
-        return qp.resCount > 0 || qp.ackPending || qp.ackDueAt != 0 || qp.nakPendingSyndrome >= 0
-                || qp.sqConsumer != qp.sqProducerAcquire();
+        ResponderState resp = ((RoceQp) q).resp;
+        return resp.resCount > 0 || resp.ackPending || resp.ackDueAt != 0 || resp.nakPendingSyndrome >= 0
+                || q.sqConsumer != q.sqProducerAcquire();
     }
 
     @Override
@@ -129,21 +133,55 @@ final class RoceTransport implements Transport, PacketSink {
     // ------------------------------------------------------------------ QP life
 
     @Override
-    public void enteredError(Qp qp) {
-        qp.retransmitDeadline = 0;
-        qp.rnrWaiting = false;
-        qp.resCount = 0;
-        qp.ackPending = false;
-        qp.ackDueAt = 0;
-        qp.nakPendingSyndrome = -1;
+    public Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+        return new RoceQp(context, pd, qpn, init, sendCq, recvCq);
     }
 
     @Override
-    public void flushed(Qp qp) {
-        qp.reqIndex = qp.sqConsumer;
-        qp.reqOffset = 0;
-        qp.rdAtomicInFlight = 0;
-        qp.respRecv = null;
+    public void modified(Qp q, QpAttr a, QpState from, QpState to) {
+        RoceQp qp = (RoceQp) q;
+        if (a.has(QpAttr.RQ_PSN)) {
+            responder.start(qp, a.rqPsn());
+        }
+        if (a.has(QpAttr.SQ_PSN)) {
+            requester.start(qp, a.sqPsn());
+            completer.start(qp, a.sqPsn());
+        }
+        if (a.has(QpAttr.MAX_DEST_RD_ATOMIC)) {
+            qp.resp.sizeResources(a.maxDestRdAtomic());
+        }
+        if (a.has(QpAttr.RETRY_CNT) || a.has(QpAttr.RNR_RETRY)) {
+            completer.reloadRetries(qp, a.has(QpAttr.RETRY_CNT), a.has(QpAttr.RNR_RETRY));
+        }
+    }
+
+    @Override
+    public void queried(Qp q, QpAttr a) {
+        RoceQp qp = (RoceQp) q;
+        a.rqPsn(qp.resp.ePsn).sqPsn(qp.req.psn);
+    }
+
+    @Override
+    public void enteredError(Qp q) {
+        RoceQp qp = (RoceQp) q;
+        qp.comp.stopTimers();
+        qp.resp.dropOwed();
+    }
+
+    @Override
+    public void flushed(Qp q) {
+        RoceQp qp = (RoceQp) q;
+        qp.req.restart(qp.sqConsumer);
+        qp.resp.recv = null;
+    }
+
+    @Override
+    public void reset(Qp q) {
+        RoceQp qp = (RoceQp) q;
+        qp.req.restart(qp.sqConsumer);
+        qp.comp.stopTimers();
+        qp.comp.readIndex = -1;
+        responder.reset(qp);
     }
 
     /**
@@ -151,23 +189,15 @@ final class RoceTransport implements Transport, PacketSink {
      * so the peer's last message is acknowledged instead of retried until its retry count runs out.
      */
     @Override
-    public void destroying(Qp qp) {
-        if ((qp.state == QpState.RTR || qp.state == QpState.RTS || qp.state == QpState.SQD)
-                && (qp.ackPending || qp.ackDueAt != 0)) {
-            qp.ackCycle = engine.cycle - 1;
-            if (qp.ackDueAt != 0) {
-                qp.ackDueAt = engine.now;
-            }
-            responder.output(qp, Engine.QP_SEND_BUDGET);
-            if (linkHolds) {
-                link.flush();
-            }
+    public void destroying(Qp q) {
+        if (responder.sendOwedAck((RoceQp) q) && linkHolds) {
+            link.flush();
         }
     }
 
     @Override
     public void peerAcksUnrequested(Qp qp, boolean on) {
-        qp.peerAcksUnrequested = on;
+        ((RoceQp) qp).peerAcksUnrequested = on;
     }
 
     // ------------------------------------------------------------------ device facts
@@ -275,7 +305,7 @@ final class RoceTransport implements Transport, PacketSink {
             counters.increment(Counter.RCVD_MALFORMED);
             return;
         }
-        Qp qp = engine.qps.get(Bth.destQp(seg, 0));
+        RoceQp qp = (RoceQp) engine.qps.get(Bth.destQp(seg, 0)); // every QP of a RoCE context is one
         if (qp == null) {
             counters.increment(Counter.RCVD_UNKNOWN_QP);
             return;
@@ -303,7 +333,7 @@ final class RoceTransport implements Transport, PacketSink {
      *
      * @return false when the link is full (nothing was sent; the caller retries later)
      */
-    boolean send(Qp qp, int len) {
+    boolean send(RoceQp qp, int len) {
         Icrc.write(txSeg, len, icrc(qp.local, qp.remote, tx, len));
         // batched transmit (sendmmsg, UDP GSO) only toward a jrdma peer, the only one with which
         // peerAcksUnrequested is negotiated: both ends take the IPv4 ID as 0 in the ICRC, and the Linux peers of

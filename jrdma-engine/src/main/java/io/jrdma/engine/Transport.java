@@ -2,6 +2,7 @@ package io.jrdma.engine;
 
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.WrOpcode;
 
@@ -68,9 +69,13 @@ public interface Transport {
 
     // ------------------------------------------------------------------ QP life (engine thread, control path)
 
-    /** A QP of this context was made (engine thread): e.g. set {@link Qp#refusedOps} to what the transport cannot carry. */
-    default void created(Qp qp) {
-    }
+    /**
+     * Makes a QP of this transport (engine thread, control path): the core's queues and
+     * attributes with the transport's own per-QP state; it may set {@link Qp#refusedOps}.
+     *
+     * @return the new QP, not yet in the engine's table
+     */
+    Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq);
 
     /**
      * Checks a state change the state table allowed against what this transport needs (e.g. an
@@ -81,6 +86,10 @@ public interface Transport {
 
     /** A modify passed every check and its attributes are on the QP: the roles take what is theirs (PSNs, retry counts). */
     default void modified(Qp qp, QpAttr attr, QpState from, QpState to) {
+    }
+
+    /** A query: fills in what the roles hold (e.g. the current PSNs rather than the ones given to modify). */
+    default void queried(Qp qp, QpAttr attr) {
     }
 
     /** The QP moves to ERROR on the engine thread (IBA 10.3.1): the roles drop what they were doing. */

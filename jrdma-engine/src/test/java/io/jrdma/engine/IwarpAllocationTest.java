@@ -140,8 +140,8 @@ class IwarpAllocationTest {
                 System.clearProperty(IwarpConnectionManager.CRC_PROPERTY);
             }
             try {
-                assertEquals(crc, ((Qp) a.qp).iw.crc, "CRC on the client's stream");
-                assertEquals(crc, ((Qp) b.qp).iw.crc, "CRC on the server's stream");
+                assertEquals(crc, ((IwarpQp) a.qp).iw.crc, "CRC on the client's stream");
+                assertEquals(crc, ((IwarpQp) b.qp).iw.crc, "CRC on the server's stream");
                 for (int i = 0; i < 20_000; i++) {
                     round(a, b, i); // warm-up: let the JIT compile the paths
                 }

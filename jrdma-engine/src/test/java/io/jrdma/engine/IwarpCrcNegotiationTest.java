@@ -45,8 +45,8 @@ class IwarpCrcNegotiationTest {
     private ProtectionDomain cpd;
     private CompletionQueue scq;
     private CompletionQueue ccq;
-    private Qp sqp;
-    private Qp cqp;
+    private IwarpQp sqp;
+    private IwarpQp cqp;
     private ConnectionManager.Listener listener;
 
     @BeforeEach
@@ -60,8 +60,8 @@ class IwarpCrcNegotiationTest {
         cpd = client.allocPd();
         scq = server.createCq(16);
         ccq = client.createCq(16);
-        sqp = (Qp) spd.createQp(QpInitAttr.rc(scq));
-        cqp = (Qp) cpd.createQp(QpInitAttr.rc(ccq));
+        sqp = (IwarpQp) spd.createQp(QpInitAttr.rc(scq));
+        cqp = (IwarpQp) cpd.createQp(QpInitAttr.rc(ccq));
         listener = server.connectionManager().listen(new InetSocketAddress(lo, 0));
     }
 
@@ -157,7 +157,7 @@ class IwarpCrcNegotiationTest {
                 accepted.get(10, TimeUnit.SECONDS).close();
             }
             sqp.close();
-            sqp = (Qp) spd.createQp(QpInitAttr.rc(scq));
+            sqp = (IwarpQp) spd.createQp(QpInitAttr.rc(scq));
         }
     }
 

@@ -46,7 +46,7 @@ class IwarpPrivateDataTest {
     private Context ctx;
     private ProtectionDomain pd;
     private CompletionQueue cq;
-    private Qp qp;
+    private IwarpQp qp;
     private ServerSocketChannel raw;
 
     @BeforeEach
@@ -56,7 +56,7 @@ class IwarpPrivateDataTest {
                 .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
         pd = ctx.allocPd();
         cq = ctx.createCq(16);
-        qp = (Qp) pd.createQp(QpInitAttr.rc(cq));
+        qp = (IwarpQp) pd.createQp(QpInitAttr.rc(cq));
         raw = ServerSocketChannel.open().bind(new InetSocketAddress(lo, 0));
     }
 

@@ -95,7 +95,7 @@ class IwarpWritevTest {
         RawMpa.request(peer, true, new byte[0]);
         conn = accepted.get(10, TimeUnit.SECONDS);
         peer.configureBlocking(false);
-        IwarpStream s = ((Qp) qp).iw;
+        IwarpStream s = ((IwarpQp) qp).iw;
         assertEquals(writev, s.fd >= 0, "the stream has a descriptor exactly with writev");
         s.channel.setOption(StandardSocketOptions.SO_SNDBUF, 8 * 1024); // short writes, often
     }
@@ -269,7 +269,7 @@ class IwarpWritevTest {
         // the peer reads nothing: the socket takes the first WRITE and part of the second
         assertEquals(1, await().wrId());
         assertEquals(WcStatus.SUCCESS, wc.status());
-        assertTrue(((Qp) qp).iw.txPending(), "the second WRITE still waits for the socket");
+        assertTrue(((IwarpQp) qp).iw.txPending(), "the second WRITE still waits for the socket");
         assertEquals(0, cq.poll(wc), "and does not complete");
     }
 
@@ -285,7 +285,7 @@ class IwarpWritevTest {
         for (int i = 0; i < 100; i++) {
             ctx.progress();
         }
-        IwarpStream s = ((Qp) qp).iw;
+        IwarpStream s = ((IwarpQp) qp).iw;
         assertTrue(s.txPending(), "payloads wait for the socket");
         assertTrue(ctx.counter(Counter.SEND_ERR) > 0, "the socket is full");
         assertEquals(0, cq.poll(wc), "nothing completed yet");

@@ -112,8 +112,8 @@ class IwarpZeroCopyTest {
         } finally {
             System.clearProperty(IwarpConnectionManager.CRC_PROPERTY);
         }
-        assertEquals(crc(), ((Qp) a.qp).iw.crc, "CRC on the client's stream");
-        assertEquals(crc(), ((Qp) b.qp).iw.crc, "CRC on the server's stream");
+        assertEquals(crc(), ((IwarpQp) a.qp).iw.crc, "CRC on the client's stream");
+        assertEquals(crc(), ((IwarpQp) b.qp).iw.crc, "CRC on the server's stream");
     }
 
     /** @return true to connect with MPA CRC ({@code -Djrdma.iwarp.crc=true}), false for the default between jrdma peers */

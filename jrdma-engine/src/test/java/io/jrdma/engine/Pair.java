@@ -84,8 +84,8 @@ final class Pair implements AutoCloseable {
             }
         }
 
-        Qp qpImpl() {
-            return (Qp) qp;
+        RoceQp qpImpl() {
+            return (RoceQp) qp;
         }
     }
 

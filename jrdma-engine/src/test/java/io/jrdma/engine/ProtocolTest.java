@@ -78,7 +78,7 @@ class ProtocolTest {
             int sinceAckReq = 0;
             for (int i = 0; i < 200; i++) {
                 sinceAckReq = ackReq(writes.get(i)) ? 0 : sinceAckReq + 1;
-                assertTrue(sinceAckReq < Qp.MAX_PKT_PER_ACK, "AckReq at least every 64 packets, at " + i);
+                assertTrue(sinceAckReq < RoceQp.MAX_PKT_PER_ACK, "AckReq at least every 64 packets, at " + i);
             }
             assertTrue(ackReq(writes.getLast()), "AckReq on the last packet of the message");
             assertTrue(writes.stream().filter(ProtocolTest::ackReq).count() < 10, "and not on every packet");
@@ -121,9 +121,9 @@ class ProtocolTest {
             for (int i = 0; i < 5; i++) {
                 p.a.qp.postSend(wr.wrId(100 + i).flags(0));
             }
-            Qp q = p.a.qpImpl();
+            RoceQp q = p.a.qpImpl();
             long start = p.net.clock.now;
-            assertTrue(p.pump(() -> q.sqConsumer == q.reqIndex && q.reqIndex > 0
+            assertTrue(p.pump(() -> q.sqConsumer == q.req.index && q.req.index > 0
                     && p.net.captured.stream().anyMatch(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE), 100_000));
             assertTrue(p.net.clock.now - start < 1_000_000 + Responder.ACK_COALESCE_NANOS,
                     "acknowledged by the coalescing timer, long before the retransmit timeout");
@@ -142,13 +142,13 @@ class ProtocolTest {
             p.b.qp.postRecv(new io.jrdma.verbs.RecvWorkRequest().wrId(7).sge(0, p.b.mr, 0, 64));
             p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
                     .sge(0, p.a.mr, 0, 8));
-            Qp b = p.b.qpImpl();
-            for (int i = 0; i < 1000 && !b.ackPending; i++) { // engines only: no CQ poll runs a cycle more
+            RoceQp b = p.b.qpImpl();
+            for (int i = 0; i < 1000 && !b.resp.ackPending; i++) { // engines only: no CQ poll runs a cycle more
                 p.a.ctx.progress();
                 p.b.ctx.progress();
                 p.net.clock.now += 1_000;
             }
-            assertTrue(b.ackPending, "B took the SEND and owes its ACK");
+            assertTrue(b.resp.ackPending, "B took the SEND and owes its ACK");
             assertEquals(0, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
                     "the ACK is deferred: not sent in the cycle that received the SEND");
             p.b.qp.close();

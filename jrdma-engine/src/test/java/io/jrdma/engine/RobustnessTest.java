@@ -79,10 +79,10 @@ class RobustnessTest {
             int withZero = new Icrc().computeIpv4(a.ipv4(), b.ipv4(), 0, a.port(), b.port(), bb, 0, sent.length - 4);
             assertEquals(withZero, Icrc.read(MemorySegment.ofArray(sent), sent.length - 4));
             // a peer that computed it with a non-zero IPv4 ID: dropped and counted, QP untouched
-            int psn = p.b.qpImpl().ePsn;
+            int psn = p.b.qpImpl().resp.ePsn;
             deliver(p, packet(p, IbOpcode.RC_RDMA_WRITE_ONLY, psn, new byte[8], p.b.mr.address(), p.b.mr.rkey(), 8, 0x1234));
             assertEquals(1, p.b.ctx.counter(Counter.RCVD_ICRC_ERR));
-            assertEquals(psn, p.b.qpImpl().ePsn);
+            assertEquals(psn, p.b.qpImpl().resp.ePsn);
         }
     }
 
@@ -90,7 +90,7 @@ class RobustnessTest {
     void withAnyIpv4IdAKernelPeersPacketIsAcceptedAndAForgedOneIsNot() {
         try (Pair p = new Pair(Mtu.MTU_1024, 65536, 7, 7, 14,
                 io.jrdma.verbs.DeviceOptions.defaults().withAnyIpv4Id(true))) {
-            int psn = p.b.qpImpl().ePsn;
+            int psn = p.b.qpImpl().resp.ePsn;
             byte[] pkt = packet(p, IbOpcode.RC_RDMA_WRITE_ONLY, psn, new byte[] {1, 2, 3, 4, 5, 6, 7, 8},
                     p.b.mr.address(), p.b.mr.rkey(), 8, 0x7d12);
             byte[] forged = pkt.clone();
@@ -99,7 +99,7 @@ class RobustnessTest {
             assertEquals(1, p.b.ctx.counter(Counter.RCVD_ICRC_ERR), "no ID explains a corrupted ICRC");
             deliver(p, pkt);
             assertEquals(1, p.b.ctx.counter(Counter.ICRC_IPV4_ID_SOLVED));
-            assertEquals((psn + 1) & 0xFFFFFF, p.b.qpImpl().ePsn, "the WRITE was accepted");
+            assertEquals((psn + 1) & 0xFFFFFF, p.b.qpImpl().resp.ePsn, "the WRITE was accepted");
             assertEquals(0x0807060504030201L, p.b.buf.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED
                     .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0));
         }
@@ -108,7 +108,7 @@ class RobustnessTest {
     @Test
     void malformedPacketsAreDroppedAndCounted() {
         try (Pair p = new Pair(Mtu.MTU_1024, 65536)) {
-            int psn = p.b.qpImpl().ePsn;
+            int psn = p.b.qpImpl().resp.ePsn;
             long regionEnd = p.b.mr.address() + p.b.mr.length();
             deliver(p, new byte[3]);                                   // shorter than a BTH
             deliver(p, packet(p, 0x1F, psn, new byte[0], 0, 0, 0, 0)); // reserved opcode
@@ -131,7 +131,7 @@ class RobustnessTest {
     void randomGarbageNeverCrashesTheEngine() {
         try (Pair p = new Pair(Mtu.MTU_1024, 65536)) {
             SplittableRandom r = new SplittableRandom(42);
-            int psn = p.b.qpImpl().ePsn;
+            int psn = p.b.qpImpl().resp.ePsn;
             for (int i = 0; i < 20_000; i++) {
                 byte[] junk;
                 if (i % 2 == 0) {
