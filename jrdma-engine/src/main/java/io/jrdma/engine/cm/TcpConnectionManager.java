@@ -1,6 +1,6 @@
 package io.jrdma.engine.cm;
+import io.jrdma.engine.core.Context;
 
-import io.jrdma.engine.Context;
 
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
