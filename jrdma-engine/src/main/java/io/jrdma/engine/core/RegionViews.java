@@ -1,6 +1,7 @@
 package io.jrdma.engine.core;
 
 import io.jrdma.engine.link.NativeTcp;
+
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 

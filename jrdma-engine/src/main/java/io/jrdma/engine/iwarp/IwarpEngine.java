@@ -57,7 +57,7 @@ import java.util.zip.CRC32C;
  * <p>Every memory access is checked with {@link Mr#permits} before any byte is copied. Nothing
  * on the data path allocates: the buffers are per stream and made when the stream is attached.
  */
-final class IwarpEngine implements Transport {
+public final class IwarpEngine implements Transport {
     private static final ValueLayout.OfLong NATIVE_LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final VarHandle ATOMIC_LONG = ValueLayout.JAVA_LONG.varHandle();
     /** FPDUs processed per stream per duty cycle at most (fairness between QPs). */
@@ -131,8 +131,39 @@ final class IwarpEngine implements Transport {
         this.zeroCopy = zc != null ? Boolean.parseBoolean(zc) : vectored;
         this.zeroCopyRx = rx != null ? Boolean.parseBoolean(rx) : Boolean.parseBoolean(zc);
         this.cm = new IwarpConnectionManager(engine.context);
-        this.limitations = vectored ? java.util.List.of() : java.util.List.of(Fallbacks.iwarp(Fallbacks.iwarpReason()));
-        Fallbacks.sayOnce(true, limitations);
+        this.limitations = vectored ? java.util.List.of() : java.util.List.of(writevLimitation(writevReason()));
+        Fallbacks.sayOnce("soft-iWARP", limitations);
+    }
+
+    /**
+     * The soft-iWARP limitation for streams without writev/readv.
+     *
+     * @param reason why writev/readv are not available (as {@code NativeTcp} says it), or null when they
+     *               are and {@code -Djrdma.iwarp.writev=false} turned them off
+     */
+    public static String writevLimitation(String reason) {
+        return "TCP through SocketChannel instead of writev/readv: payloads are copied into the stream's"
+                + " transmit buffer instead of leaving from their regions, one system call per buffer; "
+                + (reason == null ? "turned off by -D" + NativeTcp.PROPERTY + "=false" : reason);
+    }
+
+    /** @return the limitations of the soft-iWARP devices in this process (empty: none) */
+    public static java.util.List<String> limitationsNow() {
+        return NativeTcp.enabled() ? java.util.List.of() : java.util.List.of(writevLimitation(writevReason()));
+    }
+
+    /**
+     * Why streams go without writev/readv: {@code NativeTcp}'s reason, with the add-opens flag added when
+     * that is missing too (its reason names only the first flag it misses), or null for the property.
+     */
+    public static String writevReason() {
+        String why = NativeTcp.unavailableReason();
+        Module me = IwarpEngine.class.getModule();
+        if (why != null && !why.contains("--add-opens") && !Object.class.getModule().isExported("sun.nio.ch", me)) {
+            why += ", and the socket's descriptor is not reachable (java --add-opens java.base/sun.nio.ch="
+                    + (me.isNamed() ? me.getName() : "ALL-UNNAMED") + ")";
+        }
+        return why;
     }
 
     /** @return the iWARP transport of a soft-iWARP context (its connection manager and tests reach it so) */

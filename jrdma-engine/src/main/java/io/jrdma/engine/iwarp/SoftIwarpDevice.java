@@ -1,7 +1,6 @@
 package io.jrdma.engine.iwarp;
 
 import io.jrdma.engine.core.Context;
-import io.jrdma.engine.core.Fallbacks;
 import io.jrdma.engine.core.InterfaceDevice;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
@@ -52,7 +51,7 @@ public final class SoftIwarpDevice extends InterfaceDevice {
 
     @Override
     public List<String> limitations() {
-        return Fallbacks.iwarpNow();
+        return IwarpEngine.limitationsNow();
     }
 
     @Override

@@ -1,4 +1,5 @@
 package io.jrdma.engine.roce;
+
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.RecvWqe;
 

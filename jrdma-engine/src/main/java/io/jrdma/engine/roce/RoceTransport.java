@@ -37,7 +37,7 @@ import java.util.Map;
  * packets. It owns the transmit buffers and the ICRC, and runs inside the core's {@link Engine}
  * duty cycle through {@link Transport}.
  */
-final class RoceTransport implements Transport, PacketSink {
+public final class RoceTransport implements Transport, PacketSink {
     static final int RX_BATCH = 64;
     static final int TX_BUFFER = 8192;
 
@@ -88,8 +88,27 @@ final class RoceTransport implements Transport, PacketSink {
         txSeg = txSegs[0];
         this.cm = new TcpConnectionManager(context);
         this.limitations = link instanceof UdpLink u && !u.isNative()
-                ? List.of(Fallbacks.roce(UdpLink.nativeUnavailableReason())) : List.of();
-        Fallbacks.sayOnce(false, limitations);
+                ? List.of(nativeUdpLimitation(UdpLink.nativeUnavailableReason())) : List.of();
+        Fallbacks.sayOnce("soft-RoCE", limitations);
+    }
+
+    /**
+     * The soft-RoCE limitation for a link without native sockets.
+     *
+     * @param reason why native sockets are not available (as {@code NativeUdp} says it), or null when
+     *               they are and the context's opener chose {@code DatagramChannel} anyway
+     */
+    public static String nativeUdpLimitation(String reason) {
+        return "UDP through DatagramChannel instead of native sockets: IPv6 packets with a zero UDP checksum"
+                + " (Linux rxe sends all its packets so) are dropped by the kernel, so rxe peers are not heard"
+                + " over IPv6, and each datagram costs one receive call; "
+                + (reason == null ? "chosen when the context was opened" : reason);
+    }
+
+    /** @return the limitations of the soft-RoCE devices in this process (empty: none) */
+    public static List<String> limitationsNow() {
+        String why = UdpLink.nativeUnavailableReason();
+        return why == null ? List.of() : List.of(nativeUdpLimitation(why));
     }
 
     // ------------------------------------------------------------------ duty cycle

@@ -1,7 +1,6 @@
 package io.jrdma.engine.roce;
 
 import io.jrdma.engine.core.Context;
-import io.jrdma.engine.core.Fallbacks;
 import io.jrdma.engine.core.InterfaceDevice;
 import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.UdpLink;
@@ -64,7 +63,7 @@ public final class SoftRoceDevice extends InterfaceDevice {
 
     @Override
     public List<String> limitations() {
-        return Fallbacks.roceNow();
+        return RoceTransport.limitationsNow();
     }
 
     @Override

@@ -1,7 +1,9 @@
 package io.jrdma.engine.core;
 
+import io.jrdma.engine.iwarp.IwarpEngine;
 import io.jrdma.engine.iwarp.SoftIwarpDevice;
 import io.jrdma.engine.link.UdpLink;
+import io.jrdma.engine.roce.RoceTransport;
 import io.jrdma.engine.roce.SoftRoceDevice;
 import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.DeviceOptions;
@@ -25,14 +27,14 @@ class FallbacksTest {
 
     @Test
     void aMissingFlagIsAWarningThatNamesWhatIsLostAndTheFlag() {
-        String roce = Fallbacks.roce("native access is not enabled for io.jrdma.engine"
+        String roce = RoceTransport.nativeUdpLimitation("native access is not enabled for io.jrdma.engine"
                 + " (java --enable-native-access=io.jrdma.engine)");
         assertTrue(roce.contains("DatagramChannel"), roce);
         assertTrue(roce.contains("not heard over IPv6"), roce);
         assertTrue(roce.endsWith("(java --enable-native-access=io.jrdma.engine)"), roce);
         assertEquals(Level.WARNING, Fallbacks.level(roce));
 
-        String iwarp = Fallbacks.iwarp("the socket's descriptor is not reachable"
+        String iwarp = IwarpEngine.writevLimitation("the socket's descriptor is not reachable"
                 + " (java --add-opens java.base/sun.nio.ch=io.jrdma.engine)");
         assertTrue(iwarp.contains("copied"), iwarp);
         assertTrue(iwarp.endsWith("(java --add-opens java.base/sun.nio.ch=io.jrdma.engine)"), iwarp);
@@ -41,10 +43,10 @@ class FallbacksTest {
 
     @Test
     void aChosenFallbackIsDebugAndAPlatformOneInfo() {
-        assertEquals(Level.DEBUG, Fallbacks.level(Fallbacks.iwarp(null)));
-        assertTrue(Fallbacks.iwarp(null).endsWith("turned off by -Djrdma.iwarp.writev=false"));
-        assertEquals(Level.DEBUG, Fallbacks.level(Fallbacks.roce("disabled by -Djrdma.udp.noNative=true")));
-        assertEquals(Level.INFO, Fallbacks.level(Fallbacks.roce("not Linux (Mac OS X)")));
+        assertEquals(Level.DEBUG, Fallbacks.level(IwarpEngine.writevLimitation(null)));
+        assertTrue(IwarpEngine.writevLimitation(null).endsWith("turned off by -Djrdma.iwarp.writev=false"));
+        assertEquals(Level.DEBUG, Fallbacks.level(RoceTransport.nativeUdpLimitation("disabled by -Djrdma.udp.noNative=true")));
+        assertEquals(Level.INFO, Fallbacks.level(RoceTransport.nativeUdpLimitation("not Linux (Mac OS X)")));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.jrdma.engine.iwarp;
 
 import io.jrdma.verbs.*;
+
 import java.lang.foreign.*;
 import java.net.*;
 import java.time.Duration;

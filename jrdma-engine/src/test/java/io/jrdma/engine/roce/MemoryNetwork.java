@@ -1,9 +1,9 @@
 package io.jrdma.engine.roce;
+
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.PacketSink;
 import io.jrdma.engine.util.NanoClock;
-
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
