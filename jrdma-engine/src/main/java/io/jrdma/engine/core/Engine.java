@@ -6,13 +6,7 @@ import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.WcOpcode;
 import io.jrdma.verbs.WcStatus;
-import io.jrdma.wire.Bth;
-import io.jrdma.wire.IbOpcode;
-import io.jrdma.wire.Icrc;
-import io.jrdma.wire.Ipv4IdSolver;
 
-import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**

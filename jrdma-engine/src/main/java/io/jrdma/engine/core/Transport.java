@@ -4,7 +4,6 @@ import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
-import io.jrdma.verbs.WrOpcode;
 
 import java.util.List;
 import java.util.Map;

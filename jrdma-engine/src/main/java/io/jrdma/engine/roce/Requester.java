@@ -1,15 +1,12 @@
 package io.jrdma.engine.roce;
 
 import io.jrdma.engine.core.Engine;
-import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Qp;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
 import io.jrdma.engine.util.Psn;
-import io.jrdma.verbs.Access;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.SendFlags;
-import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WrOpcode;
 import io.jrdma.wire.AtomicEth;
 import io.jrdma.wire.Bth;

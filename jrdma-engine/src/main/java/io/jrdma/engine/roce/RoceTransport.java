@@ -12,16 +12,12 @@ import io.jrdma.engine.core.Qp;
 import io.jrdma.engine.core.Transport;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
-import io.jrdma.engine.link.PacketSink;
 import io.jrdma.engine.link.UdpLink;
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
-import io.jrdma.wire.Bth;
-import io.jrdma.wire.IbOpcode;
 import io.jrdma.wire.Icrc;
-import io.jrdma.wire.Ipv4IdSolver;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -30,14 +26,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The IB transport of a soft-RoCE context (RoCEv2 over UDP), shaped like Linux rxe: the packet
- * receiver ({@link #onPacket}, rxe_recv.c: length, opcode, ICRC, destination QP, source address
+ * The IB transport of a soft-RoCE context (RoCEv2 over UDP), shaped like Linux rxe: the
+ * {@link PacketReceiver} (rxe_recv.c: length, opcode, ICRC, destination QP, source address
  * checks) hands requests to the {@link Responder} (rxe_resp.c) and responses to the
  * {@link Completer} (rxe_comp.c); the {@link Requester} (rxe_req.c) turns send-queue WQEs into
  * packets. It owns the transmit buffers and the ICRC, and runs inside the core's {@link Engine}
  * duty cycle through {@link Transport}.
  */
-public final class RoceTransport implements Transport, PacketSink {
+public final class RoceTransport implements Transport {
     static final int RX_BATCH = 64;
     static final int TX_BUFFER = 8192;
 
@@ -46,8 +42,6 @@ public final class RoceTransport implements Transport, PacketSink {
     final Link link;
     final Counters counters;
     final Icrc icrc = new Icrc();
-    private final Ipv4IdSolver idSolver = new Ipv4IdSolver();
-    private final boolean anyIpv4Id;
     /**
      * The packet being built: one slot of {@link #txSlots}. A link that holds packets until
      * {@link Link#flush} (batched transmit) keeps a reference to each sent slot, so the engine
@@ -60,6 +54,8 @@ public final class RoceTransport implements Transport, PacketSink {
     private final MemorySegment[] txSegs;
     private int txSlot;
     private final boolean linkHolds;
+    /** rxe_recv.c: the link hands it every datagram */
+    final PacketReceiver receiver;
     final Requester requester;
     final Completer completer;
     final Responder responder;
@@ -71,10 +67,10 @@ public final class RoceTransport implements Transport, PacketSink {
         this.context = engine.context;
         this.link = context.link;
         this.counters = engine.counters;
-        this.anyIpv4Id = context.options.anyIpv4Id();
         this.requester = new Requester(this);
         this.completer = new Completer(this);
         this.responder = new Responder(this);
+        this.receiver = new PacketReceiver(this);
         this.linkHolds = link.heldPackets() > 0;
         int slots = linkHolds ? link.heldPackets() + 1 : 1;
         ByteBuffer area = ByteBuffer.allocateDirect(TX_BUFFER * slots);
@@ -122,7 +118,7 @@ public final class RoceTransport implements Transport, PacketSink {
 
     @Override
     public int receive() {
-        return link.poll(this, RX_BATCH);
+        return link.poll(receiver, RX_BATCH);
     }
 
     @Override
@@ -298,62 +294,6 @@ public final class RoceTransport implements Transport, PacketSink {
         cm.close();
     }
 
-    // ------------------------------------------------------------------ packet receiver (rxe_recv.c)
-
-    @Override
-    public void onPacket(ByteBuffer buf, MemorySegment seg, int len, Endpoint src, Endpoint dst) {
-        counters.increment(Counter.RCVD_PKTS);
-        if (len < Bth.LENGTH + Icrc.LENGTH) {
-            counters.increment(Counter.RCVD_MALFORMED);
-            return;
-        }
-        int opcode = Bth.opcode(seg, 0);
-        if (!IbOpcode.valid(opcode) || Bth.tver(seg, 0) != 0) {
-            counters.increment(Counter.RCVD_MALFORMED);
-            return;
-        }
-        int hdr = IbOpcode.headerLength(opcode);
-        int payload = len - hdr - Bth.padCnt(seg, 0) - Icrc.LENGTH;
-        int mask = IbOpcode.mask(opcode);
-        if (payload < 0 || ((mask & IbOpcode.PAYLOAD) == 0 && payload != 0)) {
-            counters.increment(Counter.RCVD_MALFORMED);
-            return;
-        }
-        int expected = icrc(src, dst, buf, len - Icrc.LENGTH);
-        int received = Icrc.read(seg, len - Icrc.LENGTH);
-        if (expected != received) {
-            if (src.isIpv6() || !anyIpv4Id || idSolver.solve(expected, received, len - Icrc.LENGTH) < 0) {
-                counters.increment(Counter.RCVD_ICRC_ERR);
-                return;
-            }
-            counters.increment(Counter.ICRC_IPV4_ID_SOLVED);
-        }
-        int pkey = Bth.pkey(seg, 0);
-        if ((pkey & 0x7FFF) != 0x7FFF || opcode >= 0x20) { // default P_Key only; RC opcodes only (RC QPs)
-            counters.increment(Counter.RCVD_MALFORMED);
-            return;
-        }
-        RoceQp qp = (RoceQp) engine.qps.get(Bth.destQp(seg, 0)); // every QP of a RoCE context is one
-        if (qp == null) {
-            counters.increment(Counter.RCVD_UNKNOWN_QP);
-            return;
-        }
-        if (qp.remote == null || !src.sameAddress(qp.remote)) {
-            counters.increment(Counter.RCVD_BAD_ADDR);
-            return;
-        }
-        try {
-            if ((mask & IbOpcode.REQ) != 0) {
-                responder.onRequest(qp, seg, opcode, mask, hdr, payload);
-            } else {
-                completer.onResponse(qp, seg, opcode, mask, hdr, payload);
-            }
-        } catch (RuntimeException e) {
-            // e.g. a region whose memory was freed under it: the packet is dropped, the engine goes on
-            counters.increment(Counter.ENGINE_ERRORS);
-        }
-    }
-
     // ------------------------------------------------------------------ transmit
 
     /**
@@ -362,7 +302,7 @@ public final class RoceTransport implements Transport, PacketSink {
      * @return false when the link is full (nothing was sent; the caller retries later)
      */
     boolean send(RoceQp qp, int len) {
-        Icrc.write(txSeg, len, icrc(qp.local, qp.remote, tx, len));
+        Icrc.write(txSeg, len, PacketReceiver.icrc(icrc, qp.local, qp.remote, tx, len));
         // batched transmit (sendmmsg, UDP GSO) only toward a jrdma peer, the only one with which
         // peerAcksUnrequested is negotiated: both ends take the IPv4 ID as 0 in the ICRC, and the Linux peers of
         // the interop suites keep the one-send-per-packet path they were proven on (docs/interop.md)
@@ -378,13 +318,6 @@ public final class RoceTransport implements Transport, PacketSink {
             txSeg = txSegs[next];
         }
         return true;
-    }
-
-    /** The ICRC of {@code buf[0, len)} sent from {@code from} to {@code to}; IPv4 with the ID taken as 0 (docs/wire.md). */
-    private int icrc(Endpoint from, Endpoint to, ByteBuffer buf, int len) {
-        return from.isIpv6()
-                ? icrc.computeIpv6(from.ipv6Bytes(), to.ipv6Bytes(), from.port(), to.port(), buf, 0, len)
-                : icrc.computeIpv4(from.ipv4(), to.ipv4(), 0, from.port(), to.port(), buf, 0, len);
     }
 
     /** Zero-fills the pad bytes after a payload ending at {@code end}; @return the pad count. */
