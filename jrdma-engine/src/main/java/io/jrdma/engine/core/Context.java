@@ -266,14 +266,14 @@ public final class Context implements DeviceContext {
         return gid.equals(ZERO_GID) ? -1 : currentGids().indexOf(gid);
     }
 
-    public Endpoint localEndpoint(int sgidIndex) {
+    Endpoint localEndpoint(int sgidIndex) {
         if (gid(sgidIndex).equals(ZERO_GID)) {
             throw new RdmaException(Errno.EINVAL, "GID index " + sgidIndex + " is empty: its address left the interface");
         }
         return link.localEndpoints().get(sgidIndex);
     }
 
-    public Endpoint remoteEndpoint(AddressVector av, Endpoint local) {
+    Endpoint remoteEndpoint(AddressVector av, Endpoint local) {
         InetAddress a = av.dgid().toInetAddress();
         if (a instanceof Inet6Address v6 && v6.isLinkLocalAddress()
                 && local.socketAddress().getAddress() instanceof Inet6Address l6 && l6.getScopeId() != 0) {
@@ -354,7 +354,7 @@ public final class Context implements DeviceContext {
         throw new RdmaException(Errno.ENOMEM, "no free QP number");
     }
 
-    public void qpnFreed(int qpn) {
+    void qpnFreed(int qpn) {
         freedQpns[freedNext] = qpn;
         freedNext = (freedNext + 1) % freedQpns.length;
     }

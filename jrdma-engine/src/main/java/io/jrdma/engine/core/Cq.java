@@ -24,9 +24,9 @@ public final class Cq implements CompletionQueue {
     private static final VarHandle ARMED;
     private static final WcOpcode[] OPCODES = WcOpcode.values();
 
-    public static final int NOT_ARMED = 0;
-    public static final int ARMED_ANY = 1;
-    public static final int ARMED_SOLICITED = 2;
+    static final int NOT_ARMED = 0;
+    static final int ARMED_ANY = 1;
+    static final int ARMED_SOLICITED = 2;
 
     static {
         try {

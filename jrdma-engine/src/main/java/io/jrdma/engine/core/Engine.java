@@ -31,7 +31,7 @@ public final class Engine {
     public final IntMap<Qp> qps = new IntMap<>(64);
     private final MpscQueue<Qp> doorbells = new MpscQueue<>(1 << 16);
     private volatile boolean doorbellOverflow;
-    public final ConcurrentLinkedQueue<Context.ControlTask> controlQueue = new ConcurrentLinkedQueue<>();
+    final ConcurrentLinkedQueue<Context.ControlTask> controlQueue = new ConcurrentLinkedQueue<>();
     /** The transport: every wire-specific step of the duty cycle goes through it. */
     public final Transport transport;
     private Qp[] active = new Qp[64];
@@ -40,7 +40,7 @@ public final class Engine {
     /** duty cycles run so far: a coalesced ACK waits for the cycle after the packet that asked for it */
     public long cycle;
     public volatile Thread thread;
-    public volatile boolean parked;
+    volatile boolean parked;
 
     public Engine(Context context, NanoClock clock, TransportFactory transport) {
         this.context = context;
@@ -50,7 +50,7 @@ public final class Engine {
     }
 
     /** One duty cycle. @return the amount of work done; 0 means idle */
-    public int doWork() {
+    int doWork() {
         now = clock.nanoTime();
         int work = 0;
         if (!controlQueue.isEmpty()) {
@@ -89,7 +89,7 @@ public final class Engine {
     }
 
     /** @return true if there is queued work the engine has not seen (checked before parking) */
-    public boolean hasPendingSignals() {
+    boolean hasPendingSignals() {
         return !doorbells.isEmpty() || !controlQueue.isEmpty() || doorbellOverflow;
     }
 

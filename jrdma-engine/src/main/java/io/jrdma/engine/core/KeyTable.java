@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
  * regions is O(N) rather than the O(N²) a copy-on-write map costs.
  */
 public final class KeyTable {
-    public static final int QUARANTINE = 4096;
+    static final int QUARANTINE = 4096;
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
     private static final Object TOMBSTONE = new Object();
     private final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
@@ -55,7 +55,7 @@ public final class KeyTable {
         return null;
     }
 
-    public synchronized int newKey() {
+    synchronized int newKey() {
         for (int attempt = 0; attempt < 1000; attempt++) {
             int k = random.nextInt();
             if (k != 0 && lookup(k) == null && !recentlyFreedContains(k)) {

@@ -86,7 +86,7 @@ public final class Pd implements ProtectionDomain {
      * whose lkey libibverbs does not check: the bytes must still lie in registered memory, since
      * Java reads no raw address without restricted native access. Allocation-free.
      */
-    public Mr covering(long addr, long len) {
+    Mr covering(long addr, long len) {
         for (Mr r : regions) { // acquire: the volatile read pairs with register/release
             if (r.permits(this, 0, addr, len)) {
                 return r;

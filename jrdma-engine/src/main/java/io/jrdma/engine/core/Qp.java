@@ -59,7 +59,7 @@ public abstract class Qp implements QueuePair {
     public final Cq recvCq;
     public final QpInitAttr init;
     /** Which modify_qp transitions this QP's type allows, with which attributes */
-    public final QpStateTable stateTable = QpStateTable.RC;
+    final QpStateTable stateTable = QpStateTable.RC;
     private final Arena arena = Arena.ofShared();
 
     // ---- send queue (producer: poster; consumer: completer) ----
@@ -67,14 +67,14 @@ public abstract class Qp implements QueuePair {
     public final int sqMask;
     @SuppressWarnings("unused")
     private long padA0, padA1, padA2, padA3, padA4, padA5, padA6;
-    public long sqProducer;
+    long sqProducer;
     @SuppressWarnings("unused")
     private long padB0, padB1, padB2, padB3, padB4, padB5, padB6;
     public long sqConsumer;
     // ---- receive queue (producer: poster; consumer: responder) ----
     public final RecvWqe[] rq;
     public final int rqMask;
-    public long rqProducer;
+    long rqProducer;
     public long rqConsumer;
     public int doorbell;
 
@@ -98,7 +98,7 @@ public abstract class Qp implements QueuePair {
     /** Where the QP's packets leave from (the link's path to {@link #remote}; its port may not be the GID's). */
     public Endpoint local;
     /** The local endpoint of the source GID (the address vector's sgid index). */
-    public Endpoint gidEndpoint;
+    Endpoint gidEndpoint;
     public Endpoint remote;
 
     /**
@@ -303,7 +303,7 @@ public abstract class Qp implements QueuePair {
     }
 
     /** Engine thread: clears the doorbell before scanning the queue (so a later post rings again). */
-    public void clearDoorbell() {
+    void clearDoorbell() {
         DOORBELL.setRelease(this, 0);
     }
 

@@ -81,7 +81,7 @@ public final class QpStateTable {
     }
 
     /** @return the rows, in the order given */
-    public List<Rule> rules() {
+    List<Rule> rules() {
         return rules;
     }
 
@@ -117,7 +117,7 @@ public final class QpStateTable {
     }
 
     /** @return the names of the {@link QpAttr} bits in {@code mask}, joined with '|' */
-    public static String maskNames(int mask) {
+    static String maskNames(int mask) {
         String[] names = {"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
             "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC", "ALT_PATH",
             "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP", "DEST_QPN"};

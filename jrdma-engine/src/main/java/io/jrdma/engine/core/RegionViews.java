@@ -24,7 +24,7 @@ import java.nio.ByteBuffer;
  */
 public final class RegionViews {
     /** Views of one region in use at once at most (across the engine's streams); beyond it FPDUs are copied. */
-    public static final int MAX_VIEWS = 64;
+    static final int MAX_VIEWS = 64;
 
     private final Mr mr;
     private final ByteBuffer[] free = new ByteBuffer[MAX_VIEWS];

@@ -27,7 +27,7 @@ public final class Wqe {
     public long swap;
     public long length;
     /** inline data copied at post time (a slice of the QP's inline area), or null */
-    public final MemorySegment inlineArea;
+    final MemorySegment inlineArea;
     public boolean inline;
 
     // engine state

@@ -43,7 +43,7 @@ public final class RoceTransport implements Transport {
     final Counters counters;
     final Icrc icrc = new Icrc();
     /**
-     * The packet being built: one slot of {@link #txSlots}. A link that holds packets until
+     * The packet being built: one slot of {@link #txBufs}. A link that holds packets until
      * {@link Link#flush} (batched transmit) keeps a reference to each sent slot, so the engine
      * moves to the next slot after every send; the ring has one slot more than the link holds,
      * so the slot being built is never one the link still holds.
