@@ -1,7 +1,9 @@
 /**
- * The software RDMA engine: a soft-RoCE (RoCEv2 over UDP) provider shaped like Linux rdma_rxe
- * (requester, responder, completer, packet receiver, key checks) and its connection manager, and a
- * soft-iWARP (RDMAP/DDP/MPA over TCP) provider shaped like Linux siw.
+ * The software RDMA engine: a transport-neutral core ({@code core}: device context, PDs, keys, CQs,
+ * queues, the QP state table, the duty cycle) that transports plug into, a soft-RoCE (RoCEv2 over
+ * UDP) transport and provider shaped like Linux rdma_rxe ({@code roce}: requester, responder,
+ * completer, packet receiver) with its connection manager ({@code cm}), and a soft-iWARP
+ * (RDMAP/DDP/MPA over TCP) transport and provider shaped like Linux siw ({@code iwarp}).
  */
 module io.jrdma.engine {
     requires transitive io.jrdma.verbs;
@@ -11,8 +13,11 @@ module io.jrdma.engine {
     // No public API: applications use io.jrdma.verbs, which finds the providers below through
     // ServiceLoader. The jrdma tool reads engine-specific device attributes, so the packages are
     // exported to it alone (on the class path, as in the tests and benchmarks, this is moot).
-    exports io.jrdma.engine to io.jrdma.tools;
+    exports io.jrdma.engine.core to io.jrdma.tools;
+    exports io.jrdma.engine.roce to io.jrdma.tools;
+    exports io.jrdma.engine.iwarp to io.jrdma.tools;
     exports io.jrdma.engine.link to io.jrdma.tools;
 
-    provides io.jrdma.verbs.spi.RdmaProvider with io.jrdma.engine.SoftRoceProvider, io.jrdma.engine.SoftIwarpProvider;
+    provides io.jrdma.verbs.spi.RdmaProvider with io.jrdma.engine.roce.SoftRoceProvider,
+            io.jrdma.engine.iwarp.SoftIwarpProvider;
 }

@@ -1,5 +1,7 @@
 package io.jrdma.engine;
 
+import io.jrdma.engine.iwarp.SoftIwarpDevice;
+import io.jrdma.engine.roce.SoftRoceDevice;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnParam;
@@ -100,7 +102,7 @@ class ControlPathLogTest {
 
     @Test
     void iwarpContextConnectionAndQpEventsAreLogged() throws Exception {
-        exercise(SoftIwarpDevice.forTest("lo", () -> List.of(LO)), "io.jrdma.engine.IwarpConnectionManager");
+        exercise(SoftIwarpDevice.forTest("lo", () -> List.of(LO)), "io.jrdma.engine.iwarp.IwarpConnectionManager");
     }
 
     private void exercise(Device dev, String cmLogger) throws Exception {

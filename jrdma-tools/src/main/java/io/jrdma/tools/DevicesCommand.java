@@ -112,7 +112,7 @@ final class DevicesCommand {
                 out.printf("			udp_sockets:		%s%n", why == null
                         ? "native (recvmmsg; IPv6 zero-checksum datagrams accepted)"
                         : "DatagramChannel (IPv6 peers that send zero UDP checksums, as rxe does, are not heard: " + why + ")");
-                if (ctx instanceof io.jrdma.engine.Context c && c.transmitMode() != null) {
+                if (ctx instanceof io.jrdma.engine.core.Context c && c.transmitMode() != null) {
                     out.printf("\t\t\tudp_transmit:\t\t%s%n", c.transmitMode());
                 }
             }
@@ -199,7 +199,7 @@ final class DevicesCommand {
 
     /** The active MTU without opening the device, as the engine computes it; {@code -v} shows the engine's own value. */
     private static Mtu activeMtu(Device dev) {
-        return dev instanceof io.jrdma.engine.SoftRoceDevice s ? s.activeMtu()
-                : dev instanceof io.jrdma.engine.SoftIwarpDevice s ? s.activeMtu() : Mtu.MTU_1024;
+        return dev instanceof io.jrdma.engine.roce.SoftRoceDevice s ? s.activeMtu()
+                : dev instanceof io.jrdma.engine.iwarp.SoftIwarpDevice s ? s.activeMtu() : Mtu.MTU_1024;
     }
 }

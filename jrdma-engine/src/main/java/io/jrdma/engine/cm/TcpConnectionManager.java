@@ -1,12 +1,11 @@
 package io.jrdma.engine.cm;
 
-import io.jrdma.engine.Context;
-
+import io.jrdma.engine.core.Context;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.ConnParam;
-import io.jrdma.verbs.ConnectionRejectedException;
 import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.ConnectionRejectedException;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Mtu;

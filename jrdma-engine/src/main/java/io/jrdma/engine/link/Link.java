@@ -78,6 +78,11 @@ public interface Link extends AutoCloseable {
         use(local.linkIndex(), -1);
     }
 
+    /** @return false when the local endpoint {@code linkIndex} has been removed (its address left the interface) */
+    default boolean isOpen(int linkIndex) {
+        return true;
+    }
+
     @Override
     void close();
 }

@@ -446,6 +446,7 @@ public final class UdpLink implements Link {
     }
 
     /** @return true if the socket at {@code index} is open */
+    @Override
     public boolean isOpen(int index) {
         return sockets[index] != null;
     }

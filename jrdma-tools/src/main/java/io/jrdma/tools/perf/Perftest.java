@@ -620,7 +620,7 @@ final class Perftest {
         jrdmaPeer = peerIsJrdma();
         for (int i = 0; i < o.numQps(); i++) {
             PerftestWire.Dest r = rem[i];
-            if (jrdmaPeer && ctx instanceof io.jrdma.engine.Context c) {
+            if (jrdmaPeer && ctx instanceof io.jrdma.engine.core.Context c) {
                 c.peerAcksUnrequested(qps[i], true); // as jrdma's connection manager negotiates it
             }
             try {

@@ -1,0 +1,449 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.engine.link.Link;
+import io.jrdma.engine.util.NanoClock;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionChannel;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.PortAttr;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.ThreadingMode;
+
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * An open soft-RoCE or soft-iWARP device context: one engine (the NIC) with its UDP sockets
+ * (RoCE) or TCP streams (iWARP), key table, QP numbers and counters, run by a dedicated thread
+ * or by {@link #progress()}. Control
+ * operations that touch engine state run on the engine thread ({@link #control}).
+ */
+public final class Context implements DeviceContext {
+    private static final long CONTROL_TIMEOUT_NANOS = 10_000_000_000L;
+
+    public final Device device;
+    private final java.util.function.Consumer<Context> onClose;
+    public final DeviceOptions options;
+    public final boolean invoker;
+    public final Counters counters = new Counters();
+    public final KeyTable keys = new KeyTable();
+    public final Link link;
+    public final Engine engine;
+    private static final long GID_REFRESH_NANOS = 500_000_000L;
+    private static final Gid ZERO_GID = Gid.of(new byte[16]);
+    private volatile List<Gid> gids;
+    private long gidsReadAt;
+    private final Mtu activeMtu;
+    private final Set<Object> children = new HashSet<>();
+    private final SplittableRandom qpnRandom = new SplittableRandom(new SecureRandom().nextLong());
+    private final int[] freedQpns = new int[4096];
+    private int freedNext;
+    private final ConnectionManager cm;
+    private volatile boolean running;
+    private Thread thread;
+    private boolean closed;
+    /** The interface's state at the last port query: a query that finds it down counts {@code link_downed}. */
+    private boolean portWasUp = true;
+    /** What this context gives up for a missing JVM flag or platform feature ({@link Fallbacks}); in its port attributes */
+    private final List<String> limitations;
+
+    /**
+     * Opens a context: starts its engine (and its thread unless INVOKER) over the transport
+     * {@code transport} makes.
+     *
+     * @param device    the device it is a context of
+     * @param onClose   told when the context has closed
+     * @param options   the options it was opened with
+     * @param link      its addresses (the GID table) and, for a datagram transport, its packets
+     * @param clock     the engine's clock
+     * @param activeMtu the port's active MTU
+     * @param transport makes the transport the engine drives
+     */
+    public Context(Device device, java.util.function.Consumer<Context> onClose, DeviceOptions options,
+            Link link, NanoClock clock, Mtu activeMtu, TransportFactory transport) {
+        this.device = device;
+        this.onClose = onClose;
+        this.options = options;
+        this.invoker = options.threadingMode() == ThreadingMode.INVOKER;
+        this.link = link;
+        this.activeMtu = activeMtu;
+        this.gids = gidsOf(link.localEndpoints());
+        this.gidsReadAt = System.nanoTime();
+        this.engine = new Engine(this, clock, transport);
+        this.cm = engine.transport.connectionManager();
+        this.limitations = engine.transport.limitations();
+        if (!invoker) {
+            running = true;
+            thread = Thread.ofPlatform().daemon().name("jrdma-" + device.name() + "-engine").unstarted(this::runEngine);
+            engine.thread = thread;
+            thread.start();
+        }
+        Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "opened " + this);
+    }
+
+    private void runEngine() {
+        Idler idler = new Idler(options.idleStrategy(), engine);
+        while (running) {
+            int work;
+            try {
+                work = engine.doWork();
+            } catch (RuntimeException e) {
+                counters.increment(Counter.ENGINE_ERRORS);
+                work = 1;
+                // a bug or a broken invariant: said loudly the first time, then counted (engine_errors)
+                Fallbacks.LOG.log(counters.get(Counter.ENGINE_ERRORS) == 1 ? System.Logger.Level.WARNING
+                        : System.Logger.Level.DEBUG, "the engine of " + this + " failed a duty cycle", e);
+            }
+            idler.idle(work);
+        }
+    }
+
+    /** Runs {@code r} on the engine thread and waits for it; inline in INVOKER mode or on the engine thread. */
+    /**
+     * Tells a QP of this context that its peer's responder ACKs packets that did not ask for an
+     * ACK by itself (a jrdma peer: the connection manager negotiates it). Its requester then asks
+     * for ACKs only where a completion or send-queue room waits on one. Call before RTS.
+     */
+    public void peerAcksUnrequested(QueuePair qp, boolean on) {
+        if (!(qp instanceof Qp q) || q.context != this) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the QP does not belong to this device context");
+        }
+        control(() -> engine.transport.peerAcksUnrequested(q, on));
+    }
+
+    public void control(Runnable r) {
+        if (invoker || !running || Thread.currentThread() == thread) {
+            synchronized (this) {
+                r.run();
+            }
+            return;
+        }
+        ControlTask t = new ControlTask(r, Thread.currentThread());
+        engine.controlQueue.add(t);
+        LockSupport.unpark(thread);
+        long deadline = System.nanoTime() + CONTROL_TIMEOUT_NANOS;
+        while (!t.done) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new RdmaException(Errno.ETIMEDOUT, "the engine thread did not run a control operation within 10 s");
+            }
+            LockSupport.parkNanos(t, 100_000);
+        }
+        if (t.error != null) {
+            throw t.error;
+        }
+    }
+
+    /** A control operation queued for the engine thread. */
+    public static final class ControlTask {
+        private final Runnable body;
+        private final Thread caller;
+        volatile boolean done;
+        RuntimeException error;
+
+        ControlTask(Runnable body, Thread caller) {
+            this.body = body;
+            this.caller = caller;
+        }
+
+        void run() {
+            try {
+                body.run();
+            } catch (RuntimeException e) {
+                error = e;
+            }
+            done = true; // release: publishes error to the waiting caller
+            LockSupport.unpark(caller);
+        }
+    }
+
+    @Override
+    public Device device() {
+        return device;
+    }
+
+    @Override
+    public DeviceOptions options() {
+        return options;
+    }
+
+    public Mtu activeMtu() {
+        return activeMtu;
+    }
+
+    private List<Gid> gidsOf(List<Endpoint> eps) {
+        List<Gid> g = new ArrayList<>();
+        for (Endpoint e : eps) {
+            boolean open = link.isOpen(e.linkIndex());
+            g.add(open ? Gid.of(e.socketAddress().getAddress()) : ZERO_GID);
+        }
+        return List.copyOf(g);
+    }
+
+    /**
+     * Follows the interface's addresses, as rxe's GID table follows netdev events: a new address
+     * gets a new GID index (and a socket on this context's port); a vanished one leaves an empty
+     * (all-zero) entry so that other indices keep their meaning. Control path, at most every 0.5 s;
+     * not for contexts opened on an explicit address list.
+     */
+    private List<Gid> currentGids() {
+        if (!options.addresses().isEmpty()) {
+            return gids;
+        }
+        synchronized (this) {
+            long now = System.nanoTime();
+            if (now - gidsReadAt < GID_REFRESH_NANOS || closed) {
+                return gids;
+            }
+            gidsReadAt = now;
+            if (engine.transport.refreshAddresses()) {
+                gids = gidsOf(link.localEndpoints());
+            }
+            return gids;
+        }
+    }
+
+    /** Forces the next GID query to re-read the interface's addresses. */
+    public void refreshGidsNow() {
+        synchronized (this) {
+            gidsReadAt = System.nanoTime() - GID_REFRESH_NANOS;
+        }
+        currentGids();
+    }
+
+    @Override
+    public PortAttr queryPort() {
+        List<Gid> gids = currentGids();
+        boolean up = device.isUp();
+        synchronized (this) {
+            if (portWasUp && !up) {
+                control(() -> engine.counters.increment(Counter.LINK_DOWNED)); // counters: engine thread
+            }
+            portWasUp = up;
+        }
+        return new PortAttr(up ? PortAttr.PortState.ACTIVE : PortAttr.PortState.DOWN, Mtu.MTU_4096,
+                activeMtu, gids, udpPort(), "Ethernet", limitations);
+    }
+
+    /** @return the UDP port this context receives on */
+    public int udpPort() {
+        return link.localEndpoints().getFirst().port();
+    }
+
+    @Override
+    public Gid gid(int index) {
+        List<Gid> gids = currentGids();
+        if (index < 0 || index >= gids.size()) {
+            throw new RdmaException(Errno.EINVAL, "GID index " + index + " outside the table of " + gids.size()
+                    + " entries " + gids);
+        }
+        return gids.get(index);
+    }
+
+    @Override
+    public int gidIndexOf(Gid gid) {
+        return gid.equals(ZERO_GID) ? -1 : currentGids().indexOf(gid);
+    }
+
+    Endpoint localEndpoint(int sgidIndex) {
+        if (gid(sgidIndex).equals(ZERO_GID)) {
+            throw new RdmaException(Errno.EINVAL, "GID index " + sgidIndex + " is empty: its address left the interface");
+        }
+        return link.localEndpoints().get(sgidIndex);
+    }
+
+    Endpoint remoteEndpoint(AddressVector av, Endpoint local) {
+        InetAddress a = av.dgid().toInetAddress();
+        if (a instanceof Inet6Address v6 && v6.isLinkLocalAddress()
+                && local.socketAddress().getAddress() instanceof Inet6Address l6 && l6.getScopeId() != 0) {
+            try {
+                a = Inet6Address.getByAddress(null, v6.getAddress(), l6.getScopeId());
+            } catch (UnknownHostException e) {
+                throw new RdmaException(Errno.EINVAL, "bad link-local GID " + av.dgid(), e);
+            }
+        }
+        return Endpoint.of(a, av.udpPort());
+    }
+
+    @Override
+    public synchronized ProtectionDomain allocPd() {
+        checkOpen();
+        Pd pd = new Pd(this);
+        children.add(pd);
+        return pd;
+    }
+
+    @Override
+    public synchronized CompletionChannel createCompletionChannel() {
+        checkOpen();
+        Channel ch = new Channel(this);
+        children.add(ch);
+        return ch;
+    }
+
+    @Override
+    public synchronized CompletionQueue createCq(int cqe, CompletionChannel channel) {
+        checkOpen();
+        if (cqe < 1 || cqe > (1 << 22)) {
+            throw new RdmaException(Errno.EINVAL, "CQ size must be 1.." + (1 << 22) + ", not " + cqe);
+        }
+        Channel ch = null;
+        if (channel != null) {
+            if (!(channel instanceof Channel c) || !children.contains(c)) {
+                throw new RdmaException(Errno.EINVAL, "the completion channel belongs to another device context");
+            }
+            ch = c;
+            ch.users++;
+        }
+        Cq cq = new Cq(this, cqe, ch);
+        children.add(cq);
+        return cq;
+    }
+
+    public Qp createQp(Pd pd, QpInitAttr attr, Cq scq, Cq rcq) {
+        Qp[] made = new Qp[1];
+        control(() -> {
+            int qpn = newQpn();
+            Qp qp = engine.transport.newQp(pd, qpn, attr, scq, rcq);
+            engine.add(qp);
+            made[0] = qp;
+        });
+        synchronized (this) {
+            scq.users++;
+            rcq.users++;
+        }
+        return made[0];
+    }
+
+    /** Engine thread: a random 24-bit QPN ≥ 0x11, unused, not one of the last 4096 freed. */
+    private int newQpn() {
+        for (int attempt = 0; attempt < 10_000; attempt++) {
+            int q = 0x11 + qpnRandom.nextInt(0xFFFFFF - 0x11);
+            if (engine.qps.containsKey(q)) {
+                continue;
+            }
+            boolean recent = false;
+            for (int f : freedQpns) {
+                recent |= f == q;
+            }
+            if (!recent) {
+                return q;
+            }
+        }
+        throw new RdmaException(Errno.ENOMEM, "no free QP number");
+    }
+
+    void qpnFreed(int qpn) {
+        freedQpns[freedNext] = qpn;
+        freedNext = (freedNext + 1) % freedQpns.length;
+    }
+
+    @Override
+    public int progress() {
+        if (!invoker) {
+            return 0;
+        }
+        return engine.doWork();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        Map<String, Long> m = counters.snapshot();
+        engine.transport.addCounters(m);
+        return m;
+    }
+
+    /**
+     * @return how this context's RoCE packets leave: batched ({@code sendmmsg}, UDP GSO) or one
+     *         send per packet, with the reason; null when its transport has no such choice (iWARP)
+     */
+    public String transmitMode() {
+        return engine.transport.transmitMode();
+    }
+
+    /** @return one counter's value */
+    public long counter(Counter c) {
+        return counters.get(c);
+    }
+
+    @Override
+    public ConnectionManager connectionManager() {
+        return cm;
+    }
+
+    public synchronized void release(Object child) {
+        children.remove(child);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new RdmaException(Errno.EINVAL, "the device context is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (!children.isEmpty()) {
+                throw new RdmaException(Errno.EBUSY, "the device context still has " + children.size()
+                        + " PDs, CQs or channels; close them first");
+            }
+            closed = true;
+        }
+        running = false;
+        if (thread != null) {
+            LockSupport.unpark(thread);
+            try {
+                thread.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        engine.transport.close();
+        link.close();
+        onClose.accept(this);
+        Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + this);
+    }
+
+    @Override
+    public String toString() {
+        return device.name() + " context (" + engine.transport.describe() + ", " + options.threadingMode()
+                + ")";
+    }
+
+    public static List<InetAddress> interfaceAddresses(String netdev) {
+        try {
+            NetworkInterface ni = NetworkInterface.getByName(netdev);
+            if (ni == null) {
+                return List.of();
+            }
+            return ni.inetAddresses().toList();
+        } catch (SocketException e) {
+            return List.of();
+        }
+    }
+}

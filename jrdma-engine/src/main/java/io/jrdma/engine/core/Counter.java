@@ -1,0 +1,51 @@
+package io.jrdma.engine.core;
+
+/**
+ * Device counters. The first group carries the names of Linux rxe's hw_counters
+ * ({@code /sys/class/infiniband/rxe0/ports/1/hw_counters}) with the same meaning; the second
+ * group is jrdma's own, for what rxe does not count (malformed input is dropped and counted).
+ */
+public enum Counter {
+    SENT_PKTS("sent_pkts"),
+    RCVD_PKTS("rcvd_pkts"),
+    DUPLICATE_REQUEST("duplicate_request"),
+    OUT_OF_SEQ_REQUEST("out_of_seq_request"),
+    RCVD_RNR_ERR("rcvd_rnr_err"),
+    SEND_RNR_ERR("send_rnr_err"),
+    RCVD_SEQ_ERR("rcvd_seq_err"),
+    COMPLETER_RETRY_ERR("completer_retry_err"),
+    RETRY_EXCEEDED_ERR("retry_exceeded_err"),
+    RNR_RETRY_EXCEEDED_ERR("rnr_retry_exceeded_err"),
+    SEND_ERR("send_err"),
+    LINK_DOWNED("link_downed"),
+    RDMA_SENDS("rdma_sends"),
+    RDMA_RECVS("rdma_recvs"),
+    ACK_DEFERRED("ack_deferred"),
+    // jrdma's own
+    RCVD_ICRC_ERR("rcvd_icrc_err"),
+    ICRC_IPV4_ID_SOLVED("icrc_ipv4_id_solved"),
+    RCVD_MALFORMED("rcvd_malformed"),
+    RCVD_UNKNOWN_QP("rcvd_unknown_qp"),
+    RCVD_BAD_STATE("rcvd_bad_state"),
+    RCVD_BAD_ADDR("rcvd_bad_addr"),
+    RCVD_STALE_RESPONSE("rcvd_stale_response"),
+    SEND_NAKS("sent_naks"),
+    SENT_ACKS("sent_acks"),
+    CQ_OVERFLOW("cq_overflow"),
+    ENGINE_ERRORS("engine_errors"),
+    // iWARP (jrdma's own names; siw has no hw_counters)
+    SENT_TERMINATES("sent_terminates"),
+    RCVD_TERMINATES("rcvd_terminates"),
+    RCVD_MPA_CRC_ERR("rcvd_mpa_crc_err");
+
+    private final String rxeName;
+
+    Counter(String rxeName) {
+        this.rxeName = rxeName;
+    }
+
+    /** @return the counter's name as Linux rxe (or, for jrdma's own, this project) spells it */
+    public String counterName() {
+        return rxeName;
+    }
+}

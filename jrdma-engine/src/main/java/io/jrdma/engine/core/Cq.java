@@ -1,0 +1,188 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.verbs.CompletionChannel;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A completion queue: a single-producer (the engine thread) single-consumer (the polling
+ * thread) ring of completion entries held in parallel primitive arrays. The producer fills a
+ * slot and publishes it with a release store of {@code producer}; the consumer reads
+ * {@code producer} with an acquire load, copies the slot out and frees it with a release store
+ * of {@code consumer}, which the producer reads with an acquire load for its full check.
+ */
+public final class Cq implements CompletionQueue {
+    private static final VarHandle PRODUCER;
+    private static final VarHandle CONSUMER;
+    private static final VarHandle ARMED;
+    private static final WcOpcode[] OPCODES = WcOpcode.values();
+
+    static final int NOT_ARMED = 0;
+    static final int ARMED_ANY = 1;
+    static final int ARMED_SOLICITED = 2;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            PRODUCER = l.findVarHandle(Cq.class, "producer", long.class);
+            CONSUMER = l.findVarHandle(Cq.class, "consumer", long.class);
+            ARMED = l.findVarHandle(Cq.class, "armed", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    public final Context context;
+    private final Channel channel;
+    private final int capacity;
+    private final int mask;
+    private final long[] wrId;
+    private final byte[] status;
+    private final byte[] opcode;
+    private final int[] byteLen;
+    private final int[] imm;
+    private final int[] flags;
+    private final int[] qpn;
+    private final int[] srcQp;
+    @SuppressWarnings("unused")
+    private long pad0, pad1, pad2, pad3, pad4, pad5, pad6;
+    private long producer;
+    @SuppressWarnings("unused")
+    private long pad10, pad11, pad12, pad13, pad14, pad15, pad16;
+    private long consumer;
+    private int armed;
+    public int users;
+    private boolean closed;
+
+    public Cq(Context context, int cqe, Channel channel) {
+        this.context = context;
+        this.channel = channel;
+        this.capacity = cqe;
+        int slots = Integer.highestOneBit(Math.max(2, cqe) * 2 - 1);
+        if (slots < cqe) {
+            slots <<= 1;
+        }
+        mask = slots - 1;
+        wrId = new long[slots];
+        status = new byte[slots];
+        opcode = new byte[slots];
+        byteLen = new int[slots];
+        imm = new int[slots];
+        flags = new int[slots];
+        qpn = new int[slots];
+        srcQp = new int[slots];
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    /**
+     * Engine thread only: appends a completion and fires the channel if armed.
+     *
+     * @return false on overflow (the entry is dropped and counted)
+     */
+    public boolean push(long id, WcStatus st, WcOpcode op, int len, int immData, int wcFlags, int qpNum, int src) {
+        long p = producer;
+        if (p - (long) CONSUMER.getAcquire(this) >= capacity) { // release partner: poll()
+            context.counters.increment(Counter.CQ_OVERFLOW);
+            return false;
+        }
+        int i = (int) (p & mask);
+        wrId[i] = id;
+        status[i] = (byte) st.ordinal();
+        opcode[i] = (byte) op.ordinal();
+        byteLen[i] = len;
+        imm[i] = immData;
+        flags[i] = wcFlags;
+        qpn[i] = qpNum;
+        srcQp[i] = src;
+        PRODUCER.setRelease(this, p + 1); // acquire partner: poll()
+        int a = (int) ARMED.getAcquire(this);
+        if (a != NOT_ARMED && channel != null) {
+            boolean solicited = (wcFlags & WorkCompletion.SOLICITED) != 0 || st != WcStatus.SUCCESS;
+            if ((a == ARMED_ANY || solicited) && ARMED.compareAndSet(this, a, NOT_ARMED)) {
+                channel.signal(this);
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public int poll(WorkCompletion[] wcs) {
+        if (context.invoker) {
+            context.progress();
+        }
+        long c = consumer;
+        long available = (long) PRODUCER.getAcquire(this) - c; // release partner: push()
+        int n = (int) Math.min(available, wcs.length);
+        for (int k = 0; k < n; k++) {
+            read((int) ((c + k) & mask), wcs[k]);
+        }
+        if (n > 0) {
+            CONSUMER.setRelease(this, c + n); // acquire partner: push()'s full check
+        }
+        return n;
+    }
+
+    @Override
+    public int poll(WorkCompletion wc) {
+        if (context.invoker) {
+            context.progress();
+        }
+        long c = consumer;
+        if ((long) PRODUCER.getAcquire(this) == c) {
+            return 0;
+        }
+        read((int) (c & mask), wc);
+        CONSUMER.setRelease(this, c + 1);
+        return 1;
+    }
+
+    private void read(int i, WorkCompletion wc) {
+        wc.set(wrId[i], WcStatus.of(status[i]), OPCODES[opcode[i]], 0, byteLen[i], imm[i], flags[i], qpn[i], srcQp[i]);
+    }
+
+    /** @return completions waiting (approximate when racing the engine) */
+    public int pending() {
+        return (int) ((long) PRODUCER.getAcquire(this) - (long) CONSUMER.getAcquire(this));
+    }
+
+    @Override
+    public void requestNotify(boolean solicitedOnly) {
+        if (channel == null) {
+            throw new RdmaException(Errno.EINVAL, "this CQ has no completion channel; create it with one to use notifications");
+        }
+        ARMED.setRelease(this, solicitedOnly ? ARMED_SOLICITED : ARMED_ANY);
+    }
+
+    @Override
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    @Override
+    public void close() {
+        synchronized (context) {
+            if (closed) {
+                return;
+            }
+            if (users > 0) {
+                throw new RdmaException(Errno.EBUSY, "the CQ is still used by " + users + " queue pairs; close them first");
+            }
+            closed = true;
+            if (channel != null) {
+                channel.users--;
+            }
+            context.release(this);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.engine.util.IntMap;
+import io.jrdma.engine.util.MpscQueue;
+import io.jrdma.engine.util.NanoClock;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The software NIC of one device context, transport-neutral: an agent whose duty cycle
+ * <ol>
+ * <li>runs queued control operations (modify, create, destroy: the single-writer rule),</li>
+ * <li>takes doorbells: each QP whose doorbell rang transmits at once ({@link Transport#transmit}),</li>
+ * <li>lets the transport receive one batch ({@link Transport#receive}),</li>
+ * <li>runs every active QP: flush if in error, else {@link Transport#service}.</li>
+ * </ol>
+ * What travels on the wire, and how, is the {@link Transport}'s: RoCE ({@code roce.RoceTransport}) or
+ * iWARP ({@code iwarp.IwarpEngine}).
+ * Everything here runs on one thread (the engine thread, or the caller in INVOKER mode), reads
+ * the clock once per cycle and allocates nothing in steady state.
+ */
+public final class Engine {
+    public static final int QP_SEND_BUDGET = 32;
+
+    public final Context context;
+    public final NanoClock clock;
+    public final Counters counters;
+    public final IntMap<Qp> qps = new IntMap<>(64);
+    private final MpscQueue<Qp> doorbells = new MpscQueue<>(1 << 16);
+    private volatile boolean doorbellOverflow;
+    final ConcurrentLinkedQueue<Context.ControlTask> controlQueue = new ConcurrentLinkedQueue<>();
+    /** The transport: every wire-specific step of the duty cycle goes through it. */
+    public final Transport transport;
+    private Qp[] active = new Qp[64];
+    private int activeCount;
+    public long now;
+    /** duty cycles run so far: a coalesced ACK waits for the cycle after the packet that asked for it */
+    public long cycle;
+    public volatile Thread thread;
+    volatile boolean parked;
+
+    public Engine(Context context, NanoClock clock, TransportFactory transport) {
+        this.context = context;
+        this.clock = clock;
+        this.counters = context.counters;
+        this.transport = transport.create(this);
+    }
+
+    /** One duty cycle. @return the amount of work done; 0 means idle */
+    int doWork() {
+        now = clock.nanoTime();
+        int work = 0;
+        if (!controlQueue.isEmpty()) {
+            work += runControl();
+        }
+        cycle++;
+        work += drainDoorbells();
+        transport.beforeReceive();
+        work += transport.receive();
+        work += serviceActive();
+        transport.afterService();
+        return work;
+    }
+
+    private int runControl() {
+        int n = 0;
+        Context.ControlTask t;
+        while ((t = controlQueue.poll()) != null) {
+            t.run();
+            n++;
+        }
+        return n;
+    }
+
+    /** Any thread: a QP has new work. Wakes a parked engine thread. */
+    public void doorbell(Qp qp) {
+        if (!doorbells.offer(qp)) {
+            doorbellOverflow = true;
+        }
+        if (parked) {
+            Thread t = thread;
+            if (t != null) {
+                java.util.concurrent.locks.LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /** @return true if there is queued work the engine has not seen (checked before parking) */
+    boolean hasPendingSignals() {
+        return !doorbells.isEmpty() || !controlQueue.isEmpty() || doorbellOverflow;
+    }
+
+    private int drainDoorbells() {
+        int n = 0;
+        Qp qp;
+        while ((qp = doorbells.poll()) != null) {
+            qp.clearDoorbell();
+            schedule(qp);
+            // fast path: a fresh post goes out before this cycle's receive system call
+            n += 1 + transport.transmit(qp, QP_SEND_BUDGET);
+        }
+        if (doorbellOverflow) {
+            doorbellOverflow = false;
+            qps.forEachValue(this::schedule);
+        }
+        return n;
+    }
+
+    /** Engine thread: puts a QP on the active list (once). */
+    public void schedule(Qp qp) {
+        if (qp.active || qp.destroyed) {
+            return;
+        }
+        if (activeCount == active.length) {
+            active = java.util.Arrays.copyOf(active, activeCount * 2);
+        }
+        qp.active = true;
+        active[activeCount++] = qp;
+    }
+
+    public void add(Qp qp) {
+        qps.put(qp.qpn, qp);
+    }
+
+    public void remove(Qp qp) {
+        qps.remove(qp.qpn);
+        for (int i = 0; i < activeCount; i++) {
+            if (active[i] == qp) {
+                active[i] = active[--activeCount];
+                active[activeCount] = null;
+                break;
+            }
+        }
+        qp.active = false;
+    }
+
+    private int serviceActive() {
+        int work = 0;
+        for (int i = 0; i < activeCount; ) {
+            Qp qp = active[i];
+            if (qp.state == QpState.ERROR) {
+                work += flush(qp);
+                work += transport.serviceError(qp);
+            } else {
+                work += transport.service(qp, QP_SEND_BUDGET);
+            }
+            if (transport.hasWork(qp)) {
+                i++;
+            } else {
+                qp.active = false;
+                active[i] = active[--activeCount];
+                active[activeCount] = null;
+            }
+        }
+        return work;
+    }
+
+    /** @return true while a QP in ERROR still has queued requests to complete with WR_FLUSH_ERR */
+    public static boolean flushPending(Qp qp) {
+        return qp.sqConsumer != qp.sqProducerAcquire() || qp.rqConsumer != qp.rqProducerAcquire();
+    }
+
+    /** Moves a QP to ERROR (IBA 10.3.1): its queued requests will complete with WR_FLUSH_ERR. */
+    public void enterError(Qp qp) {
+        if (Fallbacks.LOG.isLoggable(System.Logger.Level.DEBUG)) { // once per QP: not a data-path cost
+            Fallbacks.LOG.log(System.Logger.Level.DEBUG, "QP 0x" + Integer.toHexString(qp.qpn) + " of " + context
+                    + " moves from " + qp.state + " to ERROR (" + Fallbacks.caller() + ")");
+        }
+        qp.state = QpState.ERROR;
+        transport.enteredError(qp);
+        schedule(qp);
+    }
+
+    /** Completes everything queued on an ERROR QP with WR_FLUSH_ERR, send queue then receive queue. */
+    public int flush(Qp qp) {
+        int n = 0;
+        long p = qp.sqProducerAcquire();
+        while (qp.sqConsumer != p) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            qp.sendCq.push(w.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.of(w.opcode), 0, 0, 0, qp.qpn, 0);
+            qp.sqConsumerRelease(qp.sqConsumer + 1);
+            n++;
+        }
+        long rp = qp.rqProducerAcquire();
+        while (qp.rqConsumer != rp) {
+            RecvWqe r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            qp.recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, 0, qp.qpn, 0);
+            qp.rqConsumerRelease(qp.rqConsumer + 1);
+            n++;
+        }
+        transport.flushed(qp);
+        return n;
+    }
+}

@@ -1,0 +1,116 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+
+import java.lang.foreign.MemorySegment;
+import java.util.HashSet;
+import java.util.Set;
+
+/** A protection domain; tracks its MRs and QPs so that closing it while they live is refused. */
+public final class Pd implements ProtectionDomain {
+    public final Context context;
+    private final Set<Object> children = new HashSet<>();
+    private volatile Mr[] regions = new Mr[0];
+    private boolean closed;
+
+    public Pd(Context context) {
+        this.context = context;
+    }
+
+    @Override
+    public DeviceContext context() {
+        return context;
+    }
+
+    @Override
+    public MemoryRegion register(MemorySegment segment, int access) {
+        if (segment == null || !segment.isNative()) {
+            throw new RdmaException(Errno.EINVAL, "only native memory can be registered: allocate the segment from an "
+                    + "Arena (e.g. Arena.ofShared().allocate(size, 4096)), not from a heap array");
+        }
+        if ((access & ~Access.ALL) != 0) {
+            throw new RdmaException(Errno.EINVAL, "unknown access flags 0x" + Integer.toHexString(access & ~Access.ALL));
+        }
+        if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0 && (access & Access.LOCAL_WRITE) == 0) {
+            throw new RdmaException(Errno.EINVAL, "REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE (as ibv_reg_mr)");
+        }
+        if (segment.byteSize() == 0) {
+            throw new RdmaException(Errno.EINVAL, "cannot register an empty segment");
+        }
+        synchronized (this) {
+            checkOpen();
+            Mr mr = new Mr(this, segment, context.keys.newKey(), access);
+            context.keys.add(mr);
+            children.add(mr);
+            Mr[] list = java.util.Arrays.copyOf(regions, regions.length + 1);
+            list[regions.length] = mr;
+            regions = list;
+            return mr;
+        }
+    }
+
+    @Override
+    public QueuePair createQp(QpInitAttr attr) {
+        if (attr.type() != QpType.RC) {
+            throw new RdmaException(Errno.EOPNOTSUPP, attr.type() + " queue pairs are not implemented yet; use RC");
+        }
+        if (!(attr.sendCq() instanceof Cq scq) || !(attr.recvCq() instanceof Cq rcq)
+                || scq.context != context || rcq.context != context) {
+            throw new RdmaException(Errno.EINVAL, "the QP's CQs must belong to the same device context as its PD");
+        }
+        synchronized (this) {
+            checkOpen();
+            Qp qp = context.createQp(this, attr, scq, rcq);
+            children.add(qp);
+            return qp;
+        }
+    }
+
+    public synchronized void release(Object child) {
+        children.remove(child);
+        if (child instanceof Mr mr) {
+            regions = java.util.Arrays.stream(regions).filter(r -> r != mr).toArray(Mr[]::new);
+        }
+    }
+
+    /**
+     * @return a region of this PD that covers {@code [addr, addr + len)}, or null. For inline data,
+     * whose lkey libibverbs does not check: the bytes must still lie in registered memory, since
+     * Java reads no raw address without restricted native access. Allocation-free.
+     */
+    Mr covering(long addr, long len) {
+        for (Mr r : regions) { // acquire: the volatile read pairs with register/release
+            if (r.permits(this, 0, addr, len)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new RdmaException(Errno.EINVAL, "the protection domain is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        if (!children.isEmpty()) {
+            throw new RdmaException(Errno.EBUSY, "the protection domain still has " + children.size()
+                    + " memory regions or queue pairs; close them first (as ibv_dealloc_pd)");
+        }
+        closed = true;
+        context.release(this);
+    }
+}

@@ -1,0 +1,484 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.WrOpcode;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A queue pair as the core sees it, whatever its transport: its send and receive queues, its
+ * attributes and its state. The posting side (application threads) writes send/receive queue
+ * slots and publishes them with release stores of {@code sqProducer}/{@code rqProducer};
+ * everything else belongs to the engine thread, and every state change runs there (modify
+ * through {@link Context#control}), checked against the QP type's {@link QpStateTable}.
+ *
+ * <p>A transport makes its QPs ({@link Transport#newQp}) as a subclass that adds the state of
+ * its own roles: {@code roce.RoceQp} (requester, completer, responder), {@code iwarp.IwarpQp} (the stream).
+ */
+public abstract class Qp implements QueuePair {
+    private static final VarHandle SQ_PRODUCER;
+    private static final VarHandle SQ_CONSUMER;
+    private static final VarHandle RQ_PRODUCER;
+    private static final VarHandle RQ_CONSUMER;
+    private static final VarHandle DOORBELL;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            SQ_PRODUCER = l.findVarHandle(Qp.class, "sqProducer", long.class);
+            SQ_CONSUMER = l.findVarHandle(Qp.class, "sqConsumer", long.class);
+            RQ_PRODUCER = l.findVarHandle(Qp.class, "rqProducer", long.class);
+            RQ_CONSUMER = l.findVarHandle(Qp.class, "rqConsumer", long.class);
+            DOORBELL = l.findVarHandle(Qp.class, "doorbell", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    public final Context context;
+    public final Pd pd;
+    public final int qpn;
+    public final Cq sendCq;
+    public final Cq recvCq;
+    public final QpInitAttr init;
+    /** Which modify_qp transitions this QP's type allows, with which attributes */
+    final QpStateTable stateTable = QpStateTable.RC;
+    private final Arena arena = Arena.ofShared();
+
+    // ---- send queue (producer: poster; consumer: completer) ----
+    public final Wqe[] sq;
+    public final int sqMask;
+    @SuppressWarnings("unused")
+    private long padA0, padA1, padA2, padA3, padA4, padA5, padA6;
+    long sqProducer;
+    @SuppressWarnings("unused")
+    private long padB0, padB1, padB2, padB3, padB4, padB5, padB6;
+    public long sqConsumer;
+    // ---- receive queue (producer: poster; consumer: responder) ----
+    public final RecvWqe[] rq;
+    public final int rqMask;
+    long rqProducer;
+    public long rqConsumer;
+    public int doorbell;
+
+    // ---- attributes (written on the engine thread by modify) ----
+    public volatile QpState state = QpState.RESET;
+    public int accessFlags;
+    public int pkeyIndex;
+    public Mtu mtu = Mtu.MTU_1024;
+    public int mtuBytes = 1024;
+    public int destQpn;
+    public int timeout = 14;
+    public int retryCnt = 7;
+    public int rnrRetry = 7;
+    public int minRnrTimer = 12;
+    public int maxRdAtomic = 1;
+    public int maxDestRdAtomic = 1;
+    /** the first PSN of the send queue and the first expected on receive, as given to modify (SQ_PSN, RQ_PSN) */
+    public int sqPsn;
+    public int rqPsn;
+    public AddressVector av;
+    /** Where the QP's packets leave from (the link's path to {@link #remote}; its port may not be the GID's). */
+    public Endpoint local;
+    /** The local endpoint of the source GID (the address vector's sgid index). */
+    Endpoint gidEndpoint;
+    public Endpoint remote;
+
+    /**
+     * The work-request opcodes ({@code 1 << WrOpcode.ordinal()}) the transport cannot carry on this QP: a post of
+     * one returns EOPNOTSUPP (iWARP: immediate data and atomics unless the peer speaks jrdma's extensions;
+     * docs/iwarp-design.md). Written by the transport on the control path before the volatile write of
+     * {@link #state} to RTS, read by posters after reading the state.
+     */
+    public int refusedOps;
+
+    // ---- engine scheduling ----
+    public boolean active;
+    public boolean destroyed;
+    private boolean closing;
+
+    /**
+     * Makes the queues; the transport's subclass adds its roles' state.
+     *
+     * @param context the device context
+     * @param pd      the protection domain
+     * @param qpn     the QP number, unused in the context
+     * @param init    the creation attributes (checked by the PD)
+     * @param sendCq  the send CQ
+     * @param recvCq  the receive CQ
+     */
+    protected Qp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+        this.context = context;
+        this.pd = pd;
+        this.qpn = qpn;
+        this.init = init;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        int sqSlots = Integer.highestOneBit(init.maxSendWr() * 2 - 1);
+        if (sqSlots < init.maxSendWr()) {
+            sqSlots <<= 1;
+        }
+        sqSlots = Math.max(sqSlots, 1);
+        sq = new Wqe[sqSlots];
+        sqMask = sqSlots - 1;
+        int inlineSize = (init.maxInlineData() + 7) & ~7;
+        MemorySegment inlineArea = inlineSize == 0 ? null : arena.allocate((long) inlineSize * sqSlots, 64);
+        for (int i = 0; i < sqSlots; i++) {
+            sq[i] = new Wqe(init.maxSendSge(),
+                    inlineArea == null ? null : inlineArea.asSlice((long) i * inlineSize, inlineSize));
+        }
+        int rqSlots = Math.max(1, Integer.highestOneBit(Math.max(1, init.maxRecvWr()) * 2 - 1));
+        if (rqSlots < init.maxRecvWr()) {
+            rqSlots <<= 1;
+        }
+        rq = new RecvWqe[rqSlots];
+        rqMask = rqSlots - 1;
+        for (int i = 0; i < rqSlots; i++) {
+            rq[i] = new RecvWqe(init.maxRecvSge());
+        }
+    }
+
+    @Override
+    public int qpn() {
+        return qpn;
+    }
+
+    @Override
+    public QpType type() {
+        return QpType.RC;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    @Override
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    @Override
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    @Override
+    public int postSend(SendWorkRequest wr) {
+        QpState s = state;
+        if (s != QpState.RTS && s != QpState.SQD && s != QpState.ERROR && s != QpState.SQE) {
+            return Errno.EINVAL.value();
+        }
+        int numSge = wr.numSge();
+        if (numSge > init.maxSendSge()) {
+            return Errno.EINVAL.value();
+        }
+        long p = sqProducer;
+        if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) { // release partner: Completer.retire
+            return Errno.ENOMEM.value();
+        }
+        Wqe w = sq[(int) (p & sqMask)];
+        long length = 0;
+        for (int i = 0; i < numSge; i++) {
+            w.sgeAddr[i] = wr.sgeAddr(i);
+            w.sgeLength[i] = wr.sgeLength(i);
+            w.sgeLkey[i] = wr.sgeLkey(i);
+            w.sgeMr[i] = null;
+            if (wr.sgeLength(i) < 0) {
+                return Errno.EINVAL.value();
+            }
+            length += wr.sgeLength(i);
+        }
+        WrOpcode op = wr.opcode();
+        if ((refusedOps & (1 << op.ordinal())) != 0) {
+            return Errno.EOPNOTSUPP.value(); // the transport cannot carry it (e.g. iWARP without jrdma's extensions)
+        }
+        if (op == WrOpcode.SEND_WITH_INV && init.type() != QpType.RC) {
+            return Errno.EINVAL.value(); // IBA: SEND with Invalidate is an RC operation
+        }
+        if (length > Integer.MAX_VALUE + 1L) {
+            return Errno.EMSGSIZE.value();
+        }
+        if (op.isAtomic() && (numSge != 1 || length != 8 || (wr.remoteAddr() & 7) != 0)) {
+            return Errno.EINVAL.value();
+        }
+        boolean inline = (wr.flags() & SendFlags.INLINE) != 0;
+        if (inline) {
+            if (op == WrOpcode.RDMA_READ || op.isAtomic() || length > init.maxInlineData()) {
+                return Errno.EINVAL.value();
+            }
+            long off = 0;
+            for (int i = 0; i < numSge; i++) {
+                int len = w.sgeLength[i];
+                Mr mr = context.keys.lookup(w.sgeLkey[i]);
+                if (mr == null || !mr.permits(pd, 0, w.sgeAddr[i], len)) {
+                    mr = pd.covering(w.sgeAddr[i], len); // the lkey of inline data is not checked
+                    if (mr == null) {
+                        return Errno.EINVAL.value();
+                    }
+                }
+                MemorySegment.copy(mr.segment, w.sgeAddr[i] - mr.address, w.inlineArea, off, len);
+                off += len;
+            }
+        }
+        w.inline = inline;
+        w.wrId = wr.wrId();
+        w.opcode = op;
+        w.flags = wr.flags();
+        w.signaled = init.sqSigAll() || (wr.flags() & SendFlags.SIGNALED) != 0;
+        w.numSge = numSge;
+        w.remoteAddr = wr.remoteAddr();
+        w.rkey = wr.rkey();
+        w.imm = wr.imm();
+        w.compareAdd = wr.compareAdd();
+        w.swap = wr.swap();
+        w.length = length;
+        w.validated = false;
+        w.started = false;
+        w.localError = -1;
+        SQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Requester.run
+        ringDoorbell();
+        return 0;
+    }
+
+    @Override
+    public int postRecv(RecvWorkRequest wr) {
+        if (state == QpState.RESET) {
+            return Errno.EINVAL.value();
+        }
+        int numSge = wr.numSge();
+        if (numSge > init.maxRecvSge()) {
+            return Errno.EINVAL.value();
+        }
+        long p = rqProducer;
+        if (p - (long) RQ_CONSUMER.getAcquire(this) >= init.maxRecvWr()) { // release partner: Responder
+            return Errno.ENOMEM.value();
+        }
+        RecvWqe r = rq[(int) (p & rqMask)];
+        r.wrId = wr.wrId();
+        r.numSge = numSge;
+        long cap = 0;
+        for (int i = 0; i < numSge; i++) {
+            r.sgeAddr[i] = wr.sgeAddr(i);
+            r.sgeLength[i] = wr.sgeLength(i);
+            r.sgeLkey[i] = wr.sgeLkey(i);
+            cap += wr.sgeLength(i);
+        }
+        r.capacity = cap;
+        RQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Responder.recvAvailable
+        if (state == QpState.ERROR) {
+            ringDoorbell(); // so the engine flushes it
+        }
+        return 0;
+    }
+
+    private void ringDoorbell() {
+        if ((int) DOORBELL.getOpaque(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {
+            context.engine.doorbell(this);
+        }
+    }
+
+    /** Engine thread: clears the doorbell before scanning the queue (so a later post rings again). */
+    void clearDoorbell() {
+        DOORBELL.setRelease(this, 0);
+    }
+
+    public long sqProducerAcquire() {
+        return (long) SQ_PRODUCER.getAcquire(this);
+    }
+
+    public long rqProducerAcquire() {
+        return (long) RQ_PRODUCER.getAcquire(this);
+    }
+
+    public void sqConsumerRelease(long v) {
+        SQ_CONSUMER.setRelease(this, v);
+    }
+
+    public void rqConsumerRelease(long v) {
+        RQ_CONSUMER.setRelease(this, v);
+    }
+
+    // ------------------------------------------------------------------ control
+
+    @Override
+    public void modify(QpAttr attr) {
+        context.control(() -> applyModify(attr));
+    }
+
+    /** Engine thread. IBA 10.3.1 / ibv_modify_qp(3): checks the transition and its required attributes. */
+    private void applyModify(QpAttr a) {
+        if (destroyed) {
+            throw new RdmaException(Errno.EINVAL, "the QP is destroyed");
+        }
+        QpState cur = state;
+        QpState next = a.has(QpAttr.STATE) ? a.state() : cur;
+        stateTable.check(cur, next, a.mask());
+        context.engine.transport.checkModify(this, cur, next);
+        if (a.has(QpAttr.ACCESS_FLAGS)) {
+            accessFlags = a.accessFlags();
+        }
+        if (a.has(QpAttr.PKEY_INDEX)) {
+            if (a.pkeyIndex() != 0) {
+                throw new RdmaException(Errno.EINVAL, "P_Key index " + a.pkeyIndex() + " does not exist; the table has "
+                        + "only index 0 (0xffff)");
+            }
+            pkeyIndex = 0;
+        }
+        if (a.has(QpAttr.PORT) && a.portNum() != 1) {
+            throw new RdmaException(Errno.EINVAL, "port " + a.portNum() + " does not exist; soft-RoCE devices have port 1");
+        }
+        if (a.has(QpAttr.AV)) {
+            setAddress(a.av());
+        }
+        if (a.has(QpAttr.PATH_MTU)) {
+            Mtu max = context.activeMtu();
+            mtu = a.pathMtu().bytes() > max.bytes() ? max : a.pathMtu();
+            mtuBytes = mtu.bytes();
+        }
+        if (a.has(QpAttr.DEST_QPN)) {
+            destQpn = a.destQpn();
+        }
+        if (a.has(QpAttr.RQ_PSN)) {
+            rqPsn = a.rqPsn();
+        }
+        if (a.has(QpAttr.SQ_PSN)) {
+            sqPsn = a.sqPsn();
+        }
+        if (a.has(QpAttr.MAX_DEST_RD_ATOMIC)) {
+            maxDestRdAtomic = a.maxDestRdAtomic();
+        }
+        if (a.has(QpAttr.MAX_QP_RD_ATOMIC)) {
+            maxRdAtomic = a.maxRdAtomic();
+        }
+        if (a.has(QpAttr.MIN_RNR_TIMER)) {
+            minRnrTimer = a.minRnrTimer();
+        }
+        if (a.has(QpAttr.TIMEOUT)) {
+            timeout = a.timeout();
+        }
+        if (a.has(QpAttr.RETRY_CNT)) {
+            retryCnt = a.retryCnt();
+        }
+        if (a.has(QpAttr.RNR_RETRY)) {
+            rnrRetry = a.rnrRetry();
+        }
+        context.engine.transport.modified(this, a, cur, next);
+        if (next == QpState.RESET && cur != QpState.RESET) {
+            resetQueues();
+            releaseAddress();
+        }
+        if (next == QpState.ERROR && cur != QpState.ERROR) {
+            Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "QP 0x" + Integer.toHexString(qpn) + " of " + context
+                    + " moves from " + cur + " to ERROR (modify_qp: the application or its connection manager)");
+        }
+        state = next;
+        if (next == QpState.ERROR || next == QpState.RTS) {
+            context.engine.schedule(this);
+        }
+    }
+
+    private void setAddress(AddressVector v) {
+        Endpoint src = context.localEndpoint(v.sgidIndex());
+        Endpoint dst = context.remoteEndpoint(v, src);
+        if (src.isIpv6() != dst.isIpv6()) {
+            throw new RdmaException(Errno.EINVAL, "source GID " + v.sgidIndex() + " (" + src + ") and destination "
+                    + v.dgid() + " are of different IP versions; pick a source GID of the same family");
+        }
+        Endpoint path = context.link.attach(src, dst);
+        if (local != null) {
+            context.link.detach(gidEndpoint, local);
+        }
+        av = v;
+        gidEndpoint = src;
+        local = path;
+        remote = dst;
+    }
+
+    /** Engine thread: drop every queued request without completions (modify to RESET, destroy). */
+    private void releaseAddress() {
+        if (local != null) {
+            context.link.detach(gidEndpoint, local);
+            gidEndpoint = null;
+            local = null;
+            remote = null;
+            av = null;
+        }
+    }
+
+    /** Engine thread: the queues are emptied without completions (modify to RESET, destroy); the roles start over. */
+    private void resetQueues() {
+        sqConsumerRelease(sqProducer);
+        rqConsumerRelease(rqProducerAcquire());
+        context.engine.transport.reset(this);
+    }
+
+    @Override
+    public QpAttr query() {
+        QpAttr a = new QpAttr();
+        context.control(() -> {
+            a.state(state).accessFlags(accessFlags).pkeyIndex(pkeyIndex).portNum(1).pathMtu(mtu).destQpn(destQpn)
+                    .rqPsn(rqPsn).sqPsn(sqPsn).maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic)
+                    .minRnrTimer(minRnrTimer).timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry);
+            if (av != null) {
+                a.av(av);
+            }
+            context.engine.transport.queried(this, a);
+        });
+        return a;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+        }
+        context.control(() -> {
+            context.engine.transport.destroying(this); // the peer's last request is acknowledged, not retried into the void
+            destroyed = true;
+            resetQueues();
+            releaseAddress();
+            state = QpState.RESET;
+            context.engine.remove(this);
+            context.qpnFreed(qpn);
+        });
+        synchronized (context) {
+            sendCq.users--;
+            recvCq.users--;
+        }
+        pd.release(this);
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "QP 0x" + Integer.toHexString(qpn) + " (" + state + ")";
+    }
+}

@@ -1,0 +1,154 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the transport-neutral core (the device context, its {@link Engine} duty cycle, QPs,
+ * queues, keys and CQs) asks of a transport: the IB transport over UDP (soft-RoCE, rxe's roles)
+ * or iWARP over TCP (soft-iWARP, siw's tx/rx), and later shared memory. The core never asks
+ * which transport it runs; everything that differs is behind these calls, the way rdma-core's
+ * generic verbs layer reaches a provider only through its ops.
+ *
+ * <p>Threads: every method runs on the engine thread (the caller in INVOKER mode), except
+ * {@link #connectionManager}, {@link #limitations}, {@link #describe}, {@link #addCounters} and
+ * {@link #close}, which run on the control path. The duty-cycle calls ({@link #receive},
+ * {@link #transmit}, {@link #service}, {@link #hasWork}, {@link #beforeReceive},
+ * {@link #afterService}) are the data path: they allocate nothing, take no lock and do not log.
+ * The core makes at most one call per duty cycle or per QP serviced; per-packet work stays
+ * inside the transport.
+ *
+ * <p>Defaults: a transport implements only what it has. The defaults do nothing, accept every
+ * post and modify, and report no limitations.
+ */
+public interface Transport {
+    // ------------------------------------------------------------------ duty cycle (data path)
+
+    /** Before receiving, once per duty cycle, after the doorbells ran: e.g. send what a batching link holds. */
+    default void beforeReceive() {
+    }
+
+    /** Takes in at most one batch of input (datagrams, stream bytes). @return the work done; 0 when idle */
+    int receive();
+
+    /**
+     * A QP's doorbell rang (a fresh post): send what it can now, before this cycle's receive.
+     *
+     * @return the work done
+     */
+    int transmit(Qp qp, int budget);
+
+    /**
+     * Services one active QP that is not in ERROR: timers, responses owed, then its send queue.
+     *
+     * @return the work done
+     */
+    int service(Qp qp, int budget);
+
+    /**
+     * Services one QP in ERROR after the core flushed its queues (a TERMINATE to send, a stream to close).
+     *
+     * @return the work done
+     */
+    default int serviceError(Qp qp) {
+        return 0;
+    }
+
+    /** @return true while the QP has work for a next duty cycle (it stays on the active list) */
+    boolean hasWork(Qp qp);
+
+    /** At the end of a duty cycle: e.g. send what a batching link holds. */
+    default void afterService() {
+    }
+
+    // ------------------------------------------------------------------ QP life (engine thread, control path)
+
+    /**
+     * Makes a QP of this transport (engine thread, control path): the core's queues and
+     * attributes with the transport's own per-QP state; it may set {@link Qp#refusedOps}.
+     *
+     * @return the new QP, not yet in the engine's table
+     */
+    Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq);
+
+    /**
+     * Checks a state change the state table allowed against what this transport needs (e.g. an
+     * iWARP QP reaches RTS only with a connected stream); throws {@code RdmaException} to refuse.
+     */
+    default void checkModify(Qp qp, QpState from, QpState to) {
+    }
+
+    /** A modify passed every check and its attributes are on the QP: the roles take what is theirs (PSNs, retry counts). */
+    default void modified(Qp qp, QpAttr attr, QpState from, QpState to) {
+    }
+
+    /** A query: fills in what the roles hold (e.g. the current PSNs rather than the ones given to modify). */
+    default void queried(Qp qp, QpAttr attr) {
+    }
+
+    /** The QP moves to ERROR on the engine thread (IBA 10.3.1): the roles drop what they were doing. */
+    default void enteredError(Qp qp) {
+    }
+
+    /** The core flushed the QP's queues: the roles forget their place in them. */
+    default void flushed(Qp qp) {
+    }
+
+    /** The QP goes back to RESET or is destroyed: the roles return to their initial state, connections close. */
+    default void reset(Qp qp) {
+    }
+
+    /** Before a QP is destroyed: send what is owed to its peer (an ACK), if anything. */
+    default void destroying(Qp qp) {
+    }
+
+    /**
+     * Tells a QP that its peer's responder acknowledges unrequested packets within its
+     * coalescing delay (a jrdma peer, negotiated by the connection manager); a transport
+     * without ACKs ignores it.
+     */
+    default void peerAcksUnrequested(Qp qp, boolean on) {
+    }
+
+    // ------------------------------------------------------------------ device facts (control path)
+
+    /** @return the connection manager of contexts on this transport */
+    ConnectionManager connectionManager();
+
+    /** @return what this context gives up for a missing JVM flag or platform feature, for its port attributes */
+    default List<String> limitations() {
+        return List.of();
+    }
+
+    /** @return a short description for the context's {@code toString} ("udp 4791", "tcp") */
+    String describe();
+
+    /** @return how packets leave (batched or one send each, with the reason); null when the transport has no such choice */
+    default String transmitMode() {
+        return null;
+    }
+
+    /**
+     * Follows the interface's addresses, as rxe's GID table follows netdev events (control path,
+     * called at most every 0.5 s, with the context's monitor held): opens the link on new
+     * addresses and closes it on vanished ones.
+     *
+     * @return true when the link's endpoints were brought up to date (the context re-reads its GID
+     *         table); false when this transport does not follow addresses or found none
+     */
+    default boolean refreshAddresses() {
+        return false;
+    }
+
+    /** Adds the transport's own counters (the link's system calls) to a context's counter snapshot. */
+    default void addCounters(Map<String, Long> counters) {
+    }
+
+    /** The context closes: connection manager, streams and sockets of the transport. */
+    void close();
+}

@@ -1,0 +1,57 @@
+package io.jrdma.engine.core;
+
+import io.jrdma.verbs.WrOpcode;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A send work queue entry: the request as posted (copied from the caller's
+ * {@link io.jrdma.verbs.SendWorkRequest}) and the requester's progress through it. Slots are
+ * preallocated and reused; the posting thread writes the request part before publishing the
+ * slot, the engine owns the rest.
+ */
+public final class Wqe {
+    // posted by the application
+    public long wrId;
+    public WrOpcode opcode;
+    public int flags;
+    public boolean signaled;
+    public int numSge;
+    public final long[] sgeAddr;
+    public final int[] sgeLength;
+    public final int[] sgeLkey;
+    public long remoteAddr;
+    public int rkey;
+    public int imm;
+    public long compareAdd;
+    public long swap;
+    public long length;
+    /** inline data copied at post time (a slice of the QP's inline area), or null */
+    final MemorySegment inlineArea;
+    public boolean inline;
+
+    // engine state
+    public final Mr[] sgeMr;
+    public boolean validated;
+    public boolean started;
+    public int firstPsn;
+    public int lastPsn;
+    public int npkts;
+    /** a local error found by the requester, completed in order by the completer; -1 = none */
+    public int localError = -1;
+    /** iWARP: the READ/atomic response arrived in full (SEND/WRITE are done once handed to TCP) */
+    public boolean responded;
+
+    public Wqe(int maxSge, MemorySegment inlineArea) {
+        sgeAddr = new long[maxSge];
+        sgeLength = new int[maxSge];
+        sgeLkey = new int[maxSge];
+        sgeMr = new Mr[maxSge];
+        this.inlineArea = inlineArea;
+    }
+
+    public boolean isReadOrAtomic() {
+        return opcode == WrOpcode.RDMA_READ || opcode == WrOpcode.ATOMIC_CMP_AND_SWP
+                || opcode == WrOpcode.ATOMIC_FETCH_AND_ADD;
+    }
+}

@@ -1,0 +1,584 @@
+package io.jrdma.engine.iwarp;
+
+import io.jrdma.engine.core.Counter;
+import io.jrdma.engine.core.Counters;
+import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.Mr;
+import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.RegionViews;
+import io.jrdma.engine.core.Sgl;
+import io.jrdma.engine.core.Wqe;
+import io.jrdma.engine.link.NativeTcp;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WrOpcode;
+import io.jrdma.wire.iwarp.AtomicRequest;
+import io.jrdma.wire.iwarp.AtomicResponse;
+import io.jrdma.wire.iwarp.Crc32c;
+import io.jrdma.wire.iwarp.Ddp;
+import io.jrdma.wire.iwarp.Fpdu;
+import io.jrdma.wire.iwarp.ImmediateData;
+import io.jrdma.wire.iwarp.Rdmap;
+import io.jrdma.wire.iwarp.ReadRequest;
+import io.jrdma.wire.iwarp.Terminate;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+
+import static io.jrdma.engine.iwarp.IwarpEngine.*;
+
+/**
+ * The transmitter of the iWARP transport (siw's {@code siw_qp_tx.c}): turns READ/atomic responses
+ * and send-queue WQEs into DDP segments and FPDUs sized to the MSS, from the stream's buffer or
+ * straight from the regions (zero-copy transmit, one writev per flush), retires what TCP has
+ * taken, and sends TERMINATE messages. Engine thread only; allocates nothing.
+ */
+final class IwarpTransmitter {
+    private final IwarpEngine iwarp;
+    private final Engine engine;
+    private final Counters counters;
+    private final Crc32c crc32c = new Crc32c();
+    private final CRC32C txCrc = new CRC32C();
+
+    IwarpTransmitter(IwarpEngine iwarp) {
+        this.iwarp = iwarp;
+        this.engine = iwarp.engine;
+        this.counters = iwarp.engine.counters;
+    }
+
+    /**
+     * Queues a TERMINATE (RFC 5040 §4.8) reporting the FPDU at {@code failedFpdu} (its DDP header, and
+     * the READ Request header when {@code withRdmapHeader}; -1 = none) and moves the QP to ERROR: the
+     * receiver stops, the TERMINATE is written, then the stream is closed.
+     */
+    void terminate(IwarpQp qp, IwarpStream s, int layer, int etype, int code, int failedFpdu, boolean withRdmapHeader) {
+        s.rxStopped = true;
+        if (s.terminateQueued || s.closed) {
+            return;
+        }
+        s.terminateQueued = true;
+        counters.increment(Counter.SENT_TERMINATES);
+        MemorySegment tx = s.txSeg;
+        int f = s.txEnd; // TX_RESERVE bytes are always free here
+        int ddp = f + Fpdu.ULPDU_OFFSET;
+        Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.TERMINATE), 0, Rdmap.QN_TERMINATE, s.txMsnTerm++, 0);
+        int t = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        int ulen = Ddp.UNTAGGED_HEADER_LENGTH + Terminate.CONTROL_LENGTH;
+        int hdrCtl = 0;
+        if (failedFpdu >= 0) {
+            MemorySegment rx = s.rxSeg;
+            int fddp = failedFpdu + Fpdu.ULPDU_OFFSET;
+            int ddpLen = Ddp.tagged(rx, fddp) ? Ddp.TAGGED_HEADER_LENGTH : Ddp.UNTAGGED_HEADER_LENGTH;
+            boolean r = withRdmapHeader && !Ddp.tagged(rx, fddp);
+            hdrCtl = Terminate.FLAG_M | Terminate.FLAG_D | (r ? Terminate.FLAG_R : 0);
+            Terminate.segmentLength(tx, t, Fpdu.ulpduLength(rx, failedFpdu)); // RFC 5040: the DDP segment's length
+            int copy = ddpLen + (r ? Terminate.RDMAP_HEADER_LENGTH : 0);
+            MemorySegment.copy(rx, fddp, tx, t + Terminate.DDP_HEADER_OFFSET, copy);
+            ulen += Terminate.DDP_HEADER_OFFSET - Terminate.CONTROL_LENGTH + copy;
+        }
+        Terminate.write(tx, t, layer, etype, code, hdrCtl);
+        Fpdu.writeHeader(tx, f, ulen);
+        queue(s, f, ulen); // a gather entry is always free for it (transmit leaves one)
+        counters.increment(Counter.SENT_PKTS);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        } else {
+            engine.schedule(qp);
+        }
+    }
+
+    // ------------------------------------------------------------------ transmitter (siw_qp_tx.c)
+
+    /** Sends READ/atomic responses, then send-queue WQEs, as FPDUs; completes what TCP has taken. */
+    int transmit(Qp q, int budget) {
+        IwarpQp qp = (IwarpQp) q;
+        IwarpStream s = qp.iw;
+        QpState st = qp.state;
+        if (s == null || s.closed || (st != QpState.RTS && st != QpState.SQD)) {
+            return 0;
+        }
+        try {
+            return transmit(qp, s, st, budget);
+        } catch (IllegalStateException e) {
+            // a region's memory was freed while a WQE or READ Response was being sent from it
+            regionGone(qp, s, null);
+            return 1;
+        }
+    }
+
+    private int transmit(IwarpQp qp, IwarpStream s, QpState st, int budget) {
+        int n = 0;
+        boolean writable = flushTx(qp, s);
+        while (writable && n < budget) {
+            // room for one more FPDU (copied: its length; zero-copy: three gather entries), a TERMINATE's kept apart
+            if (IwarpStream.TX_BUFFER - IwarpStream.TX_RESERVE - s.txEnd < Fpdu.length(s.txMulpdu) + 64
+                    || s.iovTail > IwarpStream.IOV - 4) {
+                writable = flushTx(qp, s); // all of it gone: the buffer and the gather list start over
+                if (!writable) {
+                    break;
+                }
+            }
+            if (s.irqCount > 0) {
+                response(s);
+            } else if (!request(qp, s, st == QpState.SQD)) {
+                break;
+            }
+            n++;
+        }
+        if (writable) {
+            flushTx(qp, s);
+        }
+        retire(qp, s);
+        return n;
+    }
+
+    /** Writes queued FPDUs to the socket. @return true when all of them went (the socket takes more) */
+    boolean flushTx(IwarpQp qp, IwarpStream s) {
+        if (!s.txPending()) {
+            return true;
+        }
+        Mr gone = goneRegion(s);
+        if (gone != null) {
+            regionGone(qp, s, gone);
+            return false;
+        }
+        try {
+            if (s.fd >= 0 && s.iovTail - s.iovHead > 1) {
+                return writev(qp, s);
+            }
+            // one entry (the copying path's FPDUs are one staged slice): SocketChannel's write, which
+            // measured faster than writev for it. Without a descriptor, one write per entry: NIO's gathering
+            // write allocates for every buffer that carries a memory session, which region views always do
+            // (docs/iwarp-design.md, "Zero copy")
+            ByteBuffer b;
+            do {
+                b = s.iov[s.iovHead];
+                s.txTaken += s.channel.write(b);
+            } while (!b.hasRemaining() && !s.taken());
+        } catch (IOException e) {
+            return writeFailed(qp, s);
+        } catch (IllegalStateException e) { // a region's memory was freed after the check above
+            regionGone(qp, s, goneRegion(s));
+            return false;
+        }
+        if (s.taken()) {
+            return true;
+        }
+        counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
+        return false;
+    }
+
+    /**
+     * The pending gather list in {@code writev} calls (as many entries as the iovec holds and
+     * {@link NativeTcp#KEEP} regions), until all is written or the socket is full. A short count
+     * leaves the entries' positions exactly where the socket stopped.
+     */
+    private boolean writev(IwarpQp qp, IwarpStream s) throws IOException {
+        NativeTcp.Vec v = s.txVec;
+        long txBase = s.txSeg.address();
+        while (true) {
+            v.clear();
+            long want = 0;
+            for (int i = s.iovHead; i < s.iovTail; i++) {
+                ByteBuffer b = s.iov[i];
+                RegionViews rv = s.iovViews[i];
+                long at = rv == null ? txBase : rv.mr().address;
+                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.mr().segment)) {
+                    break;
+                }
+                want += b.remaining();
+            }
+            long n = v.writev(s.fd); // keeps the regions alive during the call (NativeTcp)
+            iwarp.vectorWrites++;
+            if (n < 0) {
+                if (n == -NativeTcp.EINTR) {
+                    continue;
+                }
+                if (n == -NativeTcp.EAGAIN) {
+                    counters.increment(Counter.SEND_ERR); // the socket is full: the rest waits for the next cycle
+                    return false;
+                }
+                return writeFailed(qp, s);
+            }
+            boolean all = n == want; // else a short count: the socket is full
+            s.txTaken += n;
+            for (int i = s.iovHead; n > 0; i++) {
+                ByteBuffer b = s.iov[i];
+                int k = (int) Math.min(n, b.remaining());
+                b.position(b.position() + k);
+                n -= k;
+            }
+            if (s.taken()) {
+                return true;
+            }
+            if (!all) {
+                counters.increment(Counter.SEND_ERR); // the rest waits for the next cycle
+                return false;
+            }
+            // the vector was full (entries or regions to keep): the next call takes the rest
+        }
+    }
+
+    /** The peer is gone (a write failed): nothing more will leave. */
+    private boolean writeFailed(IwarpQp qp, IwarpStream s) {
+        s.dropTx();
+        s.rxStopped = true;
+        iwarp.closeStream(s);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
+        return false;
+    }
+
+    /** @return a region a pending payload lies in that was deregistered or whose memory was freed, or null */
+    private static Mr goneRegion(IwarpStream s) {
+        for (int i = s.iovHead; i < s.iovTail; i++) {
+            RegionViews rv = s.iovViews[i];
+            if (rv != null) {
+                Mr mr = rv.mr();
+                if (mr.isClosed() || !mr.segment.scope().isAlive()) {
+                    return mr;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A payload still to be written lies in a region that was deregistered or freed since its FPDU
+     * was queued: its bytes are not read. The FPDU's header may be on the wire already, so the
+     * stream cannot go on: what is pending is dropped and the connection closed; the WQE that named
+     * the region completes with LOC_PROT_ERR, those before it (their last bytes may be among the
+     * dropped ones) with WR_FLUSH_ERR, and the QP enters ERROR, which flushes the rest. A READ
+     * Response from such a region (the peer's READ) just ends the stream.
+     */
+    private void regionGone(IwarpQp qp, IwarpStream s, Mr mr) {
+        counters.increment(Counter.ENGINE_ERRORS);
+        s.dropTx();
+        s.rxStopped = true;
+        iwarp.closeStream(s);
+        long owner = -1;
+        long end = Math.min(qp.reqIndex + 1, qp.sqProducerAcquire()); // the WQE being sent counts
+        for (long i = qp.sqConsumer; i < end && owner < 0; i++) {
+            Wqe w = qp.sq[(int) (i & qp.sqMask)];
+            for (int k = 0; k < w.numSge && !w.inline && w.started; k++) {
+                Mr m = w.sgeMr[k];
+                if (m != null && (m == mr || mr == null && (m.isClosed() || !m.segment.scope().isAlive()))
+                        && !w.isReadOrAtomic()) {
+                    owner = i;
+                    break;
+                }
+            }
+        }
+        while (owner >= 0 && qp.sqConsumer <= owner) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            WcStatus st = qp.sqConsumer == owner ? WcStatus.LOC_PROT_ERR : WcStatus.WR_FLUSH_ERR;
+            if (w.isReadOrAtomic() && w.started && !w.responded) {
+                qp.rdAtomicInFlight--;
+            }
+            w.started = false;
+            qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+            qp.sendCq.push(w.wrId, st, WcOpcode.of(w.opcode), 0, 0, 0, qp.qpn, 0);
+        }
+        qp.reqIndex = Math.max(qp.reqIndex, qp.sqConsumer);
+        if (qp.state != QpState.ERROR) {
+            engine.enterError(qp);
+        }
+    }
+
+    /** Seals the FPDU built whole at {@code f} (pad, CRC or zeros) and queues it for the socket. */
+    private void queue(IwarpStream s, int f, int ulen) {
+        int at = Fpdu.crcOffset(ulen);
+        Fpdu.writeTrailer(s.txSeg, f, ulen, Fpdu.CRC_OFF);
+        if (s.crc) {
+            Crc32c.write(s.txSeg, f + at, crc32c.compute(s.tx, f, at));
+        }
+        int end = f + at + Fpdu.CRC_LENGTH;
+        s.stage(f, end);
+        s.txEnd = end;
+    }
+
+    /**
+     * Zero copy: queues the FPDU whose header ({@code hdr} bytes of DDP/RDMAP header after the length
+     * field) is built at {@code f} with its {@code len}-byte payload taken from region {@code mr} at
+     * {@code va}: three gather entries, the staged length field and header, a view of the region, the
+     * staged pad and CRC (computed here over the header and the region's bytes). The payload's bytes
+     * leave the region only into the socket.
+     *
+     * @return false if the region has no view to spare (the caller copies the payload instead)
+     */
+    private boolean queueFromRegion(IwarpStream s, int f, int hdr, Mr mr, long va, int len) {
+        RegionViews views = RegionViews.of(mr);
+        ByteBuffer view = views == null ? null : views.acquire(va, len);
+        if (view == null) {
+            return false;
+        }
+        int ulen = hdr + len;
+        Fpdu.writeHeader(s.txSeg, f, ulen);
+        int t = f + Fpdu.ULPDU_OFFSET + hdr; // the trailer is staged right after the header
+        int pad = Fpdu.padLength(ulen);
+        for (int i = 0; i < pad; i++) {
+            s.txSeg.set(ValueLayout.JAVA_BYTE, t + i, (byte) 0);
+        }
+        int crc = Fpdu.CRC_OFF;
+        if (s.crc) {
+            txCrc.reset();
+            s.tx.limit(t).position(f);
+            txCrc.update(s.tx);
+            int p = view.position();
+            txCrc.update(view);
+            view.position(p);
+            txCrc.update(ZEROS, 0, pad);
+            crc = (int) txCrc.getValue();
+        }
+        Crc32c.write(s.txSeg, t + pad, crc);
+        s.stage(f, t);
+        s.stageView(view, views);
+        int end = t + pad + Fpdu.CRC_LENGTH;
+        s.stage(t, end);
+        s.txEnd = end;
+        iwarp.zeroCopySent++;
+        return true;
+    }
+
+    /**
+     * Queues an FPDU of a send WQE whose header is built at {@code f}: its payload (bytes {@code off..off+len}
+     * of the message) from the region when it is large and lies in one SGE, else copied behind the header.
+     */
+    private void queueWqe(IwarpStream s, Wqe w, int f, int hdr, long off, int len) {
+        if (iwarp.zeroCopy && len >= ZC_TX_MIN && !w.inline) {
+            long skip = off;
+            for (int i = 0; i < w.numSge; i++) {
+                int sl = w.sgeLength[i];
+                if (skip < sl) {
+                    if (skip + len <= sl && queueFromRegion(s, f, hdr, w.sgeMr[i], w.sgeAddr[i] + skip, len)) {
+                        return;
+                    }
+                    break;
+                }
+                skip -= sl;
+            }
+        }
+        Sgl.gather(w, off, len, s.txSeg, f + Fpdu.ULPDU_OFFSET + hdr);
+        Fpdu.writeHeader(s.txSeg, f, hdr + len);
+        queue(s, f, hdr + len);
+    }
+
+    /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
+    private void response(IwarpStream s) {
+        int i = s.irqHead;
+        MemorySegment tx = s.txSeg;
+        int f = s.txEnd;
+        int ddp = f + Fpdu.ULPDU_OFFSET;
+        int ulen;
+        boolean done;
+        boolean zc = false;
+        if (s.irqAtomic[i]) {
+            Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.ATOMIC_RESPONSE), 0, Rdmap.QN_ATOMIC_RESPONSE,
+                    s.txMsnAtomicResp++, 0);
+            AtomicResponse.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, s.irqRequestId[i], s.irqOrig[i]);
+            ulen = Ddp.UNTAGGED_HEADER_LENGTH + AtomicResponse.LENGTH;
+            done = true;
+        } else {
+            long sent = s.irqSent[i];
+            int max = s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH;
+            int len = (int) Math.min(max, s.irqLength[i] - sent);
+            done = sent + len == s.irqLength[i];
+            Ddp.writeTagged(tx, ddp, done, Rdmap.controlByte(Rdmap.READ_RESPONSE), s.irqSinkStag[i],
+                    s.irqSinkTo[i] + sent);
+            Mr mr = s.irqMr[i];
+            zc = iwarp.zeroCopy && len >= ZC_TX_MIN
+                    && queueFromRegion(s, f, Ddp.TAGGED_HEADER_LENGTH, mr, s.irqVa[i] + sent, len);
+            if (len > 0 && !zc) {
+                MemorySegment.copy(mr.segment, s.irqVa[i] - mr.address + sent, tx, ddp + Ddp.TAGGED_HEADER_LENGTH, len);
+            }
+            s.irqSent[i] = sent + len;
+            ulen = Ddp.TAGGED_HEADER_LENGTH + len;
+        }
+        if (!zc) {
+            Fpdu.writeHeader(tx, f, ulen);
+            queue(s, f, ulen);
+        }
+        counters.increment(Counter.SENT_PKTS);
+        if (done) {
+            s.irqMr[i] = null;
+            s.irqHead = (i + 1) % s.irqCapacity;
+            s.irqCount--;
+        }
+    }
+
+    /** One FPDU of the send queue's current WQE. @return false when there is nothing (more) to send now */
+    private boolean request(IwarpQp qp, IwarpStream s, boolean draining) {
+        if (s.sqHalted) {
+            return false;
+        }
+        long producer = qp.sqProducerAcquire(); // release partner: Qp.postSend
+        if (qp.reqIndex == producer) {
+            return false;
+        }
+        Wqe w = qp.sq[(int) (qp.reqIndex & qp.sqMask)];
+        if (!w.started) {
+            if (draining) {
+                return false;
+            }
+            if (!w.validated) {
+                Sgl.validate(engine.context.keys, qp, w);
+            }
+            if (w.localError >= 0) { // completed in order by retire, which then moves the QP to ERROR
+                w.started = true;
+                s.sqHalted = true;
+                qp.reqIndex++;
+                return false;
+            }
+            if ((w.flags & SendFlags.FENCE) != 0 && qp.rdAtomicInFlight > 0) {
+                return false;
+            }
+            if (w.isReadOrAtomic() && qp.rdAtomicInFlight >= Math.max(1, qp.maxRdAtomic)) {
+                return false; // ORD: as many READ/atomics outstanding as the peer's IRD allows
+            }
+            w.started = true;
+            w.responded = false;
+            qp.reqOffset = 0;
+            if (w.isReadOrAtomic()) {
+                qp.rdAtomicInFlight++;
+            }
+        }
+        MemorySegment tx = s.txSeg;
+        int f = s.txEnd;
+        int ddp = f + Fpdu.ULPDU_OFFSET;
+        int ulen;
+        boolean last;
+        boolean queued = false;
+        long off = qp.reqOffset;
+        switch (w.opcode) {
+            case RDMA_READ -> {
+                Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.READ_REQUEST), 0, Rdmap.QN_READ_REQUEST,
+                        s.txMsnRead++, 0);
+                ReadRequest.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, IwarpReceiver.sinkStag(w), IwarpReceiver.sinkTo(w), (int) w.length,
+                        w.rkey, w.remoteAddr);
+                ulen = Ddp.UNTAGGED_HEADER_LENGTH + ReadRequest.LENGTH;
+                last = true;
+            }
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
+                boolean cas = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP;
+                Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(Rdmap.ATOMIC_REQUEST), 0, Rdmap.QN_READ_REQUEST,
+                        s.txMsnRead++, 0);
+                w.npkts = ++s.atomicRequestId; // matched against the response's Original Request Identifier
+                AtomicRequest.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH,
+                        cas ? AtomicRequest.COMPARE_SWAP : AtomicRequest.FETCH_ADD, w.npkts, w.rkey, w.remoteAddr,
+                        cas ? w.swap : w.compareAdd, cas ? -1L : 0, cas ? w.compareAdd : 0, cas ? -1L : 0);
+                ulen = Ddp.UNTAGGED_HEADER_LENGTH + AtomicRequest.LENGTH;
+                last = true;
+            }
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
+                int len = (int) Math.min(s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH, w.length - off);
+                last = off + len == w.length;
+                Ddp.writeTagged(tx, ddp, last, Rdmap.controlByte(Rdmap.WRITE), w.rkey, w.remoteAddr + off);
+                queueWqe(s, w, f, Ddp.TAGGED_HEADER_LENGTH, off, len);
+                queued = true;
+                ulen = Ddp.TAGGED_HEADER_LENGTH + len;
+                qp.reqOffset = off + len;
+                if (last && w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
+                    // the immediate value follows as a message of its own (docs/iwarp-design.md)
+                    counters.increment(Counter.SENT_PKTS);
+                    f = s.txEnd;
+                    queued = false;
+                    ddp = f + Fpdu.ULPDU_OFFSET;
+                    boolean se = (w.flags & SendFlags.SOLICITED) != 0;
+                    Ddp.writeUntagged(tx, ddp, true, Rdmap.controlByte(se ? Rdmap.IMMEDIATE_DATA_SE
+                            : Rdmap.IMMEDIATE_DATA), 0, Rdmap.QN_SEND, s.txMsnSend++, 0);
+                    ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH,
+                            (IMM_AFTER_WRITE << 32) | Integer.toUnsignedLong(w.imm));
+                    ulen = Ddp.UNTAGGED_HEADER_LENGTH + ImmediateData.LENGTH;
+                }
+            }
+            default -> { // SEND, SEND_WITH_IMM, SEND_WITH_INV: untagged, QN 0, one MSN per message, MO = byte offset
+                boolean imm = w.opcode == WrOpcode.SEND_WITH_IMM;
+                boolean inv = w.opcode == WrOpcode.SEND_WITH_INV;
+                int hdr = Ddp.UNTAGGED_HEADER_LENGTH + (imm ? ImmediateData.LENGTH : 0);
+                int len = (int) Math.min(s.txMulpdu - hdr, w.length - off);
+                last = off + len == w.length;
+                boolean se = last && (w.flags & SendFlags.SOLICITED) != 0;
+                int op = imm ? (se ? Rdmap.IMMEDIATE_DATA_SE : Rdmap.IMMEDIATE_DATA)
+                        : inv ? (se ? Rdmap.SEND_SE_INVALIDATE : Rdmap.SEND_INVALIDATE)
+                        : (se ? Rdmap.SEND_SE : Rdmap.SEND);
+                // the Invalidate STag rides in every segment's RsvdULP word (RFC 5040 §4.4)
+                Ddp.writeUntagged(tx, ddp, last, Rdmap.controlByte(op), inv ? w.imm : 0, Rdmap.QN_SEND, s.txMsnSend,
+                        (int) off);
+                if (imm) {
+                    ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, Integer.toUnsignedLong(w.imm));
+                }
+                queueWqe(s, w, f, hdr, off, len);
+                queued = true;
+                ulen = hdr + len;
+                qp.reqOffset = off + len;
+                if (last) {
+                    s.txMsnSend++;
+                }
+            }
+        }
+        if (!queued) {
+            Fpdu.writeHeader(tx, f, ulen);
+            queue(s, f, ulen);
+        }
+        counters.increment(Counter.SENT_PKTS);
+        if (last) {
+            s.sqTxEnd[(int) (qp.reqIndex & qp.sqMask)] = s.txQueued; // it completes once TCP took this far
+            qp.reqIndex++;
+            qp.reqOffset = 0;
+        }
+        return true;
+    }
+
+    /** @return true once the socket has taken every FPDU of the queued WQE at send-queue index {@code i} */
+    static boolean sent(IwarpQp qp, IwarpStream s, long i) {
+        return s.txTaken - s.sqTxEnd[(int) (i & qp.sqMask)] >= 0;
+    }
+
+    /**
+     * Retires send-queue WQEs in posting order: a SEND/WRITE once all its FPDUs have left for TCP,
+     * a READ/atomic once its response is in, a failed one with its error (the QP then enters ERROR).
+     */
+    void retire(IwarpQp qp, IwarpStream s) {
+        if (s.closed) {
+            return; // queued bytes were dropped (the peer or a region is gone): the flush completes what is left
+        }
+        while (qp.sqConsumer != qp.reqIndex) {
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            WcStatus st = WcStatus.SUCCESS;
+            if (w.localError >= 0) {
+                st = WcStatus.of(w.localError);
+            } else if (w.isReadOrAtomic() ? !w.responded : !sent(qp, s, qp.sqConsumer)) {
+                return; // no response yet, or its last FPDU is still in our buffer rather than TCP's
+            }
+            if (w.isReadOrAtomic() && w.started && !w.responded) {
+                qp.rdAtomicInFlight--;
+            }
+            boolean complete = w.signaled || st != WcStatus.SUCCESS;
+            long wrId = w.wrId;
+            WrOpcode op = w.opcode;
+            int len = op.isAtomic() ? 8 : (int) w.length;
+            if (st == WcStatus.SUCCESS && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM
+                    || op == WrOpcode.SEND_WITH_INV)) {
+                counters.increment(Counter.RDMA_SENDS);
+            }
+            w.started = false;
+            qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+            if (complete) {
+                qp.sendCq.push(wrId, st, WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
+            }
+            if (st != WcStatus.SUCCESS) {
+                qp.reqIndex = Math.max(qp.reqIndex, qp.sqConsumer);
+                if (qp.state != QpState.ERROR) {
+                    engine.enterError(qp);
+                }
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,501 @@
+package io.jrdma.engine.roce;
+
+import io.jrdma.engine.core.Counter;
+import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.Mr;
+import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.RecvWqe;
+import io.jrdma.engine.core.Sgl;
+import io.jrdma.engine.util.Psn;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.wire.Aeth;
+import io.jrdma.wire.AtomicAckEth;
+import io.jrdma.wire.AtomicEth;
+import io.jrdma.wire.Bth;
+import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.Ieth;
+import io.jrdma.wire.ImmDt;
+import io.jrdma.wire.Reth;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The responder (rxe_resp.c): checks each request packet's PSN (in sequence, duplicate, or
+ * out of sequence → one PSN-sequence-error NAK), opcode order, QP and region access, then
+ * places SEND payloads in receive WQEs (RNR NAK when none is posted), WRITE payloads in the
+ * region named by the rkey, executes atomics atomically on the region's memory, and queues
+ * READ and atomic responses as responder resources. Responses leave in PSN order: queued
+ * resources first, then one coalesced ACK or NAK. Duplicates are re-ACKed; duplicate READs are
+ * executed again; duplicate atomics are answered from the history of original values.
+ */
+final class Responder {
+    private static final VarHandle ATOMIC_LONG = ValueLayout.JAVA_LONG.varHandle();
+    /**
+     * How long an ACK that no packet asked for may wait to be coalesced with later ones: far
+     * below any retransmit timeout (the CM uses 14, about 67 ms), and long enough that a
+     * ping-pong at loopback speed sends one ACK per several round trips.
+     */
+    static final long ACK_COALESCE_NANOS = 50_000;
+    private final RoceTransport roce;
+    private final Engine engine;
+
+    Responder(RoceTransport roce) {
+        this.roce = roce;
+        this.engine = roce.engine;
+    }
+
+    /** Control path (modify with RQ_PSN): the first request expected. */
+    void start(RoceQp qp, int rqPsn) {
+        qp.resp.ePsn = rqPsn;
+        qp.resp.ackSentPsn = rqPsn;
+    }
+
+    /** Control path (modify to RESET, destroy): forgets the message in progress and everything owed. */
+    void reset(RoceQp qp) {
+        ResponderState r = qp.resp;
+        r.recv = null;
+        r.lastOpcode = -1;
+        r.writeMr = null;
+        r.dropOwed();
+        r.nakSeqSent = false;
+        r.errorAfterNak = false;
+        r.msn = 0;
+    }
+
+    /**
+     * Control path, before a QP goes away: sends the ACK it still owes (deferred or coalesced).
+     *
+     * @return true when it sent something
+     */
+    boolean sendOwedAck(RoceQp qp) {
+        ResponderState r = qp.resp;
+        if ((qp.state == QpState.RTR || qp.state == QpState.RTS || qp.state == QpState.SQD)
+                && (r.ackPending || r.ackDueAt != 0)) {
+            r.ackCycle = engine.cycle - 1;
+            if (r.ackDueAt != 0) {
+                r.ackDueAt = engine.now;
+            }
+            output(qp, Engine.QP_SEND_BUDGET);
+            return true;
+        }
+        return false;
+    }
+
+    void onRequest(RoceQp qp, MemorySegment pkt, int opcode, int mask, int hdr, int payload) {
+        QpState s = qp.state;
+        if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE || qp.resp.errorAfterNak) {
+            engine.counters.increment(Counter.RCVD_BAD_STATE);
+            return;
+        }
+        int psn = Bth.psn(pkt, 0);
+        int d = Psn.diff(psn, qp.resp.ePsn);
+        if (d > 0) {
+            engine.counters.increment(Counter.OUT_OF_SEQ_REQUEST);
+            if (!qp.resp.nakSeqSent) {
+                qp.resp.nakSeqSent = true;
+                queueNak(qp, Aeth.NAK_PSN_SEQ_ERR, qp.resp.ePsn, false);
+            }
+            return;
+        }
+        if (d < 0) {
+            engine.counters.increment(Counter.DUPLICATE_REQUEST);
+            duplicate(qp, pkt, opcode, mask, psn);
+            return;
+        }
+        int last = qp.resp.lastOpcode;
+        boolean inSend = last == IbOpcode.RC_SEND_FIRST || last == IbOpcode.RC_SEND_MIDDLE;
+        boolean inWrite = last == IbOpcode.RC_RDMA_WRITE_FIRST || last == IbOpcode.RC_RDMA_WRITE_MIDDLE;
+        boolean continues = (mask & IbOpcode.FIRST) == 0 && (mask & (IbOpcode.MIDDLE | IbOpcode.LAST)) != 0
+                && (mask & (IbOpcode.READ | IbOpcode.ATOMIC)) == 0;
+        boolean ok = inSend ? continues && (mask & IbOpcode.SEND) != 0
+                : inWrite ? continues && (mask & IbOpcode.WRITE) != 0
+                : !continues;
+        if (!ok) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return;
+        }
+        boolean firstOrOnly = (mask & IbOpcode.FIRST) != 0;
+        boolean lastOrOnly = (mask & IbOpcode.LAST) != 0;
+        if ((mask & (IbOpcode.SEND | IbOpcode.WRITE)) != 0) {
+            int mtu = qp.mtuBytes;
+            if (lastOrOnly ? payload > mtu : payload != mtu) {
+                errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+                return;
+            }
+        }
+        if ((mask & IbOpcode.SEND) != 0) {
+            if (!send(qp, pkt, opcode, mask, psn, hdr, payload, firstOrOnly, lastOrOnly)) {
+                return;
+            }
+        } else if ((mask & IbOpcode.WRITE) != 0) {
+            if (!write(qp, pkt, opcode, mask, psn, hdr, payload, firstOrOnly, lastOrOnly)) {
+                return;
+            }
+        } else if ((mask & IbOpcode.READ) != 0) {
+            read(qp, pkt, psn);
+            return;
+        } else if ((mask & IbOpcode.ATOMIC) != 0) {
+            atomic(qp, pkt, opcode, psn);
+            return;
+        } else {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return;
+        }
+        qp.resp.ePsn = Psn.add(qp.resp.ePsn, 1);
+        qp.resp.nakSeqSent = false;
+        qp.resp.lastOpcode = lastOrOnly ? -1 : opcode;
+        if (Bth.ackReq(pkt, 0)) {
+            if (qp.resp.ackPending) {
+                engine.counters.increment(Counter.ACK_DEFERRED);
+            } else {
+                qp.resp.ackCycle = engine.cycle;
+            }
+            qp.resp.ackPending = true;
+            engine.schedule(qp);
+        } else if (qp.resp.ackDueAt == 0) {
+            // no ACK asked for: one still goes out within the coalescing delay, so that a requester
+            // that asks only when it needs one is never left waiting for its retransmit timer
+            qp.resp.ackDueAt = engine.now + ACK_COALESCE_NANOS;
+            engine.schedule(qp);
+        }
+    }
+
+    private boolean recvAvailable(RoceQp qp) {
+        return qp.rqConsumer != qp.rqProducerAcquire(); // release partner: Qp.postRecv
+    }
+
+    private boolean send(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
+                         boolean first, boolean last) {
+        if (first) {
+            if (!recvAvailable(qp)) {
+                rnrNak(qp, psn);
+                return false;
+            }
+            qp.resp.recv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            qp.resp.recvOffset = 0;
+        }
+        RecvWqe r = qp.resp.recv;
+        if (qp.resp.recvOffset + payload > r.capacity) {
+            completeRecv(qp, r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return false;
+        }
+        if (!Sgl.scatter(engine.context.keys, qp, r, qp.resp.recvOffset, pkt, hdr, payload)) {
+            completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+            errorNak(qp, Aeth.NAK_REMOTE_OP, psn);
+            return false;
+        }
+        qp.resp.recvOffset += payload;
+        if (last) {
+            int flags = (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
+            int imm = 0;
+            if ((mask & IbOpcode.IMMDT) != 0) {
+                imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
+                flags |= WorkCompletion.WITH_IMM;
+            } else if ((mask & IbOpcode.IETH) != 0) {
+                imm = Ieth.rkey(pkt, IbOpcode.offset(opcode, IbOpcode.IETH));
+                Mr target = engine.context.keys.lookup(imm);
+                if (target == null || !target.invalidateFor(qp.pd)) {
+                    // a key this QP may not invalidate: the peer learns it as a remote access error
+                    completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                    errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                    return false;
+                }
+                flags |= WorkCompletion.WITH_INV;
+            }
+            completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV, (int) qp.resp.recvOffset, imm, flags);
+            qp.resp.msn = Psn.add(qp.resp.msn, 1);
+        }
+        return true;
+    }
+
+    private boolean write(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
+                          boolean first, boolean last) {
+        boolean withImm = (mask & IbOpcode.IMMDT) != 0;
+        if (withImm && !recvAvailable(qp)) {
+            rnrNak(qp, psn);
+            return false;
+        }
+        if (first) {
+            int reth = IbOpcode.offset(opcode, IbOpcode.RETH);
+            long va = Reth.va(pkt, reth);
+            long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, reth));
+            Mr mr = null;
+            if ((qp.accessFlags & Access.REMOTE_WRITE) == 0) {
+                errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                return false;
+            }
+            if (len > 0) {
+                mr = engine.context.keys.lookup(Reth.rkey(pkt, reth));
+                if (mr == null || !mr.permits(qp.pd, Access.REMOTE_WRITE, va, len)) {
+                    errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                    return false;
+                }
+            }
+            qp.resp.writeMr = mr;
+            qp.resp.writeVa = va;
+            qp.resp.writeRemaining = len;
+            qp.resp.writeTotal = len;
+        }
+        if (payload > qp.resp.writeRemaining || (last && payload != qp.resp.writeRemaining)) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
+            return false;
+        }
+        if (payload > 0) {
+            Mr mr = qp.resp.writeMr;
+            MemorySegment.copy(pkt, hdr, mr.segment, qp.resp.writeVa - mr.address, payload);
+            qp.resp.writeVa += payload;
+            qp.resp.writeRemaining -= payload;
+        }
+        if (last) {
+            if (withImm) {
+                RecvWqe r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+                int imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
+                int flags = WorkCompletion.WITH_IMM | (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
+                completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) qp.resp.writeTotal, imm, flags);
+            }
+            qp.resp.writeMr = null;
+            qp.resp.msn = Psn.add(qp.resp.msn, 1);
+        }
+        return true;
+    }
+
+    private void read(RoceQp qp, MemorySegment pkt, int psn) {
+        long va = Reth.va(pkt, Bth.LENGTH);
+        int rkey = Reth.rkey(pkt, Bth.LENGTH);
+        long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
+        if ((qp.accessFlags & Access.REMOTE_READ) == 0) {
+            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            return;
+        }
+        Mr mr = null;
+        if (len > 0) {
+            mr = engine.context.keys.lookup(rkey);
+            if (mr == null || !mr.permits(qp.pd, Access.REMOTE_READ, va, len)) {
+                errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                return;
+            }
+        }
+        if (qp.resp.resCount == qp.resp.resCapacity) {
+            return; // no room to queue the response: dropped unacknowledged, the requester retries
+        }
+        int npkts = (int) Math.max(1, (len + qp.mtuBytes - 1) / qp.mtuBytes);
+        qp.resp.msn = Psn.add(qp.resp.msn, 1);
+        addResource(qp, false, psn, mr, va, len, 0);
+        qp.resp.ePsn = Psn.add(qp.resp.ePsn, npkts);
+        qp.resp.nakSeqSent = false;
+        qp.resp.lastOpcode = -1;
+    }
+
+    private void atomic(RoceQp qp, MemorySegment pkt, int opcode, int psn) {
+        long va = AtomicEth.va(pkt, Bth.LENGTH);
+        int rkey = AtomicEth.rkey(pkt, Bth.LENGTH);
+        if ((va & 7) != 0) {
+            errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn); // IBA 9.4.5: atomics must be 8-byte aligned
+            return;
+        }
+        if ((qp.accessFlags & Access.REMOTE_ATOMIC) == 0) {
+            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            return;
+        }
+        Mr mr = engine.context.keys.lookup(rkey);
+        if (mr == null || !mr.permits(qp.pd, Access.REMOTE_ATOMIC, va, 8)) {
+            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            return;
+        }
+        if (qp.resp.resCount == qp.resp.resCapacity) {
+            return; // no room to queue the response: dropped unacknowledged, the requester retries
+        }
+        long operand = AtomicEth.swapAdd(pkt, Bth.LENGTH);
+        long off = va - mr.address;
+        long original;
+        if (opcode == IbOpcode.RC_COMPARE_SWAP) {
+            original = (long) ATOMIC_LONG.compareAndExchange(mr.segment, off, AtomicEth.compare(pkt, Bth.LENGTH), operand);
+        } else {
+            original = (long) ATOMIC_LONG.getAndAdd(mr.segment, off, operand);
+        }
+        qp.resp.atomicPsn[qp.resp.atomicNext] = psn;
+        qp.resp.atomicOrig[qp.resp.atomicNext] = original;
+        qp.resp.atomicNext = (qp.resp.atomicNext + 1) % ResponderState.ATOMIC_HISTORY;
+        qp.resp.msn = Psn.add(qp.resp.msn, 1);
+        addResource(qp, true, psn, null, 0, 8, original);
+        qp.resp.ePsn = Psn.add(qp.resp.ePsn, 1);
+        qp.resp.nakSeqSent = false;
+        qp.resp.lastOpcode = -1;
+    }
+
+    /** A request PSN before ePSN: re-ACK SEND/WRITE, execute READ again, replay an atomic's original value. */
+    private void duplicate(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn) {
+        if ((mask & IbOpcode.READ) != 0) {
+            long va = Reth.va(pkt, Bth.LENGTH);
+            long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
+            Mr mr = null;
+            if (len > 0) {
+                mr = engine.context.keys.lookup(Reth.rkey(pkt, Bth.LENGTH));
+                if (mr == null || !mr.permits(qp.pd, Access.REMOTE_READ, va, len)) {
+                    return;
+                }
+            }
+            for (int k = 0; k < qp.resp.resCount; k++) {
+                int i = (qp.resp.resHead + k) % qp.resp.resCapacity;
+                if (!qp.resp.resAtomic[i] && qp.resp.resPsn[i] == psn) {
+                    qp.resp.resMr[i] = mr;
+                    qp.resp.resVa[i] = va;
+                    qp.resp.resLen[i] = len;
+                    qp.resp.resSent[i] = 0;
+                    return;
+                }
+            }
+            if (qp.resp.resCount < qp.resp.resCapacity) {
+                addResource(qp, false, psn, mr, va, len, 0);
+            }
+        } else if ((mask & IbOpcode.ATOMIC) != 0) {
+            for (int i = 0; i < ResponderState.ATOMIC_HISTORY; i++) {
+                if (qp.resp.atomicPsn[i] == psn && qp.resp.resCount < qp.resp.resCapacity) {
+                    addResource(qp, true, psn, null, 0, 8, qp.resp.atomicOrig[i]);
+                    return;
+                }
+            }
+        } else {
+            qp.resp.ackPending = true;
+            engine.schedule(qp);
+        }
+    }
+
+    private void addResource(RoceQp qp, boolean atomic, int psn, Mr mr, long va, long len, long orig) {
+        int i = (qp.resp.resHead + qp.resp.resCount) % qp.resp.resCapacity;
+        qp.resp.resAtomic[i] = atomic;
+        qp.resp.resPsn[i] = psn;
+        qp.resp.resMr[i] = mr;
+        qp.resp.resVa[i] = va;
+        qp.resp.resLen[i] = len;
+        qp.resp.resSent[i] = 0;
+        qp.resp.resOrig[i] = orig;
+        qp.resp.resMsn[i] = qp.resp.msn;
+        qp.resp.resCount++;
+        engine.schedule(qp);
+    }
+
+    private void rnrNak(RoceQp qp, int psn) {
+        engine.counters.increment(Counter.SEND_RNR_ERR);
+        qp.resp.nakSeqSent = true; // later packets of the window are dropped silently until the retry
+        queueNak(qp, Aeth.RNR_NAK | qp.minRnrTimer, psn, false);
+    }
+
+    private void errorNak(RoceQp qp, int syndrome, int psn) {
+        queueNak(qp, syndrome, psn, true);
+    }
+
+    private void queueNak(RoceQp qp, int syndrome, int psn, boolean fatal) {
+        qp.resp.nakPendingSyndrome = syndrome;
+        qp.resp.nakPendingPsn = psn;
+        qp.resp.ackPending = false;
+        qp.resp.errorAfterNak |= fatal;
+        engine.schedule(qp);
+    }
+
+    private void completeRecv(RoceQp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+        long wrId = r.wrId;
+        // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
+        qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
+        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+        qp.resp.recv = null;
+        engine.counters.increment(Counter.RDMA_RECVS);
+    }
+
+    // ------------------------------------------------------------------ output, in PSN order
+
+    int output(RoceQp qp, int budget) {
+        int sent = 0;
+        MemorySegment tx;
+        while (qp.resp.resCount > 0 && sent < budget) {
+            tx = roce.txSeg; // a batching link holds each packet until it flushes: every packet its own slot
+            int i = qp.resp.resHead;
+            if (qp.resp.resAtomic[i]) {
+                Bth.write(tx, 0, IbOpcode.RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
+                        qp.resp.resPsn[i]);
+                Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.resMsn[i]);
+                AtomicAckEth.write(tx, Bth.LENGTH + Aeth.LENGTH, qp.resp.resOrig[i]);
+                if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH + AtomicAckEth.LENGTH)) {
+                    return sent;
+                }
+                popResource(qp);
+            } else {
+                int mtu = qp.mtuBytes;
+                long off = qp.resp.resSent[i];
+                long len = qp.resp.resLen[i];
+                int index = (int) (off / mtu);
+                int payload = (int) Math.min(mtu, len - off);
+                boolean first = off == 0;
+                boolean last = off + mtu >= len;
+                int opcode = first ? (last ? IbOpcode.RC_RDMA_READ_RESPONSE_ONLY : IbOpcode.RC_RDMA_READ_RESPONSE_FIRST)
+                        : (last ? IbOpcode.RC_RDMA_READ_RESPONSE_LAST : IbOpcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+                int pad = (-payload) & 3;
+                Bth.write(tx, 0, opcode, false, false, pad, 0xFFFF, qp.destQpn, false, Psn.add(qp.resp.resPsn[i], index));
+                int hdr = IbOpcode.headerLength(opcode);
+                if (hdr > Bth.LENGTH) {
+                    Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.resMsn[i]);
+                }
+                if (payload > 0) {
+                    Mr mr = qp.resp.resMr[i];
+                    MemorySegment.copy(mr.segment, qp.resp.resVa[i] - mr.address + off, tx, hdr, payload);
+                }
+                roce.pad(hdr + payload, payload);
+                if (!roce.send(qp, hdr + payload + pad)) {
+                    return sent;
+                }
+                qp.resp.resSent[i] = off + payload;
+                if (last) {
+                    popResource(qp);
+                }
+            }
+            sent++;
+        }
+        if (qp.resp.resCount > 0) {
+            return sent;
+        }
+        tx = roce.txSeg;
+        if (qp.resp.nakPendingSyndrome >= 0) {
+            Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false, qp.resp.nakPendingPsn);
+            Aeth.write(tx, Bth.LENGTH, qp.resp.nakPendingSyndrome, qp.resp.msn);
+            if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH)) {
+                return sent;
+            }
+            engine.counters.increment(Counter.SEND_NAKS);
+            qp.resp.nakPendingSyndrome = -1;
+            if (qp.resp.errorAfterNak) {
+                engine.enterError(qp);
+            }
+            sent++;
+        } else if ((qp.resp.ackPending && (engine.cycle != qp.resp.ackCycle
+                || Psn.diff(qp.resp.ePsn, qp.resp.ackSentPsn) > RoceQp.MAX_UNACKED_PSNS / 2))
+                || (qp.resp.ackDueAt != 0 && engine.now - qp.resp.ackDueAt >= 0)) {
+            // one duty cycle late, so that a reply the application posts on seeing the data leaves
+            // first (the ACK is off the critical path of a ping-pong); sooner when the window fills
+            Bth.write(tx, 0, IbOpcode.RC_ACKNOWLEDGE, false, false, 0, 0xFFFF, qp.destQpn, false,
+                    Psn.add(qp.resp.ePsn, -1));
+            Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.msn);
+            if (!roce.send(qp, Bth.LENGTH + Aeth.LENGTH)) {
+                return sent;
+            }
+            engine.counters.increment(Counter.SENT_ACKS);
+            qp.resp.ackPending = false;
+            qp.resp.ackDueAt = 0;
+            qp.resp.ackSentPsn = qp.resp.ePsn;
+            sent++;
+        }
+        return sent;
+    }
+
+    private static void popResource(RoceQp qp) {
+        qp.resp.resMr[qp.resp.resHead] = null;
+        qp.resp.resHead = (qp.resp.resHead + 1) % qp.resp.resCapacity;
+        qp.resp.resCount--;
+    }
+}

@@ -1,0 +1,36 @@
+package io.jrdma.engine.roce;
+
+import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Cq;
+import io.jrdma.engine.core.Pd;
+import io.jrdma.engine.core.Qp;
+import io.jrdma.verbs.QpInitAttr;
+
+/**
+ * A QP of the IB transport (RC today): the core's queues and attributes plus the state of each
+ * role, as rxe's {@code struct rxe_qp} holds {@code req}, {@code comp} and {@code resp}. Each
+ * role writes only its own part; shared facts (PSNs agreed at modify, MTU, destination QPN,
+ * timeouts) are the core's attributes.
+ */
+final class RoceQp extends Qp {
+    /** rxe's RXE_MAX_UNACKED_PSNS: the requester's window. */
+    static final int MAX_UNACKED_PSNS = 128;
+    /** rxe's RXE_MAX_PKT_PER_ACK: AckReq at least this often. */
+    static final int MAX_PKT_PER_ACK = 64;
+
+    final RequesterState req = new RequesterState();
+    final CompleterState comp = new CompleterState();
+    final ResponderState resp = new ResponderState();
+    /**
+     * The peer's responder ACKs packets that did not ask for one by itself, within its coalescing
+     * delay (a jrdma peer; the connection manager negotiates it). The requester then sets AckReq
+     * only where something waits for the ACK: a signaled WQE, a send queue half full, every
+     * {@link #MAX_PKT_PER_ACK} packets, half a window. Off, AckReq goes on every message, as rxe does.
+     * An attribute: set on the control path before RTS.
+     */
+    boolean peerAcksUnrequested;
+
+    RoceQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+        super(context, pd, qpn, init, sendCq, recvCq);
+    }
+}

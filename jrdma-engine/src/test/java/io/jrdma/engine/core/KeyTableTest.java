@@ -1,0 +1,109 @@
+package io.jrdma.engine.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayDeque;
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Memory keys: random, never 0, unique among live keys, not reused within the quarantine. */
+class KeyTableTest {
+    @Test
+    void freedKeysAreNotReusedSoonAndKeysLookRandom() {
+        KeyTable t = new KeyTable();
+        ArrayDeque<Integer> recent = new ArrayDeque<>();
+        Set<Integer> live = new HashSet<>();
+        int highBitsSet = 0;
+        for (int i = 0; i < 20_000; i++) {
+            int k = t.newKey();
+            assertNotEquals(0, k);
+            assertFalse(recent.contains(k), "key reused within the quarantine");
+            assertTrue(live.add(k));
+            highBitsSet += Integer.bitCount(k >>> 8);
+            Mr fake = new Mr(null, java.lang.foreign.Arena.global().allocate(8), k, 0);
+            t.add(fake);
+            if (live.size() > 64) {
+                int victim = live.iterator().next();
+                t.remove(t.lookup(victim));
+                live.remove(victim);
+                recent.addLast(victim);
+                if (recent.size() > KeyTable.QUARANTINE) {
+                    recent.removeFirst();
+                }
+            }
+        }
+        double mean = highBitsSet / 20_000.0;
+        assertTrue(mean > 11 && mean < 13, "the upper 24 bits are uniformly random: mean popcount " + mean);
+    }
+
+    private static Mr region(int key) {
+        return new Mr(null, java.lang.foreign.Arena.global().allocate(8), key, 0);
+    }
+
+    @Test
+    void agreesWithAMapThroughGrowthTombstonesAndShrinking() {
+        KeyTable t = new KeyTable();
+        java.util.Map<Integer, Mr> model = new java.util.HashMap<>();
+        java.util.SplittableRandom r = new java.util.SplittableRandom(42);
+        for (int step = 0; step < 50_000; step++) {
+            if (model.size() < 2_000 && (model.isEmpty() || r.nextInt(3) != 0)) {
+                Mr m = region(t.newKey());
+                t.add(m);
+                model.put(m.key, m);
+            } else {
+                Mr victim = model.values().iterator().next();
+                t.remove(victim);
+                model.remove(victim.key);
+                org.junit.jupiter.api.Assertions.assertNull(t.lookup(victim.key), "removed at step " + step);
+            }
+            if (step % 997 == 0) {
+                for (Mr m : model.values()) {
+                    org.junit.jupiter.api.Assertions.assertSame(m, t.lookup(m.key));
+                }
+                org.junit.jupiter.api.Assertions.assertEquals(model.size(), t.size());
+            }
+        }
+        for (Mr m : java.util.List.copyOf(model.values())) {
+            t.remove(m);
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(0, t.size());
+    }
+
+    @Test
+    void aReaderAlwaysFindsALiveKeyWhileOthersComeAndGo() throws Exception {
+        KeyTable t = new KeyTable();
+        Mr pinned = region(t.newKey());
+        t.add(pinned);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong misses = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+        Thread reader = Thread.ofPlatform().start(() -> {
+            while (!stop.get()) {
+                if (t.lookup(pinned.key) != pinned) {
+                    misses.incrementAndGet();
+                }
+                reads.incrementAndGet();
+            }
+        });
+        try {
+            ArrayDeque<Mr> live = new ArrayDeque<>();
+            for (int i = 0; i < 200_000; i++) {
+                Mr m = region(t.newKey());
+                t.add(m);
+                live.add(m);
+                if (live.size() > 500) {
+                    t.remove(live.removeFirst());
+                }
+            }
+        } finally {
+            stop.set(true);
+            reader.join(10_000);
+        }
+        assertTrue(reads.get() > 0);
+        org.junit.jupiter.api.Assertions.assertEquals(0, misses.get(), "lookups of a live key that failed");
+    }
+}

@@ -1,0 +1,390 @@
+package io.jrdma.engine.iwarp;
+
+import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Counter;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.wire.iwarp.Crc32c;
+import io.jrdma.wire.iwarp.Ddp;
+import io.jrdma.wire.iwarp.Fpdu;
+import io.jrdma.wire.iwarp.MpaRequestReply;
+import io.jrdma.wire.iwarp.Rdmap;
+import io.jrdma.wire.iwarp.Terminate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Malformed bytes fed into an established iWARP connection by a hand-written MPA peer: each must
+ * be answered with exactly the TERMINATE siw would send (layer, type, code, the copied DDP header),
+ * move the jrdma QP to ERROR with its receives flushed, and leave registered memory untouched.
+ * The jrdma side runs in INVOKER mode: the test thread drives it, no sleeps.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class IwarpErrorPathTest {
+    private static final long DEADLINE = Duration.ofSeconds(10).toNanos();
+    private Arena arena;
+    private Context ctx;
+    private ProtectionDomain pd;
+    private MemorySegment buf;
+    private MemoryRegion mr;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private ConnectionManager.Listener listener;
+    private ConnectionManager.Connection conn;
+    private SocketChannel peer;
+    private boolean crc;
+
+    @BeforeEach
+    void open() {
+        arena = Arena.ofShared();
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, "true"); // the direct-placement tests need it; the rest do not care
+        try {
+            ctx = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
+                    .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        } finally {
+            System.clearProperty(IwarpEngine.ZERO_COPY_PROPERTY);
+        }
+        pd = ctx.allocPd();
+        buf = arena.allocate(1 << 16, 4096);
+        buf.fill((byte) 0xA5);
+        mr = pd.register(buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+        cq = ctx.createCq(16);
+        qp = pd.createQp(QpInitAttr.rc(cq));
+        listener = ctx.connectionManager().listen(new InetSocketAddress(lo, 0));
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        if (peer != null) {
+            peer.close();
+        }
+        if (conn != null) {
+            conn.close();
+        }
+        listener.close();
+        qp.close();
+        cq.close();
+        mr.close();
+        pd.close();
+        ctx.close();
+        arena.close();
+    }
+
+    /** Connects a raw MPA client (no jrdma block: a plain iWARP peer) and waits for the accept. */
+    private void connectRawPeer(boolean wantCrc) throws Exception {
+        CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(() -> {
+            ConnectionManager.ConnectRequest r = listener.poll(Duration.ofSeconds(10));
+            return r.accept(qp, ConnParam.defaults(), Duration.ofSeconds(10));
+        });
+        peer = SocketChannel.open(listener.address());
+        MpaRequestReply reply = RawMpa.request(peer, wantCrc, new byte[0]);
+        assertEquals(wantCrc, reply.crc(), "the server uses CRC exactly when the initiator asked for it");
+        conn = accepted.get(10, TimeUnit.SECONDS);
+        assertEquals(QpState.RTS, qp.state());
+        crc = wantCrc;
+        peer.configureBlocking(false);
+    }
+
+    private void send(MemorySegment fpdu, int len) throws IOException {
+        ByteBuffer b = fpdu.asSlice(0, len).asByteBuffer();
+        while (b.hasRemaining()) {
+            peer.write(b);
+        }
+    }
+
+    /** An FPDU around a ULPDU already written at offset 2 of {@code f}; @return its length */
+    private int seal(MemorySegment f, int ulpdu) {
+        Fpdu.writeHeader(f, 0, ulpdu);
+        return Fpdu.seal(f, 0, ulpdu, crc);
+    }
+
+    /** Drives the jrdma engine until the peer has read one whole FPDU; @return it */
+    private MemorySegment readFpdu() throws IOException {
+        ByteBuffer in = ByteBuffer.allocate(4096);
+        MemorySegment s = MemorySegment.ofBuffer(in);
+        long end = System.nanoTime() + DEADLINE;
+        while (System.nanoTime() - end < 0) {
+            ctx.progress();
+            if (peer.read(in) < 0 && in.position() == 0) {
+                fail("the connection closed without a TERMINATE");
+            }
+            int total = Fpdu.scan(s, 0, in.position(), Fpdu.MAX_ULPDU_LENGTH);
+            if (total > 0) {
+                return s.asSlice(0, total);
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no FPDU from the jrdma side within 10 s");
+    }
+
+    /** Reads the TERMINATE and checks its headers; @return the offset of its Terminate header in it */
+    private MemorySegment expectTerminate(int layer, int etype, int code, int hdrCtl) throws IOException {
+        MemorySegment f = readFpdu();
+        int ddp = Fpdu.ULPDU_OFFSET;
+        int payload = Fpdu.check(f, 0, f.byteSize(), crc, Fpdu.MAX_ULPDU_LENGTH);
+        assertTrue(payload > 0, "the TERMINATE is a valid FPDU (CRC " + crc + "): " + payload);
+        assertEquals(Rdmap.TERMINATE, Rdmap.opcode(f, ddp), "opcode");
+        assertEquals(Rdmap.QN_TERMINATE, Ddp.queueNumber(f, ddp), "QN 2");
+        assertEquals(1, Ddp.msn(f, ddp), "the first TERMINATE has MSN 1");
+        assertEquals(0, Ddp.messageOffset(f, ddp), "MO 0");
+        assertTrue(Ddp.last(f, ddp), "L");
+        int t = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+        assertEquals(layer, Terminate.layer(f, t), "layer");
+        assertEquals(etype, Terminate.errorType(f, t), "error type");
+        assertEquals(code, Terminate.errorCode(f, t), "error code");
+        assertEquals(hdrCtl, Terminate.headerControl(f, t) & 0xE0, "M/D/R bits");
+        return f.asSlice(t);
+    }
+
+    /** The jrdma QP ends in ERROR, its posted receive is flushed, the connection is closed, memory untouched. */
+    private void expectErrorAndFlush(long wrId) throws IOException {
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            if (System.nanoTime() - end > 0) {
+                fail("the receive was not flushed; QP " + qp.state());
+            }
+        }
+        assertEquals(wrId, wc.wrId());
+        assertEquals(WcStatus.WR_FLUSH_ERR, wc.status(), wc.toString());
+        assertEquals(QpState.ERROR, qp.state());
+        ByteBuffer rest = ByteBuffer.allocate(64);
+        while (true) {
+            ctx.progress();
+            int n = peer.read(rest);
+            if (n < 0) {
+                break;
+            }
+            assertEquals(0, rest.position(), "nothing follows the TERMINATE");
+            if (System.nanoTime() - end > 0) {
+                fail("the jrdma side did not close the connection after its TERMINATE");
+            }
+        }
+        for (long i = 0; i < buf.byteSize(); i++) {
+            if (buf.get(ValueLayout.JAVA_BYTE, i) != (byte) 0xA5) {
+                fail("byte " + i + " of the registered region was written");
+            }
+        }
+    }
+
+    private void postRecv(long wrId) {
+        assertEquals(0, qp.postRecv(new RecvWorkRequest().wrId(wrId).sge(0, mr, 0, 4096)));
+    }
+
+    /** A SEND of {@code n} bytes with MSN {@code msn}, as a plain iWARP peer sends it. */
+    private int sendFpdu(MemorySegment f, int msn, int n) {
+        Ddp.writeUntagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.SEND), 0, Rdmap.QN_SEND, msn, 0);
+        f.asSlice(Fpdu.ULPDU_OFFSET + Ddp.UNTAGGED_HEADER_LENGTH, n).fill((byte) 0x11);
+        return seal(f, Ddp.UNTAGGED_HEADER_LENGTH + n);
+    }
+
+    @Test
+    void wrongCrcIsAnLlpCrcError() throws Exception {
+        connectRawPeer(true);
+        postRecv(1);
+        MemorySegment f = arena.allocate(256);
+        int len = sendFpdu(f, 1, 40);
+        int at = len - Crc32c.LENGTH;
+        Crc32c.write(f, at, Crc32c.read(f, at) ^ 1);
+        send(f, len);
+        expectTerminate(Terminate.LAYER_LLP, Terminate.LLP_ETYPE_MPA, Terminate.LLP_CRC_ERROR, 0);
+        expectErrorAndFlush(1);
+        assertEquals(1, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
+    }
+
+    /** A WRITE of {@code n} bytes (pattern {@code seed}) to {@code mr} at offset {@code at}, as a plain peer sends it. */
+    private int writeFpdu(MemorySegment f, int at, int n, int seed) {
+        Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.WRITE), mr.rkey(), mr.address() + at);
+        for (int i = 0; i < n; i++) {
+            f.set(ValueLayout.JAVA_BYTE, Fpdu.ULPDU_OFFSET + Ddp.TAGGED_HEADER_LENGTH + i, (byte) (i * 7 + seed));
+        }
+        return seal(f, Ddp.TAGGED_HEADER_LENGTH + n);
+    }
+
+    /** Sends an FPDU in two pieces, driving the engine in between, so that its payload is read straight into the region. */
+    private void sendSplit(MemorySegment f, int len, int first) throws IOException {
+        send(f, first);
+        for (int i = 0; i < 50; i++) {
+            ctx.progress();
+        }
+        ByteBuffer b = f.asSlice(first, len - first).asByteBuffer();
+        while (b.hasRemaining()) {
+            peer.write(b);
+        }
+    }
+
+    @Test
+    void largeWriteIsReadStraightIntoTheRegion() throws Exception {
+        connectRawPeer(true);
+        MemorySegment f = arena.allocate(70_000);
+        int n = 60_000;
+        int len = writeFpdu(f, 100, n, 3);
+        long placed = IwarpEngine.of(ctx).zeroCopyPlaced;
+        sendSplit(f, len, 1000);
+        long end = System.nanoTime() + DEADLINE;
+        while (IwarpEngine.of(ctx).zeroCopyPlaced == placed) {
+            ctx.progress();
+            assertTrue(System.nanoTime() - end < 0, "the WRITE was not placed directly within 10 s");
+        }
+        for (int i = 0; i < n; i++) {
+            assertEquals((byte) (i * 7 + 3), buf.get(ValueLayout.JAVA_BYTE, 100 + i), "byte " + i);
+        }
+        assertEquals((byte) 0xA5, buf.get(ValueLayout.JAVA_BYTE, 99));
+        assertEquals((byte) 0xA5, buf.get(ValueLayout.JAVA_BYTE, 100 + n));
+        assertEquals(QpState.RTS, qp.state());
+        assertEquals(0, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
+    }
+
+    @Test
+    void wrongCrcOfADirectlyPlacedWriteIsStillAnLlpCrcError() throws Exception {
+        connectRawPeer(true);
+        postRecv(1);
+        MemorySegment f = arena.allocate(70_000);
+        int len = writeFpdu(f, 0, 60_000, 5);
+        f.set(ValueLayout.JAVA_BYTE, len - 9, (byte) ~f.get(ValueLayout.JAVA_BYTE, len - 9)); // a payload byte
+        long placed = IwarpEngine.of(ctx).zeroCopyPlaced;
+        sendSplit(f, len, 1000);
+        expectTerminate(Terminate.LAYER_LLP, Terminate.LLP_ETYPE_MPA, Terminate.LLP_CRC_ERROR, 0);
+        assertEquals(1, ctx.counter(Counter.RCVD_MPA_CRC_ERR));
+        assertEquals(placed, IwarpEngine.of(ctx).zeroCopyPlaced, "the FPDU does not count as placed");
+        // the payload went to the region before its CRC could be checked (as siw): only the error says it is bad
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            ctx.progress();
+            assertTrue(System.nanoTime() - end < 0, "the receive was not flushed");
+        }
+        assertEquals(WcStatus.WR_FLUSH_ERR, wc.status());
+        assertEquals(QpState.ERROR, qp.state());
+    }
+
+    @Test
+    void writeToAnUnknownStagIsADdpTaggedInvalidStag() throws Exception {
+        connectRawPeer(false);
+        postRecv(2);
+        MemorySegment f = arena.allocate(256);
+        Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.WRITE), mr.rkey() ^ 0x0F00_0000,
+                mr.address());
+        int len = seal(f, Ddp.TAGGED_HEADER_LENGTH + 64);
+        send(f, len);
+        MemorySegment t = expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED,
+                Terminate.DDP_TAGGED_INVALID_STAG, Terminate.FLAG_M | Terminate.FLAG_D);
+        assertEquals(Ddp.TAGGED_HEADER_LENGTH + 64, Terminate.segmentLength(t, 0), "the failed DDP segment's length");
+        assertArrayEquals(f.asSlice(Fpdu.ULPDU_OFFSET, Ddp.TAGGED_HEADER_LENGTH).toArray(ValueLayout.JAVA_BYTE),
+                t.asSlice(Terminate.DDP_HEADER_OFFSET, Ddp.TAGGED_HEADER_LENGTH).toArray(ValueLayout.JAVA_BYTE),
+                "the TERMINATE carries the failed DDP header");
+        expectErrorAndFlush(2);
+    }
+
+    @Test
+    void writePastTheRegionIsADdpTaggedBoundsError() throws Exception {
+        connectRawPeer(false);
+        postRecv(3);
+        MemorySegment f = arena.allocate(256);
+        Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.WRITE), mr.rkey(),
+                mr.address() + mr.length() - 8);
+        send(f, seal(f, Ddp.TAGGED_HEADER_LENGTH + 9));
+        expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, Terminate.DDP_TAGGED_BASE_BOUNDS,
+                Terminate.FLAG_M | Terminate.FLAG_D);
+        expectErrorAndFlush(3);
+    }
+
+    @Test
+    void msnGapIsADdpUntaggedMsnError() throws Exception {
+        connectRawPeer(false);
+        postRecv(4);
+        MemorySegment f = arena.allocate(256);
+        send(f, sendFpdu(f, 2, 16)); // the first SEND must carry MSN 1
+        MemorySegment t = expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                Terminate.DDP_UNTAGGED_INVALID_MSN_RANGE, Terminate.FLAG_M | Terminate.FLAG_D);
+        assertEquals(2, Ddp.msn(t, Terminate.DDP_HEADER_OFFSET), "the copied header has the bad MSN");
+        expectErrorAndFlush(4);
+    }
+
+    @Test
+    void sendWithoutAReceiveIsNoBuffer() throws Exception {
+        connectRawPeer(false);
+        MemorySegment f = arena.allocate(256);
+        send(f, sendFpdu(f, 1, 16));
+        expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
+                Terminate.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, Terminate.FLAG_M | Terminate.FLAG_D);
+        postRecv(5); // posted in ERROR: flushed
+        expectErrorAndFlush(5);
+    }
+
+    @Test
+    void truncatedFpduIsAnLlpLengthError() throws Exception {
+        connectRawPeer(false);
+        postRecv(6);
+        MemorySegment f = arena.allocate(256);
+        int len = sendFpdu(f, 1, 100);
+        send(f, len / 2);
+        peer.shutdownOutput(); // the stream ends inside the FPDU
+        expectTerminate(Terminate.LAYER_LLP, Terminate.LLP_ETYPE_MPA, Terminate.LLP_ULPDU_LENGTH, 0);
+        expectErrorAndFlush(6);
+    }
+
+    @Test
+    void wellFormedSendIsPlacedThenAGoodPeerCloseFlushes() throws Exception {
+        connectRawPeer(true);
+        postRecv(7);
+        postRecv(8);
+        MemorySegment f = arena.allocate(256);
+        send(f, sendFpdu(f, 1, 24));
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() - end < 0, "no receive completion");
+        }
+        assertEquals(7, wc.wrId());
+        assertEquals(WcStatus.SUCCESS, wc.status());
+        assertEquals(24, wc.byteLen());
+        byte[] want = new byte[24];
+        Arrays.fill(want, (byte) 0x11);
+        assertArrayEquals(want, buf.asSlice(0, 24).toArray(ValueLayout.JAVA_BYTE));
+        buf.asSlice(0, 24).fill((byte) 0xA5);
+        peer.close(); // an orderly close between messages: ERROR and flush, no TERMINATE
+        peer = null;
+        end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() - end < 0, "the second receive was not flushed");
+        }
+        assertEquals(8, wc.wrId());
+        assertEquals(WcStatus.WR_FLUSH_ERR, wc.status());
+        assertEquals(0, ctx.counter(Counter.SENT_TERMINATES));
+    }
+}

@@ -1,0 +1,298 @@
+package io.jrdma.engine.roce;
+
+import io.jrdma.engine.core.Counter;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WrOpcode;
+import io.jrdma.wire.Bth;
+import io.jrdma.wire.IbOpcode;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One test per transport path, with targeted loss on the in-memory network and the manual clock. */
+class ProtocolTest {
+    private static int opcode(byte[] p) {
+        return p[0] & 0xFF;
+    }
+
+    private static int psn(byte[] p) {
+        return Bth.psn(MemorySegment.ofArray(p), 0);
+    }
+
+    private static boolean ackReq(byte[] p) {
+        return Bth.ackReq(MemorySegment.ofArray(p), 0);
+    }
+
+    /** Drops the first packet the predicate accepts, once. */
+    private static java.util.function.Predicate<byte[]> once(java.util.function.Predicate<byte[]> p) {
+        boolean[] done = {false};
+        return d -> {
+            if (!done[0] && p.test(d)) {
+                done[0] = true;
+                return true;
+            }
+            return false;
+        };
+    }
+
+    private static void ok(Pair p, int count) {
+        assertTrue(p.pump(() -> p.a.completions.size() >= count, 1_000_000), "completions: " + p.a.completions);
+        for (var wc : p.a.completions) {
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+        }
+    }
+
+    @Test
+    void readConsumesOnePsnPerResponsePacketAndAckReqComesEvery64Packets() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest().flags(SendFlags.SIGNALED);
+            p.a.qp.postSend(wr.wrId(1).opcode(WrOpcode.RDMA_READ).sge(0, p.a.mr, 0, 5 * 1024 - 3)
+                    .remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(wr.wrId(2).opcode(WrOpcode.RDMA_WRITE).sge(0, p.a.mr, 0, 200 * 1024)
+                    .remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 2);
+            List<byte[]> reqs = p.net.captured.stream().filter(d -> (IbOpcode.mask(opcode(d)) & IbOpcode.REQ) != 0).toList();
+            int readPsn = psn(reqs.getFirst());
+            assertEquals(IbOpcode.RC_RDMA_READ_REQUEST, opcode(reqs.getFirst()));
+            assertEquals((readPsn + 5) & 0xFFFFFF, psn(reqs.get(1)), "the WRITE starts 5 PSNs after the READ");
+            List<byte[]> resp = p.net.captured.stream().filter(d -> (IbOpcode.mask(opcode(d)) & IbOpcode.READ_RESP) != 0).toList();
+            assertEquals(5, resp.size());
+            for (int i = 0; i < 5; i++) {
+                assertEquals((readPsn + i) & 0xFFFFFF, psn(resp.get(i)));
+            }
+            assertEquals(IbOpcode.RC_RDMA_READ_RESPONSE_FIRST, opcode(resp.getFirst()));
+            assertEquals(IbOpcode.RC_RDMA_READ_RESPONSE_LAST, opcode(resp.getLast()));
+            assertEquals(1021 + 3, resp.getLast().length - IbOpcode.headerLength(opcode(resp.getLast())) - 4 + 0,
+                    "last response: 1021 payload bytes + 3 pad");
+            List<byte[]> writes = reqs.subList(1, reqs.size());
+            assertEquals(200, writes.size());
+            int sinceAckReq = 0;
+            for (int i = 0; i < 200; i++) {
+                sinceAckReq = ackReq(writes.get(i)) ? 0 : sinceAckReq + 1;
+                assertTrue(sinceAckReq < RoceQp.MAX_PKT_PER_ACK, "AckReq at least every 64 packets, at " + i);
+            }
+            assertTrue(ackReq(writes.getLast()), "AckReq on the last packet of the message");
+            assertTrue(writes.stream().filter(ProtocolTest::ackReq).count() < 10, "and not on every packet");
+        }
+    }
+
+    @Test
+    void everyMessageAsksForAnAckUnlessThePeerAcksUnrequestedPackets() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.RDMA_WRITE).sge(0, p.a.mr, 0, 8)
+                    .remote(p.b.mr.address(), p.b.mr.rkey());
+            for (int i = 0; i < 10; i++) {
+                p.a.qp.postSend(wr.wrId(i).flags(i == 9 ? SendFlags.SIGNALED : 0));
+            }
+            ok(p, 1);
+            List<byte[]> writes = p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).toList();
+            assertEquals(10, writes.size());
+            assertTrue(writes.stream().allMatch(ProtocolTest::ackReq), "rxe's rule: AckReq on every message");
+        }
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.a.ctx.peerAcksUnrequested(p.a.qp, true);
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.RDMA_WRITE).sge(0, p.a.mr, 0, 8)
+                    .remote(p.b.mr.address(), p.b.mr.rkey());
+            for (int i = 0; i < 10; i++) {
+                p.a.qp.postSend(wr.wrId(i).flags(i == 9 ? SendFlags.SIGNALED : 0));
+            }
+            ok(p, 1);
+            List<byte[]> writes = p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).toList();
+            assertEquals(10, writes.size());
+            for (int i = 0; i < 9; i++) {
+                assertFalse(ackReq(writes.get(i)), "unsignaled message " + i + " asks for no ACK");
+            }
+            assertTrue(ackReq(writes.get(9)), "the signaled one does");
+
+            // unsignaled only: the responder still ACKs within its coalescing delay, so the
+            // requester retires them without a retransmission
+            p.net.captured.clear();
+            for (int i = 0; i < 5; i++) {
+                p.a.qp.postSend(wr.wrId(100 + i).flags(0));
+            }
+            RoceQp q = p.a.qpImpl();
+            long start = p.net.clock.now;
+            assertTrue(p.pump(() -> q.sqConsumer == q.req.index && q.req.index > 0
+                    && p.net.captured.stream().anyMatch(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE), 100_000));
+            assertTrue(p.net.clock.now - start < 1_000_000 + Responder.ACK_COALESCE_NANOS,
+                    "acknowledged by the coalescing timer, long before the retransmit timeout");
+            assertEquals(5, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).count(),
+                    "nothing was retransmitted");
+            assertEquals(1, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
+                    "one ACK covers all five");
+        }
+    }
+
+    /** Found against Linux rxe: a ping-pong peer that exits right after its last receive left rxe retrying. */
+    @Test
+    void closingAQpSendsTheAckItStillOwes() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.b.qp.postRecv(new io.jrdma.verbs.RecvWorkRequest().wrId(7).sge(0, p.b.mr, 0, 64));
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8));
+            RoceQp b = p.b.qpImpl();
+            for (int i = 0; i < 1000 && !b.resp.ackPending; i++) { // engines only: no CQ poll runs a cycle more
+                p.a.ctx.progress();
+                p.b.ctx.progress();
+                p.net.clock.now += 1_000;
+            }
+            assertTrue(b.resp.ackPending, "B took the SEND and owes its ACK");
+            assertEquals(0, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
+                    "the ACK is deferred: not sent in the cycle that received the SEND");
+            p.b.qp.close();
+            assertEquals(1, p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE).count(),
+                    "closing B's QP sent it");
+            assertTrue(p.pump(() -> !p.a.completions.isEmpty(), 10_000));
+            assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, p.a.completions.getFirst().status());
+            assertEquals(1, p.a.ctx.counter(Counter.RDMA_SENDS), "rxe's rdma_sends: one SEND completed");
+            assertEquals(1, p.b.ctx.counter(Counter.RDMA_RECVS), "rxe's rdma_recvs: one receive completed");
+        }
+    }
+
+    @Test
+    void lostWritePacketIsRecoveredByGoBackN() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_MIDDLE);
+            EngineTest.fill(p.a.buf, 0, 10_000, 1);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 10_000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 1);
+            EngineTest.check(p.b.buf, 0, 10_000, 1);
+            assertTrue(p.b.ctx.counter(Counter.OUT_OF_SEQ_REQUEST) >= 1);
+            assertEquals(1, p.b.ctx.counter(Counter.SEND_NAKS), "one sequence-error NAK");
+            assertEquals(1, p.a.ctx.counter(Counter.RCVD_SEQ_ERR));
+            assertEquals(0, p.a.ctx.counter(Counter.COMPLETER_RETRY_ERR), "recovered without a timeout");
+        }
+    }
+
+    @Test
+    void duplicateWriteIsReAckedNotReplaced() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.net.duplicateIf = d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY;
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 7L);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 1);
+            assertEquals(1, p.b.ctx.counter(Counter.DUPLICATE_REQUEST));
+            // the copy arrived in the same receive batch as the original: one coalesced ACK answers both
+            assertEquals(1, p.b.ctx.counter(Counter.SENT_ACKS));
+            // a late duplicate, long after the original was acknowledged, is acknowledged again
+            p.b.buf.set(ValueLayout.JAVA_LONG, 0, 99L);
+            byte[] write = p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY).findFirst().orElseThrow();
+            p.net.inject(write, p.a.ctx.link.localEndpoints().getFirst(), p.b.ctx.link.localEndpoints().getFirst());
+            assertTrue(p.pump(() -> p.b.ctx.counter(Counter.SENT_ACKS) == 2, 10_000), "re-ACKed");
+            assertEquals(2, p.b.ctx.counter(Counter.DUPLICATE_REQUEST));
+            assertEquals(99L, p.b.buf.get(ValueLayout.JAVA_LONG, 0), "a duplicate is not placed again");
+            assertEquals(1, p.a.completions.size(), "completed once");
+        }
+    }
+
+    @Test
+    void lostAtomicAckIsAnsweredFromHistoryWithoutExecutingTwice() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_ATOMIC_ACKNOWLEDGE);
+            p.b.buf.set(ValueLayout.JAVA_LONG, 0, 40L);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address(), p.b.mr.rkey()).atomic(2, 0));
+            ok(p, 1);
+            assertEquals(40L, p.a.buf.get(ValueLayout.JAVA_LONG, 0), "the original value, replayed");
+            assertEquals(42L, p.b.buf.get(ValueLayout.JAVA_LONG, 0), "executed exactly once");
+            assertEquals(1, p.b.ctx.counter(Counter.DUPLICATE_REQUEST));
+            assertEquals(1, p.a.ctx.counter(Counter.COMPLETER_RETRY_ERR), "the requester retried after its timeout");
+        }
+    }
+
+    @Test
+    void lostReadResponseIsReissuedFromTheMiddleAndExecutedAgain() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_RDMA_READ_RESPONSE_MIDDLE);
+            EngineTest.fill(p.b.buf, 0, 6000, 8);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 6000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 1);
+            EngineTest.check(p.a.buf, 0, 6000, 8);
+            List<byte[]> readReqs = p.net.captured.stream().filter(d -> opcode(d) == IbOpcode.RC_RDMA_READ_REQUEST).toList();
+            assertEquals(2, readReqs.size(), "the READ was re-issued once");
+            assertEquals((psn(readReqs.get(0)) + 1) & 0xFFFFFF, psn(readReqs.get(1)), "from the lost response's PSN");
+            assertEquals(1, p.b.ctx.counter(Counter.DUPLICATE_REQUEST));
+        }
+    }
+
+    @Test
+    void lostAckIsCoveredByTheRetransmitTimer() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE);
+            long start = p.net.clock.now;
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 100));
+            p.b.qp.postRecv(new io.jrdma.verbs.RecvWorkRequest().wrId(9).sge(0, p.b.mr, 0, 4096));
+            ok(p, 1);
+            assertTrue(p.net.clock.now - start >= 4096L << 14, "completed only after one timeout");
+            assertEquals(1, p.a.ctx.counter(Counter.COMPLETER_RETRY_ERR));
+            assertEquals(1, p.b.completions.size(), "the re-sent SEND was not delivered twice");
+            assertFalse(p.b.completions.isEmpty());
+        }
+    }
+
+    @Test
+    void fenceWaitsForOutstandingReads() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 3000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE)
+                    .flags(SendFlags.SIGNALED | SendFlags.FENCE).sge(0, p.a.mr, 8192, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(3).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 8192, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 3);
+            List<Integer> order = p.net.captured.stream().map(ProtocolTest::opcode).toList();
+            int lastResponse = order.lastIndexOf(IbOpcode.RC_RDMA_READ_RESPONSE_LAST);
+            int fencedWrite = order.indexOf(IbOpcode.RC_RDMA_WRITE_ONLY);
+            assertTrue(lastResponse >= 0 && fencedWrite > lastResponse, "the fenced WRITE left after the READ completed: " + order);
+        }
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.capture = true;
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 3000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 8192, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            ok(p, 2);
+            List<Integer> order = p.net.captured.stream().map(ProtocolTest::opcode).toList();
+            assertTrue(order.indexOf(IbOpcode.RC_RDMA_WRITE_ONLY) < order.indexOf(IbOpcode.RC_RDMA_READ_RESPONSE_FIRST),
+                    "without FENCE the WRITE does not wait: " + order);
+        }
+    }
+
+    @Test
+    void sqdFinishesTheMessageInProgressAndStartsNoOther() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            EngineTest.fill(p.a.buf, 0, 100_000, 3);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 100_000).remote(p.b.mr.address(), p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address() + 200_000, p.b.mr.rkey()));
+            p.a.ctx.progress();                                   // the first 32 packets of the 98-packet WRITE
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.SQD));
+            p.pump(() -> false, 20_000);
+            assertEquals(1, p.a.completions.size(), "the WRITE in progress completed, the next did not start");
+            EngineTest.check(p.b.buf, 0, 100_000, 3);
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS));
+            ok(p, 2);
+        }
+    }
+}
