@@ -88,6 +88,7 @@ public final class Context implements DeviceContext {
         this.activeMtu = activeMtu;
         this.gids = gidsOf(link.localEndpoints());
         this.gidsReadAt = System.nanoTime();
+        ColdStart.prime(); // once per JVM, before any peer can send: the wire code's first run is slow
         this.engine = new Engine(this, link, clock);
         this.cm = iwarpMode ? new IwarpConnectionManager(this) : new TcpConnectionManager(this);
         if (link instanceof UdpLink u && !u.isNative()) {
