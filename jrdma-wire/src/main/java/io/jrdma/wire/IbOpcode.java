@@ -148,6 +148,7 @@ public final class IbOpcode {
     /** [opcode * 8 + header index] -> offset from BTH start, or -1. */
     private static final byte[] OFFSET = new byte[256 * 8];
     private static final String[] NAME = new String[256];
+    private static final String HEX = "0123456789ABCDEF";
 
     /** Header bits in wire order, and their lengths. */
     private static final int[] ORDER = {DETH, RETH, AETH, ATMETH, ATMACK, IMMDT, IETH};
@@ -157,7 +158,8 @@ public final class IbOpcode {
     static {
         java.util.Arrays.fill(OFFSET, (byte) -1);
         for (int i = 0; i < 256; i++) {
-            NAME[i] = String.format("INVALID_0x%02X", i);
+            // not String.format: this runs when a context's first packet arrives, and a cold Formatter costs ms
+            NAME[i] = "INVALID_0x" + HEX.charAt(i >>> 4) + HEX.charAt(i & 15);
         }
         // RC and UC share the SEND / WRITE families.
         for (int prefix : new int[] {TRANSPORT_RC, TRANSPORT_UC}) {

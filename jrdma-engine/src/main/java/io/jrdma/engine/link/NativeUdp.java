@@ -322,6 +322,30 @@ final class NativeUdp {
         }
     }
 
+    private static volatile boolean primed;
+
+    /**
+     * Calls each transmit function once on no descriptor (-1: EBADF, nothing is sent), once per
+     * JVM on the control path: a downcall's first invocation links its method handles, which in a
+     * cold JVM took milliseconds of the engine thread's time when it sent its first packet.
+     */
+    static void primeTransmit() {
+        if (primed || REASON != null) {
+            return;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = newCallState(a);
+            MemorySegment buf = a.allocate(64, 8);
+            MemorySegment sa = a.allocate(SOCKADDR_SIZE, 8);
+            send(-1, buf, 1, state);
+            sendto(-1, buf, 1, sa, SOCKADDR_SIZE, state);
+            if (SENDMMSG != null) {
+                sendmmsg(-1, a.allocate(MMSGHDR_SIZE, 8), 1, state);
+            }
+        }
+        primed = true;
+    }
+
     /** @return null when sendmmsg can be called, else why not */
     static String sendmmsgUnavailableReason() {
         return REASON != null ? REASON : SENDMMSG == null ? "libc has no sendmmsg" : null;

@@ -57,7 +57,29 @@ public final class UdpLink implements Link {
     private int pathCount;
     private boolean connectedPaths = true;
 
-    private record PathKey(int linkIndex, InetSocketAddress remote) {
+    /**
+     * A path's key. Not a record: a record's equals and hashCode are bootstrapped by
+     * invokedynamic on first use, tens of milliseconds in a cold JVM, and the first use is the
+     * engine thread's, when a QP moves to RTR right before the peer starts sending.
+     */
+    private static final class PathKey {
+        final int linkIndex;
+        final InetSocketAddress remote;
+
+        PathKey(int linkIndex, InetSocketAddress remote) {
+            this.linkIndex = linkIndex;
+            this.remote = remote;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PathKey k && k.linkIndex == linkIndex && k.remote.equals(remote);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * linkIndex + remote.hashCode();
+        }
     }
 
     private static final class Path {
@@ -112,6 +134,9 @@ public final class UdpLink implements Link {
         }
         this.batchReason = why;
         this.holds = why == null;
+        if (sockets.length > 0 && sockets[0] instanceof UdpSocket.Native) {
+            NativeUdp.primeTransmit(); // once per JVM: the first packet's send must not link the downcalls
+        }
         if (holds) {
             Arena arena = Arena.ofAuto();
             txVec = arena.allocate((long) NativeUdp.MMSGHDR_SIZE * TX_HOLD, 8);

@@ -63,6 +63,7 @@ public final class RoceTransport implements Transport {
     private final List<String> limitations;
 
     RoceTransport(Engine engine) {
+        ColdStart.prime(); // once per JVM, before any peer can send: the wire code's first run is slow
         this.engine = engine;
         this.context = engine.context;
         this.link = context.link;

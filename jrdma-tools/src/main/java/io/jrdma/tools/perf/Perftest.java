@@ -168,6 +168,9 @@ final class Perftest {
     }
 
     void run() {
+        if (!rdmaCm) { // RoCE: the first packets of the peer must meet compiled code (EngineWarmup)
+            io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
+        }
         InetAddress peer = null;
         if (!server) {
             try {

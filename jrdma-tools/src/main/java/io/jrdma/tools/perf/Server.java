@@ -68,6 +68,9 @@ final class Server {
     }
 
     void run(Device device, InetSocketAddress listenOn, IntConsumer listening, long acceptTimeoutNanos) {
+        if (device.transport() == io.jrdma.verbs.Transport.ROCE_V2) {
+            io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
+        }
         DeviceContext ctx = device.open(DeviceOptions.defaults().withThreadingMode(modeFor(o.test()))
                 .withIdleStrategy(IdleStrategy.valueOf(System.getProperty("jrdma.perf.serverIdle", "BACKOFF"))));
         try {
@@ -109,6 +112,7 @@ final class Server {
      * first client on the device whose address it came to, and closes the others.
      */
     void runAnyDevice(java.util.List<Device> devices, int port, long acceptTimeoutNanos) {
+        io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS); // RoCE devices only
         java.util.List<DeviceContext> ctxs = new java.util.ArrayList<>();
         java.util.List<ConnectionManager.Listener> listeners = new java.util.ArrayList<>();
         java.util.List<DeviceContext> owners = new java.util.ArrayList<>();
