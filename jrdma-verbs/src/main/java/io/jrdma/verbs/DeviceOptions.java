@@ -17,13 +17,13 @@ import java.util.Optional;
  *
  * @param threadingMode   who drives the engine
  * @param idleStrategy    what a dedicated engine thread does when idle
- * @param udpPort         the UDP port to listen on (4791, the RoCEv2 port, by default; 0 = any)
- * @param portFallback    when {@code udpPort} is taken on this host, take a free one instead of failing
- * @param addresses       when not empty, the context listens on exactly these local addresses (its GID table, in
+ * @param udpPort         soft-RoCE (to move into that provider's {@link ProviderOptions}): the UDP port to listen on (4791, the RoCEv2 port, by default; 0 = any)
+ * @param portFallback    soft-RoCE (to move likewise): when {@code udpPort} is taken on this host, take a free one instead of failing
+ * @param addresses       soft-RoCE (to move likewise): when not empty, the context listens on exactly these local addresses (its GID table, in
  *                        this order) instead of all of the interface's; they need not be configured on the
  *                        interface when the kernel accepts them, e.g. any 127.0.0.x on the loopback device, so
  *                        several contexts can each use port 4791 on one host
- * @param anyIpv4Id       accept IPv4 packets whose ICRC was computed over a non-zero IP Identification (Linux
+ * @param anyIpv4Id       soft-RoCE (to move likewise): accept IPv4 packets whose ICRC was computed over a non-zero IP Identification (Linux
  *                        kernels and RoCE NICs send such IDs, which user space cannot see: jrdma solves for the
  *                        ID). This weakens the IPv4 ICRC check from 32 to 16 bits; jrdma peers send ID 0 and need
  *                        it off (the default). IPv6 is unaffected. See docs/wire.md
