@@ -1,6 +1,5 @@
 package io.jrdma.tck;
 
-import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.QpAttr;
@@ -58,9 +57,9 @@ public abstract class AsyncEventTck extends VerbsTckSupport {
         CompletionQueue scq = server.newCq(16);
         QueuePair cqp = client.newQp(QpInitAttr.rc(ccq));
         QueuePair sqp = server.newQp(QpInitAttr.rc(scq));
-        connectByHand(client, cqp, sqp, Access.LOCAL_WRITE);
+        connectByHand(client, cqp, sqp, 0);
         // the server's QP stops in RTR, as a passive side does until it learns the connection is up
-        sqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(Access.LOCAL_WRITE));
+        sqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(0));
         sqp.modify(new QpAttr().state(QpState.RTR)
                 .av(io.jrdma.verbs.AddressVector.of(io.jrdma.verbs.Gid.of(fx.address()), gidIndex(server))
                         .withUdpPort(udpPort(client)))

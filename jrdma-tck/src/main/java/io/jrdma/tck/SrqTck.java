@@ -1,9 +1,10 @@
 package io.jrdma.tck;
 
-import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.Grh;
+import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QpAttr;
@@ -38,8 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Shared receive queues ({@code ibv_srq_pingpong}'s verbs): create, query, modify (limit), post, one SRQ
- * taken from by 1,000 RC QPs, the limit's asynchronous event, and destroy refused with EBUSY while a QP uses
- * it. Aborted with the reason on a provider without SRQs.
+ * taken from by 1,000 RC QPs, one SRQ feeding an RC, a UC and a UD QP (the types the provider declares), the
+ * limit's asynchronous event, the last-WQE event, and destroy refused with EBUSY while a QP uses it. Aborted with the reason on a provider without SRQs.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 public abstract class SrqTck extends VerbsTckSupport {
@@ -109,7 +110,7 @@ public abstract class SrqTck extends VerbsTckSupport {
         for (int i = 0; i < MANY; i++) {
             cqps[i] = client.newQp(QpInitAttr.rc(ccq).withDepth(1, 1));
             QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withDepth(1, 0).withSrq(srq));
-            connectByHand(cqps[i], sqp, Access.LOCAL_WRITE);
+            connectByHand(cqps[i], sqp, 0);
             serverQpnToIndex.put(sqp.qpn(), i);
         }
         SendWorkRequest wr = new SendWorkRequest();
@@ -147,6 +148,46 @@ public abstract class SrqTck extends VerbsTckSupport {
     }
 
     @Test
+    void oneSrqFeedsRcUcAndUdQpsAlike() {
+        DeviceAttr attr = requireSrq();
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
+        CompletionQueue scq = server.newCq(16);
+        CompletionQueue ccq = client.newCq(16);
+        int slot = Grh.LENGTH + MSG;
+        int n = 0;
+        for (QpType type : QpType.values()) {
+            if (!attr.supports(type)) {
+                continue; // RC always is; UC and UD when declared
+            }
+            QueuePair sqp = server.newQp(new QpInitAttr(type, scq, scq, 4, 0, 1, 1, 0, false).withSrq(srq));
+            QueuePair cqp = client.newQp(new QpInitAttr(type, ccq, ccq, 4, 4, 1, 1, 0, false));
+            SendWorkRequest wr = new SendWorkRequest().wrId(n).opcode(WrOpcode.SEND_WITH_IMM).imm(type.ordinal())
+                    .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, MSG);
+            if (type == QpType.UD) {
+                readyUd(sqp, QKEY);
+                readyUd(cqp, QKEY);
+                wr.ud(newAh(client, server), sqp.qpn(), QKEY);
+            } else {
+                connectByHand(cqp, sqp, 0);
+            }
+            assertEquals(0, srq.postRecv(new RecvWorkRequest().wrId(n).sge(0, server.mr, DST + (long) n * slot, slot)));
+            fill(client.buf, 0, MSG, 40 + n);
+            post(cqp, wr);
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(ccq, type + " send").status(), type + " send");
+            WorkCompletion rc = awaitCompletion(scq, type + " receive from the SRQ");
+            assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, n, sqp.qpn(), type + " receive from the SRQ");
+            assertEquals(type.ordinal(), rc.imm(), type + ": imm of " + rc);
+            assertEquals(cqp.qpn(), rc.srcQp(), type + ": src_qp of " + rc);
+            int grh = type == QpType.UD ? Grh.LENGTH : 0;
+            assertEquals(grh + MSG, rc.byteLen(), type + ": byte_len of " + rc);
+            assertEquals(type == QpType.UD, rc.hasGrh(), type + ": GRH flag of " + rc);
+            assertPattern(server.buf, DST + (long) n * slot + grh, MSG, 40 + n, type + " message in the SRQ's receive");
+            n++;
+        }
+        assertTrue(n >= 1, "RC at least");
+    }
+
+    @Test
     void theLimitRaisesItsEventOnceAndDisarms() {
         requireSrq();
         requireAsyncEvents(server);
@@ -155,7 +196,7 @@ public abstract class SrqTck extends VerbsTckSupport {
         CompletionQueue ccq = client.newCq(16);
         QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withSrq(srq));
         QueuePair cqp = client.newQp(QpInitAttr.rc(ccq));
-        connectByHand(cqp, sqp, Access.LOCAL_WRITE);
+        connectByHand(cqp, sqp, 0);
         RecvWorkRequest rwr = new RecvWorkRequest();
         for (int i = 0; i < 8; i++) {
             assertEquals(0, srq.postRecv(rwr.reset().wrId(i).sge(0, server.mr, DST + (long) i * MSG, MSG)));

@@ -261,5 +261,5 @@ public abstract class VerbsTckSupport extends TckSupport {
     }
 
     /** Remote access for WRITE-only tests (UC has no READ or atomics). */
-    protected static final int WRITE_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+    protected static final int WRITE_ACCESS = Access.REMOTE_WRITE;
 }
