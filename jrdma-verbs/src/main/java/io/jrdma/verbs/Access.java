@@ -13,14 +13,19 @@ public final class Access {
     public static final int REMOTE_READ = 1 << 2;
     /** A remote peer may run atomics on the region. Requires LOCAL_WRITE. */
     public static final int REMOTE_ATOMIC = 1 << 3;
-    /** Memory windows may be bound to the region. */
+    /**
+     * Memory windows may be bound to the region ({@code IBV_ACCESS_MW_BIND}); a bind over a region without it
+     * completes with {@link WcStatus#MW_BIND_ERR}.
+     */
     public static final int MW_BIND = 1 << 4;
 
     /**
      * jrdma: a peer's SEND_WITH_INV may invalidate the region's key. libibverbs has no such flag: there
-     * only memory windows and fast-registration regions can be invalidated remotely, and jrdma has
-     * neither yet, so a region says so when it is registered (a bit libibverbs leaves unused). An
-     * invalidated region refuses every access, local and remote, until it is deregistered.
+     * only memory windows and fast-registration regions can be invalidated remotely; the API has both now
+     * ({@link MemoryWindow}, {@link ProtectionDomain#allocMr}) but no provider implements them yet, so a
+     * region registered with {@link ProtectionDomain#register} says so when it is registered (a bit
+     * libibverbs leaves unused). An invalidated region refuses every access, local and remote, until it is
+     * deregistered.
      */
     public static final int REMOTE_INVALIDATE = 1 << 24;
 

@@ -1,11 +1,19 @@
 package io.jrdma.verbs;
 
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.Map;
 
 /**
  * An open device ({@code ibv_context}). For the software providers each context is one
  * engine: the "NIC" that moves packets for its queue pairs, run by its own thread or by
  * {@link #progress()}.
+ *
+ * <p>Verbs a provider may lack (UD, UC, SRQ, memory windows, fast registration, asynchronous events, the
+ * device attributes) are {@code default} methods here and in the other interfaces that throw
+ * {@link RdmaException.Errno#EOPNOTSUPP} with the verb, the provider and the device in the message, as
+ * rdma-core's {@code dummy_ops} answer EOPNOTSUPP; a provider overrides what it implements.
+ * {@link #queryDevice()} says what that is.
  */
 public interface DeviceContext extends AutoCloseable {
     /** {@return the device this context was opened on} */
@@ -78,6 +86,70 @@ public interface DeviceContext extends AutoCloseable {
      * @return the work done in this cycle (packets and events handled; 0 = idle)
      */
     int progress();
+
+    /**
+     * {@return the device's attributes and the limits the provider enforces ({@code ibv_query_device})}
+     *
+     * @throws RdmaException EOPNOTSUPP from a provider that does not report them (the default)
+     */
+    default DeviceAttr queryDevice() {
+        throw Unsupported.of("DeviceContext.queryDevice (ibv_query_device)", Unsupported.device(this));
+    }
+
+    /**
+     * Takes the oldest asynchronous event, if any, without waiting ({@code ibv_get_async_event} on a
+     * non-blocking async fd). Events are kept in order until taken; nothing is acknowledged (see {@link AsyncEvent}).
+     *
+     * @param event a caller-owned event, filled when one was waiting and reused across calls
+     * @return true if {@code event} was filled, false if none was waiting
+     * @throws RdmaException EOPNOTSUPP from a provider without asynchronous events (the default)
+     */
+    default boolean pollAsyncEvent(AsyncEvent event) {
+        throw Unsupported.of("DeviceContext.pollAsyncEvent (ibv_get_async_event)", Unsupported.device(this));
+    }
+
+    /**
+     * Waits for the next asynchronous event ({@code ibv_get_async_event}), at most {@code timeout}. In
+     * {@link ThreadingMode#INVOKER} mode the waiting thread drives the engine as it waits.
+     *
+     * @param event   a caller-owned event, filled when one came and reused across calls
+     * @param timeout how long at most; zero or negative: do not wait (as {@link #pollAsyncEvent})
+     * @return true if {@code event} was filled, false if {@code timeout} passed first
+     * @throws RdmaException EOPNOTSUPP from a provider without asynchronous events (the default); EINTR if the
+     *                       waiting thread was interrupted (its interrupt status is set again)
+     */
+    default boolean awaitAsyncEvent(AsyncEvent event, Duration timeout) {
+        throw Unsupported.of("DeviceContext.awaitAsyncEvent (ibv_get_async_event)", Unsupported.device(this));
+    }
+
+    /**
+     * Builds the address handle attributes that answer a received UD message ({@code ibv_init_ah_from_wc}):
+     * the destination is the GRH's source GID, sent from the local GID the message was addressed to,
+     * with its traffic class and flow label, hop limit 255 and the completion's SL, as rdma-core does.
+     * The destination UDP port is 4791: a jrdma peer listening on another port says so out of band
+     * (then use {@link AhAttr#withUdpPort}). Computed from the API alone: every provider has it.
+     *
+     * @param portNum the port the message came in on (1)
+     * @param wc      the completion of a UD receive, with {@link WorkCompletion#GRH}
+     * @param grh     the receive buffer's first 40 bytes ({@link Grh} says where and what they are)
+     * @return the attributes, ready for {@link ProtectionDomain#createAh}
+     * @throws RdmaException EINVAL if the completion has no GRH or the 40 bytes hold none; ENOENT if the GRH's
+     *                       destination is no GID of this context (a message for another device)
+     */
+    default AhAttr initAhFromWc(int portNum, WorkCompletion wc, MemorySegment grh) {
+        if (!wc.hasGrh()) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the completion (" + wc + ") has no GRH flag: only UD"
+                    + " receives carry one, and RoCE needs it to answer (there are no LIDs)");
+        }
+        Grh h = Grh.parse(grh);
+        int index = gidIndexOf(h.dgid());
+        if (index < 0) {
+            throw new RdmaException(RdmaException.Errno.ENOENT, "the message was sent to " + h.dgid()
+                    + ", which is no GID of this context (" + device().name() + "): pass the completion of a receive of this context");
+        }
+        return new AhAttr(h.sgid(), index, 0xFF, h.trafficClass(), h.flowLabel(), wc.sl(), portNum,
+                DeviceOptions.ROCE_V2_PORT);
+    }
 
     /** {@return a snapshot of the device counters, named like Linux rxe's hw_counters} */
     Map<String, Long> counters();

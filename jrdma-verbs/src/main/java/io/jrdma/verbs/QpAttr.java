@@ -9,6 +9,10 @@ package io.jrdma.verbs;
  * <li>INIT→RTR: state, av, pathMtu, destQpn, rqPsn, maxDestRdAtomic, minRnrTimer</li>
  * <li>RTR→RTS: state, sqPsn, timeout, retryCnt, rnrRetry, maxRdAtomic</li>
  * </ul>
+ * A UC QP needs the same minus what reliability and READs need: RESET→INIT state, pkeyIndex, portNum,
+ * accessFlags; INIT→RTR state, av, pathMtu, destQpn, rqPsn; RTR→RTS state, sqPsn. A UD QP has no peer
+ * and no path: RESET→INIT state, pkeyIndex, portNum, qkey; INIT→RTR state; RTR→RTS state, sqPsn (each
+ * send names its destination: {@link SendWorkRequest#ud}).
  * {@link QueuePair#query()} returns a fully populated instance.
  */
 public final class QpAttr {
@@ -18,6 +22,8 @@ public final class QpAttr {
     public static final int CUR_STATE = 1 << 1;
     /** Mask bit: {@link #accessFlags(int)} was set ({@code IBV_QP_ACCESS_FLAGS}). */
     public static final int ACCESS_FLAGS = 1 << 3;
+    /** Mask bit: {@link #qkey(int)} was set ({@code IBV_QP_QKEY}). */
+    public static final int QKEY = 1 << 6;
     /** Mask bit: {@link #pkeyIndex(int)} was set ({@code IBV_QP_PKEY_INDEX}). */
     public static final int PKEY_INDEX = 1 << 4;
     /** Mask bit: {@link #portNum(int)} was set ({@code IBV_QP_PORT}). */
@@ -61,6 +67,7 @@ public final class QpAttr {
     private int maxDestRdAtomic = 1;
     private int minRnrTimer = 12;
     private int destQpn;
+    private int qkey;
 
     /** Attributes with nothing set (an empty mask) and libibverbs-like defaults in every field. */
     public QpAttr() {
@@ -277,6 +284,26 @@ public final class QpAttr {
         return this;
     }
 
+    /**
+     * Sets the Q_Key of a UD QP (RESET to INIT, or later): an incoming datagram is delivered only when the
+     * Q_Key it carries (the sender's {@link SendWorkRequest#ud} remote Q_Key) equals it; others are dropped
+     * without a completion and counted. Keys with the high bit set are controlled Q_Keys (IBA 10.2.4): a
+     * send request may not use one unless it is the QP's own.
+     *
+     * @param qkey the 32-bit Q_Key
+     * @return this object
+     */
+    public QpAttr qkey(int qkey) {
+        this.qkey = qkey;
+        mask |= QKEY;
+        return this;
+    }
+
+    /** {@return the Q_Key (UD QPs)} */
+    public int qkey() {
+        return qkey;
+    }
+
     /** {@return the state (the target state, or the current one in a {@link QueuePair#query()} result)} */
     public QpState state() {
         return state;
@@ -363,6 +390,6 @@ public final class QpAttr {
         return "QpAttr{state=" + state + ", mtu=" + pathMtu.bytes() + ", destQpn=0x" + Integer.toHexString(destQpn)
                 + ", rqPsn=" + rqPsn + ", sqPsn=" + sqPsn + ", timeout=" + timeout + ", retryCnt=" + retryCnt
                 + ", rnrRetry=" + rnrRetry + ", minRnrTimer=" + minRnrTimer + ", maxRdAtomic=" + maxRdAtomic
-                + ", maxDestRdAtomic=" + maxDestRdAtomic + ", access=" + Access.toString(accessFlags) + ", av=" + av + '}';
+                + ", maxDestRdAtomic=" + maxDestRdAtomic + ((mask & QKEY) != 0 ? ", qkey=0x" + Integer.toHexString(qkey) : "") + ", access=" + Access.toString(accessFlags) + ", av=" + av + '}';
     }
 }

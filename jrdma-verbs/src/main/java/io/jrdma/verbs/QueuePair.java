@@ -50,7 +50,9 @@ public interface QueuePair extends AutoCloseable {
      *         for a malformed request (too many SGEs, inline data too long, an atomic not on 8 aligned
      *         bytes) or a state that forbids posting, {@code EMSGSIZE} (90) for a message over 2 GiB,
      *         {@code EOPNOTSUPP} (95) for an operation the transport lacks (atomics and immediate
-     *         data over iWARP to a peer that is not jrdma)
+     *         data over iWARP to a peer that is not jrdma; an opcode the provider does not implement, such
+     *         as LOCAL_INV, BIND_MW or REG_MR without {@link DeviceCap#MEM_MGT_EXTENSIONS} or {@link DeviceCap#MEM_WINDOW});
+     *         for UD, {@code EINVAL} without an address handle and {@code EMSGSIZE} above the path MTU
      */
     int postSend(SendWorkRequest wr);
 
@@ -59,9 +61,35 @@ public interface QueuePair extends AutoCloseable {
      *
      * @param wr the request
      * @return 0, or an errno value: {@code ENOMEM} (12) when the receive queue is full, {@code EINVAL} (22)
-     *         for too many SGEs or a state that forbids posting
+     *         for too many SGEs, a state that forbids posting, or a QP with an SRQ (post to the SRQ)
      */
     int postRecv(RecvWorkRequest wr);
+
+    /**
+     * Binds a type 1 memory window ({@code ibv_bind_mw}): posts a bind on this QP's send queue and gives the
+     * window its next rkey at once ({@link MemoryWindow#rkey()} returns it before the bind completes, as
+     * {@code mw->rkey} in libibverbs); the key works once the bind's completion ({@link WcOpcode#BIND_MW})
+     * is seen. A region without {@link Access#MW_BIND} completes it with {@link WcStatus#MW_BIND_ERR}.
+     * Allocation-free; never throws for a bad bind.
+     *
+     * @param mw   a type 1 window of this QP's PD
+     * @param bind the region, range, access, wr_id and flags (copied)
+     * @return 0, or an errno value: {@code ENOMEM} (12) when the send queue is full, {@code EINVAL} (22) for a
+     *         type 2 window, a bind with an address or length but no region, or a state that forbids posting,
+     *         {@code EPERM} (1) for a region of another PD than the window (as libibverbs' {@code ibv_bind_mw}),
+     *         {@code EOPNOTSUPP} (95) from a provider without memory windows (the default)
+     */
+    default int bindMw(MemoryWindow mw, MwBind bind) {
+        return RdmaException.Errno.EOPNOTSUPP.value();
+    }
+
+    /**
+     * {@return the shared receive queue this QP takes its receives from ({@link QpInitAttr#srq()}), or null
+     * when it has a receive queue of its own; providers with SRQs override this (the default: null, no SRQ)}
+     */
+    default SharedReceiveQueue srq() {
+        return null;
+    }
 
     /** Destroys the QP; outstanding requests are dropped without completions, as {@code ibv_destroy_qp}. */
     @Override

@@ -13,6 +13,22 @@ package io.jrdma.verbs;
  * }</pre>
  */
 public final class SendWorkRequest {
+    // UD (ibv_send_wr.wr.ud)
+    private AddressHandle ah;
+    private int remoteQpn;
+    private int remoteQkey;
+    // BIND_MW (ibv_send_wr.bind_mw)
+    private MemoryWindow mw;
+    private int mwRkey;
+    private MemoryRegion bindMr;
+    private long bindAddr;
+    private long bindLength;
+    private int bindAccess;
+    // REG_MR (the kernel's ib_reg_wr)
+    private MemoryRegion regMr;
+    private java.lang.foreign.MemorySegment regSegment;
+    private int regKey;
+    private int regAccess;
     private final SgeList sges;
     private long wrId;
     private WrOpcode opcode = WrOpcode.SEND;
@@ -39,7 +55,8 @@ public final class SendWorkRequest {
     }
 
     /**
-     * Clears every field: opcode back to SEND, no SGEs, no flags, zero addresses, keys and operands.
+     * Clears every field: opcode back to SEND, no SGEs, no flags, zero addresses, keys and operands, no
+     * address handle, window or region.
      *
      * @return this request
      */
@@ -53,6 +70,19 @@ public final class SendWorkRequest {
         imm = 0;
         compareAdd = 0;
         swap = 0;
+        ah = null;
+        remoteQpn = 0;
+        remoteQkey = 0;
+        mw = null;
+        mwRkey = 0;
+        bindMr = null;
+        bindAddr = 0;
+        bindLength = 0;
+        bindAccess = 0;
+        regMr = null;
+        regSegment = null;
+        regKey = 0;
+        regAccess = 0;
         return this;
     }
 
@@ -158,10 +188,10 @@ public final class SendWorkRequest {
     }
 
     /**
-     * Sets the remote key a SEND_WITH_INV invalidates at the receiver
-     * ({@code ibv_send_wr.invalidate_rkey}, which shares its place with the immediate data, as here).
+     * Sets the remote key a SEND_WITH_INV invalidates at the receiver, or the local key a LOCAL_INV
+     * invalidates ({@code ibv_send_wr.invalidate_rkey}, which shares its place with the immediate data, as here).
      *
-     * @param rkey the key to invalidate at the peer
+     * @param rkey the key to invalidate
      * @return this request
      */
     public SendWorkRequest invalidate(int rkey) {
@@ -180,6 +210,153 @@ public final class SendWorkRequest {
         this.compareAdd = compareAdd;
         this.swap = swap;
         return this;
+    }
+
+    /**
+     * Sets where a UD SEND goes ({@code ibv_send_wr.wr.ud}): the address handle, the remote QP number and the
+     * Q_Key the receiving QP must have. The message is at most one path MTU (a longer one returns EMSGSIZE at
+     * post, or completes with LOC_LEN_ERR); the receiver gets it behind 40 bytes of GRH ({@link Grh}).
+     *
+     * @param ah         an address handle of the QP's PD
+     * @param remoteQpn  the destination QP number (24 bits)
+     * @param remoteQkey the destination QP's Q_Key; a value with the high bit set means "use this QP's own
+     *                   Q_Key" (IBA 10.2.4)
+     * @return this request
+     */
+    public SendWorkRequest ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        this.ah = ah;
+        this.remoteQpn = remoteQpn & 0xFFFFFF;
+        this.remoteQkey = remoteQkey;
+        return this;
+    }
+
+    /**
+     * Makes this a {@link WrOpcode#LOCAL_INV} of {@code key} ({@code IBV_WR_LOCAL_INV} with
+     * {@code invalidate_rkey}): after its completion the type 2 window or fast-registration region whose key
+     * it is refuses every access.
+     *
+     * @param key the rkey of a type 2 window or the key of a region made by {@link ProtectionDomain#allocMr}
+     * @return this request
+     */
+    public SendWorkRequest localInv(int key) {
+        this.opcode = WrOpcode.LOCAL_INV;
+        this.imm = key;
+        return this;
+    }
+
+    /**
+     * Makes this a {@link WrOpcode#BIND_MW} of a type 2 window ({@code ibv_send_wr.bind_mw}): once it completes,
+     * {@code newRkey} grants {@code access} to {@code [addr, addr + length)} of {@code mr} (the address in the
+     * region's own terms, as {@link MemoryRegion#address()}), to this QP's peer only. A bind of a region
+     * without {@link Access#MW_BIND}, out of its range or of a window still bound completes with
+     * {@link WcStatus#MW_BIND_ERR}.
+     *
+     * @param window  a type 2 window of the QP's PD
+     * @param newRkey the window's next key: {@code MemoryWindow.incRkey(window.rkey())} (the upper 24 bits
+     *                must be the window's)
+     * @param mr      the region the window opens
+     * @param addr    the first byte, inside the region
+     * @param length  the bytes
+     * @param access  a combination of {@link Access#REMOTE_READ}, {@link Access#REMOTE_WRITE} and
+     *                {@link Access#REMOTE_ATOMIC}
+     * @return this request
+     */
+    public SendWorkRequest bindMw(MemoryWindow window, int newRkey, MemoryRegion mr, long addr, long length,
+                                  int access) {
+        this.opcode = WrOpcode.BIND_MW;
+        this.mw = window;
+        this.mwRkey = newRkey;
+        this.bindMr = mr;
+        this.bindAddr = addr;
+        this.bindLength = length;
+        this.bindAccess = access;
+        return this;
+    }
+
+    /**
+     * Makes this a {@link WrOpcode#REG_MR}, a fast registration (the kernel verbs' {@code IB_WR_REG_MR}):
+     * once it completes, the region {@code mr} (made by {@link ProtectionDomain#allocMr}) covers
+     * {@code segment} with key {@code key} (lkey and rkey) and {@code access}. The region must be free: never
+     * registered, or invalidated by LOCAL_INV or a peer's SEND_WITH_INV since.
+     *
+     * @param mr      a region from {@link ProtectionDomain#allocMr} of the QP's PD
+     * @param segment the native memory to map, at most the region's maximum length
+     * @param key     the region's next key: {@code MemoryWindow.incRkey(mr.rkey())} (the upper 24 bits must be the region's)
+     * @param access  a combination of {@link Access} flags
+     * @return this request
+     */
+    public SendWorkRequest regMr(MemoryRegion mr, java.lang.foreign.MemorySegment segment, int key, int access) {
+        this.opcode = WrOpcode.REG_MR;
+        this.regMr = mr;
+        this.regSegment = segment;
+        this.regKey = key;
+        this.regAccess = access;
+        return this;
+    }
+
+    /** {@return the address handle of a UD send, or null} */
+    public AddressHandle ah() {
+        return ah;
+    }
+
+    /** {@return the destination QP number of a UD send} */
+    public int remoteQpn() {
+        return remoteQpn;
+    }
+
+    /** {@return the destination Q_Key of a UD send} */
+    public int remoteQkey() {
+        return remoteQkey;
+    }
+
+    /** {@return the window a BIND_MW binds, or null} */
+    public MemoryWindow mw() {
+        return mw;
+    }
+
+    /** {@return the new rkey a BIND_MW gives its window} */
+    public int mwRkey() {
+        return mwRkey;
+    }
+
+    /** {@return the region a BIND_MW opens, or null} */
+    public MemoryRegion bindMr() {
+        return bindMr;
+    }
+
+    /** {@return the first address a BIND_MW opens} */
+    public long bindAddr() {
+        return bindAddr;
+    }
+
+    /** {@return the bytes a BIND_MW opens} */
+    public long bindLength() {
+        return bindLength;
+    }
+
+    /** {@return the access a BIND_MW grants, a combination of {@link Access} flags} */
+    public int bindAccess() {
+        return bindAccess;
+    }
+
+    /** {@return the region a REG_MR maps, or null} */
+    public MemoryRegion regMr() {
+        return regMr;
+    }
+
+    /** {@return the memory a REG_MR maps, or null} */
+    public java.lang.foreign.MemorySegment regSegment() {
+        return regSegment;
+    }
+
+    /** {@return the key a REG_MR gives its region} */
+    public int regKey() {
+        return regKey;
+    }
+
+    /** {@return the access a REG_MR grants, a combination of {@link Access} flags} */
+    public int regAccess() {
+        return regAccess;
     }
 
     /** {@return the caller's identifier} */
@@ -249,7 +426,7 @@ public final class SendWorkRequest {
         return imm;
     }
 
-    /** {@return the remote key a SEND_WITH_INV invalidates (the same field as {@link #imm()})} */
+    /** {@return the key a SEND_WITH_INV or LOCAL_INV invalidates (the same field as {@link #imm()})} */
     public int invalidateRkey() {
         return imm;
     }

@@ -14,7 +14,11 @@ public enum WcStatus {
     LOC_PROT_ERR,
     /** Flushed: the QP was in ERROR when the request was processed (posted after, or queued behind, a failure). */
     WR_FLUSH_ERR,
-    /** Memory window bind error (memory windows are not implemented). */
+    /**
+     * Memory window bind error: a bind (type 1 or type 2) whose region lacks {@link Access#MW_BIND}, whose
+     * range is outside the region, whose window belongs to another PD, or a type 2 bind of a window that is
+     * still bound (invalidate it first). The QP goes to ERROR.
+     */
     MW_BIND_ERR,
     /** Bad response: an unexpected opcode or length in a response from the responder. */
     BAD_RESP_ERR,
@@ -22,7 +26,10 @@ public enum WcStatus {
     LOC_ACCESS_ERR,
     /** Remote invalid request: the responder NAKed the request as invalid (for example an operation it does not support). */
     REM_INV_REQ_ERR,
-    /** Remote access error: a bad rkey, an access outside the region, or a region without the remote access asked. */
+    /**
+     * Remote access error: a bad rkey, an access outside the region or window, a region or window without the
+     * remote access asked, or a key that was invalidated (SEND_WITH_INV, LOCAL_INV) or whose window was re-bound.
+     */
     REM_ACCESS_ERR,
     /** Remote operation error: the responder could not complete the operation (a remote operational NAK or iWARP TERMINATE). */
     REM_OP_ERR,
@@ -45,7 +52,11 @@ public enum WcStatus {
     /** Response timeout error (not reported by jrdma's software providers). */
     RESP_TIMEOUT_ERR,
     /** Any other error (not reported by jrdma's software providers). */
-    GENERAL_ERR;
+    GENERAL_ERR,
+    /** Tag matching error (libibverbs' {@code IBV_WC_TM_ERR}; jrdma has no tag matching). */
+    TM_ERR,
+    /** Tag matching rendezvous incomplete (libibverbs' {@code IBV_WC_TM_RNDV_INCOMPLETE}; jrdma has no tag matching). */
+    TM_RNDV_INCOMPLETE;
 
     private static final WcStatus[] VALUES = values();
 

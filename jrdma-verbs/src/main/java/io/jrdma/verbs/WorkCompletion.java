@@ -5,6 +5,11 @@ package io.jrdma.verbs;
  * owns and reuses, so polling allocates nothing.
  */
 public final class WorkCompletion {
+    /**
+     * {@link #flags()} bit: the receive buffer's first 40 bytes hold a GRH ({@code IBV_WC_GRH}); UD receives
+     * only, always set on RoCE. Read it with {@link Grh#parse}; the message follows it at byte 40.
+     */
+    public static final int GRH = 1;
     /** {@link #flags()} bit: the completion carries immediate data. */
     public static final int WITH_IMM = 1 << 1;
     /** {@link #flags()} bit: the incoming SEND invalidated a local key ({@link #invalidatedRkey()}), as {@code IBV_WC_WITH_INV}. */
@@ -21,6 +26,10 @@ public final class WorkCompletion {
     private int flags;
     private int qpNum;
     private int srcQp;
+    private int pkeyIndex;
+    private int slid;
+    private int sl;
+    private int dlidPathBits;
 
     /** An empty completion, to be filled by {@link CompletionQueue#poll(WorkCompletion)} and reused. */
     public WorkCompletion() {
@@ -35,10 +44,11 @@ public final class WorkCompletion {
      * @param vendorErr a provider-specific error detail, 0 if none
      * @param byteLen   the bytes received or read
      * @param imm       the immediate data or the invalidated key, host order
-     * @param flags     a combination of {@link #WITH_IMM}, {@link #WITH_INV} and {@link #SOLICITED}
+     * @param flags     a combination of {@link #GRH}, {@link #WITH_IMM}, {@link #WITH_INV} and {@link #SOLICITED}
      * @param qpNum     the local QP's number
      * @param srcQp     the remote QP's number
-     * @return this completion
+     * @return this completion, with the UD-only fields ({@link #pkeyIndex()}, {@link #slid()}, {@link #sl()},
+     *         {@link #dlidPathBits()}) zero: a UD receive adds them with {@link #ud}
      */
     public WorkCompletion set(long wrId, WcStatus status, WcOpcode opcode, int vendorErr, int byteLen, int imm,
                               int flags, int qpNum, int srcQp) {
@@ -51,6 +61,27 @@ public final class WorkCompletion {
         this.flags = flags;
         this.qpNum = qpNum;
         this.srcQp = srcQp;
+        this.pkeyIndex = 0;
+        this.slid = 0;
+        this.sl = 0;
+        this.dlidPathBits = 0;
+        return this;
+    }
+
+    /**
+     * Adds what a UD receive reports, after {@link #set}; called by providers.
+     *
+     * @param pkeyIndex    the P_Key index the datagram matched (GSI QPs; 0 otherwise)
+     * @param slid         the source LID (InfiniBand; 0 on RoCE, which has no LIDs)
+     * @param sl           the service level the datagram came with
+     * @param dlidPathBits the destination LID path bits (InfiniBand; 0 on RoCE)
+     * @return this completion
+     */
+    public WorkCompletion ud(int pkeyIndex, int slid, int sl, int dlidPathBits) {
+        this.pkeyIndex = pkeyIndex;
+        this.slid = slid;
+        this.sl = sl;
+        this.dlidPathBits = dlidPathBits;
         return this;
     }
 
@@ -91,7 +122,7 @@ public final class WorkCompletion {
         return imm;
     }
 
-    /** {@return a combination of {@link #WITH_IMM}, {@link #WITH_INV} and {@link #SOLICITED}} */
+    /** {@return a combination of {@link #GRH}, {@link #WITH_IMM}, {@link #WITH_INV} and {@link #SOLICITED}} */
     public int flags() {
         return flags;
     }
@@ -106,9 +137,34 @@ public final class WorkCompletion {
         return qpNum;
     }
 
-    /** {@return the number of the remote QP (receive completions)} */
+    /** {@return the number of the remote QP (receive completions): for UD, the QP that sent the datagram} */
     public int srcQp() {
         return srcQp;
+    }
+
+    /** {@return true if the receive buffer starts with a GRH ({@link #GRH} in {@link #flags()})} */
+    public boolean hasGrh() {
+        return (flags & GRH) != 0;
+    }
+
+    /** {@return the P_Key index (UD receives; 0 otherwise)} */
+    public int pkeyIndex() {
+        return pkeyIndex;
+    }
+
+    /** {@return the source LID (UD receives on InfiniBand; 0 on RoCE)} */
+    public int slid() {
+        return slid;
+    }
+
+    /** {@return the service level (UD receives)} */
+    public int sl() {
+        return sl;
+    }
+
+    /** {@return the destination LID path bits (UD receives on InfiniBand; 0 on RoCE)} */
+    public int dlidPathBits() {
+        return dlidPathBits;
     }
 
     @Override
@@ -116,6 +172,7 @@ public final class WorkCompletion {
         return "WorkCompletion{wrId=" + wrId + ", status=" + status + ", opcode=" + opcode + ", byteLen=" + byteLen
                 + (hasImm() ? ", imm=0x" + Integer.toHexString(imm) : "")
                 + ((flags & WITH_INV) != 0 ? ", invalidatedRkey=0x" + Integer.toHexString(imm) : "") + ", qpNum=0x" + Integer.toHexString(qpNum)
+                + (hasGrh() ? ", grh, srcQp=0x" + Integer.toHexString(srcQp) : "")
                 + (vendorErr != 0 ? ", vendorErr=" + vendorErr : "") + '}';
     }
 }

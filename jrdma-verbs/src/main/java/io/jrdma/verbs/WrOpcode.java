@@ -17,7 +17,25 @@ public enum WrOpcode {
     /** Atomically add an operand to the peer's 8 bytes; the old value comes back. */
     ATOMIC_FETCH_AND_ADD,
     /** A SEND that also invalidates the remote key {@link SendWorkRequest#invalidate(int)} names at the receiver. */
-    SEND_WITH_INV;
+    SEND_WITH_INV,
+    /**
+     * Invalidate a local key ({@code IBV_WR_LOCAL_INV}): the memory window or fast-registration region
+     * whose key {@link SendWorkRequest#invalidate(int)} names refuses every access once the request
+     * completes. Local: nothing goes on the wire.
+     */
+    LOCAL_INV,
+    /**
+     * Bind a type 2 memory window ({@code IBV_WR_BIND_MW}) to a range of a region with the key, range
+     * and access {@link SendWorkRequest#bindMw} sets. Local: nothing goes on the wire. (A type 1 window
+     * is bound with {@link QueuePair#bindMw}, which posts this same opcode.)
+     */
+    BIND_MW,
+    /**
+     * Fast registration ({@code IB_WR_REG_MR} of the kernel verbs; user-space libibverbs has no such
+     * opcode): map a region made by {@link ProtectionDomain#allocMr(long)} onto memory with the key and
+     * access {@link SendWorkRequest#regMr} sets. Local: nothing goes on the wire.
+     */
+    REG_MR;
 
     private static final WrOpcode[] VALUES = values();
 
@@ -44,6 +62,11 @@ public enum WrOpcode {
     /** {@return true for the two atomics} */
     public boolean isAtomic() {
         return this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
+    }
+
+    /** {@return true for the operations executed locally, which put nothing on the wire (LOCAL_INV, BIND_MW, REG_MR)} */
+    public boolean isLocal() {
+        return this == LOCAL_INV || this == BIND_MW || this == REG_MR;
     }
 
     /** {@return true if the request carries immediate data} */

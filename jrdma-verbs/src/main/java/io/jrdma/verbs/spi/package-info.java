@@ -18,6 +18,16 @@
  * ({@code io.jrdma:jrdma-tck}) checks a provider against the API: subclass its abstract tests with
  * a fixture for the provider.
  *
+ * <p>The verbs a provider may lack (UD and UC queue pairs, address handles, shared receive queues, memory
+ * windows, fast registration, asynchronous events, {@code queryDevice}) are {@code default} methods of
+ * {@link io.jrdma.verbs.DeviceContext}, {@link io.jrdma.verbs.ProtectionDomain} and
+ * {@link io.jrdma.verbs.QueuePair} that throw {@link io.jrdma.verbs.RdmaException} with
+ * {@code EOPNOTSUPP}, naming the verb, the provider and the device (posting verbs return the errno value),
+ * as rdma-core's {@code dummy_ops} do: a provider overrides what it implements and declares it in
+ * {@link io.jrdma.verbs.DeviceContext#queryDevice()}, and the conformance suite's
+ * {@code UnsupportedVerbsTck} checks that the two agree. Settings of one provider travel in
+ * {@link io.jrdma.verbs.DeviceOptions} as that provider's own {@link io.jrdma.verbs.ProviderOptions} record.
+ *
  * <p>The methods of {@code RdmaProvider} are called from any thread, possibly at once, and must be
  * thread-safe; jrdma's providers re-read the network interfaces on each
  * {@link io.jrdma.verbs.spi.RdmaProvider#devices()} and

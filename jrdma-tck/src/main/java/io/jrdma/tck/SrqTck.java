@@ -1,0 +1,234 @@
+package io.jrdma.tck;
+
+import io.jrdma.verbs.AsyncEvent;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.Grh;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.SharedReceiveQueue;
+import io.jrdma.verbs.SrqAttr;
+import io.jrdma.verbs.SrqInitAttr;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Shared receive queues ({@code ibv_srq_pingpong}'s verbs): create, query, modify (limit), post, one SRQ
+ * taken from by 1,000 RC QPs, one SRQ feeding an RC, a UC and a UD QP (the types the provider declares), the
+ * limit's asynchronous event, the last-WQE event, and destroy refused with EBUSY while a QP uses it. Aborted with the reason on a provider without SRQs.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class SrqTck extends VerbsTckSupport {
+    /** How many QPs share one SRQ in {@link #oneSrqSharedByAThousandQps()}. */
+    protected static final int MANY = 1000;
+    private static final int MSG = 64;
+    private static final long DST = 2 << 20;
+
+    /** For subclasses. */
+    protected SrqTck() {
+    }
+
+    private SharedReceiveQueue newSrq(Side side, SrqInitAttr attr) {
+        return track(side, "SRQ", side.pd.createSrq(attr));
+    }
+
+    @Test
+    void queryReportsWhatWasMadeAndModifyArmsTheLimit() {
+        requireSrq();
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(64, 2));
+        assertSame(server.pd, srq.pd());
+        SrqAttr a = srq.query();
+        assertTrue(a.maxWr() >= 64, "max_wr at least what was asked: " + a);
+        assertTrue(a.maxSge() >= 2, "max_sge at least what was asked: " + a);
+        assertEquals(0, a.srqLimit(), "no limit armed: " + a);
+        srq.modify(SrqAttr.limit(16), SrqAttr.LIMIT);
+        assertEquals(16, srq.query().srqLimit(), "the limit after modify");
+        RdmaException tooHigh = assertThrows(RdmaException.class,
+                () -> srq.modify(SrqAttr.limit(a.maxWr() + 1), SrqAttr.LIMIT));
+        assertEquals(RdmaException.Errno.EINVAL, tooHigh.errno(), tooHigh.getMessage());
+    }
+
+    @Test
+    void aQpOnAnSrqHasNoReceiveQueueAndTheSrqCannotBeDestroyedUnderIt() {
+        requireSrq();
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
+        CompletionQueue cq = server.newCq(16);
+        QueuePair qp = server.newQp(QpInitAttr.rc(cq).withSrq(srq));
+        assertSame(srq, qp.srq(), "QueuePair.srq()");
+        int rc = qp.postRecv(new RecvWorkRequest().wrId(1).sge(0, server.mr, 0, 64));
+        assertEquals(RdmaException.Errno.EINVAL.value(), rc, "postRecv on a QP with an SRQ returned "
+                + RdmaException.Errno.of(rc));
+        RdmaException busy = assertThrows(RdmaException.class, srq::close, "destroying an SRQ a QP uses");
+        assertEquals(RdmaException.Errno.EBUSY, busy.errno(), busy.getMessage());
+        closeNow(qp);
+        closeNow(srq);
+        QueuePair own = server.newQp(QpInitAttr.rc(cq));
+        assertNull(own.srq(), "a QP without an SRQ");
+    }
+
+    @Test
+    void oneSrqSharedByAThousandQps() {
+        DeviceAttr attr = requireSrq();
+        Assumptions.assumeTrue(attr.maxQp() >= MANY && attr.maxSrqWr() >= MANY,
+                () -> "skipped: the device allows " + attr.maxQp() + " QPs and " + attr.maxSrqWr()
+                        + " SRQ receives, the test needs " + MANY + " of each");
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(MANY, 1));
+        CompletionQueue scq = server.newCq(MANY);
+        CompletionQueue ccq = client.newCq(MANY);
+        RecvWorkRequest rwr = new RecvWorkRequest();
+        for (int i = 0; i < MANY; i++) {
+            int rc = srq.postRecv(rwr.reset().wrId(i).sge(0, server.mr, DST + (long) i * MSG, MSG));
+            assertEquals(0, rc, "postRecv " + i + " on the SRQ returned " + RdmaException.Errno.of(rc));
+        }
+        QueuePair[] cqps = new QueuePair[MANY];
+        Map<Integer, Integer> serverQpnToIndex = new HashMap<>();
+        for (int i = 0; i < MANY; i++) {
+            cqps[i] = client.newQp(QpInitAttr.rc(ccq).withDepth(1, 1));
+            QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withDepth(1, 0).withSrq(srq));
+            connectByHand(cqps[i], sqp, 0);
+            serverQpnToIndex.put(sqp.qpn(), i);
+        }
+        SendWorkRequest wr = new SendWorkRequest();
+        for (int i = 0; i < MANY; i++) {
+            client.buf.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, (long) i * MSG, i);
+            post(cqps[i], wr.reset().wrId(i).opcode(WrOpcode.SEND_WITH_IMM).imm(i).flags(SendFlags.SIGNALED)
+                    .sge(0, client.mr, (long) i * MSG, MSG));
+        }
+        List<WorkCompletion> sent = awaitCompletions(ccq, MANY, MANY + " sends");
+        for (WorkCompletion wc : sent) {
+            assertEquals(WcStatus.SUCCESS, wc.status(), "send " + wc);
+        }
+        List<WorkCompletion> got = awaitCompletions(scq, MANY, MANY + " receives from one SRQ");
+        Set<Long> wrIds = new HashSet<>();
+        Set<Integer> qps = new HashSet<>();
+        for (WorkCompletion wc : got) {
+            assertEquals(WcStatus.SUCCESS, wc.status(), "receive " + wc);
+            assertEquals(WcOpcode.RECV, wc.opcode(), "receive " + wc);
+            assertEquals(MSG, wc.byteLen(), "receive " + wc);
+            Integer sender = serverQpnToIndex.get(wc.qpNum());
+            assertTrue(sender != null, "the completion names one of the SRQ's QPs: " + wc);
+            assertEquals(sender.intValue(), wc.imm(), "the QP that took the message is the one its sender is connected to: " + wc);
+            assertEquals(cqps[sender].qpn(), wc.srcQp(), "src_qp of " + wc);
+            assertTrue(wrIds.add(wc.wrId()), "each SRQ receive is taken once: " + wc);
+            qps.add(wc.qpNum());
+            int landed = getIntAt(DST + wc.wrId() * MSG);
+            assertEquals(sender.intValue(), landed, "the message landed in the buffer of the receive it took: " + wc);
+        }
+        assertEquals(MANY, qps.size(), "every QP took one message from the SRQ");
+    }
+
+    private int getIntAt(long off) {
+        java.lang.invoke.VarHandle.fullFence();
+        return server.buf.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, off);
+    }
+
+    @Test
+    void oneSrqFeedsRcUcAndUdQpsAlike() {
+        DeviceAttr attr = requireSrq();
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
+        CompletionQueue scq = server.newCq(16);
+        CompletionQueue ccq = client.newCq(16);
+        int slot = Grh.LENGTH + MSG;
+        int n = 0;
+        for (QpType type : QpType.values()) {
+            if (!attr.supports(type)) {
+                continue; // RC always is; UC and UD when declared
+            }
+            QueuePair sqp = server.newQp(new QpInitAttr(type, scq, scq, 4, 0, 1, 1, 0, false).withSrq(srq));
+            QueuePair cqp = client.newQp(new QpInitAttr(type, ccq, ccq, 4, 4, 1, 1, 0, false));
+            SendWorkRequest wr = new SendWorkRequest().wrId(n).opcode(WrOpcode.SEND_WITH_IMM).imm(type.ordinal())
+                    .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, MSG);
+            if (type == QpType.UD) {
+                readyUd(sqp, QKEY);
+                readyUd(cqp, QKEY);
+                wr.ud(newAh(client, server), sqp.qpn(), QKEY);
+            } else {
+                connectByHand(cqp, sqp, 0);
+            }
+            assertEquals(0, srq.postRecv(new RecvWorkRequest().wrId(n).sge(0, server.mr, DST + (long) n * slot, slot)));
+            fill(client.buf, 0, MSG, 40 + n);
+            post(cqp, wr);
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(ccq, type + " send").status(), type + " send");
+            WorkCompletion rc = awaitCompletion(scq, type + " receive from the SRQ");
+            assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, n, sqp.qpn(), type + " receive from the SRQ");
+            assertEquals(type.ordinal(), rc.imm(), type + ": imm of " + rc);
+            assertEquals(cqp.qpn(), rc.srcQp(), type + ": src_qp of " + rc);
+            int grh = type == QpType.UD ? Grh.LENGTH : 0;
+            assertEquals(grh + MSG, rc.byteLen(), type + ": byte_len of " + rc);
+            assertEquals(type == QpType.UD, rc.hasGrh(), type + ": GRH flag of " + rc);
+            assertPattern(server.buf, DST + (long) n * slot + grh, MSG, 40 + n, type + " message in the SRQ's receive");
+            n++;
+        }
+        assertTrue(n >= 1, "RC at least");
+    }
+
+    @Test
+    void theLimitRaisesItsEventOnceAndDisarms() {
+        requireSrq();
+        requireAsyncEvents(server);
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
+        CompletionQueue scq = server.newCq(16);
+        CompletionQueue ccq = client.newCq(16);
+        QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withSrq(srq));
+        QueuePair cqp = client.newQp(QpInitAttr.rc(ccq));
+        connectByHand(cqp, sqp, 0);
+        RecvWorkRequest rwr = new RecvWorkRequest();
+        for (int i = 0; i < 8; i++) {
+            assertEquals(0, srq.postRecv(rwr.reset().wrId(i).sge(0, server.mr, DST + (long) i * MSG, MSG)));
+        }
+        srq.modify(SrqAttr.limit(4), SrqAttr.LIMIT);
+        SendWorkRequest wr = new SendWorkRequest();
+        for (int i = 0; i < 5; i++) { // 8 - 5 = 3 left, fewer than the limit of 4
+            post(cqp, wr.reset().wrId(i).flags(SendFlags.SIGNALED).sge(0, client.mr, 0, MSG));
+        }
+        awaitCompletions(scq, 5, "5 receives from the SRQ");
+        AsyncEvent e = awaitAsync(server, ev -> ev.type() == AsyncEvent.Type.SRQ_LIMIT_REACHED, "SRQ_LIMIT_REACHED");
+        assertSame(srq, e.srq(), "the event names the SRQ: " + e);
+        assertEquals(0, srq.query().srqLimit(), "the limit is disarmed after its event");
+        assertEquals(QpState.RTS, sqp.state(), "the limit is not an error");
+        // re-armed, it fires again
+        srq.modify(SrqAttr.limit(3), SrqAttr.LIMIT);
+        post(cqp, wr.reset().wrId(9).flags(SendFlags.SIGNALED).sge(0, client.mr, 0, MSG));
+        AsyncEvent again = awaitAsync(server, ev -> ev.type() == AsyncEvent.Type.SRQ_LIMIT_REACHED, "SRQ_LIMIT_REACHED re-armed");
+        assertSame(srq, again.srq());
+    }
+
+    @Test
+    void aQpOnAnSrqInErrorReportsItsLastWqe() {
+        requireSrq();
+        requireAsyncEvents(server);
+        SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
+        CompletionQueue scq = server.newCq(16);
+        QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withSrq(srq));
+        sqp.modify(new QpAttr().state(QpState.ERROR));
+        AsyncEvent e = awaitAsync(server, ev -> ev.type() == AsyncEvent.Type.QP_LAST_WQE_REACHED,
+                "QP_LAST_WQE_REACHED after the move to ERROR");
+        assertSame(sqp, e.queuePair(), "the event names the QP: " + e);
+        closeNow(sqp);
+    }
+}
