@@ -4,6 +4,8 @@ import io.jrdma.verbs.Access;
 import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WrOpcode;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The work requests a send queue executes locally, without a packet (rxe_req.c's local operations): BIND_MW
  * (rxe_mw.c), REG_MR (rxe_mr.c's fast registration) and LOCAL_INV (rxe's invalidate of a region or a
@@ -96,13 +98,17 @@ public final class LocalOps {
                         && (w.localAccess & Access.LOCAL_WRITE) == 0) {
             return false;
         }
-        mr.segment = w.localSegment;
+        MemorySegment seg = w.localSegment;
+        if (mr.segment.address() != seg.address() || mr.segment.byteSize() != seg.byteSize()
+                || !mr.segment.scope().equals(seg.scope())) {
+            mr.views = null; // soft-iWARP's views were of another mapping (the same one again keeps them)
+        }
+        mr.segment = seg;
         mr.address = w.localSegment.address();
         mr.length = w.localSegment.byteSize();
         mr.lo = mr.address;
         mr.span = mr.length;
         mr.access = w.localAccess;
-        mr.views = null; // soft-iWARP's views were of the old mapping
         mr.key = key;
         mr.invalidated = false;
         return true;
