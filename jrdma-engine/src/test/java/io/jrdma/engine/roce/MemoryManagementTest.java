@@ -144,4 +144,112 @@ class MemoryManagementTest {
             bindable.close();
         }
     }
+
+    /**
+     * IBA's fence on a local operation: a fenced LOCAL_INV waits until the READ before it completed (the key works
+     * meanwhile); an unfenced one runs when its turn comes, while the READ is still outstanding.
+     */
+    @Test
+    void aFencedLocalInvalidateWaitsForTheReadBeforeItAnUnfencedOneDoesNot() throws Exception {
+        for (boolean fenced : new boolean[] {true, false}) {
+            try (UdpPair p = new UdpPair(1 << 20, Mtu.MTU_1024)) {
+                io.jrdma.engine.core.Context a = (io.jrdma.engine.core.Context) p.a.ctx;
+                MemoryRegion fast = p.a.pd.allocMr(1 << 16);
+                java.lang.foreign.MemorySegment mapped = p.a.buf.asSlice(1 << 18, 1 << 16);
+                int kf = MemoryWindow.incRkey(fast.rkey());
+                SendWorkRequest wr = new SendWorkRequest();
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(1).flags(SendFlags.SIGNALED)
+                        .regMr(fast, mapped, kf, Access.LOCAL_WRITE | Access.REMOTE_WRITE)));
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.RDMA_READ)
+                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 4096).remote(p.b.mr.address(), p.b.mr.rkey())));
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(3)
+                        .flags(SendFlags.SIGNALED | (fenced ? SendFlags.FENCE : 0)).localInv(kf)));
+                for (int n = 0; n < 10; n++) {
+                    p.a.ctx.progress(); // only A's engine: the READ goes out, B does not answer yet
+                }
+                assertTrue(a.keys.lookup(kf) != null);
+                assertEquals(!fenced, a.keys.lookup(kf).invalidated, fenced
+                        ? "a fenced LOCAL_INV waits for the outstanding READ" : "an unfenced LOCAL_INV does not wait");
+                WorkCompletion[] wcs = {new WorkCompletion()};
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                long[] order = new long[3];
+                for (int got = 0; got < 3; ) {
+                    p.progress();
+                    if (p.a.cq.poll(wcs) == 1) {
+                        assertEquals(WcStatus.SUCCESS, wcs[0].status(), wcs[0].toString());
+                        order[got++] = wcs[0].wrId();
+                    }
+                    assertTrue(System.nanoTime() < deadline, "completions: " + java.util.Arrays.toString(order));
+                }
+                assertEquals("[1, 2, 3]", java.util.Arrays.toString(order));
+                assertTrue(a.keys.lookup(kf).invalidated, "after the LOCAL_INV");
+                fast.close();
+            }
+        }
+    }
+
+    /** A type 1 bind of length 0 unbinds the window. */
+    @Test
+    void aZeroLengthBindUnbindsAType1Window() throws Exception {
+        try (UdpPair p = new UdpPair(1 << 20, Mtu.MTU_1024)) {
+            MemoryRegion bindable = p.b.pd.register(p.b.buf.asSlice(1 << 19, 1 << 16),
+                    Access.LOCAL_WRITE | Access.REMOTE_READ | Access.MW_BIND);
+            MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_1);
+            assertEquals(0, p.b.qp.bindMw(mw, new MwBind().wrId(1).flags(SendFlags.SIGNALED)
+                    .bind(bindable, bindable.address(), 4096, Access.REMOTE_READ)));
+            assertEquals(WcStatus.SUCCESS, next(p, p.b.qp.sendCq()).status());
+            SendWorkRequest wr = new SendWorkRequest();
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 64).remote(bindable.address(), mw.rkey())));
+            assertEquals(WcStatus.SUCCESS, next(p, p.a.cq).status(), "READ through the bound window");
+            int bound = mw.rkey();
+            assertEquals(0, p.b.qp.bindMw(mw, new MwBind().wrId(3).flags(SendFlags.SIGNALED).bind(null, 0, 0, 0)));
+            WorkCompletion unbind = next(p, p.b.qp.sendCq());
+            assertEquals(WcStatus.SUCCESS, unbind.status(), unbind.toString());
+            assertEquals(WcOpcode.BIND_MW, unbind.opcode());
+            assertEquals(MemoryWindow.incRkey(bound), mw.rkey(), "the unbind takes a key too");
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(4).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 64).remote(bindable.address(), mw.rkey())));
+            assertEquals(WcStatus.REM_ACCESS_ERR, next(p, p.a.cq).status(), "READ through an unbound window");
+            mw.close();
+            bindable.close();
+        }
+    }
+
+    /** A local access with the key of before a re-registration is LOC_PROT_ERR. */
+    @Test
+    void aStaleLocalKeyIsAProtectionError() throws Exception {
+        try (UdpPair p = new UdpPair(1 << 20, Mtu.MTU_1024)) {
+            SendWorkRequest wr = new SendWorkRequest();
+            // B's own QP: a fast-registration region re-registered; a SEND from its old key is LOC_PROT_ERR
+            MemoryRegion fast = p.b.pd.allocMr(4096);
+            java.lang.foreign.MemorySegment mapped = p.b.buf.asSlice(1 << 18, 4096);
+            int k1 = MemoryWindow.incRkey(fast.rkey());
+            assertEquals(0, p.b.qp.postSend(wr.reset().wrId(5).flags(SendFlags.SIGNALED)
+                    .regMr(fast, mapped, k1, Access.LOCAL_WRITE)));
+            assertEquals(WcStatus.SUCCESS, next(p, p.b.cq).status());
+            assertEquals(0, p.b.qp.postSend(wr.reset().wrId(6).flags(SendFlags.SIGNALED).localInv(k1)));
+            assertEquals(WcStatus.SUCCESS, next(p, p.b.cq).status());
+            int k2 = MemoryWindow.incRkey(k1);
+            assertEquals(0, p.b.qp.postSend(wr.reset().wrId(7).flags(SendFlags.SIGNALED)
+                    .regMr(fast, mapped, k2, Access.LOCAL_WRITE)));
+            assertEquals(WcStatus.SUCCESS, next(p, p.b.cq).status());
+            assertEquals(0, p.b.qp.postSend(wr.reset().wrId(8).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, mapped.address(), 16, k1)));
+            WorkCompletion stale = next(p, p.b.cq);
+            assertEquals(WcStatus.LOC_PROT_ERR, stale.status(), "a SEND from the key before the re-registration: " + stale);
+            assertEquals(8, stale.wrId());
+            fast.close();
+        }
+    }
+
+    private static WorkCompletion next(UdpPair p, io.jrdma.verbs.CompletionQueue cq) {
+        WorkCompletion[] wcs = {new WorkCompletion()};
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.poll(wcs) == 0) {
+            p.progress();
+            assertTrue(System.nanoTime() < deadline, "no completion");
+        }
+        return wcs[0];
+    }
 }
