@@ -336,4 +336,22 @@ public abstract class MemoryWindowTck extends VerbsTckSupport {
         assertEquals(k, rc.invalidatedRkey());
         assertWriteRefused(l, mr.address(), k, "a fast-registration region invalidated by SEND_WITH_INV");
     }
+
+    @Test
+    void aWindowGrantsItsOwnAccessNotItsRegions() {
+        requireMw(MwType.TYPE_1);
+        Link l = connect();
+        MemoryRegion mr = bindableRegion(); // the region grants REMOTE_WRITE and REMOTE_READ
+        MemoryWindow mw = allocMw(MwType.TYPE_1);
+        long addr = mr.address() + 2048;
+        assertEquals(0, l.sqp.bindMw(mw, new MwBind().wrId(1).flags(SendFlags.SIGNALED)
+                .bind(mr, addr, 4096, Access.REMOTE_READ)));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.scq, "bind").status());
+        fill(server.buf, addr - server.mr.address(), LEN, 16);
+        post(l.cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 4096, LEN).remote(addr, mw.rkey()));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.ccq, "READ through a read-only window").status());
+        assertPattern(client.buf, 4096, LEN, 16, "READ through a read-only window");
+        assertWriteRefused(l, addr, mw.rkey(), "a WRITE through a window bound with REMOTE_READ only");
+    }
 }
