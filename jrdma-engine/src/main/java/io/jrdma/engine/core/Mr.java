@@ -94,7 +94,9 @@ public final class Mr implements MemoryRegion {
      * type 2 window only through the QP it is bound to (IBA 10.6.7.2.2; rxe_check_mw's QP test).
      */
     public boolean permitsRemote(Qp qp, int needed, long va, long len) {
-        return (boundQpn < 0 || boundQpn == qp.qpn) && permits(qp.pd, needed, va, len);
+        // a window whose region was deregistered in a race with its bind grants nothing
+        return (boundQpn < 0 || boundQpn == qp.qpn) && (parent == null || !parent.closed)
+                && permits(qp.pd, needed, va, len);
     }
 
     /** @return true for a memory window's entry */
