@@ -168,8 +168,8 @@ public final class Mr implements MemoryRegion {
 
     /**
      * Engine thread: {@link #invalidateFor(Pd)} as a RoCE responder asks it, knowing the receiving QP: a
-     * fast-registration region of the QP's PD, or a type 2 window bound to that QP, is invalidated too (rxe's
-     * invalidate_rkey); a type 1 window cannot be (IBA 10.6.7.2.1).
+     * fast-registration region of the QP's PD with no window bound to it, or a type 2 window bound to that QP,
+     * is invalidated too (rxe's invalidate_rkey); a type 1 window cannot be (IBA 10.6.7.2.1).
      *
      * @param receiver the receiving QP's PD
      * @param qpn      the receiving QP, or -1 when windows cannot be named (iWARP)
@@ -186,7 +186,12 @@ public final class Mr implements MemoryRegion {
                 }
                 invalidated = true;
             }
-            case FAST_REG -> invalidated = true;
+            case FAST_REG -> {
+                if (windows > 0) {
+                    return false; // as a LOCAL_INV: not while windows are bound to it (rxe_invalidate_mr)
+                }
+                invalidated = true;
+            }
             case MW_TYPE_2 -> {
                 if (qpn < 0 || boundQpn != qpn) {
                     return false;
