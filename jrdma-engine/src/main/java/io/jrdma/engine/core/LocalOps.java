@@ -40,7 +40,8 @@ public final class LocalOps {
     /**
      * A bind (rxe_check_bind_mw, rxe_do_bind_mw): the window, the region and the QP share a PD; a type 2
      * window is free and the new key keeps its index; the region is live, has MW_BIND and covers the range;
-     * write or atomic access through the window needs LOCAL_WRITE on the region. A zero length unbinds (type 1).
+     * write or atomic access through the window needs LOCAL_WRITE on the region. A zero length unbinds a type 1
+     * window and is refused for a type 2 one.
      */
     private static boolean bind(Qp qp, Wqe w) {
         Mw mw = w.mw;
@@ -54,7 +55,10 @@ public final class LocalOps {
         if (type2 && !e.invalidated) {
             return false; // IBA 10.6.7.2.2: a type 2 window is bound only from the free state
         }
-        if (w.localLength == 0 && !type2) {
+        if (w.localLength == 0) {
+            if (type2) {
+                return false; // o10-37.2.40: a type 2 window is not unbound by a zero-length bind
+            }
             e.unbind();
             e.key = key;
             return true;
