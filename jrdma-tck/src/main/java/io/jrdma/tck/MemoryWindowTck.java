@@ -245,4 +245,113 @@ public abstract class MemoryWindowTck extends VerbsTckSupport {
         assertNotEquals(WcStatus.SUCCESS, wc.status(), "a REG_MR of a region that was not invalidated: " + wc);
         assertEquals(k1, mr.rkey(), "the failed registration left the key");
     }
+
+    @Test
+    void aType2WindowServesOnlyTheQpItIsBoundTo() {
+        requireMw(MwType.TYPE_2);
+        Link bound = connect();
+        Link other = connect();
+        MemoryRegion mr = bindableRegion();
+        MemoryWindow mw = allocMw(MwType.TYPE_2);
+        int k = MemoryWindow.incRkey(mw.rkey());
+        assertEquals(WcStatus.SUCCESS, bindType2(bound, mw, k, mr, mr.address(), WIN_LEN).status());
+        assertWriteWorks(bound, mr.address() + 512, k, 11);
+        // IBA 10.6.7.2.2: a type 2 window is bound to one QP; a peer of another QP of the same PD is refused
+        assertWriteRefused(other, mr.address() + 512, k, "a type 2 window used through a QP it is not bound to");
+    }
+
+    @Test
+    void aRegionWithAWindowBoundCannotBeDeregisteredAndAClosedWindowsKeyStopsWorking() {
+        requireMw(MwType.TYPE_1);
+        Link l = connect();
+        MemoryRegion mr = bindableRegion();
+        MemoryWindow mw = allocMw(MwType.TYPE_1);
+        assertEquals(0, l.sqp.bindMw(mw, new MwBind().wrId(1).flags(SendFlags.SIGNALED)
+                .bind(mr, mr.address(), WIN_LEN, REMOTE)));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.scq, "bind").status());
+        int k = mw.rkey();
+        assertWriteWorks(l, mr.address() + 1024, k, 12);
+        // rxe's dereg_mr refuses a region with windows bound to it (EINVAL); jrdma does the same
+        io.jrdma.verbs.RdmaException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.jrdma.verbs.RdmaException.class, mr::close, "deregistering a region with a window bound");
+        assertEquals(io.jrdma.verbs.RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+        assertWriteWorks(l, mr.address() + 1024, k, 13);
+        closeNow(mw); // ibv_dealloc_mw of a bound window: its key stops working at once
+        assertWriteRefused(l, mr.address() + 1024, k, "the key of a closed window");
+        closeNow(mr); // no window bound any more
+    }
+
+    @Test
+    void aType2BindOutsideTheRegionOrOfAWindowStillBoundFailsWithMwBindErr() {
+        requireMw(MwType.TYPE_2);
+        MemoryRegion mr = bindableRegion();
+        MemoryWindow mw = allocMw(MwType.TYPE_2);
+        Link l = connect();
+        WorkCompletion wc = bindType2(l, mw, MemoryWindow.incRkey(mw.rkey()), mr, mr.address() + 1, WIN_LEN);
+        assertEquals(WcStatus.MW_BIND_ERR, wc.status(), "a bind one byte past the region's end: " + wc);
+
+        Link l2 = connect();
+        int k = MemoryWindow.incRkey(mw.rkey());
+        assertEquals(WcStatus.SUCCESS, bindType2(l2, mw, k, mr, mr.address(), 4096).status(), "first bind");
+        WorkCompletion again = bindType2(l2, mw, MemoryWindow.incRkey(k), mr, mr.address(), 4096);
+        assertEquals(WcStatus.MW_BIND_ERR, again.status(), "a bind of a type 2 window still bound: " + again);
+        assertEquals(k, mw.rkey(), "the failed bind left the key");
+    }
+
+    @Test
+    void aRegistrationLongerThanTheRegionAndAnInvalidationOfARegisteredRegionFail() {
+        requireFastReg();
+        Link l = connect();
+        MemoryRegion mr = track(server, "fast-registration MR", server.pd.allocMr(4096));
+        post(l.sqp, new SendWorkRequest().wrId(1).flags(SendFlags.SIGNALED)
+                .regMr(mr, server.buf.asSlice(WIN, 8192), MemoryWindow.incRkey(mr.rkey()), Access.LOCAL_WRITE));
+        WorkCompletion wc = awaitCompletion(l.scq, "REG_MR of 8 KiB on a 4 KiB region");
+        assertNotEquals(WcStatus.SUCCESS, wc.status(), "a REG_MR beyond allocMr's maximum: " + wc);
+        assertEquals(1, wc.wrId());
+
+        Link l2 = connect();
+        MemoryRegion plain = server.register(WIN, 4096, Access.LOCAL_WRITE | REMOTE);
+        post(l2.sqp, new SendWorkRequest().wrId(2).flags(SendFlags.SIGNALED).localInv(plain.rkey()));
+        WorkCompletion inv = awaitCompletion(l2.scq, "LOCAL_INV of a registered region");
+        assertNotEquals(WcStatus.SUCCESS, inv.status(), "LOCAL_INV of a region that is not a fast-registration one: " + inv);
+        assertWriteWorks(connect(), plain.address(), plain.rkey(), 14);
+    }
+
+    @Test
+    void aFastRegistrationRegionIsInvalidatedBySendWithInv() {
+        requireFastReg();
+        Link l = connect();
+        MemoryRegion mr = track(server, "fast-registration MR", server.pd.allocMr(WIN_LEN));
+        int k = MemoryWindow.incRkey(mr.rkey());
+        post(l.sqp, new SendWorkRequest().wrId(1).flags(SendFlags.SIGNALED)
+                .regMr(mr, server.buf.asSlice(WIN, WIN_LEN), k, Access.LOCAL_WRITE | REMOTE));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.scq, "REG_MR").status());
+        assertWriteWorks(l, mr.address(), k, 15);
+        post(l.sqp, new RecvWorkRequest().wrId(7).sge(0, server.mr, 0, 64));
+        post(l.cqp, new SendWorkRequest().wrId(8).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 16).invalidate(k));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.ccq, "SEND_WITH_INV").status());
+        WorkCompletion rc = awaitCompletion(l.scq, "receive of the SEND_WITH_INV");
+        assertEquals(WcStatus.SUCCESS, rc.status(), "SEND_WITH_INV of a fast-registration key: " + rc);
+        assertEquals(k, rc.invalidatedRkey());
+        assertWriteRefused(l, mr.address(), k, "a fast-registration region invalidated by SEND_WITH_INV");
+    }
+
+    @Test
+    void aWindowGrantsItsOwnAccessNotItsRegions() {
+        requireMw(MwType.TYPE_1);
+        Link l = connect();
+        MemoryRegion mr = bindableRegion(); // the region grants REMOTE_WRITE and REMOTE_READ
+        MemoryWindow mw = allocMw(MwType.TYPE_1);
+        long addr = mr.address() + 2048;
+        assertEquals(0, l.sqp.bindMw(mw, new MwBind().wrId(1).flags(SendFlags.SIGNALED)
+                .bind(mr, addr, 4096, Access.REMOTE_READ)));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.scq, "bind").status());
+        fill(server.buf, addr - server.mr.address(), LEN, 16);
+        post(l.cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 4096, LEN).remote(addr, mw.rkey()));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(l.ccq, "READ through a read-only window").status());
+        assertPattern(client.buf, 4096, LEN, 16, "READ through a read-only window");
+        assertWriteRefused(l, addr, mw.rkey(), "a WRITE through a window bound with REMOTE_READ only");
+    }
 }

@@ -49,6 +49,8 @@ public final class Context implements DeviceContext {
     public final boolean invoker;
     public final Counters counters = new Counters();
     public final KeyTable keys = new KeyTable();
+    /** queryDevice's answer, made once (the limits do not change) */
+    private volatile io.jrdma.verbs.DeviceAttr deviceAttr;
     public final Link link;
     public final Engine engine;
     private static final long GID_REFRESH_NANOS = 500_000_000L;
@@ -281,6 +283,32 @@ public final class Context implements DeviceContext {
             }
         }
         return Endpoint.of(a, av.udpPort());
+    }
+
+    /**
+     * {@code ibv_query_device}: the core's limits, completed by the transport ({@link Transport#deviceAttr}).
+     */
+    @Override
+    public io.jrdma.verbs.DeviceAttr queryDevice() {
+        io.jrdma.verbs.DeviceAttr a = deviceAttr;
+        if (a == null) {
+            // enforced: QPNs (24 bits from 0x11), CQ size (createCq), keys (KeyTable: regions and windows share
+            // 24-bit indices), READ/atomic depths (QpAttr). Queue depths and SGEs have no engine limit of their own
+            // (memory is): 2^30 and 2^16 are the sizes the queue arithmetic is safe for.
+            a = engine.transport.deviceAttr(new io.jrdma.verbs.DeviceAttr("jrdma", 0, 0, Long.MAX_VALUE, 4096, 0, 0, 0,
+                    0xFFFFFF - 0x11, 1 << 30, 0, 1 << 16, 1 << 16, Integer.MAX_VALUE, 1 << 22,
+                    KeyTable.MAX_INDEX, Integer.MAX_VALUE, io.jrdma.verbs.QpAttr.MAX_DEST_RD_ATOMIC,
+                    io.jrdma.verbs.QpAttr.MAX_DEST_RD_ATOMIC, io.jrdma.verbs.QpAttr.MAX_QP_RD_ATOMIC,
+                    io.jrdma.verbs.DeviceAttr.AtomicCap.HCA, 0, 0, 0, 0, 0, 1, 1,
+                    java.util.Set.of(io.jrdma.verbs.QpType.RC)));
+            deviceAttr = a;
+        }
+        return a;
+    }
+
+    /** @return true when the transport has memory windows (queryDevice's MEM_WINDOW) */
+    public boolean hasMemoryWindows() {
+        return queryDevice().has(io.jrdma.verbs.DeviceCap.MEM_WINDOW);
     }
 
     @Override

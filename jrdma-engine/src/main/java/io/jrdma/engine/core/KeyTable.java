@@ -8,132 +8,127 @@ import java.security.SecureRandom;
 import java.util.SplittableRandom;
 
 /**
- * Memory keys: 32 random bits each (never 0), unique among live keys and not equal to any of
- * the last {@value #QUARANTINE} freed keys, so a stale rkey held by a peer does not reach a new
- * region soon.
+ * Memory keys, as rxe makes them: {@code index << 8 | key}. The upper 24 bits index this table,
+ * the low 8 bits (the "key" part, IBA 10.6.7.1) change each time the index is reused, a memory
+ * window is bound again ({@code MemoryWindow.incRkey}) or a fast-registration region registered
+ * again; a key whose index is live but whose key byte is old is not found. Index 0 is never
+ * used, so no key is 0.
  * <p>
- * The table is an open-addressing array (linear probing) of regions, written in place by one
- * writer at a time (registration and deregistration, control path, under this object's lock)
- * and read without locks or allocation by the engine and posting threads. Every slot write is a
- * release store of a whole, immutable-keyed {@link Mr} (or of the tombstone a removal leaves);
- * readers load slots with acquire, so a reader that finds a region sees it fully built. When
- * live entries and tombstones reach half the array, the writer builds a new array and
- * publishes it through a volatile field; readers still walking the old one see a consistent
- * (if momentarily older) table. Adding or removing a key is O(1) amortized, so tearing down N
- * regions is O(N) rather than the O(N²) a copy-on-write map costs.
+ * A lookup (engine and posting threads, per packet) is one array load and one compare: the slot
+ * of the index, then the entry's current key against the whole key. Writers (registration,
+ * deregistration, allocation of windows: control path, under this object's lock) store whole
+ * entries with release; readers load slots with acquire, so a reader that finds an entry sees
+ * it fully built. When the table is full it is copied into one twice the size and published
+ * through a volatile field. A freed index goes to the back of a queue and is given out again
+ * only when {@value #REUSE_DELAY} others wait before it, with the next key byte: a key comes
+ * back only after {@value #QUARANTINE} frees, so a stale rkey held by a peer does not reach a
+ * new region soon.
  */
 public final class KeyTable {
-    static final int QUARANTINE = 4096;
-    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
-    private static final Object TOMBSTONE = new Object();
+    /** The largest index: keys have 24 bits of it. */
+    static final int MAX_INDEX = (1 << 24) - 1;
+    /** Freed indices that wait before one is reused. */
+    static final int REUSE_DELAY = 16;
+    /** Frees before a key can come back: each index cycles through 256 key bytes, {@link #REUSE_DELAY} apart. */
+    static final int QUARANTINE = REUSE_DELAY * 256;
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Mr[].class);
     private final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
-    private final int[] recentlyFreed = new int[QUARANTINE];
-    private int freedNext;
-    private volatile Object[] table = new Object[32];
+    private volatile Mr[] table = new Mr[64];
+    /** Per index: the key byte it had last (the next use takes the one after). */
+    private byte[] lastKeyByte = new byte[64];
+    /** Per index: reserved by {@link #newKey} or holding an entry. */
+    private boolean[] taken = new boolean[64];
+    /** Freed indices, oldest first (a ring). */
+    private int[] freed = new int[64];
+    private int freedHead;
+    private int freedCount;
+    /** The next never-used index. */
+    private int fresh = 1;
     private int size;
-    /** Live entries plus tombstones: what keeps probes short. */
-    private int used;
 
-    private static int hash(int k) {
-        int h = k * 0x9E3779B9;
-        return h ^ (h >>> 16);
-    }
-
-    /** @return the region with this key, or null */
+    /** @return the live region or window with exactly this key (index and key byte), or null */
     public Mr lookup(int key) {
-        Object[] t = table;
-        int mask = t.length - 1;
-        for (int i = hash(key) & mask, n = 0; n <= mask; i = (i + 1) & mask, n++) {
-            Object o = SLOT.getAcquire(t, i);
-            if (o == null) {
-                return null;
-            }
-            if (o != TOMBSTONE && ((Mr) o).key == key) {
-                return (Mr) o;
-            }
+        Mr[] t = table;
+        int i = key >>> 8;
+        if (i >= t.length) {
+            return null;
         }
-        return null;
+        Mr m = (Mr) SLOT.getAcquire(t, i);
+        return m != null && m.key == key ? m : null;
     }
 
+    /**
+     * Reserves an index and returns its next key (a random key byte on first use). The caller
+     * stores its entry with {@link #add}.
+     *
+     * @throws RdmaException ENOMEM when all 16,777,215 indices are live
+     */
     synchronized int newKey() {
-        for (int attempt = 0; attempt < 1000; attempt++) {
-            int k = random.nextInt();
-            if (k != 0 && lookup(k) == null && !recentlyFreedContains(k)) {
-                return k;
+        int index;
+        if (freedCount > REUSE_DELAY || fresh > MAX_INDEX && freedCount > 0) {
+            index = freed[freedHead];
+            freedHead = (freedHead + 1) % freed.length;
+            freedCount--;
+        } else if (fresh <= MAX_INDEX) {
+            index = fresh++;
+            if (index >= taken.length) {
+                grow(Math.min(MAX_INDEX + 1, taken.length * 2));
             }
+            lastKeyByte[index] = (byte) random.nextInt();
+        } else {
+            throw new RdmaException(RdmaException.Errno.ENOMEM, "no free memory key: " + MAX_INDEX
+                    + " regions and windows are registered; deregister some");
         }
-        throw new RdmaException(RdmaException.Errno.ENOMEM, "no free memory key");
+        taken[index] = true;
+        return index << 8 | ((lastKeyByte[index] + 1) & 0xFF);
     }
 
-    private boolean recentlyFreedContains(int k) {
-        for (int f : recentlyFreed) {
-            if (f == k) {
-                return true;
-            }
+    private void grow(int capacity) {
+        lastKeyByte = java.util.Arrays.copyOf(lastKeyByte, capacity);
+        taken = java.util.Arrays.copyOf(taken, capacity);
+        Mr[] t = new Mr[capacity];
+        Mr[] old = table;
+        for (int i = 0; i < old.length; i++) {
+            t[i] = (Mr) SLOT.getAcquire(old, i);
         }
-        return false;
+        table = t; // volatile: publishes the filled array
     }
 
-    /** @return how many regions are registered */
+    /** @return how many regions and windows are registered */
     public synchronized int size() {
         return size;
     }
 
+    /** Stores {@code mr} under the index of its key (reserved by {@link #newKey}). */
     public synchronized void add(Mr mr) {
-        if ((used + 1) * 2 > table.length) {
-            rebuild(Math.max(32, Integer.highestOneBit(Math.max(1, size + 1)) * 4));
+        int i = mr.key >>> 8;
+        if (i == 0 || i >= taken.length || !taken[i] || table[i] != null) {
+            throw new IllegalStateException("key 0x" + Integer.toHexString(mr.key) + " was not reserved by newKey");
         }
-        Object[] t = table;
-        int mask = t.length - 1;
-        for (int i = hash(mr.key) & mask; ; i = (i + 1) & mask) {
-            Object o = t[i];
-            if (o == null || o == TOMBSTONE) {
-                if (o == null) {
-                    used++;
-                }
-                size++;
-                SLOT.setRelease(t, i, mr);
-                return;
-            }
-        }
+        size++;
+        SLOT.setRelease(table, i, mr);
     }
 
+    /** Frees the index of {@code mr}'s key; its key stops working at once. Removing an entry twice does nothing. */
     public synchronized void remove(Mr mr) {
-        Object[] t = table;
-        int mask = t.length - 1;
-        for (int i = hash(mr.key) & mask, n = 0; n <= mask; i = (i + 1) & mask, n++) {
-            Object o = t[i];
-            if (o == null) {
-                return;
-            }
-            if (o == mr) {
-                SLOT.setRelease(t, i, TOMBSTONE);
-                size--;
-                recentlyFreed[freedNext] = mr.key;
-                freedNext = (freedNext + 1) % QUARANTINE;
-                if (used > 16 && size * 8 < used) {
-                    rebuild(Math.max(32, Integer.highestOneBit(Math.max(1, size)) * 4)); // mostly tombstones
-                }
-                return;
-            }
+        int i = mr.key >>> 8;
+        Mr[] t = table;
+        if (i >= t.length || t[i] != mr) {
+            return;
         }
-    }
-
-    /** Writer: copies the live entries into a fresh array and publishes it. */
-    private void rebuild(int capacity) {
-        Object[] old = table;
-        Object[] t = new Object[capacity];
-        int mask = capacity - 1;
-        for (Object o : old) {
-            if (o != null && o != TOMBSTONE) {
-                int i = hash(((Mr) o).key) & mask;
-                while (t[i] != null) {
-                    i = (i + 1) & mask;
-                }
-                t[i] = o;
+        SLOT.setRelease(t, i, null);
+        size--;
+        taken[i] = false;
+        lastKeyByte[i] = (byte) mr.key; // the key byte it had last, a fast registration's or a window's included
+        if (freedCount == freed.length) {
+            int[] f = new int[freed.length * 2];
+            for (int n = 0; n < freedCount; n++) {
+                f[n] = freed[(freedHead + n) % freed.length];
             }
+            freed = f;
+            freedHead = 0;
         }
-        used = size;
-        table = t; // volatile: publishes the filled array
+        freed[(freedHead + freedCount) % freed.length] = i;
+        freedCount++;
     }
 }

@@ -57,6 +57,46 @@ public final class Pd implements ProtectionDomain {
         }
     }
 
+    /** {@code ibv_alloc_mw}: an unbound window with its own key index (rxe_alloc_mw). */
+    @Override
+    public io.jrdma.verbs.MemoryWindow allocMw(io.jrdma.verbs.MwType type) {
+        if (type == null) {
+            throw new RdmaException(Errno.EINVAL, "allocMw needs a window type: MwType.TYPE_1 or MwType.TYPE_2");
+        }
+        if (!context.queryDevice().supportsMw(type)) {
+            throw new RdmaException(Errno.EOPNOTSUPP, "ProtectionDomain.allocMw (ibv_alloc_mw, " + type + ") is not "
+                    + "supported by this device (" + context.device().name() + "): its transport has no memory windows, "
+                    + "as Linux siw; check DeviceContext.queryDevice().supportsMw(type) first");
+        }
+        synchronized (this) {
+            checkOpen();
+            Mw mw = new Mw(this, type, context.keys.newKey());
+            context.keys.add(mw.entry);
+            children.add(mw);
+            return mw;
+        }
+    }
+
+    /** {@code ib_alloc_mr(IB_MR_TYPE_MEM_REG)}: a fast-registration region, free until a REG_MR maps a segment. */
+    @Override
+    public MemoryRegion allocMr(long maxLength) {
+        if (!context.queryDevice().has(io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS)) {
+            throw new RdmaException(Errno.EOPNOTSUPP, "ProtectionDomain.allocMr (ib_alloc_mr, fast registration) is not "
+                    + "supported by this device (" + context.device().name() + ")");
+        }
+        if (maxLength <= 0) {
+            throw new RdmaException(Errno.EINVAL, "allocMr needs the largest length a REG_MR may map, above 0, not "
+                    + maxLength);
+        }
+        synchronized (this) {
+            checkOpen();
+            Mr mr = new Mr(this, Mr.FAST_REG, context.keys.newKey(), maxLength);
+            context.keys.add(mr);
+            children.add(mr);
+            return mr;
+        }
+    }
+
     @Override
     public QueuePair createQp(QpInitAttr attr) {
         if (attr.type() != QpType.RC) {
@@ -108,7 +148,7 @@ public final class Pd implements ProtectionDomain {
         }
         if (!children.isEmpty()) {
             throw new RdmaException(Errno.EBUSY, "the protection domain still has " + children.size()
-                    + " memory regions or queue pairs; close them first (as ibv_dealloc_pd)");
+                    + " memory regions, memory windows or queue pairs; close them first (as ibv_dealloc_pd)");
         }
         closed = true;
         context.release(this);

@@ -220,6 +220,15 @@ public abstract class Qp implements QueuePair {
         if (op == WrOpcode.SEND_WITH_INV && init.type() != QpType.RC) {
             return Errno.EINVAL.value(); // IBA: SEND with Invalidate is an RC operation
         }
+        if (LocalOps.isLocal(op)) {
+            if (numSge != 0) {
+                return Errno.EINVAL.value(); // BIND_MW, REG_MR and LOCAL_INV carry no data
+            }
+            int err = prepareLocal(w, wr, op);
+            if (err != 0) {
+                return err;
+            }
+        }
         if (length > Integer.MAX_VALUE + 1L) {
             return Errno.EMSGSIZE.value();
         }
@@ -261,6 +270,100 @@ public abstract class Qp implements QueuePair {
         w.started = false;
         w.localError = -1;
         SQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Requester.run
+        ringDoorbell();
+        return 0;
+    }
+
+    /** Posting thread: checks a BIND_MW or REG_MR's objects and copies them into the WQE (LOCAL_INV's key is imm). */
+    private int prepareLocal(Wqe w, SendWorkRequest wr, WrOpcode op) {
+        if (op == WrOpcode.BIND_MW) {
+            // ibv_post_send's BIND_MW binds type 2 windows; type 1 windows are bound with bindMw
+            if (!(wr.mw() instanceof Mw mw) || mw.pd.context != context || mw.type != io.jrdma.verbs.MwType.TYPE_2) {
+                return Errno.EINVAL.value();
+            }
+            Mr mr = null;
+            if (wr.bindMr() != null) {
+                if (!(wr.bindMr() instanceof Mr m) || m.pd.context != context) {
+                    return Errno.EINVAL.value();
+                }
+                mr = m;
+            }
+            w.mw = mw;
+            w.localMr = mr;
+            w.localKey = wr.mwRkey();
+            w.localAddr = wr.bindAddr();
+            w.localLength = wr.bindLength();
+            w.localAccess = wr.bindAccess();
+        } else if (op == WrOpcode.REG_MR) {
+            MemorySegment seg = wr.regSegment();
+            if (!(wr.regMr() instanceof Mr m) || m.pd.context != context || m.kind != Mr.FAST_REG || seg == null
+                    || !seg.isNative() || seg.byteSize() == 0 || (wr.regAccess() & ~io.jrdma.verbs.Access.ALL) != 0) {
+                return Errno.EINVAL.value();
+            }
+            w.localMr = m;
+            w.localKey = wr.regKey();
+            w.localSegment = seg;
+            w.localAccess = wr.regAccess();
+        }
+        return 0;
+    }
+
+    /**
+     * {@code ibv_bind_mw}: posts a bind of a type 1 window on this send queue (as a BIND_MW WQE) and gives the
+     * window its next key at once. Allocation-free.
+     */
+    @Override
+    public int bindMw(io.jrdma.verbs.MemoryWindow window, io.jrdma.verbs.MwBind bind) {
+        if (!context.hasMemoryWindows()) {
+            return Errno.EOPNOTSUPP.value();
+        }
+        if (!(window instanceof Mw mw) || mw.pd.context != context || mw.type != io.jrdma.verbs.MwType.TYPE_1
+                || bind == null) {
+            return Errno.EINVAL.value();
+        }
+        io.jrdma.verbs.MemoryRegion region = bind.mr();
+        Mr mr = null;
+        if (region == null) {
+            if (bind.length() != 0) {
+                return Errno.EINVAL.value(); // a range but no region
+            }
+        } else {
+            if (!(region instanceof Mr m) || m.pd.context != context) {
+                return Errno.EINVAL.value();
+            }
+            if (m.pd != mw.pd) {
+                return Errno.EPERM.value(); // as libibverbs' ibv_bind_mw
+            }
+            mr = m;
+        }
+        QpState s = state;
+        if (s != QpState.RTS && s != QpState.SQD && s != QpState.ERROR && s != QpState.SQE) {
+            return Errno.EINVAL.value();
+        }
+        long p = sqProducer;
+        if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) {
+            return Errno.ENOMEM.value();
+        }
+        Wqe w = sq[(int) (p & sqMask)];
+        int key = io.jrdma.verbs.MemoryWindow.incRkey(mw.rkey());
+        w.mw = mw;
+        w.localMr = mr;
+        w.localKey = key;
+        w.localAddr = bind.addr();
+        w.localLength = bind.length();
+        w.localAccess = bind.access();
+        w.inline = false;
+        w.wrId = bind.wrId();
+        w.opcode = WrOpcode.BIND_MW;
+        w.flags = bind.flags();
+        w.signaled = init.sqSigAll() || (bind.flags() & SendFlags.SIGNALED) != 0;
+        w.numSge = 0;
+        w.length = 0;
+        w.validated = false;
+        w.started = false;
+        w.localError = -1;
+        mw.rkey(key); // as ibv_bind_mw sets mw->rkey before the bind completes
+        SQ_PRODUCER.setRelease(this, p + 1); // acquire partner: the requester
         ringDoorbell();
         return 0;
     }

@@ -29,6 +29,15 @@ public final class Wqe {
     /** inline data copied at post time (a slice of the QP's inline area), or null */
     final MemorySegment inlineArea;
     public boolean inline;
+    // a local operation (LocalOps): BIND_MW's window, region, key, range and access; REG_MR's region, key,
+    // segment and access (LOCAL_INV's key is in imm)
+    public Mw mw;
+    public Mr localMr;
+    public int localKey;
+    public long localAddr;
+    public long localLength;
+    public int localAccess;
+    public MemorySegment localSegment;
 
     // engine state
     public final Mr[] sgeMr;
@@ -48,6 +57,11 @@ public final class Wqe {
         sgeLkey = new int[maxSge];
         sgeMr = new Mr[maxSge];
         this.inlineArea = inlineArea;
+    }
+
+    /** @return true for BIND_MW, REG_MR and LOCAL_INV, which the requester executes itself ({@link LocalOps}) */
+    public boolean isLocalOp() {
+        return LocalOps.isLocal(opcode);
     }
 
     public boolean isReadOrAtomic() {

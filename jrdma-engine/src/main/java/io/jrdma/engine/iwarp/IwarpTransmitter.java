@@ -3,6 +3,7 @@ package io.jrdma.engine.iwarp;
 import io.jrdma.engine.core.Counter;
 import io.jrdma.engine.core.Counters;
 import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.LocalOps;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Qp;
 import io.jrdma.engine.core.RegionViews;
@@ -434,6 +435,23 @@ final class IwarpTransmitter {
                 s.sqHalted = true;
                 qp.reqIndex++;
                 return false;
+            }
+            if (w.isLocalOp()) {
+                // REG_MR, LOCAL_INV (siw_fastreg_mr, siw_invalidate_stag) in send-queue order; fenced, after all before it
+                if ((w.flags & SendFlags.FENCE) != 0 && qp.sqConsumer != qp.reqIndex) {
+                    return false;
+                }
+                w.localError = LocalOps.execute(qp, w);
+                w.started = true;
+                if (w.localError >= 0) {
+                    s.sqHalted = true;
+                    qp.reqIndex++;
+                    return false;
+                }
+                s.sqTxEnd[(int) (qp.reqIndex & qp.sqMask)] = s.txQueued; // done once all before it left
+                qp.reqIndex++;
+                qp.reqOffset = 0;
+                return true;
             }
             if ((w.flags & SendFlags.FENCE) != 0 && qp.rdAtomicInFlight > 0) {
                 return false;

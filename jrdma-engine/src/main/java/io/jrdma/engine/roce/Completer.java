@@ -301,6 +301,20 @@ final class Completer {
         }
     }
 
+    /**
+     * Retires the local operations (BIND_MW, REG_MR, LOCAL_INV) the requester executed once they reach the head
+     * of the send queue: they complete in order, after everything posted before them.
+     */
+    void completeLocalOps(RoceQp qp) {
+        while (qp.state != QpState.ERROR && qp.sqConsumer != qp.req.index) {
+            Wqe w = head(qp);
+            if (!w.started || !w.isLocalOp()) {
+                return;
+            }
+            retire(qp, w, WcStatus.SUCCESS);
+        }
+    }
+
     /** Completes, in order, WQEs the requester found locally bad (LOC_PROT_ERR...), once all before them are done. */
     void completeLocalErrors(RoceQp qp) {
         if (qp.state == QpState.ERROR || qp.sqConsumer == qp.sqProducerAcquire()) {
@@ -378,6 +392,9 @@ final class Completer {
             qp.sendCq.push(wrId, status, WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
         }
         roce.requester.retired(qp);
+        if (status == WcStatus.SUCCESS && !w.isLocalOp()) {
+            completeLocalOps(qp); // local operations that waited for this one
+        }
     }
 
     /** Completes the head WQE with an error and moves the QP to ERROR; the rest is flushed. */

@@ -1,6 +1,7 @@
 package io.jrdma.engine.roce;
 
 import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.LocalOps;
 import io.jrdma.engine.core.Qp;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
@@ -75,6 +76,25 @@ final class Requester {
                     roce.completer.completeLocalErrors(qp);
                     return sent;
                 }
+                if (w.isLocalOp()) {
+                    // rxe_do_local_ops: executed in send-queue order; fenced, it waits until all before it completed
+                    if ((w.flags & SendFlags.FENCE) != 0 && qp.sqConsumer != qp.req.index) {
+                        break;
+                    }
+                    w.localError = LocalOps.execute(qp, w);
+                    if (w.localError >= 0) {
+                        roce.completer.completeLocalErrors(qp);
+                        return sent;
+                    }
+                    w.started = true;
+                    w.firstPsn = qp.req.psn; // no PSN of its own: done once everything before it is
+                    w.lastPsn = Psn.add(qp.req.psn, -1);
+                    w.npkts = 0;
+                    nextWqe(qp);
+                    roce.completer.completeLocalOps(qp);
+                    sent++;
+                    continue;
+                }
                 if ((w.flags & SendFlags.FENCE) != 0 && qp.req.rdAtomicInFlight > 0) {
                     break;
                 }
@@ -92,6 +112,9 @@ final class Requester {
                 if (w.isReadOrAtomic()) {
                     qp.req.rdAtomicInFlight++;
                 }
+            } else if (w.isLocalOp()) {
+                nextWqe(qp); // executed before a go-back-N rewind: not again
+                continue;
             } else if (Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
                 break;
             }
@@ -228,7 +251,7 @@ final class Requester {
             int inFlight = 0;
             for (long j = qp.sqConsumer; j < end; j++) {
                 Wqe x = qp.sq[(int) (j & qp.sqMask)];
-                if (j > i) {
+                if (j > i && !x.isLocalOp()) {
                     x.started = false;
                 } else if (x.started && x.isReadOrAtomic()) {
                     inFlight++;

@@ -201,7 +201,7 @@ final class Responder {
             } else if ((mask & IbOpcode.IETH) != 0) {
                 imm = Ieth.rkey(pkt, IbOpcode.offset(opcode, IbOpcode.IETH));
                 Mr target = engine.context.keys.lookup(imm);
-                if (target == null || !target.invalidateFor(qp.pd)) {
+                if (target == null || !target.invalidateFor(qp.pd, qp.qpn)) {
                     // a key this QP may not invalidate: the peer learns it as a remote access error
                     completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
                     errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
@@ -233,7 +233,7 @@ final class Responder {
             }
             if (len > 0) {
                 mr = engine.context.keys.lookup(Reth.rkey(pkt, reth));
-                if (mr == null || !mr.permits(qp.pd, Access.REMOTE_WRITE, va, len)) {
+                if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_WRITE, va, len)) {
                     errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
                     return false;
                 }
@@ -277,7 +277,7 @@ final class Responder {
         Mr mr = null;
         if (len > 0) {
             mr = engine.context.keys.lookup(rkey);
-            if (mr == null || !mr.permits(qp.pd, Access.REMOTE_READ, va, len)) {
+            if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_READ, va, len)) {
                 errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
                 return;
             }
@@ -305,7 +305,7 @@ final class Responder {
             return;
         }
         Mr mr = engine.context.keys.lookup(rkey);
-        if (mr == null || !mr.permits(qp.pd, Access.REMOTE_ATOMIC, va, 8)) {
+        if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_ATOMIC, va, 8)) {
             errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
             return;
         }
@@ -338,7 +338,7 @@ final class Responder {
             Mr mr = null;
             if (len > 0) {
                 mr = engine.context.keys.lookup(Reth.rkey(pkt, Bth.LENGTH));
-                if (mr == null || !mr.permits(qp.pd, Access.REMOTE_READ, va, len)) {
+                if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_READ, va, len)) {
                     return;
                 }
             }

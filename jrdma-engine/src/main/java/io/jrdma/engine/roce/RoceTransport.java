@@ -235,6 +235,14 @@ public final class RoceTransport implements Transport {
     }
 
     @Override
+    public io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
+        // memory windows of both types (type 2 as 2B: bound to a QP, checked with its PD) and fast registration, as rxe
+        base = io.jrdma.engine.core.LocalOps.withMemoryManagement(base, io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS
+                | io.jrdma.verbs.DeviceCap.MEM_WINDOW | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
+        return base;
+    }
+
+    @Override
     public List<String> limitations() {
         return limitations;
     }

@@ -10,34 +10,62 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Memory keys: random, never 0, unique among live keys, not reused within the quarantine. */
+/**
+ * Memory keys: index << 8 | key byte (as rxe), never 0, unique among live keys, not reused within the
+ * quarantine; a stale key byte of a live index is not found.
+ */
 class KeyTableTest {
     @Test
-    void freedKeysAreNotReusedSoonAndKeysLookRandom() {
+    void freedKeysAreNotReusedSoonAndAReusedIndexTakesTheNextKeyByte() {
         KeyTable t = new KeyTable();
         ArrayDeque<Integer> recent = new ArrayDeque<>();
         Set<Integer> live = new HashSet<>();
-        int highBitsSet = 0;
+        java.util.Map<Integer, Integer> lastByteOfIndex = new java.util.HashMap<>();
+        int reusedIndices = 0;
         for (int i = 0; i < 20_000; i++) {
             int k = t.newKey();
             assertNotEquals(0, k);
+            assertNotEquals(0, k >>> 8, "index 0 is never used");
             assertFalse(recent.contains(k), "key reused within the quarantine");
             assertTrue(live.add(k));
-            highBitsSet += Integer.bitCount(k >>> 8);
-            Mr fake = new Mr(null, java.lang.foreign.Arena.global().allocate(8), k, 0);
+            Integer before = lastByteOfIndex.get(k >>> 8);
+            if (before != null) {
+                reusedIndices++;
+                org.junit.jupiter.api.Assertions.assertEquals((before + 1) & 0xFF, k & 0xFF,
+                        "a reused index takes the key byte after its last one");
+                org.junit.jupiter.api.Assertions.assertNull(t.lookup(k >>> 8 << 8 | before),
+                        "the stale key of a reused index is not found");
+            }
+            Mr fake = region(k);
             t.add(fake);
             if (live.size() > 64) {
                 int victim = live.iterator().next();
                 t.remove(t.lookup(victim));
                 live.remove(victim);
+                lastByteOfIndex.put(victim >>> 8, victim & 0xFF);
                 recent.addLast(victim);
                 if (recent.size() > KeyTable.QUARANTINE) {
                     recent.removeFirst();
                 }
             }
         }
-        double mean = highBitsSet / 20_000.0;
-        assertTrue(mean > 11 && mean < 13, "the upper 24 bits are uniformly random: mean popcount " + mean);
+        assertTrue(reusedIndices > 10_000, "freed indices are reused: " + reusedIndices);
+        assertTrue(t.size() <= 65);
+    }
+
+    @Test
+    void aKeyWhoseByteChangedInPlaceIsFoundOnlyByItsNewByte() {
+        KeyTable t = new KeyTable();
+        Mr m = region(t.newKey());
+        t.add(m);
+        int old = m.key;
+        m.key = io.jrdma.verbs.MemoryWindow.incRkey(old); // a fast registration or a bind gives a new key byte
+        org.junit.jupiter.api.Assertions.assertNull(t.lookup(old));
+        org.junit.jupiter.api.Assertions.assertSame(m, t.lookup(m.key));
+        t.remove(m);
+        org.junit.jupiter.api.Assertions.assertNull(t.lookup(m.key));
+        int next = t.newKey();
+        assertNotEquals(m.key, next);
     }
 
     private static Mr region(int key) {
@@ -45,7 +73,7 @@ class KeyTableTest {
     }
 
     @Test
-    void agreesWithAMapThroughGrowthTombstonesAndShrinking() {
+    void agreesWithAMapThroughGrowthAndIndexReuse() {
         KeyTable t = new KeyTable();
         java.util.Map<Integer, Mr> model = new java.util.HashMap<>();
         java.util.SplittableRandom r = new java.util.SplittableRandom(42);

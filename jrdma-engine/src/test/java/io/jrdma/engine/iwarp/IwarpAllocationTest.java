@@ -141,6 +141,9 @@ class IwarpAllocationTest {
             } finally {
                 System.clearProperty(IwarpConnectionManager.CRC_PROPERTY);
             }
+            // fast registration cycles (REG_MR, a WRITE through the new key, LOCAL_INV) ride along every 16th round
+            fast = b.pd.allocMr(256 * 1024);
+            fastSegment = arena.allocate(256 * 1024, 4096);
             try {
                 assertEquals(crc, ((IwarpQp) a.qp).iw.crc, "CRC on the client's stream");
                 assertEquals(crc, ((IwarpQp) b.qp).iw.crc, "CRC on the server's stream");
@@ -155,7 +158,8 @@ class IwarpAllocationTest {
                     }
                     best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
                 }
-                assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics");
+                assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics"
+                        + " and 125 of REG_MR, WRITE, LOCAL_INV");
                 IwarpEngine ea = IwarpEngine.of(((Context) a.ctx));
                 IwarpEngine eb = IwarpEngine.of(((Context) b.ctx));
                 // writev for gather lists of more than one entry: zero-copy FPDUs (the copying path's are one)
@@ -166,6 +170,7 @@ class IwarpAllocationTest {
                             "some FPDUs were read into their regions (not by default)");
                 }
             } finally {
+                fast.close();
                 ca.close();
                 cb.close();
                 l.close();
@@ -207,5 +212,52 @@ class IwarpAllocationTest {
             }
         }
         assertEquals(want, got);
+        if (i % 16 == 5) {
+            int key = io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey());
+            assertEquals(0, b.qp.postSend(wr.reset().wrId(i).flags(SendFlags.SIGNALED)
+                    .regMr(fast, fastSegment, key, Access.LOCAL_WRITE | Access.REMOTE_WRITE)));
+            await(a, b, 1, WrOpcode.REG_MR);
+            int len = i % 32 == 5 ? 150_000 : 1000; // the large one is placed through the region's views
+            // an iWARP WRITE completes once TCP took it, so wait until its last byte is placed before invalidating
+            byte marker = (byte) (0x80 | (i >>> 4));
+            fastSegment.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 64 + len - 1, (byte) 0);
+            a.mr.segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, 8192 + len - 1, marker);
+            assertEquals(0, a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, a.mr, 8192, len).remote(fastSegment.address() + 64, key)));
+            await(a, b, 1, WrOpcode.RDMA_WRITE);
+            long placedBy = System.nanoTime() + 5_000_000_000L;
+            while (fastSegment.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 64 + len - 1) != marker) {
+                a.ctx.progress();
+                b.ctx.progress();
+                if (System.nanoTime() > placedBy) {
+                    throw new AssertionError("the WRITE into the fast-registration region was not placed");
+                }
+            }
+            assertEquals(0, b.qp.postSend(wr.reset().wrId(i).flags(SendFlags.SIGNALED).localInv(key)));
+            await(a, b, 1, WrOpcode.LOCAL_INV);
+        }
+    }
+
+    private MemoryRegion fast;
+    private java.lang.foreign.MemorySegment fastSegment;
+
+    private void await(Side a, Side b, int want, WrOpcode op) {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        int got = 0;
+        while (got < want) {
+            a.ctx.progress();
+            b.ctx.progress();
+            int n = a.cq.poll(wcs);
+            n += b.cq.poll(wcs);
+            for (int k = 0; k < n; k++) {
+                if (wcs[k].status() != WcStatus.SUCCESS) {
+                    throw new AssertionError("completion failed: " + wcs[k].status() + " for " + op);
+                }
+            }
+            got += n;
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no completion for " + op);
+            }
+        }
     }
 }
