@@ -100,8 +100,11 @@ final class Responder {
         }
         int psn = Bth.psn(pkt, 0);
         int d = Psn.diff(psn, qp.resp.ePsn);
-        if (qp.unreliable && !ucInSequence(qp, psn, d, mask)) {
-            return;
+        if (qp.unreliable) {
+            if (!ucInSequence(qp, psn, d, mask)) {
+                return;
+            }
+            d = 0; // in sequence, or resynchronised at this FIRST/ONLY
         }
         if (d > 0) {
             engine.counters.increment(Counter.OUT_OF_SEQ_REQUEST);
