@@ -14,12 +14,18 @@ import io.jrdma.verbs.ProtectionDomain;
 public final class Ah implements AddressHandle {
     public final Pd pd;
     private final AhAttr attr;
-    /** The local endpoint of the source GID (the attributes' sgid index). */
-    final Endpoint gidEndpoint;
+    /**
+     * The local endpoint of the source GID (the attributes' sgid index): its shared socket stays open after
+     * the handle closes, so sends posted before the close still go out through it.
+     */
+    public final Endpoint gidEndpoint;
     /** Where the handle's packets leave from (the link's path to {@link #remote}). */
     public final Endpoint local;
     public final Endpoint remote;
-    /** Written on close (control path); a post with a closed handle is refused. */
+    /**
+     * Written on close, before the path is released on the engine thread: a post with a closed handle is
+     * refused, and the requester sends what was posted before through {@link #gidEndpoint}.
+     */
     public volatile boolean closed;
 
     Ah(Pd pd, AhAttr attr, Endpoint gidEndpoint, Endpoint local, Endpoint remote) {

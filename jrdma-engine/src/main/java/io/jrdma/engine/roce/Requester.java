@@ -1,5 +1,6 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.engine.core.Ah;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.Qp;
 import io.jrdma.engine.core.Sgl;
@@ -200,7 +201,8 @@ final class Requester {
         }
         Sgl.gather(w, 0, payload, tx, hdr);
         roce.pad(hdr + payload, payload);
-        if (!roce.send(w.ah.local, w.ah.remote, hdr + payload + pad, false)) {
+        Ah ah = w.ah; // closed since the post: its path is released, the source GID's shared socket remains
+        if (!roce.send(ah.closed ? ah.gidEndpoint : ah.local, ah.remote, hdr + payload + pad, false)) {
             return false;
         }
         qp.req.psn = Psn.add(psn, 1);

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
@@ -228,6 +229,51 @@ class UnreliableTest {
                 assertEquals(RdmaException.Errno.EBUSY, busy.errno(), "a PD with an AH: " + busy.getMessage());
             }
             qa.close();
+        }
+    }
+
+    /** ibv_destroy_ah's promise: sends posted with a handle before it closed still go out (real UDP sockets). */
+    @Test
+    void sendsPostedBeforeTheAddressHandleClosedStillGoOut() throws Exception {
+        try (UdpPair p = new UdpPair(1 << 16, Mtu.MTU_1024)) {
+            p.a.qp.close(); // the RC QPs' path to the same peer would keep the handle's socket open
+            p.b.qp.close();
+            QueuePair qa = p.a.pd.createQp(QpInitAttr.ud(p.a.cq));
+            QueuePair qb = p.b.pd.createQp(QpInitAttr.ud(p.b.cq));
+            for (QueuePair q : List.of(qa, qb)) {
+                q.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).qkey(QKEY));
+                q.modify(new QpAttr().state(QpState.RTR));
+                q.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+            }
+            Gid lo = Gid.parse("127.0.0.1");
+            AddressHandle ah = p.a.pd.createAh(AhAttr.of(lo, p.a.ctx.gidIndexOf(lo))
+                    .withUdpPort(p.b.ctx.queryPort().udpPort()));
+            var link = (io.jrdma.engine.link.UdpLink) ((io.jrdma.engine.core.Context) p.a.ctx).link;
+            assertEquals(1, link.pathCount(), "the handle has a connected path of its own");
+            assertEquals(0, qb.postRecv(new RecvWorkRequest().wrId(1).sge(0, p.b.mr, 0, 4096)));
+            assertEquals(0, qb.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 4096, 4096)));
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 100).ud(ah, qb.qpn(), QKEY);
+            assertEquals(0, qa.postSend(wr.wrId(10)));
+            assertEquals(0, qa.postSend(wr.wrId(11)));
+            ah.close(); // INVOKER contexts: nothing was sent yet
+            assertEquals(0, link.pathCount(), "the close released the path (its socket is closed)");
+            assertEquals(RdmaException.Errno.EINVAL.value(), qa.postSend(wr.wrId(12)), "a post after the close");
+            WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion()};
+            int got = 0;
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (got < 2 && System.nanoTime() < deadline) {
+                p.progress();
+                int n = p.b.cq.poll(wcs);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(WcStatus.SUCCESS, wcs[i].status(), wcs[i].toString());
+                    assertEquals(qa.qpn(), wcs[i].srcQp());
+                }
+                got += n;
+            }
+            assertEquals(2, got, "both datagrams posted before the close arrived");
+            qa.close();
+            qb.close();
         }
     }
 
