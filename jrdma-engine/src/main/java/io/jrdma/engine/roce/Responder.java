@@ -228,7 +228,8 @@ final class Responder {
     /**
      * A UD datagram (rxe_resp.c for IB_QPT_UD): the Q_Key must be the QP's (else dropped and counted, no
      * completion); it takes the next receive WQE (none: dropped and counted, UD has no RNR), which gets the
-     * 40-byte GRH (the packet's IP header as rxe writes it) and then the payload; the completion has the
+     * 40-byte GRH (the packet's IP header as rxe writes it) and then the payload (a datagram longer than the
+     * receive is dropped and counted, the receive kept, as rxe); the completion has the
      * source QP from the DETH, the GRH flag and byte_len including the 40 bytes. No PSN check, no ACK.
      */
     void onDatagram(RoceQp qp, MemorySegment pkt, int opcode, int hdr, int payload, Endpoint src, Endpoint dst) {
@@ -249,7 +250,8 @@ final class Responder {
         }
         int srcQp = Deth.srcQp(pkt, deth);
         if (Grh.LENGTH + (long) payload > r.capacity) {
-            completeRecv(qp, r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, WorkCompletion.GRH, srcQp);
+            // rxe's class D for UD: dropped, no completion, the receive stays for the next datagram
+            engine.counters.increment(Counter.RCVD_TOO_LONG);
             return;
         }
         int udpLength = 8 + hdr + payload + Bth.padCnt(pkt, 0) + Icrc.LENGTH;
@@ -331,6 +333,11 @@ final class Responder {
         }
         RecvWqe r = qp.resp.recv;
         if (qp.resp.recvOffset + payload > r.capacity) {
+            if (qp.unreliable) { // rxe's class D for UC: the message is lost, the receive stays for the next
+                engine.counters.increment(Counter.RCVD_TOO_LONG);
+                dropUcMessage(qp);
+                return false;
+            }
             completeRecv(qp, r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
             errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return false;

@@ -206,6 +206,45 @@ class UnreliableTest {
         }
     }
 
+    /** rxe's class D: a UD datagram or UC message longer than the receive is dropped, the receive kept. */
+    @Test
+    void aMessageLongerThanTheReceiveIsDroppedAndTheReceiveKept() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            QueuePair qa = ud(p.a, QKEY);
+            QueuePair qb = ud(p.b, QKEY);
+            AddressHandle ah = p.a.pd.createAh(AhAttr.of(p.b.ctx.gid(0), 0));
+            assertEquals(0, qb.postRecv(new RecvWorkRequest().wrId(1).sge(0, p.b.mr, 0, Grh.LENGTH + 100)));
+            SendWorkRequest wr = new SendWorkRequest().opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED);
+            assertEquals(0, qa.postSend(wr.wrId(1).sge(0, p.a.mr, 0, 101).ud(ah, qb.qpn(), QKEY)));
+            assertTrue(p.pump(() -> counter(p.b, "rcvd_too_long") == 1, 100_000));
+            assertEquals(0, qa.postSend(wr.wrId(2).sge(0, p.a.mr, 0, 100).ud(ah, qb.qpn(), QKEY)));
+            assertTrue(p.pump(() -> p.b.completions.size() == 1, 100_000));
+            assertEquals(1, p.b.completions.get(0).wrId(), "the receive was kept for the datagram that fits");
+            assertEquals(Grh.LENGTH + 100, p.b.completions.get(0).byteLen());
+            assertEquals(QpState.RTS, qb.state());
+
+            QueuePair ua = uc(p.a);
+            QueuePair ub = uc(p.b);
+            connectUc(p.a, ua, p.b, ub);
+            connectUc(p.b, ub, p.a, ua);
+            assertEquals(0, ub.postRecv(new RecvWorkRequest().wrId(7).sge(0, p.b.mr, 0, 2000)));
+            SendWorkRequest s = new SendWorkRequest().opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED);
+            assertEquals(0, ua.postSend(s.wrId(1).sge(0, p.a.mr, 0, 3000)));
+            assertEquals(0, ua.postSend(s.wrId(2).sge(0, p.a.mr, 0, 1500)));
+            assertTrue(p.pump(() -> p.b.completions.size() == 2, 100_000));
+            assertEquals(7, p.b.completions.get(1).wrId());
+            assertEquals(1500, p.b.completions.get(1).byteLen(), "the receive took the message that fits");
+            assertEquals(WcStatus.SUCCESS, p.b.completions.get(1).status());
+            assertEquals(2, counter(p.b, "rcvd_too_long"));
+            assertEquals(1, counter(p.b, "uc_dropped_msgs"));
+            assertEquals(QpState.RTS, ub.state());
+            for (QueuePair q : List.of(qa, qb, ua, ub)) {
+                q.close();
+            }
+            ah.close();
+        }
+    }
+
     @Test
     void addressHandlesAreCheckedAndTiedToTheirPd() {
         try (Pair p = new Pair(Mtu.MTU_1024, 4096)) {
