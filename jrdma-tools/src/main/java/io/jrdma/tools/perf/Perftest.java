@@ -277,6 +277,7 @@ final class Perftest {
             }
             try {
                 exchangeParameters(port);
+                runSizes = sizes();
                 createResources();
                 if (rdmaCm) {
                     connectThroughRdmaCm();
@@ -472,9 +473,12 @@ final class Perftest {
         return o.connection() == QpType.UD;
     }
 
+    /** The message sizes this run measures ({@link #sizes}), once the MTU is agreed. */
+    private List<Long> runSizes;
+
     /**
-     * The message sizes to run: perftest's, but for UD at most the MTU (perftest's check_link: a larger
-     * {@code -s} becomes the MTU, {@code -a} stops there).
+     * The message sizes to run: perftest's, but for UD at most the MTU (perftest's check_mtu, right after
+     * the MTU exchange: a larger size becomes the MTU, with its two lines on stderr; {@code -a} stops there).
      */
     private List<Long> sizes() {
         if (!ud()) {
@@ -483,8 +487,9 @@ final class Perftest {
         long max = mtu.bytes();
         if (!o.all()) {
             if (o.sizes().getFirst() > max) {
-                out.println(" Max msg size in UD is MTU " + max);
-                out.println(" Changing to this MTU");
+                err.println(" Max msg size in UD is MTU " + max);
+                err.println(" Changing to this MTU");
+                err.flush();
                 return List.of(max);
             }
             return o.sizes();
@@ -792,7 +797,7 @@ final class Perftest {
             out.println(PerftestReport.RESULT_LINE);
             return;
         }
-        for (long size : sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (jrdmaPeer && !o.all()) {
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
@@ -816,7 +821,7 @@ final class Perftest {
     private void sendBw() {
         connectPhase();
         columnsBw();
-        for (long size : sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (server) {
                 postRecvs(size);
@@ -850,7 +855,7 @@ final class Perftest {
         connectPhase();
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
-        for (long size : sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLatWrite(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
@@ -871,7 +876,7 @@ final class Perftest {
         }
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
-        for (long size : sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLat(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
@@ -886,7 +891,7 @@ final class Perftest {
         connectPhase();
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
-        for (long size : sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             postRecvs(size);
             dog.reset("synchronizing with the peer before " + size + " B");

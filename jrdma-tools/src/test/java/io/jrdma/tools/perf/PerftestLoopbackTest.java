@@ -197,7 +197,9 @@ class PerftestLoopbackTest {
         Pair r = run("send_lat", "-c", "UD", "-n", "5", "-s", "8192");
         assertEquals(0, r.serverRc(), r.all());
         assertEquals(0, r.clientRc(), r.all());
-        assertTrue(r.clientOut().contains(" Max msg size in UD is MTU 4096\n Changing to this MTU\n"), r.all());
+        assertTrue(r.clientErr().contains(" Max msg size in UD is MTU 4096\n Changing to this MTU\n"), r.all());
+        assertTrue(r.serverErr().contains(" Max msg size in UD is MTU 4096\n Changing to this MTU\n"), r.all());
+        assertTrue(r.clientOut().indexOf("Send Latency Test") >= 0, r.all());
         assertTrue(r.clientOut().contains("\n 4096 "), "the row is of 4096 bytes: " + r.all());
         for (String[] bad : new String[][] {{"read_bw", "-c", "UC"}, {"atomic_lat", "-c", "UC"}, {"write_bw", "-c", "UD"},
             {"send_bw", "-c", "XRC"}}) {
