@@ -259,6 +259,7 @@ final class Responder {
         if (!Sgl.scatter(engine.context.keys, qp, r, 0, grh, 0, Grh.LENGTH)
                 || !Sgl.scatter(engine.context.keys, qp, r, Grh.LENGTH, pkt, hdr, payload)) {
             completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, WorkCompletion.GRH, srcQp);
+            engine.enterError(qp); // a bad receive WQE (rxe's class A): the QP fails, the rest is flushed
             return;
         }
         int flags = WorkCompletion.GRH | (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
@@ -344,6 +345,11 @@ final class Responder {
         }
         if (!Sgl.scatter(engine.context.keys, qp, r, qp.resp.recvOffset, pkt, hdr, payload)) {
             completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+            if (qp.unreliable) { // a bad receive WQE is the receiver's own fault (rxe's class A): its QP fails
+                abandonMessage(qp.resp);
+                engine.enterError(qp);
+                return false;
+            }
             errorNak(qp, Aeth.NAK_REMOTE_OP, psn);
             return false;
         }

@@ -245,6 +245,40 @@ class UnreliableTest {
         }
     }
 
+    /** A receive whose lkey is bad fails with LOC_PROT_ERR and takes its UD or UC QP to ERROR (rxe's class A). */
+    @Test
+    void aReceiveWithABadLkeyFailsItsQp() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            QueuePair qa = ud(p.a, QKEY);
+            QueuePair qb = ud(p.b, QKEY);
+            AddressHandle ah = p.a.pd.createAh(AhAttr.of(p.b.ctx.gid(0), 0));
+            int badKey = p.b.mr.lkey() ^ 0x100;
+            assertEquals(0, qb.postRecv(new RecvWorkRequest().wrId(1).sge(0, p.b.mr.address(), 4096, badKey)));
+            assertEquals(0, qb.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 0, 4096)));
+            assertEquals(0, qa.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 64).ud(ah, qb.qpn(), QKEY)));
+            assertTrue(p.pump(() -> p.b.completions.size() == 2, 100_000), () -> "" + p.b.completions);
+            assertEquals(WcStatus.LOC_PROT_ERR, p.b.completions.get(0).status());
+            assertEquals(WcStatus.WR_FLUSH_ERR, p.b.completions.get(1).status(), "the next receive is flushed");
+            assertEquals(QpState.ERROR, qb.state());
+
+            QueuePair ua = uc(p.a);
+            QueuePair ub = uc(p.b);
+            connectUc(p.a, ua, p.b, ub);
+            connectUc(p.b, ub, p.a, ua);
+            assertEquals(0, ub.postRecv(new RecvWorkRequest().wrId(3).sge(0, p.b.mr.address(), 4096, badKey)));
+            assertEquals(0, ua.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 64)));
+            assertTrue(p.pump(() -> p.b.completions.size() == 3, 100_000), () -> "" + p.b.completions);
+            assertEquals(WcStatus.LOC_PROT_ERR, p.b.completions.get(2).status());
+            assertEquals(QpState.ERROR, ub.state());
+            for (QueuePair q : List.of(qa, qb, ua, ub)) {
+                q.close();
+            }
+            ah.close();
+        }
+    }
+
     @Test
     void addressHandlesAreCheckedAndTiedToTheirPd() {
         try (Pair p = new Pair(Mtu.MTU_1024, 4096)) {
