@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Interop suite: rdma-core's ibv_rc_pingpong and perftest 4.5 against jrdma, both directions,
+# Interop suite: rdma-core's ibv_rc/uc/ud_pingpong and perftest 4.5 (RC, and UC/UD where perftest has
+# them) against jrdma, both directions,
 # over RoCEv2 with a Linux rdma_rxe peer (or a RoCE NIC). See interop/README.md.
 #
 #   interop/run.sh [options]                 peer = guest 1 of the QEMU harness in interop/harness
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
     --qp-timeout) QPT=$2; shift ;;
     --out) OUT=$2; shift ;;
     --jrdma) JRDMA=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "interop/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -108,7 +109,7 @@ run_case() {
   if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
   local dir="$OUT/$name" t0 rc_s rc_c note="" before after delta
   mkdir -p "$dir"
-  peer "pkill -x ibv_rc_pingpong; pkill -f '^ib_(write|read|send|atomic)_'; true" >/dev/null 2>&1
+  peer "pkill -x 'ibv_(rc|uc|ud)_pingpong'; pkill -f '^ib_(write|read|send|atomic)_'; true" >/dev/null 2>&1
   before=$(peer_counters)
   here timeout 300 tcpdump --immediate-mode -B 131072 -i "$LOCAL_IF" -U -s 0 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
   local cap=$! waited=0
@@ -170,17 +171,18 @@ for s in $PP_SIZES; do
 done
 
 # --- perftest, IPv6 link-local GIDs
-perftest_pair() { # test size family(6|4) gid_local gid_peer from
-  local t=$1 s=$2 fam=$3 gl=$4 gp=$5 from=$6 n extra=""
+perftest_pair() { # test size family(6|4) gid_local gid_peer from [connection type]
+  local t=$1 s=$2 fam=$3 gl=$4 gp=$5 from=$6 conn=${7:-} n extra="" tag=$1
   case $t in *_lat) n=100 ;; *) n=200 ;; esac
   case $t in atomic_*) extra="-A FETCH_AND_ADD" ;; esac
   extra="$extra -u $QPT"
+  if [ -n "$conn" ]; then extra="$extra -c $conn"; tag="$t-$conn"; fi
   local sz="-s $s"
   case $t in atomic_*) sz="" ;; esac
-  run_case "$t-s$s-ipv$fam-jrdma-server" jrdma \
+  run_case "$tag-s$s-ipv$fam-jrdma-server" jrdma \
     "$J perf $t -d $LOCAL_DEV -x $gl $sz -n $n $extra --timeout 120" \
     "ib_$t -d $PEER_DEV -x $gp $sz -n $n $extra $LOCAL_IP4" "$from"
-  run_case "$t-s$s-ipv$fam-jrdma-client" peer \
+  run_case "$tag-s$s-ipv$fam-jrdma-client" peer \
     "ib_$t -d $PEER_DEV -x $gp $sz -n $n $extra" \
     "$J perf $t -d $LOCAL_DEV -x $gl $sz -n $n $extra --timeout 120 $PEER_IP" "$from"
 }
@@ -188,6 +190,34 @@ for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
   for s in $SIZES; do perftest_pair $t "$s" 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6"; done
 done
 for t in atomic_bw atomic_lat; do perftest_pair $t 8 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6"; done
+
+# --- UC and UD (issue 12): rdma-core's uc/ud pingpong and perftest -c UC|UD, IPv6 link-local GIDs.
+# UD messages are one packet: sizes up to the path MTU (rxe on a 1500-byte link: 1024).
+if [ $QUICK = 1 ]; then UD_SIZES="1024"; else UD_SIZES="1 1024"; fi
+for s in $PP_SIZES; do
+  n=50
+  run_case "uc-pingpong-s$s-jrdma-server" jrdma \
+    "$J pingpong --uc -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -m 1024 -n $n --timeout 120" \
+    "ibv_uc_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -m 1024 -n $n $LOCAL_IP4" "$LOCAL_IP6"
+  run_case "uc-pingpong-s$s-jrdma-client" peer \
+    "ibv_uc_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -m 1024 -n $n" \
+    "$J pingpong --uc -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -m 1024 -n $n --timeout 120 $PEER_IP" "$LOCAL_IP6"
+done
+for s in $UD_SIZES; do
+  n=50
+  run_case "ud-pingpong-s$s-jrdma-server" jrdma \
+    "$J pingpong --ud -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -n $n --timeout 120" \
+    "ibv_ud_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -n $n $LOCAL_IP4" "$LOCAL_IP6"
+  run_case "ud-pingpong-s$s-jrdma-client" peer \
+    "ibv_ud_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -n $n" \
+    "$J pingpong --ud -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -n $n --timeout 120 $PEER_IP" "$LOCAL_IP6"
+done
+for t in send_bw send_lat; do
+  for s in $UD_SIZES; do perftest_pair $t "$s" 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6" UD; done
+done
+for t in write_bw send_bw; do
+  for s in $SIZES; do perftest_pair $t "$s" 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6" UC; done
+done
 
 # --- IPv4: needs the peer to see IP ID 0 from us (vm.sh ipid-zero on; see README)
 if [ -n "$VMDIR" ]; then "$VM" ipid-zero on >/dev/null; fi

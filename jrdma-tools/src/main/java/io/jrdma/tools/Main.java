@@ -17,7 +17,8 @@ public final class Main {
               devices [-v]                 list the RDMA devices, their ports and GID tables (like ibv_devinfo)
               perf <test> [options] [host] perftest's benchmarks: write_bw write_lat read_bw read_lat
                                            send_bw send_lat atomic_bw atomic_lat (ib_<test> can be the peer)
-              pingpong [options] [host]    ibv_rc_pingpong (the rdma-core tool can be the peer)
+              pingpong [options] [host]    ibv_rc_pingpong, with --uc/--ud ibv_uc_pingpong/ibv_ud_pingpong
+                                           (the rdma-core tool can be the peer)
               rping -s|-c [options]        rping (rdma-core's librdmacm example; Linux siw can be the peer)
               pcap FILE [--from IP]        check the RoCEv2 ICRC of every packet in a capture
 

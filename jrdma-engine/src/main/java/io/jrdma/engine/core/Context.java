@@ -8,6 +8,8 @@ import io.jrdma.verbs.CompletionChannel;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.DeviceCap;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
@@ -285,27 +287,6 @@ public final class Context implements DeviceContext {
         return Endpoint.of(a, av.udpPort());
     }
 
-    /**
-     * {@code ibv_query_device}: the core's limits, completed by the transport ({@link Transport#deviceAttr}).
-     */
-    @Override
-    public io.jrdma.verbs.DeviceAttr queryDevice() {
-        io.jrdma.verbs.DeviceAttr a = deviceAttr;
-        if (a == null) {
-            // enforced: QPNs (24 bits from 0x11), CQ size (createCq), keys (KeyTable: regions and windows share
-            // 24-bit indices), READ/atomic depths (QpAttr). Queue depths and SGEs have no engine limit of their own
-            // (memory is): 2^30 and 2^16 are the sizes the queue arithmetic is safe for.
-            a = engine.transport.deviceAttr(new io.jrdma.verbs.DeviceAttr("jrdma", 0, 0, Long.MAX_VALUE, 4096, 0, 0, 0,
-                    0xFFFFFF - 0x11, 1 << 30, 0, 1 << 16, 1 << 16, Integer.MAX_VALUE, 1 << 22,
-                    KeyTable.MAX_INDEX, Integer.MAX_VALUE, io.jrdma.verbs.QpAttr.MAX_DEST_RD_ATOMIC,
-                    io.jrdma.verbs.QpAttr.MAX_DEST_RD_ATOMIC, io.jrdma.verbs.QpAttr.MAX_QP_RD_ATOMIC,
-                    io.jrdma.verbs.DeviceAttr.AtomicCap.HCA, 0, 0, 0, 0, 0, 1, 1,
-                    java.util.Set.of(io.jrdma.verbs.QpType.RC)));
-            deviceAttr = a;
-        }
-        return a;
-    }
-
     /** @return true when the transport has memory windows (queryDevice's MEM_WINDOW) */
     public boolean hasMemoryWindows() {
         return queryDevice().has(io.jrdma.verbs.DeviceCap.MEM_WINDOW);
@@ -330,8 +311,8 @@ public final class Context implements DeviceContext {
     @Override
     public synchronized CompletionQueue createCq(int cqe, CompletionChannel channel) {
         checkOpen();
-        if (cqe < 1 || cqe > (1 << 22)) {
-            throw new RdmaException(Errno.EINVAL, "CQ size must be 1.." + (1 << 22) + ", not " + cqe);
+        if (cqe < 1 || cqe > MAX_CQE) {
+            throw new RdmaException(Errno.EINVAL, "CQ size must be 1.." + MAX_CQE + ", not " + cqe);
         }
         Channel ch = null;
         if (channel != null) {
@@ -390,6 +371,35 @@ public final class Context implements DeviceContext {
             return 0;
         }
         return engine.doWork();
+    }
+
+    /** Work requests per QP queue ({@link Pd#createQp} refuses deeper queues). */
+    public static final int MAX_QP_WR = 1 << 15;
+    /** Scatter/gather entries per request ({@link Pd#createQp} refuses more). */
+    public static final int MAX_SGE = 32;
+    /** Entries per CQ ({@link #createCq} refuses more). */
+    public static final int MAX_CQE = 1 << 22;
+    /** QPs per context: the 24-bit QP number space above the reserved numbers. */
+    public static final int MAX_QP = 0xFFFFFF - 0x11;
+
+    /**
+     * {@inheritDoc} The limits the core enforces; the transport adds its own part
+     * ({@link Transport#deviceAttr}: QP types, SRQs, windows, address handles, capability flags).
+     */
+    @Override
+    public DeviceAttr queryDevice() {
+        checkOpen();
+        DeviceAttr a = deviceAttr;
+        if (a == null) { // made once: the limits do not change
+            // keys: regions and windows share KeyTable's 24-bit indices
+            DeviceAttr base = new DeviceAttr(device.provider() + " (jrdma)", 0, 0, Long.MAX_VALUE, 4096, 0, 0, 0,
+                    MAX_QP, MAX_QP_WR, DeviceCap.RC_RNR_NAK_GEN | DeviceCap.PORT_ACTIVE_EVENT, MAX_SGE, MAX_SGE,
+                    Integer.MAX_VALUE, MAX_CQE, KeyTable.MAX_INDEX, Integer.MAX_VALUE, 255, Integer.MAX_VALUE, 255,
+                    DeviceAttr.AtomicCap.HCA, 0, 0, 0, 0, 0, 1, 1, java.util.Set.of(io.jrdma.verbs.QpType.RC));
+            a = engine.transport.deviceAttr(base);
+            deviceAttr = a;
+        }
+        return a;
     }
 
     @Override

@@ -33,6 +33,14 @@ public enum Counter {
     SENT_ACKS("sent_acks"),
     CQ_OVERFLOW("cq_overflow"),
     ENGINE_ERRORS("engine_errors"),
+    /** UD: a datagram whose DETH Q_Key is not the QP's (IBA 10.2.4.2): dropped, no completion */
+    RCVD_BAD_QKEY("rcvd_bad_qkey"),
+    /** UD: a datagram for a QP with no receive posted: dropped (UD has no RNR) */
+    UD_DROPPED_NO_RECV("ud_dropped_no_recv"),
+    /** UD/UC: a message longer than the receive it would take: dropped, the receive kept for the next (rxe's class D) */
+    RCVD_TOO_LONG("rcvd_too_long"),
+    /** UC: messages lost to a PSN gap, an out-of-order opcode, a missing receive or a bad rkey: no completion */
+    UC_DROPPED_MSGS("uc_dropped_msgs"),
     // iWARP (jrdma's own names; siw has no hw_counters)
     SENT_TERMINATES("sent_terminates"),
     RCVD_TERMINATES("rcvd_terminates"),

@@ -1,11 +1,14 @@
 package io.jrdma.engine.core;
 
+import io.jrdma.engine.link.Endpoint;
 import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressHandle;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.AhAttr;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpInitAttr;
-import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
@@ -99,8 +102,14 @@ public final class Pd implements ProtectionDomain {
 
     @Override
     public QueuePair createQp(QpInitAttr attr) {
-        if (attr.type() != QpType.RC) {
-            throw new RdmaException(Errno.EOPNOTSUPP, attr.type() + " queue pairs are not implemented yet; use RC");
+        if (!context.queryDevice().qpTypes().contains(attr.type())) {
+            throw new RdmaException(Errno.EOPNOTSUPP, attr.type() + " queue pairs are not supported by "
+                    + context.device.name() + " (" + context.engine.transport.describe() + "); it has "
+                    + context.queryDevice().qpTypes() + " (see DeviceContext.queryDevice().qpTypes())");
+        }
+        if (attr.srq() != null) {
+            throw new RdmaException(Errno.EOPNOTSUPP, "shared receive queues are not supported by this build's "
+                    + context.device.name() + "; create the QP without QpInitAttr.srq");
         }
         if (!(attr.sendCq() instanceof Cq scq) || !(attr.recvCq() instanceof Cq rcq)
                 || scq.context != context || rcq.context != context) {
@@ -111,6 +120,44 @@ public final class Pd implements ProtectionDomain {
             Qp qp = context.createQp(this, attr, scq, rcq);
             children.add(qp);
             return qp;
+        }
+    }
+
+    /**
+     * Creates an address handle ({@code ibv_create_ah}, rxe's {@code rxe_av_chk_attr}): the source GID index
+     * must name a live GID of port 1 and the destination must be of its IP family. The link path is made
+     * here, on the control path, so a UD send resolves nothing per packet.
+     */
+    @Override
+    public AddressHandle createAh(AhAttr attr) {
+        if (attr == null) {
+            throw new RdmaException(Errno.EINVAL, "createAh needs attributes (AhAttr.of(dgid, sgidIndex))");
+        }
+        if (context.queryDevice().maxAh() == 0) {
+            throw new RdmaException(Errno.EOPNOTSUPP, "createAh (ibv_create_ah): address handles are not supported by "
+                    + context.device.name() + " (" + context.engine.transport.describe() + "): it has no UD queue pairs");
+        }
+        if (attr.portNum() != 1) {
+            throw new RdmaException(Errno.EINVAL, "port " + attr.portNum() + " does not exist; jrdma devices have port 1");
+        }
+        if (attr.dgid().equals(io.jrdma.verbs.Gid.of(new byte[16]))) {
+            throw new RdmaException(Errno.EINVAL, "the destination GID is all zeros: give the peer's GID (its IP address)");
+        }
+        synchronized (this) {
+            checkOpen();
+            Ah[] made = new Ah[1];
+            context.control(() -> {
+                AddressVector av = attr.toAddressVector();
+                Endpoint src = context.localEndpoint(attr.sgidIndex());
+                Endpoint dst = context.remoteEndpoint(av, src);
+                if (src.isIpv6() != dst.isIpv6()) {
+                    throw new RdmaException(Errno.EINVAL, "source GID " + attr.sgidIndex() + " (" + src + ") cannot reach "
+                            + attr.dgid() + ": the IP versions differ; pick a source GID of the same family");
+                }
+                made[0] = new Ah(this, attr, src, context.link.attach(src, dst), dst);
+            });
+            children.add(made[0]);
+            return made[0];
         }
     }
 
@@ -148,7 +195,7 @@ public final class Pd implements ProtectionDomain {
         }
         if (!children.isEmpty()) {
             throw new RdmaException(Errno.EBUSY, "the protection domain still has " + children.size()
-                    + " memory regions, memory windows or queue pairs; close them first (as ibv_dealloc_pd)");
+                    + " memory regions, memory windows, queue pairs or address handles; close them first (as ibv_dealloc_pd)");
         }
         closed = true;
         context.release(this);

@@ -59,7 +59,9 @@ public abstract class Qp implements QueuePair {
     public final Cq recvCq;
     public final QpInitAttr init;
     /** Which modify_qp transitions this QP's type allows, with which attributes */
-    final QpStateTable stateTable = QpStateTable.RC;
+    final QpStateTable stateTable;
+    /** The QP's type, from its creation attributes. */
+    public final QpType type;
     private final Arena arena = Arena.ofShared();
 
     // ---- send queue (producer: poster; consumer: completer) ----
@@ -94,6 +96,8 @@ public abstract class Qp implements QueuePair {
     /** the first PSN of the send queue and the first expected on receive, as given to modify (SQ_PSN, RQ_PSN) */
     public int sqPsn;
     public int rqPsn;
+    /** UD: the Q_Key (IBA 10.2.4.2), checked against each arriving datagram's DETH and sent when a WR asks for it */
+    public int qkey;
     public AddressVector av;
     /** Where the QP's packets leave from (the link's path to {@link #remote}; its port may not be the GID's). */
     public Endpoint local;
@@ -131,6 +135,12 @@ public abstract class Qp implements QueuePair {
         this.init = init;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
+        this.type = init.type();
+        this.stateTable = QpStateTable.of(type);
+        if (type == QpType.UD) { // a UD QP has no path: its messages are bounded by the port's MTU
+            mtu = context.activeMtu();
+            mtuBytes = mtu.bytes();
+        }
         int sqSlots = Integer.highestOneBit(init.maxSendWr() * 2 - 1);
         if (sqSlots < init.maxSendWr()) {
             sqSlots <<= 1;
@@ -162,7 +172,7 @@ public abstract class Qp implements QueuePair {
 
     @Override
     public QpType type() {
-        return QpType.RC;
+        return type;
     }
 
     @Override
@@ -217,8 +227,12 @@ public abstract class Qp implements QueuePair {
         if ((refusedOps & (1 << op.ordinal())) != 0) {
             return Errno.EOPNOTSUPP.value(); // the transport cannot carry it (e.g. iWARP without jrdma's extensions)
         }
-        if (op == WrOpcode.SEND_WITH_INV && init.type() != QpType.RC) {
+        if (op == WrOpcode.SEND_WITH_INV && type != QpType.RC) {
             return Errno.EINVAL.value(); // IBA: SEND with Invalidate is an RC operation
+        }
+        if (type != QpType.RC && LocalOps.isLocal(op)) {
+            // UD carries SEND only; on UC jrdma does not run local operations (yet): they retire with ACKs
+            return type == QpType.UD ? Errno.EINVAL.value() : Errno.EOPNOTSUPP.value();
         }
         if (LocalOps.isLocal(op)) {
             if (numSge != 0) {
@@ -228,6 +242,22 @@ public abstract class Qp implements QueuePair {
             if (err != 0) {
                 return err;
             }
+        }
+        if (type == QpType.UC && (op == WrOpcode.RDMA_READ || op.isAtomic())) {
+            return Errno.EINVAL.value(); // IBA 9.8.3 / rxe: UC carries SEND and RDMA WRITE only
+        }
+        Ah ah = null;
+        if (type == QpType.UD) {
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+                return Errno.EINVAL.value(); // UD carries SEND (with or without immediate data) only
+            }
+            if (!(wr.ah() instanceof Ah a) || a.pd != pd || a.closed) {
+                return Errno.EINVAL.value(); // a UD send needs a live address handle of the QP's PD
+            }
+            if (length > mtuBytes) {
+                return Errno.EMSGSIZE.value(); // one packet per datagram (IBA C10-93.1.1): refused at post
+            }
+            ah = a;
         }
         if (length > Integer.MAX_VALUE + 1L) {
             return Errno.EMSGSIZE.value();
@@ -266,6 +296,9 @@ public abstract class Qp implements QueuePair {
         w.compareAdd = wr.compareAdd();
         w.swap = wr.swap();
         w.length = length;
+        w.ah = ah;
+        w.remoteQpn = wr.remoteQpn();
+        w.remoteQkey = wr.remoteQkey();
         w.validated = false;
         w.started = false;
         w.localError = -1;
@@ -463,6 +496,9 @@ public abstract class Qp implements QueuePair {
             mtu = a.pathMtu().bytes() > max.bytes() ? max : a.pathMtu();
             mtuBytes = mtu.bytes();
         }
+        if (a.has(QpAttr.QKEY)) {
+            qkey = a.qkey();
+        }
         if (a.has(QpAttr.DEST_QPN)) {
             destQpn = a.destQpn();
         }
@@ -547,6 +583,9 @@ public abstract class Qp implements QueuePair {
             a.state(state).accessFlags(accessFlags).pkeyIndex(pkeyIndex).portNum(1).pathMtu(mtu).destQpn(destQpn)
                     .rqPsn(rqPsn).sqPsn(sqPsn).maxRdAtomic(maxRdAtomic).maxDestRdAtomic(maxDestRdAtomic)
                     .minRnrTimer(minRnrTimer).timeout(timeout).retryCnt(retryCnt).rnrRetry(rnrRetry);
+            if (type == QpType.UD) {
+                a.qkey(qkey);
+            }
             if (av != null) {
                 a.av(av);
             }

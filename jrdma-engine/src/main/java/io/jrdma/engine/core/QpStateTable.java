@@ -57,6 +57,53 @@ public final class QpStateTable {
             new Rule("rts-modify", List.of(QpState.RTS, QpState.SQD, QpState.SQE), QpState.RTS, 0, RTS_MUTABLE),
             new Rule("drain", List.of(QpState.RTS, QpState.SQD), QpState.SQD, 0, 0)));
 
+    /**
+     * Unreliable datagram (IBA 10.3.1 with the UD column of table 91; rxe's {@code qp_state_table} for UD):
+     * no path, no PSN on receive, no retry or timeout; the Q_Key is set at INIT and may change later.
+     */
+    public static final QpStateTable UD = new QpStateTable("UD", List.of(
+            new Rule("reset", ALL, QpState.RESET, 0, 0),
+            new Rule("error", ALL, QpState.ERROR, 0, 0),
+            new Rule("init", List.of(QpState.RESET), QpState.INIT, QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.QKEY, 0),
+            new Rule("init-modify", List.of(QpState.INIT), QpState.INIT, 0,
+                    QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.QKEY),
+            new Rule("ready-to-receive", List.of(QpState.INIT), QpState.RTR, 0, QpAttr.PKEY_INDEX | QpAttr.QKEY),
+            new Rule("ready-to-send", List.of(QpState.RTR), QpState.RTS, QpAttr.SQ_PSN, QpAttr.QKEY),
+            new Rule("rts-modify", List.of(QpState.RTS, QpState.SQD, QpState.SQE), QpState.RTS, 0, QpAttr.QKEY),
+            new Rule("drain", List.of(QpState.RTS, QpState.SQD), QpState.SQD, 0, 0)));
+
+    /**
+     * Unreliable connection (IBA 10.3.1 with the UC column of table 91): a path and PSNs as RC, but no
+     * retry count, timeout, RNR timer or READ/atomic depths (UC has no ACKs, READs or atomics).
+     */
+    public static final QpStateTable UC = new QpStateTable("UC", List.of(
+            new Rule("reset", ALL, QpState.RESET, 0, 0),
+            new Rule("error", ALL, QpState.ERROR, 0, 0),
+            new Rule("init", List.of(QpState.RESET), QpState.INIT,
+                    QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.ACCESS_FLAGS, 0),
+            new Rule("init-modify", List.of(QpState.INIT), QpState.INIT,
+                    0, QpAttr.PKEY_INDEX | QpAttr.PORT | QpAttr.ACCESS_FLAGS),
+            new Rule("ready-to-receive", List.of(QpState.INIT), QpState.RTR,
+                    QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN,
+                    QpAttr.PKEY_INDEX | QpAttr.ACCESS_FLAGS),
+            new Rule("ready-to-send", List.of(QpState.RTR), QpState.RTS, QpAttr.SQ_PSN, QpAttr.ACCESS_FLAGS),
+            new Rule("rts-modify", List.of(QpState.RTS, QpState.SQD, QpState.SQE), QpState.RTS, 0, QpAttr.ACCESS_FLAGS),
+            new Rule("drain", List.of(QpState.RTS, QpState.SQD), QpState.SQD, 0, 0)));
+
+    /**
+     * @param type a QP type
+     * @return its state table
+     * @throws RdmaException EOPNOTSUPP for a type without one
+     */
+    public static QpStateTable of(io.jrdma.verbs.QpType type) {
+        return switch (type) {
+            case RC -> RC;
+            case UC -> UC;
+            case UD -> UD;
+            default -> throw new RdmaException(Errno.EOPNOTSUPP, type + " queue pairs have no state table");
+        };
+    }
+
     private final String type;
     private final List<Rule> rules;
     /** [from][to]: the rule for that transition, null when none allows it */

@@ -26,6 +26,10 @@ public final class Wqe {
     public long compareAdd;
     public long swap;
     public long length;
+    /** UD: the address handle, remote QPN and remote Q_Key of {@code ibv_send_wr.wr.ud} */
+    public Ah ah;
+    public int remoteQpn;
+    public int remoteQkey;
     /** inline data copied at post time (a slice of the QP's inline area), or null */
     final MemorySegment inlineArea;
     public boolean inline;

@@ -397,6 +397,11 @@ final class Completer {
         }
     }
 
+    /** UC/UD: the requester sent the head WQE's last packet; with no ACK to wait for, it is done. */
+    void retireSent(RoceQp qp) {
+        retire(qp, head(qp), WcStatus.SUCCESS);
+    }
+
     /** Completes the head WQE with an error and moves the QP to ERROR; the rest is flushed. */
     private void fail(RoceQp qp, Wqe w, WcStatus status) {
         retire(qp, w, status);

@@ -66,13 +66,25 @@ final class PacketReceiver implements PacketSink {
             counters.increment(Counter.ICRC_IPV4_ID_SOLVED);
         }
         int pkey = Bth.pkey(seg, 0);
-        if ((pkey & 0x7FFF) != 0x7FFF || opcode >= 0x20) { // default P_Key only; RC opcodes only (RC QPs)
+        if ((pkey & 0x7FFF) != 0x7FFF) { // default P_Key only
             counters.increment(Counter.RCVD_MALFORMED);
             return;
         }
         RoceQp qp = (RoceQp) engine.qps.get(Bth.destQp(seg, 0)); // every QP of a RoCE context is one
         if (qp == null) {
             counters.increment(Counter.RCVD_UNKNOWN_QP);
+            return;
+        }
+        if ((opcode & IbOpcode.TRANSPORT_MASK) != qp.opcodeTransport) { // rxe check_type_state: RC to RC, UC to UC...
+            counters.increment(Counter.RCVD_MALFORMED);
+            return;
+        }
+        if (qp.opcodeTransport == IbOpcode.TRANSPORT_UD) { // a datagram may come from anyone
+            try {
+                roce.responder.onDatagram(qp, seg, opcode, hdr, payload, src, dst);
+            } catch (RuntimeException e) {
+                counters.increment(Counter.ENGINE_ERRORS);
+            }
             return;
         }
         if (qp.remote == null || !src.sameAddress(qp.remote)) {

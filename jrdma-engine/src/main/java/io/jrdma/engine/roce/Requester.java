@@ -1,5 +1,6 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.engine.core.Ah;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.LocalOps;
 import io.jrdma.engine.core.Qp;
@@ -11,6 +12,7 @@ import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.WrOpcode;
 import io.jrdma.wire.AtomicEth;
 import io.jrdma.wire.Bth;
+import io.jrdma.wire.Deth;
 import io.jrdma.wire.IbOpcode;
 import io.jrdma.wire.Ieth;
 import io.jrdma.wire.ImmDt;
@@ -101,7 +103,7 @@ final class Requester {
                 if (w.isReadOrAtomic() && qp.req.rdAtomicInFlight >= Math.max(1, qp.maxRdAtomic)) {
                     break;
                 }
-                if (Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
+                if (!qp.unreliable && Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
                     break;
                 }
                 w.started = true;
@@ -115,10 +117,10 @@ final class Requester {
             } else if (w.isLocalOp()) {
                 nextWqe(qp); // executed before a go-back-N rewind: not again
                 continue;
-            } else if (Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
+            } else if (!qp.unreliable && Psn.diff(qp.req.psn, qp.comp.lastAckedPsn) > RoceQp.MAX_UNACKED_PSNS) {
                 break;
             }
-            if (!sendPacket(qp, w)) {
+            if (!(qp.opcodeTransport == IbOpcode.TRANSPORT_UD ? sendDatagram(qp, w) : sendPacket(qp, w))) {
                 break;
             }
             sent++;
@@ -158,8 +160,8 @@ final class Requester {
                 int payload = (int) Math.min(mtu, remaining);
                 boolean first = off == 0;
                 boolean last = remaining <= mtu;
-                int opcode = opcode(w.opcode, first, last);
-                boolean ackReq = (last && (!qp.peerAcksUnrequested || w.signaled || sendQueueHalfFull(qp)))
+                int opcode = opcode(w.opcode, first, last) | qp.opcodeTransport; // UC's opcodes are RC's + 0x20
+                boolean ackReq = !qp.unreliable && (last && (!qp.peerAcksUnrequested || w.signaled || sendQueueHalfFull(qp)))
                         || qp.req.pktsSinceAckReq + 1 >= RoceQp.MAX_PKT_PER_ACK
                         || Psn.diff(psn, qp.comp.lastAckedPsn) >= RoceQp.MAX_UNACKED_PSNS;
                 int hdr = IbOpcode.headerLength(opcode);
@@ -187,12 +189,48 @@ final class Requester {
                 qp.req.psn = Psn.add(psn, 1);
                 if (last) {
                     nextWqe(qp);
+                    if (qp.unreliable) {
+                        roce.completer.retireSent(qp); // UC: done once its last packet is sent (rxe_req.c)
+                    }
                 } else {
                     qp.req.offset = off + payload;
                 }
             }
         }
-        roce.completer.armRetransmit(qp);
+        if (!qp.unreliable) {
+            roce.completer.armRetransmit(qp);
+        }
+        return true;
+    }
+
+    /**
+     * UD (rxe_req.c for IB_QPT_UD): one SEND_ONLY packet per WQE (the post checked it fits the MTU) to the
+     * address handle's path and the WR's QPN, with a DETH carrying the Q_Key (the WR's, or the QP's own when
+     * the WR's has its high bit set: IBA 10.2.4.2) and this QP's number; complete once sent.
+     */
+    private boolean sendDatagram(RoceQp qp, Wqe w) {
+        MemorySegment tx = roce.txSeg;
+        int payload = (int) w.length;
+        int opcode = w.opcode == WrOpcode.SEND_WITH_IMM ? IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.UD_SEND_ONLY;
+        int hdr = IbOpcode.headerLength(opcode);
+        int pad = (-payload) & 3;
+        boolean se = (w.flags & SendFlags.SOLICITED) != 0;
+        int psn = qp.req.psn;
+        Bth.write(tx, 0, opcode, se, false, pad, 0xFFFF, w.remoteQpn, false, psn);
+        Deth.write(tx, IbOpcode.offset(opcode, IbOpcode.DETH), w.remoteQkey < 0 ? qp.qkey : w.remoteQkey, qp.qpn);
+        int imm = IbOpcode.offset(opcode, IbOpcode.IMMDT);
+        if (imm >= 0) {
+            ImmDt.write(tx, imm, w.imm);
+        }
+        Sgl.gather(w, 0, payload, tx, hdr);
+        roce.pad(hdr + payload, payload);
+        Ah ah = w.ah; // closed since the post: its path is released, the source GID's shared socket remains
+        if (!roce.send(ah.closed ? ah.gidEndpoint : ah.local, ah.remote, hdr + payload + pad, false)) {
+            return false;
+        }
+        qp.req.psn = Psn.add(psn, 1);
+        nextWqe(qp);
+        roce.completer.retireSent(qp);
         return true;
     }
 

@@ -15,7 +15,11 @@ import io.jrdma.verbs.WorkCompletion;
 import io.jrdma.wire.Aeth;
 import io.jrdma.wire.AtomicAckEth;
 import io.jrdma.wire.AtomicEth;
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.verbs.Grh;
 import io.jrdma.wire.Bth;
+import io.jrdma.wire.Deth;
+import io.jrdma.wire.Icrc;
 import io.jrdma.wire.IbOpcode;
 import io.jrdma.wire.Ieth;
 import io.jrdma.wire.ImmDt;
@@ -66,6 +70,7 @@ final class Responder {
         r.nakSeqSent = false;
         r.errorAfterNak = false;
         r.msn = 0;
+        r.dropMsg = false;
     }
 
     /**
@@ -95,6 +100,12 @@ final class Responder {
         }
         int psn = Bth.psn(pkt, 0);
         int d = Psn.diff(psn, qp.resp.ePsn);
+        if (qp.unreliable) {
+            if (!ucInSequence(qp, psn, d, mask)) {
+                return;
+            }
+            d = 0; // in sequence, or resynchronised at this FIRST/ONLY
+        }
         if (d > 0) {
             engine.counters.increment(Counter.OUT_OF_SEQ_REQUEST);
             if (!qp.resp.nakSeqSent) {
@@ -108,7 +119,7 @@ final class Responder {
             duplicate(qp, pkt, opcode, mask, psn);
             return;
         }
-        int last = qp.resp.lastOpcode;
+        int last = qp.resp.lastOpcode < 0 ? -1 : qp.resp.lastOpcode & IbOpcode.OPERATION_MASK; // UC: as RC's
         boolean inSend = last == IbOpcode.RC_SEND_FIRST || last == IbOpcode.RC_SEND_MIDDLE;
         boolean inWrite = last == IbOpcode.RC_RDMA_WRITE_FIRST || last == IbOpcode.RC_RDMA_WRITE_MIDDLE;
         boolean continues = (mask & IbOpcode.FIRST) == 0 && (mask & (IbOpcode.MIDDLE | IbOpcode.LAST)) != 0
@@ -150,6 +161,9 @@ final class Responder {
         qp.resp.ePsn = Psn.add(qp.resp.ePsn, 1);
         qp.resp.nakSeqSent = false;
         qp.resp.lastOpcode = lastOrOnly ? -1 : opcode;
+        if (qp.unreliable) {
+            return; // UC: no ACKs
+        }
         if (Bth.ackReq(pkt, 0)) {
             if (qp.resp.ackPending) {
                 engine.counters.increment(Counter.ACK_DEFERRED);
@@ -164,6 +178,144 @@ final class Responder {
             qp.resp.ackDueAt = engine.now + ACK_COALESCE_NANOS;
             engine.schedule(qp);
         }
+    }
+
+    /**
+     * UC's PSN check (rxe_resp.c check_psn for IB_QPT_UC): a packet out of sequence, or any packet while a
+     * message is being dropped, drops the message in progress (lost: no completion, its receive WQE stays for
+     * the next message) unless it starts a new message (FIRST/ONLY), where the responder resynchronises.
+     *
+     * @return true when the packet is to be processed (with ePSN at its PSN)
+     */
+    private boolean ucInSequence(RoceQp qp, int psn, int d, int mask) {
+        ResponderState r = qp.resp;
+        if (d == 0 && !r.dropMsg) {
+            return true;
+        }
+        engine.counters.increment(Counter.OUT_OF_SEQ_REQUEST);
+        if ((mask & IbOpcode.FIRST) != 0) {
+            if (!r.dropMsg && r.lastOpcode >= 0) {
+                engine.counters.increment(Counter.UC_DROPPED_MSGS); // a message in progress lost its end
+            }
+            r.dropMsg = false;
+            abandonMessage(r);
+            r.ePsn = psn;
+            return true;
+        }
+        dropUcMessage(qp);
+        return false;
+    }
+
+    /** UC: the message in progress is lost (no completion); later packets are dropped until a FIRST/ONLY. */
+    private void dropUcMessage(RoceQp qp) {
+        if (!qp.resp.dropMsg) {
+            qp.resp.dropMsg = true;
+            engine.counters.increment(Counter.UC_DROPPED_MSGS);
+        }
+        abandonMessage(qp.resp);
+    }
+
+    private static void abandonMessage(ResponderState r) {
+        r.recv = null; // the receive WQE was not consumed: the next message takes it
+        r.recvOffset = 0;
+        r.writeMr = null;
+        r.lastOpcode = -1;
+    }
+
+    /** The preallocated 40 bytes a UD receive's GRH is built in before it is scattered. */
+    private final MemorySegment grh = java.lang.foreign.Arena.ofAuto().allocate(Grh.LENGTH, 8);
+
+    /**
+     * A UD datagram (rxe_resp.c for IB_QPT_UD): the Q_Key must be the QP's (else dropped and counted, no
+     * completion); it takes the next receive WQE (none: dropped and counted, UD has no RNR), which gets the
+     * 40-byte GRH (the packet's IP header as rxe writes it) and then the payload (a datagram longer than the
+     * receive is dropped and counted, the receive kept, as rxe); the completion has the
+     * source QP from the DETH, the GRH flag and byte_len including the 40 bytes. No PSN check, no ACK.
+     */
+    void onDatagram(RoceQp qp, MemorySegment pkt, int opcode, int hdr, int payload, Endpoint src, Endpoint dst) {
+        QpState s = qp.state;
+        if (s != QpState.RTR && s != QpState.RTS && s != QpState.SQD && s != QpState.SQE) {
+            engine.counters.increment(Counter.RCVD_BAD_STATE);
+            return;
+        }
+        int deth = IbOpcode.offset(opcode, IbOpcode.DETH);
+        if (Deth.qkey(pkt, deth) != qp.qkey) {
+            engine.counters.increment(Counter.RCVD_BAD_QKEY);
+            return;
+        }
+        RecvWqe r = nextRecv(qp);
+        if (r == null) {
+            engine.counters.increment(Counter.UD_DROPPED_NO_RECV);
+            return;
+        }
+        int srcQp = Deth.srcQp(pkt, deth);
+        if (Grh.LENGTH + (long) payload > r.capacity) {
+            // rxe's class D for UD: dropped, no completion, the receive stays for the next datagram
+            engine.counters.increment(Counter.RCVD_TOO_LONG);
+            return;
+        }
+        int udpLength = 8 + hdr + payload + Bth.padCnt(pkt, 0) + Icrc.LENGTH;
+        writeGrh(grh, src, dst, udpLength);
+        if (!Sgl.scatter(engine.context.keys, qp, r, 0, grh, 0, Grh.LENGTH)
+                || !Sgl.scatter(engine.context.keys, qp, r, Grh.LENGTH, pkt, hdr, payload)) {
+            completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, WorkCompletion.GRH, srcQp);
+            engine.enterError(qp); // a bad receive WQE (rxe's class A): the QP fails, the rest is flushed
+            return;
+        }
+        int flags = WorkCompletion.GRH | (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
+        int imm = 0;
+        int immOff = IbOpcode.offset(opcode, IbOpcode.IMMDT);
+        if (immOff >= 0) {
+            imm = ImmDt.imm(pkt, immOff);
+            flags |= WorkCompletion.WITH_IMM;
+        }
+        completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV, Grh.LENGTH + payload, imm, flags, srcQp);
+    }
+
+    /**
+     * The 40 bytes in front of a UD receive: over IPv6 the IPv6 header, over IPv4 zeros then the IPv4 header at
+     * byte 20 (rxe's layout). The socket API reports neither the TTL nor the traffic class a datagram came with,
+     * so the header says hop limit 64 and class 0; addresses and lengths are the packet's.
+     */
+    static void writeGrh(MemorySegment g, Endpoint src, Endpoint dst, int udpLength) {
+        g.fill((byte) 0);
+        if (src.isIpv6()) {
+            g.set(BE32, 0, 6 << 28);
+            g.set(BE16, 4, (short) udpLength);
+            g.set(ValueLayout.JAVA_BYTE, 6, (byte) 17);
+            g.set(ValueLayout.JAVA_BYTE, 7, (byte) GRH_HOP_LIMIT);
+            MemorySegment.copy(src.ipv6Bytes(), 0, g, ValueLayout.JAVA_BYTE, 8, 16);
+            MemorySegment.copy(dst.ipv6Bytes(), 0, g, ValueLayout.JAVA_BYTE, 24, 16);
+            return;
+        }
+        int o = Grh.IPV4_OFFSET;
+        g.set(BE32, o, (0x45 << 24) | (20 + udpLength));
+        g.set(BE32, o + 4, 0x4000); // ID 0, don't fragment
+        g.set(BE32, o + 8, (GRH_HOP_LIMIT << 24) | (17 << 16));
+        g.set(BE32, o + 12, src.ipv4());
+        g.set(BE32, o + 16, dst.ipv4());
+        int sum = 0;
+        for (int i = 0; i < 20; i += 2) {
+            sum += g.get(BE16, o + i) & 0xFFFF;
+        }
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        g.set(BE16, o + 10, (short) ~sum);
+    }
+
+    /** The hop limit / TTL written into a UD receive's GRH (the datagram's own is not reported by the socket). */
+    static final int GRH_HOP_LIMIT = 64;
+    private static final ValueLayout.OfInt BE32 =
+            ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfShort BE16 =
+            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+
+    /**
+     * The receive WQE the next incoming message takes, or null when none is posted. The one place a
+     * receive is fetched for UD (an SRQ-backed QP would take it from the SRQ here).
+     */
+    private static RecvWqe nextRecv(RoceQp qp) {
+        return qp.rqConsumer != qp.rqProducerAcquire() ? qp.rq[(int) (qp.rqConsumer & qp.rqMask)] : null;
     }
 
     private boolean recvAvailable(RoceQp qp) {
@@ -182,12 +334,22 @@ final class Responder {
         }
         RecvWqe r = qp.resp.recv;
         if (qp.resp.recvOffset + payload > r.capacity) {
+            if (qp.unreliable) { // rxe's class D for UC: the message is lost, the receive stays for the next
+                engine.counters.increment(Counter.RCVD_TOO_LONG);
+                dropUcMessage(qp);
+                return false;
+            }
             completeRecv(qp, r, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
             errorNak(qp, Aeth.NAK_INVALID_REQUEST, psn);
             return false;
         }
         if (!Sgl.scatter(engine.context.keys, qp, r, qp.resp.recvOffset, pkt, hdr, payload)) {
             completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+            if (qp.unreliable) { // a bad receive WQE is the receiver's own fault (rxe's class A): its QP fails
+                abandonMessage(qp.resp);
+                engine.enterError(qp);
+                return false;
+            }
             errorNak(qp, Aeth.NAK_REMOTE_OP, psn);
             return false;
         }
@@ -383,12 +545,20 @@ final class Responder {
     }
 
     private void rnrNak(RoceQp qp, int psn) {
+        if (qp.unreliable) {
+            dropUcMessage(qp); // UC: no receive posted, the message is lost (rxe: drop_msg)
+            return;
+        }
         engine.counters.increment(Counter.SEND_RNR_ERR);
         qp.resp.nakSeqSent = true; // later packets of the window are dropped silently until the retry
         queueNak(qp, Aeth.RNR_NAK | qp.minRnrTimer, psn, false);
     }
 
     private void errorNak(RoceQp qp, int syndrome, int psn) {
+        if (qp.unreliable) {
+            dropUcMessage(qp); // UC has no NAKs: a bad request loses its message, the QP goes on (rxe: drop_msg)
+            return;
+        }
         queueNak(qp, syndrome, psn, true);
     }
 
@@ -401,10 +571,14 @@ final class Responder {
     }
 
     private void completeRecv(RoceQp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+        completeRecv(qp, r, st, op, len, imm, flags, qp.destQpn);
+    }
+
+    private void completeRecv(RoceQp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags, int srcQp) {
         long wrId = r.wrId;
         // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
         qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
-        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, srcQp);
         qp.resp.recv = null;
         engine.counters.increment(Counter.RDMA_RECVS);
     }

@@ -37,6 +37,8 @@ final class ResponderState {
     int nakPendingSyndrome = -1;
     int nakPendingPsn;
     boolean errorAfterNak;
+    /** UC: a packet of the message in progress was lost; the rest is dropped until the next FIRST/ONLY (rxe's drop_msg) */
+    boolean dropMsg;
 
     // responder resources (rxe's resp_res): queued READ and atomic responses, in PSN order
     int resCapacity;

@@ -5,9 +5,11 @@ import io.jrdma.engine.core.Cq;
 import io.jrdma.engine.core.Pd;
 import io.jrdma.engine.core.Qp;
 import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpType;
+import io.jrdma.wire.IbOpcode;
 
 /**
- * A QP of the IB transport (RC today): the core's queues and attributes plus the state of each
+ * A QP of the IB transport (RC, UC or UD): the core's queues and attributes plus the state of each
  * role, as rxe's {@code struct rxe_qp} holds {@code req}, {@code comp} and {@code resp}. Each
  * role writes only its own part; shared facts (PSNs agreed at modify, MTU, destination QPN,
  * timeouts) are the core's attributes.
@@ -30,7 +32,18 @@ final class RoceQp extends Qp {
      */
     boolean peerAcksUnrequested;
 
+    /** The transport bits of the BTH opcodes this QP sends and takes ({@link IbOpcode#TRANSPORT_RC}, UC or UD). */
+    final int opcodeTransport;
+    /** UC or UD: no ACKs, no retransmission; a WQE completes once its last packet is sent. */
+    final boolean unreliable;
+
     RoceQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
         super(context, pd, qpn, init, sendCq, recvCq);
+        opcodeTransport = switch (init.type()) {
+            case RC -> IbOpcode.TRANSPORT_RC;
+            case UC -> IbOpcode.TRANSPORT_UC;
+            case UD -> IbOpcode.TRANSPORT_UD;
+        };
+        unreliable = init.type() != QpType.RC;
     }
 }

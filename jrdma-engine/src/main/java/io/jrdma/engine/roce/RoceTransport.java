@@ -16,6 +16,9 @@ import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.UdpLink;
 import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.DeviceCap;
+import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
@@ -235,16 +238,29 @@ public final class RoceTransport implements Transport {
     }
 
     @Override
-    public io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
-        // memory windows of both types (type 2 as 2B: bound to a QP, checked with its PD) and fast registration, as rxe
-        base = io.jrdma.engine.core.LocalOps.withMemoryManagement(base, io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS
-                | io.jrdma.verbs.DeviceCap.MEM_WINDOW | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
-        return base;
-    }
-
-    @Override
     public List<String> limitations() {
         return limitations;
+    }
+
+    /**
+     * RoCE has RC, UC and UD QPs (UD needs address handles, which the engine does not limit), memory
+     * windows of both types (type 2 as 2B: bound to a QP, checked with its PD) and fast registration, as rxe.
+     */
+    @Override
+    public DeviceAttr deviceAttr(DeviceAttr base) {
+        DeviceAttr b = io.jrdma.engine.core.LocalOps.withMemoryManagement(base, DeviceCap.MEM_MGT_EXTENSIONS
+                | DeviceCap.MEM_WINDOW | DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
+        return new DeviceAttr(b.fwVer(), b.nodeGuid(), b.sysImageGuid(), b.maxMrSize(), b.pageSizeCap(), b.vendorId(),
+                b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(), b.deviceCapFlags() | DeviceCap.BAD_QKEY_CNTR,
+                b.maxSge(), b.maxSgeRd(), b.maxCq(), b.maxCqe(), b.maxMr(), b.maxPd(), b.maxQpRdAtom(),
+                b.maxResRdAtom(), b.maxQpInitRdAtom(), b.atomicCap(), b.maxMw(), Integer.MAX_VALUE, b.maxSrq(),
+                b.maxSrqWr(), b.maxSrqSge(), b.maxPkeys(), b.physPortCnt(), union(b.qpTypes(), QpType.UC, QpType.UD));
+    }
+
+    private static java.util.Set<QpType> union(java.util.Set<QpType> s, QpType... more) {
+        java.util.EnumSet<QpType> u = java.util.EnumSet.of(QpType.RC, more);
+        u.addAll(s);
+        return u;
     }
 
     @Override
@@ -314,11 +330,21 @@ public final class RoceTransport implements Transport {
      * @return false when the link is full (nothing was sent; the caller retries later)
      */
     boolean send(RoceQp qp, int len) {
-        Icrc.write(txSeg, len, PacketReceiver.icrc(icrc, qp.local, qp.remote, tx, len));
+        return send(qp.local, qp.remote, len, qp.peerAcksUnrequested);
+    }
+
+    /**
+     * Appends the ICRC to the packet in {@code tx[0, len)} and sends it from {@code local} to {@code remote}
+     * (a connected QP's path, or a UD address handle's).
+     *
+     * @return false when the link is full (nothing was sent; the caller retries later)
+     */
+    boolean send(Endpoint local, Endpoint remote, int len, boolean batch) {
+        Icrc.write(txSeg, len, PacketReceiver.icrc(icrc, local, remote, tx, len));
         // batched transmit (sendmmsg, UDP GSO) only toward a jrdma peer, the only one with which
         // peerAcksUnrequested is negotiated: both ends take the IPv4 ID as 0 in the ICRC, and the Linux peers of
         // the interop suites keep the one-send-per-packet path they were proven on (docs/interop.md)
-        if (!link.send(tx, txSeg, len + Icrc.LENGTH, qp.local, qp.remote, qp.peerAcksUnrequested)) {
+        if (!link.send(tx, txSeg, len + Icrc.LENGTH, local, remote, batch)) {
             counters.increment(Counter.SEND_ERR);
             return false;
         }

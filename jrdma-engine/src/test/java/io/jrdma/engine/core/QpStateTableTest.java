@@ -50,6 +50,43 @@ class QpStateTableTest {
         assertEquals("ready-to-send", T.check(QpState.RTR, QpState.RTS, rts | QpAttr.STATE | QpAttr.CUR_STATE).name());
     }
 
+    /** UD and UC allow the same transitions as RC, with the attributes of ibv_modify_qp(3)'s UD and UC columns. */
+    @Test
+    void udAndUcTablesTakeTheirOwnAttributes() {
+        for (QpStateTable t : List.of(QpStateTable.UD, QpStateTable.UC)) {
+            for (QpState from : QpState.values()) {
+                for (QpState to : QpState.values()) {
+                    assertEquals(T.rule(from, to) == null, t.rule(from, to) == null, t + ": " + from + " -> " + to);
+                }
+            }
+        }
+        QpStateTable ud = QpStateTable.UD;
+        int init = QpAttr.STATE | QpAttr.PKEY_INDEX | QpAttr.PORT;
+        RdmaException noQkey = assertThrows(RdmaException.class, () -> ud.check(QpState.RESET, QpState.INIT, init));
+        assertTrue(noQkey.getMessage().contains("QKEY") && noQkey.getMessage().contains("UD state table"),
+                noQkey.getMessage());
+        assertEquals("init", ud.check(QpState.RESET, QpState.INIT, init | QpAttr.QKEY).name());
+        assertEquals("ready-to-receive", ud.check(QpState.INIT, QpState.RTR, QpAttr.STATE).name());
+        RdmaException path = assertThrows(RdmaException.class,
+                () -> ud.check(QpState.INIT, QpState.RTR, QpAttr.STATE | QpAttr.AV));
+        assertTrue(path.getMessage().contains("does not take attributes AV"), path.getMessage());
+        assertEquals("ready-to-send", ud.check(QpState.RTR, QpState.RTS, QpAttr.STATE | QpAttr.SQ_PSN).name());
+        assertEquals("rts-modify", ud.check(QpState.RTS, QpState.RTS, QpAttr.QKEY).name());
+
+        QpStateTable uc = QpStateTable.UC;
+        int rtr = QpAttr.STATE | QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN;
+        assertEquals("ready-to-receive", uc.check(QpState.INIT, QpState.RTR, rtr).name());
+        RdmaException rd = assertThrows(RdmaException.class,
+                () -> uc.check(QpState.INIT, QpState.RTR, rtr | QpAttr.MAX_DEST_RD_ATOMIC));
+        assertTrue(rd.getMessage().contains("MAX_DEST_RD_ATOMIC") && rd.getMessage().contains("UC state table"),
+                rd.getMessage());
+        assertEquals("ready-to-send", uc.check(QpState.RTR, QpState.RTS, QpAttr.STATE | QpAttr.SQ_PSN).name());
+        RdmaException retry = assertThrows(RdmaException.class,
+                () -> uc.check(QpState.RTR, QpState.RTS, QpAttr.STATE | QpAttr.SQ_PSN | QpAttr.RETRY_CNT));
+        assertTrue(retry.getMessage().contains("RETRY_CNT"), retry.getMessage());
+        assertEquals(QpStateTable.UD, QpStateTable.of(io.jrdma.verbs.QpType.UD));
+    }
+
     @Test
     void aTransitionNamedTwiceIsRefused() {
         List<QpStateTable.Rule> rules = List.of(

@@ -2,6 +2,14 @@ package io.jrdma.engine.roce;
 
 import io.jrdma.engine.core.Context;
 import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressHandle;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.AhAttr;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
@@ -61,6 +69,123 @@ class AllocationTest {
     }
 
     private int invalidKey;
+
+    /**
+     * UD and UC allocate nothing either: a UD ping-pong (SEND with and without immediate data through an
+     * address handle, the GRH written at the receiver) and a UC loop of 0-byte RDMA WRITEs and multi-packet
+     * SENDs, over real UDP sockets.
+     */
+    @Test
+    void udAndUcAllocateNothingAfterWarmUp() throws Exception {
+        try (UdpPair p = new UdpPair(1 << 20, Mtu.MTU_1024)) {
+            QueuePair uda = udQp(p.a);
+            QueuePair udb = udQp(p.b);
+            AddressHandle toB = p.a.pd.createAh(AhAttr.of(Gid.parse("127.0.0.1"), p.a.ctx.gidIndexOf(
+                    Gid.parse("127.0.0.1"))).withUdpPort(p.b.ctx.queryPort().udpPort()));
+            AddressHandle toA = p.b.pd.createAh(AhAttr.of(Gid.parse("127.0.0.1"), p.b.ctx.gidIndexOf(
+                    Gid.parse("127.0.0.1"))).withUdpPort(p.a.ctx.queryPort().udpPort()));
+            QueuePair uca = p.a.pd.createQp(QpInitAttr.uc(p.a.cq).withDepth(256, 256));
+            QueuePair ucb = p.b.pd.createQp(QpInitAttr.uc(p.b.cq).withDepth(256, 256));
+            connectUc(p.a, uca, p.b, ucb);
+            connectUc(p.b, ucb, p.a, uca);
+            Runnable round = () -> {
+                udRound(p, uda, udb, toB, toA);
+                ucRound(p, uca, ucb);
+            };
+            for (int i = 0; i < 20_000; i++) {
+                n = i;
+                round.run();
+            }
+            long best = Long.MAX_VALUE;
+            for (int attempt = 0; attempt < 20 && best != 0; attempt++) {
+                long before = THREADS.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 2_000; i++) {
+                    n = i;
+                    round.run();
+                }
+                best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
+            }
+            assertEquals(0, best, "bytes allocated by 2,000 rounds of a UD ping-pong and UC WRITE/SEND");
+            uda.close();
+            udb.close();
+            uca.close();
+            ucb.close();
+            toA.close();
+            toB.close();
+        }
+    }
+
+    private int n;
+
+    private static QueuePair udQp(UdpPair.End e) {
+        QueuePair qp = e.pd.createQp(QpInitAttr.ud(e.cq).withDepth(256, 256));
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).qkey(0x1111_1111));
+        qp.modify(new QpAttr().state(QpState.RTR));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+        return qp;
+    }
+
+    private static void connectUc(UdpPair.End from, QueuePair qp, UdpPair.End to, QueuePair peer) {
+        Gid v4 = Gid.parse("127.0.0.1");
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+                .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE));
+        qp.modify(new QpAttr().state(QpState.RTR).av(AddressVector.of(v4, from.ctx.gidIndexOf(v4))
+                .withUdpPort(to.ctx.queryPort().udpPort())).pathMtu(Mtu.MTU_1024).destQpn(peer.qpn()).rqPsn(0));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
+    }
+
+    /** ping a → b, pong b → a; 2 completions on each side. */
+    private void udRound(UdpPair p, QueuePair uda, QueuePair udb, AddressHandle toB, AddressHandle toA) {
+        int size = n % 1000;
+        assertEquals(0, udb.postRecv(rwr.reset().wrId(n).sge(0, p.b.mr, 0, 4096)));
+        assertEquals(0, uda.postRecv(rwr.reset().wrId(n).sge(0, p.a.mr, 0, 4096)));
+        assertEquals(0, uda.postSend(wr.reset().wrId(n).opcode(WrOpcode.SEND_WITH_IMM).imm(n).flags(SendFlags.SIGNALED)
+                .sge(0, p.a.mr, 8192, size).ud(toB, udb.qpn(), 0x1111_1111)));
+        await(p, 1, 1);
+        assertEquals(0, udb.postSend(wr.reset().wrId(n).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                .sge(0, p.b.mr, 8192, size).ud(toA, uda.qpn(), 0x8000_0000)));
+        await(p, 1, 1);
+    }
+
+    /** a 0-byte UC WRITE, then a 3-packet UC SEND. */
+    private void ucRound(UdpPair p, QueuePair uca, QueuePair ucb) {
+        assertEquals(0, uca.postSend(wr.reset().wrId(n).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED).numSge(0)
+                .remote(p.b.mr.address(), p.b.mr.rkey())));
+        await(p, 1, 0);
+        assertEquals(0, ucb.postRecv(rwr.reset().wrId(n).sge(0, p.b.mr, 0, 4096)));
+        assertEquals(0, uca.postSend(wr.reset().wrId(n).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                .sge(0, p.a.mr, 8192, 2500)));
+        await(p, 1, 1);
+    }
+
+    private void await(UdpPair p, int onA, int onB) {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        int a = 0;
+        int b = 0;
+        while (a < onA || b < onB) {
+            p.progress();
+            int k = p.a.cq.poll(wcs);
+            check(k);
+            a += k;
+            k = p.b.cq.poll(wcs);
+            check(k);
+            b += k;
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no completion in round " + n);
+            }
+        }
+        if (a != onA || b != onB) {
+            throw new AssertionError("unexpected completions in round " + n);
+        }
+    }
+
+    private void check(int k) {
+        for (int i = 0; i < k; i++) {
+            if (wcs[i].status() != WcStatus.SUCCESS) {
+                throw new AssertionError("completion failed: " + wcs[i].status());
+            }
+        }
+    }
 
     private void round(UdpPair p, int i) {
         WrOpcode op = WrOpcode.of(i % (WrOpcode.SEND_WITH_INV.ordinal() + 1)); // the opcodes on the wire, not the local ones

@@ -71,7 +71,7 @@ public final class PerfCommand {
             .option('S', "sl", "SL", "service level (accepted; not carried)")
             .option('N', "noPeak", null, "do not compute the peak bandwidth")
             .option('F', "CPU-freq", null, "accepted (jrdma times with the monotonic clock, not CPU cycles)")
-            .option('c', "connection", "TYPE", "connection type: RC only")
+            .option('c', "connection", "TYPE", "connection type: RC, UC (write and send tests) or UD (send_bw, send_lat)")
             .option('i', "ib-port", "PORT", "device port: 1 only")
             .option('l', "post_list", "N", "post list: 1 only")
             .option('V', "version", null, "print the perftest version this speaks")

@@ -8,7 +8,9 @@ import io.jrdma.tools.oob.Roce;
 import io.jrdma.tools.oob.SideChannel;
 import io.jrdma.tools.oob.SideChannelException;
 import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressHandle;
 import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.AhAttr;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnParam;
 import io.jrdma.verbs.ConnectionManager;
@@ -17,6 +19,7 @@ import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Grh;
 import io.jrdma.verbs.IdleStrategy;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.Mtu;
@@ -276,6 +279,7 @@ final class Perftest {
             }
             try {
                 exchangeParameters(port);
+                runSizes = sizes();
                 createResources();
                 if (rdmaCm) {
                     connectThroughRdmaCm();
@@ -283,7 +287,8 @@ final class Perftest {
                 setUpConnection(table);
                 out.println(PerftestReport.header(new PerftestReport.Info(test, o.cmpSwap(), dev.name(), o.numQps(),
                         o.disablePcir(), !server, o.txDepth(), o.rxDepth(), o.cqMod(), mtu.bytes(), gidIndex,
-                        o.inlineSize(), o.outstandingReads(), rdmaCm)));
+                        o.inlineSize(), o.outstandingReads(), rdmaCm))
+                        .replace(" Connection type : RC\t", " Connection type : " + o.connection() + "\t"));
                 out.flush();
                 switch (test) {
                     case WRITE_BW, READ_BW, ATOMIC_BW -> rdmaBw();
@@ -420,7 +425,8 @@ final class Perftest {
     /** {@code alloc_ctx} and {@code ctx_init}: one buffer, send halves then receive halves, one MR, the QPs in INIT. */
     private void createResources() {
         int n = o.numQps();
-        buffUnit = Math.max(o.bufferSize(), cycleBuffer);
+        // UD: each receive takes the 40-byte GRH in front of the message (perftest's UD_ADDITION)
+        buffUnit = Math.max(o.bufferSize(), cycleBuffer) + (ud() ? Grh.LENGTH : 0);
         sendQpBuffSize = inc(buffUnit, cacheLine);
         long buffSize = sendQpBuffSize * 2 * n;
         arena = Arena.ofShared();
@@ -452,10 +458,50 @@ final class Perftest {
         }
         qps = new QueuePair[n];
         for (int i = 0; i < n; i++) {
-            qps[i] = pd.createQp(new QpInitAttr(QpType.RC, sendCq, recvCq, o.txDepth(),
+            qps[i] = pd.createQp(new QpInitAttr(o.connection(), sendCq, recvCq, o.txDepth(),
                     test.isSend() ? o.rxDepth() : 1, 1, 1, o.inlineSize(), false));
-            qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(qpAccess));
+            if (ud()) {
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).qkey(UD_QKEY));
+            } else {
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(qpAccess));
+            }
         }
+    }
+
+    /** perftest's DEF_QKEY: the Q_Key of its UD QPs and sends. */
+    static final int UD_QKEY = 0x1111_1111;
+
+    private boolean ud() {
+        return o.connection() == QpType.UD;
+    }
+
+    /** The message sizes this run measures ({@link #sizes}), once the MTU is agreed. */
+    private List<Long> runSizes;
+
+    /**
+     * The message sizes to run: perftest's, but for UD at most the MTU (perftest's check_mtu, right after
+     * the MTU exchange: a larger size becomes the MTU, with its two lines on stderr; {@code -a} stops there).
+     */
+    private List<Long> sizes() {
+        if (!ud()) {
+            return o.sizes();
+        }
+        long max = mtu.bytes();
+        if (!o.all()) {
+            if (o.sizes().getFirst() > max) {
+                err.println(" Max msg size in UD is MTU " + max);
+                err.println(" Changing to this MTU");
+                err.flush();
+                return List.of(max);
+            }
+            return o.sizes();
+        }
+        return o.sizes().stream().filter(s -> s <= max).toList();
+    }
+
+    /** @return the bytes a receive takes for a message of {@code size}: UD adds the GRH */
+    private int recvLength(long size) {
+        return (int) size + (ud() ? Grh.LENGTH : 0);
     }
 
     /** {@code set_up_connection}: GID index, then LID, QPN, a random PSN, rkey and buffer address per QP. */
@@ -623,6 +669,10 @@ final class Perftest {
     /** {@code ctx_connect}: RTR and RTS (perftest leaves a bandwidth server in RTR; RTS does no harm). */
     private void connect() {
         jrdmaPeer = peerIsJrdma();
+        if (o.connection() != QpType.RC) {
+            connectUnreliable();
+            return;
+        }
         for (int i = 0; i < o.numQps(); i++) {
             PerftestWire.Dest r = rem[i];
             if (jrdmaPeer && ctx instanceof io.jrdma.engine.core.Context c) {
@@ -642,6 +692,47 @@ final class Perftest {
             } catch (RdmaException e) {
                 throw new PerfFailure("Failed to modify QP to RTS: " + e.getMessage());
             }
+        }
+    }
+
+    /**
+     * {@code ctx_connect} for UC (RTR with the path, MTU and PSNs; RTS with the send PSN) and UD (RTR and RTS
+     * with the send PSN only, then an address handle per remote QP from its GID, hop limit 0xFF as perftest).
+     */
+    private void connectUnreliable() {
+        ahs = ud() ? new AddressHandle[o.numQps()] : null;
+        for (int i = 0; i < o.numQps(); i++) {
+            PerftestWire.Dest r = rem[i];
+            AddressVector av = new AddressVector(Gid.of(r.gid()), gidIndex, 0xFF, 0, Roce.udpPort(r.lid()));
+            try {
+                qps[i].modify(ud() ? new QpAttr().state(QpState.RTR) : new QpAttr().state(QpState.RTR).av(av)
+                        .pathMtu(mtu).destQpn(r.qpn()).rqPsn(r.psn()));
+            } catch (RdmaException e) {
+                throw new PerfFailure("Failed to modify QP " + CFormat.hashHex(qps[i].qpn() & 0xffffffffL, 6)
+                        + " to RTR: " + e.getMessage());
+            }
+            try {
+                qps[i].modify(new QpAttr().state(QpState.RTS).sqPsn(my[i].psn()));
+            } catch (RdmaException e) {
+                throw new PerfFailure("Failed to modify QP to RTS: " + e.getMessage());
+            }
+            if (ud()) {
+                try {
+                    ahs[i] = pd.createAh(AhAttr.of(av));
+                } catch (RdmaException e) {
+                    throw new PerfFailure("Failed to create AH for UD: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** UD: the address handle of each remote QP, else null */
+    private AddressHandle[] ahs;
+
+    /** UD: addresses a SEND being built in {@link #wr} to remote QP {@code q}. */
+    private void address(int q) {
+        if (ahs != null) {
+            wr.ud(ahs[q], rem[q].qpn(), UD_QKEY);
         }
     }
 
@@ -708,7 +799,7 @@ final class Perftest {
             out.println(PerftestReport.RESULT_LINE);
             return;
         }
-        for (long size : o.sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (jrdmaPeer && !o.all()) {
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
@@ -732,7 +823,7 @@ final class Perftest {
     private void sendBw() {
         connectPhase();
         columnsBw();
-        for (long size : o.sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (server) {
                 postRecvs(size);
@@ -766,7 +857,7 @@ final class Perftest {
         connectPhase();
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
-        for (long size : o.sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLatWrite(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
@@ -787,7 +878,7 @@ final class Perftest {
         }
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
-        for (long size : o.sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLat(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
@@ -802,7 +893,7 @@ final class Perftest {
         connectPhase();
         columnsLat();
         long[] tposted = new long[(int) o.iters()];
-        for (long size : o.sizes()) {
+        for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             postRecvs(size);
             dog.reset("synchronizing with the peer before " + size + " B");
@@ -877,6 +968,7 @@ final class Perftest {
                     boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
                     wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
                             .sge(0, loc[q], (int) size, lkey);
+                    address(q);
                     if (op != WrOpcode.SEND) {
                         wr.remote(remAddr[q], rem[q].rkey());
                     }
@@ -953,7 +1045,7 @@ final class Perftest {
     }
 
     private void postRecv(int q, long addr, long size) {
-        rwr.reset().wrId(q).sge(0, addr, (int) size, mr.lkey());
+        rwr.reset().wrId(q).sge(0, addr, recvLength(size), mr.lkey());
         int rc = qps[q].postRecv(rwr);
         if (rc != 0) {
             throw new PerfFailure("Couldn't post recv Qp=" + q + " (" + RdmaException.Errno.of(rc) + ")");
@@ -1141,6 +1233,7 @@ final class Perftest {
                 boolean signaled = scnt % o.cqMod() == 0 || scnt == iters;
                 wr.reset().opcode(WrOpcode.SEND).wrId(0).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
                         .sge(0, base, (int) size, mr.lkey());
+                address(0);
                 post(qps[0], scnt);
                 if (signaled) {
                     awaitSend(scnt, scnt - 1);
@@ -1202,6 +1295,11 @@ final class Perftest {
         if (qps != null) {
             for (QueuePair q : qps) {
                 close(q);
+            }
+        }
+        if (ahs != null) {
+            for (AddressHandle ah : ahs) {
+                close(ah);
             }
         }
         close(mr);

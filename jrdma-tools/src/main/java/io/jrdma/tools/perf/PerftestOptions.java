@@ -1,5 +1,7 @@
 package io.jrdma.tools.perf;
 
+import io.jrdma.verbs.QpType;
+
 import io.jrdma.tools.ArgParser;
 import io.jrdma.tools.pingpong.PingpongCommand;
 
@@ -43,7 +45,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
-                              int timeoutSec, boolean waitClient, boolean rdmaCm) {
+                              int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -110,14 +112,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm);
+                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection);
     }
 
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, newDevice, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, false, timeoutSec, true, rdmaCm);
+                newHost, false, timeoutSec, true, rdmaCm, connection);
     }
 
     /** Why {@code -R} is refused on a RoCE device. */
@@ -180,9 +182,27 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         boolean bw = test.isBw();
         boolean send = test.isSend();
         boolean readOrAtomic = test.opcode.isReadOrAtomic();
-        if (p.has("connection") && !p.value("connection").equals("RC")) {
-            throw new ArgParser.UsageException("option -c/--connection: only RC is supported, not '"
-                    + p.value("connection") + "'");
+        QpType connection = QpType.RC;
+        if (p.has("connection")) {
+            connection = switch (p.value("connection")) {
+                case "RC" -> QpType.RC;
+                case "UC" -> QpType.UC;
+                case "UD" -> QpType.UD;
+                default -> throw new ArgParser.UsageException("option -c/--connection: RC, UC or UD, not '"
+                        + p.value("connection") + "' (jrdma has no XRC, DC or SRD)");
+            };
+        }
+        if (connection == QpType.UC && readOrAtomic) {
+            throw new ArgParser.UsageException("option -c/--connection UC: UC has no RDMA READ or atomics; run "
+                    + "write_bw/write_lat/send_bw/send_lat, or -c RC");
+        }
+        if (connection == QpType.UD && !send) {
+            throw new ArgParser.UsageException("option -c/--connection UD: UD carries SENDs only; run send_bw or "
+                    + "send_lat, or -c RC");
+        }
+        if (connection != QpType.RC && p.has("rdma_cm")) {
+            throw new ArgParser.UsageException("option -c/--connection " + connection + " with -R/--rdma_cm: jrdma's"
+                    + " rdma_cm runs over iWARP, which has RC only");
         }
         if (p.has("post_list") && num(p, "post_list", 'l', 1, 1, 1) != 1) {
             throw new ArgParser.UsageException("option -l/--post_list: only 1 is supported");
@@ -280,7 +300,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback, rdmaCm);
+                p.has("timeout") || loopback, rdmaCm, connection);
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

@@ -8,7 +8,10 @@ import io.jrdma.tools.oob.Roce;
 import io.jrdma.tools.oob.SideChannel;
 import io.jrdma.tools.oob.SideChannelException;
 import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressHandle;
 import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.AhAttr;
+import io.jrdma.verbs.Grh;
 import io.jrdma.verbs.CompletionChannel;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnParam;
@@ -75,11 +78,12 @@ public final class Pingpong {
      * @param waitClient  the server waits at most {@code timeoutSec} for its client (else forever)
      */
     public record Options(String host, int port, String device, int ibPort, int size, int mtu, int rxDepth, int iters,
-                          int sl, boolean events, int gidIndex, boolean check, int timeoutSec, boolean waitClient) {
+                          int sl, boolean events, int gidIndex, boolean check, int timeoutSec, boolean waitClient,
+                          QpType type) {
         /** @return these options as a server on {@code port} (tests) */
         public Options asServer(int port) {
             return new Options(null, port, device, ibPort, size, mtu, rxDepth, iters, sl, events, gidIndex, check,
-                    timeoutSec, true);
+                    timeoutSec, true, type);
         }
     }
 
@@ -115,6 +119,9 @@ public final class Pingpong {
     private CompletionChannel channel;
     private CompletionQueue cq;
     private QueuePair qp;
+    /** UD: the address handle of the peer (ud_pingpong's {@code ctx->ah}) and its QPN */
+    private AddressHandle ah;
+    private int remoteQpn;
     private MemoryRegion mr;
     private MemorySegment buf;
     private final RecvWorkRequest recvWr = new RecvWorkRequest(1);
@@ -177,16 +184,39 @@ public final class Pingpong {
         }
     }
 
+    /** ud_pingpong's Q_Key, on its QP and in each send. */
+    static final int UD_QKEY = 0x1111_1111;
+
+    private boolean ud() {
+        return o.type() == QpType.UD;
+    }
+
+    /** @return the bytes a receive takes: the message, and for UD the 40-byte GRH in front */
+    private long recvBytes() {
+        return ud() ? o.size() + (long) Grh.LENGTH : o.size();
+    }
+
     private void setUp() {
+        if (ud()) {
+            int mtu = ctx.queryPort().activeMtu().bytes();
+            if (o.size() > mtu) {
+                throw new BadValue("Requested size larger than port MTU (" + mtu + "): a UD message is one packet;"
+                        + " give -s " + mtu + " or less");
+            }
+        }
         arena = Arena.ofShared();
-        buf = arena.allocate(o.size(), PAGE);
+        buf = arena.allocate(recvBytes(), PAGE);
         buf.fill(FILL);
         pd = ctx.allocPd();
         mr = pd.register(buf, Access.LOCAL_WRITE);
         channel = o.events() ? ctx.createCompletionChannel() : null;
         cq = ctx.createCq(o.rxDepth() + 1, channel);
-        qp = pd.createQp(new QpInitAttr(QpType.RC, cq, cq, 1, o.rxDepth(), 1, 1, 0, false));
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(o.ibPort()).accessFlags(0));
+        qp = pd.createQp(new QpInitAttr(o.type(), cq, cq, 1, o.rxDepth(), 1, 1, 0, false));
+        if (ud()) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(o.ibPort()).qkey(UD_QKEY));
+        } else {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(o.ibPort()).accessFlags(0));
+        }
         routs = postRecv(o.rxDepth());
         if (routs < o.rxDepth()) {
             throw new Failure("Couldn't post receive (" + routs + ")");
@@ -197,7 +227,7 @@ public final class Pingpong {
     }
 
     private int postRecv(int n) {
-        recvWr.reset().wrId(RECV_WRID).sge(0, mr.address(), o.size(), mr.lkey());
+        recvWr.reset().wrId(RECV_WRID).sge(0, mr.address(), (int) recvBytes(), mr.lkey());
         int i = 0;
         for (; i < n; i++) {
             if (retryFull(() -> qp.postRecv(recvWr)) != 0) {
@@ -432,8 +462,15 @@ public final class Pingpong {
                 + " one") + ", or run both sides without -g (they then pick matching GIDs)");
     }
 
-    /** {@code pp_connect_ctx}: RTR then RTS with rc_pingpong's attributes. */
+    /**
+     * {@code pp_connect_ctx}: RTR then RTS with rc_pingpong's attributes; uc_pingpong's (path, MTU and PSNs
+     * only); ud_pingpong's (no attributes but the send PSN, then an address handle to the peer, hop limit 1).
+     */
     private void connect(PingpongWire.Dest me, PingpongWire.Dest rem, int sgid) {
+        if (o.type() != QpType.RC) {
+            connectUnreliable(me, rem, sgid);
+            return;
+        }
         try {
             qp.modify(new QpAttr().state(QpState.RTR)
                     .av(new AddressVector(Gid.of(rem.gid()), sgid, 1, 0, Roce.udpPort(rem.lid())))
@@ -450,9 +487,37 @@ public final class Pingpong {
         }
     }
 
+    private void connectUnreliable(PingpongWire.Dest me, PingpongWire.Dest rem, int sgid) {
+        AddressVector av = new AddressVector(Gid.of(rem.gid()), sgid, 1, 0, Roce.udpPort(rem.lid()));
+        try {
+            qp.modify(ud() ? new QpAttr().state(QpState.RTR) : new QpAttr().state(QpState.RTR).av(av)
+                    .pathMtu(Mtu.ofBytes(o.mtu())).destQpn(rem.qpn()).rqPsn(rem.psn()));
+        } catch (RdmaException e) {
+            throw new Failure("Failed to modify QP to RTR: " + e.getMessage());
+        }
+        try {
+            qp.modify(new QpAttr().state(QpState.RTS).sqPsn(me.psn()));
+        } catch (RdmaException e) {
+            throw new Failure("Failed to modify QP to RTS: " + e.getMessage());
+        }
+        if (ud()) {
+            try {
+                ah = pd.createAh(AhAttr.of(av));
+            } catch (RdmaException e) {
+                throw new Failure("Failed to create AH: " + e.getMessage());
+            }
+            remoteQpn = rem.qpn();
+        }
+    }
+
     private void postSend() {
-        sendWr.reset().wrId(SEND_WRID).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
-                .sge(0, mr.address(), o.size(), mr.lkey());
+        if (ud()) { // ud_pingpong sends from behind the GRH room
+            sendWr.reset().wrId(SEND_WRID).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, mr.address() + Grh.LENGTH, o.size(), mr.lkey()).ud(ah, remoteQpn, UD_QKEY);
+        } else {
+            sendWr.reset().wrId(SEND_WRID).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, mr.address(), o.size(), mr.lkey());
+        }
         int rc = retryFull(() -> qp.postSend(sendWr));
         if (rc != 0) {
             throw new Failure("Couldn't post send (" + RdmaException.Errno.of(rc) + ", QP state " + qp.state() + ")");
@@ -609,6 +674,7 @@ public final class Pingpong {
     private void tearDown() {
         close(conn);
         close(qp);
+        close(ah);
         close(mr);
         close(cq);
         close(channel);

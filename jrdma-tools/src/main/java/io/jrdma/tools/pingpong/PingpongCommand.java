@@ -3,6 +3,7 @@ package io.jrdma.tools.pingpong;
 import io.jrdma.tools.ArgParser;
 import io.jrdma.tools.DeviceChoice;
 import io.jrdma.tools.oob.SideChannelException;
+import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.RdmaException;
 
 import java.io.PrintStream;
@@ -23,7 +24,8 @@ public final class PingpongCommand {
 
             As ibv_rc_pingpong (rdma-core): an RC ping-pong of SENDs, -n exchanges of -s bytes, after
             exchanging LID:QPN:PSN:GID over TCP port -p. Either end can be ibv_rc_pingpong; use the
-            same -s, -n and -m on both. Without -g jrdma uses the GID of the address the TCP
+            same -s, -n and -m on both. With --uc as ibv_uc_pingpong, with --ud as ibv_ud_pingpong
+            (soft-RoCE only: iWARP has no UC or UD). Without -g jrdma uses the GID of the address the TCP
             connection runs over (ibv_rc_pingpong sends no GID then, which RoCE peers cannot use).""")
             .option('p', "port", "PORT", "listen on/connect to TCP port PORT (default 18515)")
             .option('d', "ib-dev", "DEV", "use device DEV (default: the client's route, the server's first non-lo one)")
@@ -42,6 +44,10 @@ public final class PingpongCommand {
             .option('P', "prefetch", null, "prefetch an ODP MR: not supported")
             .option('t', "ts", null, "CQE timestamps: not supported")
             .option('j', "dm", null, "device memory: not supported")
+            .option((char) 0, "ud", null, "as ibv_ud_pingpong: UD QPs, an address handle to the peer, Q_Key "
+                    + "0x11111111, 40 bytes of GRH room in each receive; -s at most the port MTU (default 2048); no -m/-c")
+            .option((char) 0, "uc", null, "as ibv_uc_pingpong: UC QPs connected by hand (no ACKs: a lost packet loses"
+                    + " its message, and the run then times out)")
             .option((char) 0, "timeout", "SEC", "fail after SEC s without progress (default 30); a server waits "
                     + "that long for its client only when given");
 
@@ -94,7 +100,20 @@ public final class PingpongCommand {
             throw new ArgParser.UsageException("option -p/--port: a client needs the server's port, not 0");
         }
         int ibPort = (int) number(p, "ib-port", 'i', 1, 255, 1);
-        int size = (int) number(p, "size", 's', 1, 1 << 30, 4096);
+        if (p.has("ud") && p.has("uc")) {
+            throw new ArgParser.UsageException("options --ud and --uc exclude each other (one QP type per run)");
+        }
+        QpType type = p.has("ud") ? QpType.UD : p.has("uc") ? QpType.UC : QpType.RC;
+        if (type == QpType.UD) {
+            for (String[] u : new String[][] {{"mtu", "-m"}, {"chk", "-c"}}) {
+                if (p.has(u[0])) {
+                    throw new ArgParser.UsageException("option " + u[1] + "/--" + u[0] + " does not apply to --ud"
+                            + " (ibv_ud_pingpong has none: a datagram is at most the port MTU, and its receive starts"
+                            + " with the GRH)");
+                }
+            }
+        }
+        int size = (int) number(p, "size", 's', 1, 1 << 30, type == QpType.UD ? 2048 : 4096);
         int mtu = (int) number(p, "mtu", 'm', 256, 4096, 1024);
         if (Integer.bitCount(mtu) != 1) {
             throw new ArgParser.UsageException("option -m/--mtu: must be 256, 512, 1024, 2048 or 4096, not " + mtu);
@@ -109,7 +128,7 @@ public final class PingpongCommand {
         }
         int timeout = (int) number(p, "timeout", (char) 0, 1, 86_400, DEFAULT_TIMEOUT);
         return new Pingpong.Options(host, port, dev, ibPort, size, mtu, rx, iters, sl, p.has("events"), gid,
-                p.has("chk"), timeout, p.has("timeout"));
+                p.has("chk"), timeout, p.has("timeout"), type);
     }
 
     /** Parses a number as {@code strtoul(s, NULL, 0)} would (decimal, 0x hex, 0 octal), strictly. */

@@ -170,6 +170,45 @@ class PerftestLoopbackTest {
         }
     }
 
+    /** -c UC (write and send tests) and -c UD (send tests) in both roles, as ib_*_bw/lat -c UC|UD. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"write_bw,UC,4096", "send_bw,UC,4096", "write_lat,UC,2",
+        "send_lat,UC,2", "send_bw,UD,1024", "send_lat,UD,2", "send_lat,UD,4096"})
+    @Timeout(90)
+    void ucAndUdInBothRoles(String test, String connection, String size) throws Exception {
+        String[] flags = {"-c", connection, "-n", "300", "-s", size};
+        Pair r = run(test, flags);
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        PerftestOptions o = PerfCommand.parsePerftest(test, flags[0], flags[1], flags[2], flags[3], flags[4], flags[5]);
+        assertEquals(io.jrdma.verbs.QpType.valueOf(connection), o.connection());
+        String conn = " Connection type : " + connection + "\t";
+        List<String> clientRows = check(r.clientOut(), o, true, 1, header(o, true).replace(" Connection type : RC\t",
+                conn), GID, (side, line) -> assertTrue(ADDRESS.matcher(line).matches(), line));
+        checkSizes(clientRows, List.of(Long.parseLong(size)), 300);
+        boolean serverRows = o.bw() || test.equals("write_lat") || test.equals("send_lat");
+        check(r.serverOut(), o, false, serverRows ? 1 : 0, header(o, false).replace(" Connection type : RC\t", conn),
+                GID, (side, line) -> assertTrue(ADDRESS.matcher(line).matches(), line));
+    }
+
+    @Test
+    @Timeout(90)
+    void udStopsAtTheMtuAndTheUnsupportedCombinationsAreRefused() throws Exception {
+        Pair r = run("send_lat", "-c", "UD", "-n", "5", "-s", "8192");
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        assertTrue(r.clientErr().contains(" Max msg size in UD is MTU 4096\n Changing to this MTU\n"), r.all());
+        assertTrue(r.serverErr().contains(" Max msg size in UD is MTU 4096\n Changing to this MTU\n"), r.all());
+        assertTrue(r.clientOut().indexOf("Send Latency Test") >= 0, r.all());
+        assertTrue(r.clientOut().contains("\n 4096 "), "the row is of 4096 bytes: " + r.all());
+        for (String[] bad : new String[][] {{"read_bw", "-c", "UC"}, {"atomic_lat", "-c", "UC"}, {"write_bw", "-c", "UD"},
+            {"send_bw", "-c", "XRC"}}) {
+            io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.jrdma.tools.ArgParser.UsageException.class, () -> PerfCommand.parsePerftest(bad));
+            assertTrue(e.getMessage().startsWith("option -c/--connection"), e.getMessage());
+        }
+    }
+
     @Test
     @Timeout(120)
     void allSizesRunInOrder() throws Exception {

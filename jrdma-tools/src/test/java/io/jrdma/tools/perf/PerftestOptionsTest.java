@@ -99,7 +99,10 @@ class PerftestOptionsTest {
         assertEquals("Message size cannot be changed for Atomic tests", message("atomic_lat", "-a"));
         assertTrue(message("write_bw", "-A", "CMP_AND_SWAP").contains("You are not running the atomic_lat/bw test!"));
         assertTrue(message("atomic_bw", "-A", "SWAP").contains("Invalid Atomic type!"));
-        assertEquals("option -c/--connection: only RC is supported, not 'UD'", message("send_bw", "-c", "UD"));
+        assertEquals("option -c/--connection: RC, UC or UD, not 'XRC' (jrdma has no XRC, DC or SRD)",
+                message("send_bw", "-c", "XRC"));
+        assertTrue(message("write_bw", "-c", "UD").startsWith("option -c/--connection UD: UD carries SENDs only"));
+        assertTrue(message("read_lat", "-c", "UC").startsWith("option -c/--connection UC: UC has no RDMA READ"));
         assertTrue(message("write_bw", "-m", "1500").startsWith("option -m/--mtu: Invalid MTU - 1500"));
         assertEquals("option -n/--iters: 4 is outside 5..100000000", message("write_bw", "-n", "4"));
         assertEquals("option -s/--size: 'big' is not a number", message("write_bw", "-s", "big"));

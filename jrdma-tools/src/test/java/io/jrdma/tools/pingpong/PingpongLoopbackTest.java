@@ -95,6 +95,51 @@ class PingpongLoopbackTest {
         assertEquals("", io.jrdma.tools.oob.RawPeer.withoutPortWarning(r.serverErr() + r.clientErr()));
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1, 1024, 65536})
+    @Timeout(60)
+    void ucPingPongsAsUcPingpong(int size) throws Exception {
+        List<String> args = List.of("-d", "roce_lo", "--uc", "-s", String.valueOf(size), "-m", "1024", "-n", "40", "-c");
+        Pair r = run(args, args);
+        assertEquals(0, r.serverRc(), r.serverOut() + r.serverErr());
+        assertEquals(0, r.clientRc(), r.clientOut() + r.clientErr());
+        checkOutput(r, size, 40);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 1024})
+    @Timeout(60)
+    void udPingPongsAsUdPingpong(int size) throws Exception {
+        List<String> args = List.of("-d", "roce_lo", "--ud", "-s", String.valueOf(size), "-n", "40");
+        Pair r = run(args, args);
+        assertEquals(0, r.serverRc(), r.serverOut() + r.serverErr());
+        assertEquals(0, r.clientRc(), r.clientOut() + r.clientErr());
+        checkOutput(r, size, 40);
+    }
+
+    @Test
+    @Timeout(60)
+    void udRefusesAMessageAboveThePortMtuAndOptionsUdPingpongHasNot() throws Exception {
+        int mtu;
+        try (io.jrdma.verbs.DeviceContext c = io.jrdma.verbs.Rdma.device("roce_lo")
+                .open(io.jrdma.verbs.DeviceOptions.defaults())) {
+            mtu = c.queryPort().activeMtu().bytes();
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = PingpongCommand.run(List.of("-d", "roce_lo", "--ud", "-s", String.valueOf(mtu + 1), "-p", "0",
+                "--timeout", "5"), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, rc, err.toString(StandardCharsets.UTF_8));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("Requested size larger than port MTU (" + mtu + ")"),
+                err.toString(StandardCharsets.UTF_8));
+        rc = PingpongCommand.run(List.of("--ud", "-m", "1024"), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, rc);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("option -m/--mtu does not apply to --ud"),
+                err.toString(StandardCharsets.UTF_8));
+    }
+
     @Test
     @Timeout(60)
     void eventsAndAGidIndexWork() throws Exception {
