@@ -8,6 +8,8 @@ import io.jrdma.verbs.CompletionChannel;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.DeviceCap;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
@@ -305,8 +307,8 @@ public final class Context implements DeviceContext {
     @Override
     public synchronized CompletionQueue createCq(int cqe, CompletionChannel channel) {
         checkOpen();
-        if (cqe < 1 || cqe > (1 << 22)) {
-            throw new RdmaException(Errno.EINVAL, "CQ size must be 1.." + (1 << 22) + ", not " + cqe);
+        if (cqe < 1 || cqe > MAX_CQE) {
+            throw new RdmaException(Errno.EINVAL, "CQ size must be 1.." + MAX_CQE + ", not " + cqe);
         }
         Channel ch = null;
         if (channel != null) {
@@ -365,6 +367,29 @@ public final class Context implements DeviceContext {
             return 0;
         }
         return engine.doWork();
+    }
+
+    /** Work requests per QP queue ({@link Pd#createQp} refuses deeper queues). */
+    public static final int MAX_QP_WR = 1 << 15;
+    /** Scatter/gather entries per request ({@link Pd#createQp} refuses more). */
+    public static final int MAX_SGE = 32;
+    /** Entries per CQ ({@link #createCq} refuses more). */
+    public static final int MAX_CQE = 1 << 22;
+    /** QPs per context: the 24-bit QP number space above the reserved numbers. */
+    public static final int MAX_QP = 0xFFFFFF - 0x11;
+
+    /**
+     * {@inheritDoc} The limits the core enforces; the transport adds its own part
+     * ({@link Transport#deviceAttr}: QP types, SRQs, windows, address handles, capability flags).
+     */
+    @Override
+    public DeviceAttr queryDevice() {
+        checkOpen();
+        DeviceAttr base = new DeviceAttr(device.provider() + " (jrdma)", 0, 0, Long.MAX_VALUE, 4096, 0, 0, 0,
+                MAX_QP, MAX_QP_WR, DeviceCap.RC_RNR_NAK_GEN | DeviceCap.PORT_ACTIVE_EVENT, MAX_SGE, MAX_SGE,
+                Integer.MAX_VALUE, MAX_CQE, Integer.MAX_VALUE, Integer.MAX_VALUE, 255, Integer.MAX_VALUE, 255,
+                DeviceAttr.AtomicCap.HCA, 0, 0, 0, 0, 0, 1, 1, java.util.Set.of(io.jrdma.verbs.QpType.RC));
+        return engine.transport.deviceAttr(base);
     }
 
     @Override

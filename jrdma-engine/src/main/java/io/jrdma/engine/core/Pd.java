@@ -66,6 +66,11 @@ public final class Pd implements ProtectionDomain {
                 || scq.context != context || rcq.context != context) {
             throw new RdmaException(Errno.EINVAL, "the QP's CQs must belong to the same device context as its PD");
         }
+        if (attr.maxSendWr() > Context.MAX_QP_WR || attr.maxRecvWr() > Context.MAX_QP_WR
+                || attr.maxSendSge() > Context.MAX_SGE || attr.maxRecvSge() > Context.MAX_SGE) {
+            throw new RdmaException(Errno.EINVAL, "QP queues of at most " + Context.MAX_QP_WR + " work requests of at most "
+                    + Context.MAX_SGE + " SGEs each (queryDevice: max_qp_wr, max_sge), not " + attr);
+        }
         synchronized (this) {
             checkOpen();
             Qp qp = context.createQp(this, attr, scq, rcq);

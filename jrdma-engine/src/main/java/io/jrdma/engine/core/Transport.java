@@ -145,6 +145,15 @@ public interface Transport {
         return false;
     }
 
+    /**
+     * The device attributes of a context on this transport (control path): the core's limits in
+     * {@code base}, to which the transport adds its own part (QP types, SRQs, memory windows,
+     * address handles, capability flags). The default adds nothing.
+     */
+    default io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
+        return base;
+    }
+
     /** Adds the transport's own counters (the link's system calls) to a context's counter snapshot. */
     default void addCounters(Map<String, Long> counters) {
     }
