@@ -53,6 +53,8 @@ public final class Context implements DeviceContext {
     public final KeyTable keys = new KeyTable();
     public final Link link;
     public final Engine engine;
+    /** The asynchronous event queue: written by the engine thread, read by pollAsyncEvent/awaitAsyncEvent. */
+    public final AsyncEvents events;
     private static final long GID_REFRESH_NANOS = 500_000_000L;
     private static final Gid ZERO_GID = Gid.of(new byte[16]);
     private volatile List<Gid> gids;
@@ -92,6 +94,7 @@ public final class Context implements DeviceContext {
         this.link = link;
         this.activeMtu = activeMtu;
         this.gids = gidsOf(link.localEndpoints());
+        this.events = new AsyncEvents(this);
         this.gidsReadAt = System.nanoTime();
         this.engine = new Engine(this, clock, transport);
         this.cm = engine.transport.connectionManager();
@@ -390,6 +393,19 @@ public final class Context implements DeviceContext {
                 Integer.MAX_VALUE, MAX_CQE, Integer.MAX_VALUE, Integer.MAX_VALUE, 255, Integer.MAX_VALUE, 255,
                 DeviceAttr.AtomicCap.HCA, 0, 0, 0, 0, 0, 1, 1, java.util.Set.of(io.jrdma.verbs.QpType.RC));
         return engine.transport.deviceAttr(base);
+    }
+
+    @Override
+    public boolean pollAsyncEvent(io.jrdma.verbs.AsyncEvent event) {
+        java.util.Objects.requireNonNull(event, "event");
+        return events.poll(event);
+    }
+
+    @Override
+    public boolean awaitAsyncEvent(io.jrdma.verbs.AsyncEvent event, java.time.Duration timeout) {
+        java.util.Objects.requireNonNull(event, "event");
+        java.util.Objects.requireNonNull(timeout, "timeout");
+        return events.await(event, timeout);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.jrdma.engine.core;
 
 import io.jrdma.verbs.Access;
+import io.jrdma.verbs.DeviceAttr;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.ProtectionDomain;
@@ -9,6 +10,8 @@ import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.SharedReceiveQueue;
+import io.jrdma.verbs.SrqInitAttr;
 
 import java.lang.foreign.MemorySegment;
 import java.util.HashSet;
@@ -71,11 +74,53 @@ public final class Pd implements ProtectionDomain {
             throw new RdmaException(Errno.EINVAL, "QP queues of at most " + Context.MAX_QP_WR + " work requests of at most "
                     + Context.MAX_SGE + " SGEs each (queryDevice: max_qp_wr, max_sge), not " + attr);
         }
+        Srq srq = null;
+        if (attr.srq() != null) {
+            if (!(attr.srq() instanceof Srq s) || s.context != context) {
+                throw new RdmaException(Errno.EINVAL, "the QP's SRQ must belong to the same device context as its PD");
+            }
+            srq = s;
+            synchronized (srq.pd) {
+                if (srq.isClosed()) {
+                    throw new RdmaException(Errno.EINVAL, "the QP's SRQ is destroyed");
+                }
+                srq.users++; // before the QP exists: a concurrent destroy of the SRQ sees it used
+            }
+        }
+        try {
+            synchronized (this) {
+                checkOpen();
+                Qp qp = context.createQp(this, attr, scq, rcq);
+                children.add(qp);
+                return qp;
+            }
+        } catch (RuntimeException e) {
+            if (srq != null) {
+                synchronized (srq.pd) {
+                    srq.users--;
+                }
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public SharedReceiveQueue createSrq(SrqInitAttr attr) {
+        java.util.Objects.requireNonNull(attr, "attr");
+        DeviceAttr dev = context.queryDevice();
+        if (!dev.supportsSrq()) {
+            throw new RdmaException(Errno.EOPNOTSUPP, "ProtectionDomain.createSrq (ibv_create_srq): "
+                    + context.device.provider() + " has no shared receive queues");
+        }
+        if (attr.maxWr() > dev.maxSrqWr() || attr.maxSge() > dev.maxSrqSge()) {
+            throw new RdmaException(Errno.EINVAL, "an SRQ holds at most " + dev.maxSrqWr() + " receives of at most "
+                    + dev.maxSrqSge() + " SGEs (queryDevice: max_srq_wr, max_srq_sge), not " + attr);
+        }
         synchronized (this) {
             checkOpen();
-            Qp qp = context.createQp(this, attr, scq, rcq);
-            children.add(qp);
-            return qp;
+            Srq srq = new Srq(this, attr);
+            children.add(srq);
+            return srq;
         }
     }
 
@@ -113,7 +158,7 @@ public final class Pd implements ProtectionDomain {
         }
         if (!children.isEmpty()) {
             throw new RdmaException(Errno.EBUSY, "the protection domain still has " + children.size()
-                    + " memory regions or queue pairs; close them first (as ibv_dealloc_pd)");
+                    + " memory regions, queue pairs or SRQs; close them first (as ibv_dealloc_pd)");
         }
         closed = true;
         context.release(this);

@@ -214,6 +214,11 @@ public final class IwarpEngine implements Transport {
     }
 
     @Override
+    public io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
+        return io.jrdma.engine.core.Srq.declare(base); // SRQs: the responder takes receives through Qp.takeRecv
+    }
+
+    @Override
     public String describe() {
         return "tcp";
     }

@@ -243,6 +243,11 @@ public final class RoceTransport implements Transport {
     }
 
     @Override
+    public io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
+        return io.jrdma.engine.core.Srq.declare(base); // SRQs: the responder takes receives through Qp.takeRecv
+    }
+
+    @Override
     public void addCounters(Map<String, Long> m) {
         if (link instanceof UdpLink u) { // the link's own (opaque reads of engine-thread counts: a snapshot)
             m.put("tx_syscalls", u.txCalls());
