@@ -177,7 +177,7 @@ public final class Engine {
 
     /** @return true while a QP in ERROR still has queued requests to complete with WR_FLUSH_ERR */
     public static boolean flushPending(Qp qp) {
-        return qp.sqConsumer != qp.sqProducerAcquire() || qp.rqConsumer != qp.rqProducerAcquire();
+        return qp.sqConsumer != qp.sqProducerAcquire() || qp.rqConsumer != qp.rqProducerAcquire() || qp.srqFlushPending();
     }
 
     /** Moves a QP to ERROR (IBA 10.3.1): its queued requests will complete with WR_FLUSH_ERR. */

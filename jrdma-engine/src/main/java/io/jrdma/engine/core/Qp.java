@@ -367,6 +367,11 @@ public abstract class Qp implements QueuePair {
         }
     }
 
+    /** Engine thread: in ERROR, the held SRQ receive is still to flush or QP_LAST_WQE_REACHED still to raise. */
+    boolean srqFlushPending() {
+        return srq != null && (holdingSrqRecv || !lastWqeRaised);
+    }
+
     /** Engine thread: the QP in ERROR flushes the SRQ receive it held, then says once that it will take no more. */
     int flushSrq() {
         int n = 0;
