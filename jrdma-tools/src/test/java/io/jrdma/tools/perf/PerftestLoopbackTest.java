@@ -208,6 +208,27 @@ class PerftestLoopbackTest {
 
     @Test
     @Timeout(90)
+    void sendTestsTakeTheirReceivesFromOneSrq() throws Exception {
+        for (String test : List.of("send_bw", "send_lat")) {
+            String[] args = test.equals("send_bw") ? new String[] {"--use-srq", "-q", "3", "-n", "200", "-s", "1000",
+                "-t", "16", "-Q", "4"} : new String[] {"--use-srq", "-n", "200", "-s", "64"};
+            Pair r = run(test, args);
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+            List<String> all = new ArrayList<>(List.of(test));
+            all.addAll(List.of(args));
+            PerftestOptions o = PerfCommand.parsePerftest(all.toArray(String[]::new));
+            assertTrue(o.useSrq(), "--use-srq parsed");
+            checkSizes(check(r.clientOut(), o, true, 1), List.of(o.size()), test.equals("send_bw") ? 600 : 200);
+        }
+        io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.jrdma.tools.ArgParser.UsageException.class,
+                () -> PerfCommand.parsePerftest("write_bw", "--use-srq"));
+        assertTrue(e.getMessage().contains("--use-srq"), e.getMessage());
+    }
+
+    @Test
+    @Timeout(90)
     void compareAndSwapAndGbits() throws Exception {
         for (String test : List.of("atomic_bw", "atomic_lat")) {
             Pair r = run(test, "-A", "CMP_AND_SWAP", "-n", "100");
