@@ -90,6 +90,20 @@ class PerftestRdmaCmTest {
         }
     }
 
+    /** ib_send_bw -R --use-srq (the siw interop case): three QPs on one SRQ, credits per QP the messages came on. */
+    @Test
+    @Timeout(90)
+    void sendTestsOnOneSrq() throws Exception {
+        for (String test : List.of("send_bw", "send_lat")) {
+            String[] flags = test.equals("send_bw")
+                    ? new String[] {"--use-srq", "-q", "3", "-n", "200", "-s", "1000", "-t", "16", "-Q", "4", "-r", "10"}
+                    : new String[] {"--use-srq", "-n", "200", "-s", "64"};
+            PerftestLoopbackTest.Pair r = run(test, flags);
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+        }
+    }
+
     /**
      * ib_send_bw over iWARP with few receives: the receiver reports its count every rx_depth/3
      * receives by a 4-byte RDMA WRITE into the sender's credit word, and the sender never has
