@@ -16,8 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * A context's asynchronous event queue ({@code ibv_get_async_event}'s source): a bounded ring
  * written by the engine thread only, never blocking it (a full ring drops the event and counts
  * {@code async_event_overflow}), read by application threads under this object's monitor
- * (control path). Port events are not queued: a reader compares the interface's state with the
- * one it last reported and answers {@code PORT_ACTIVE}/{@code PORT_ERR} when it changed, first.
+ * (control path). Port events are not queued: a reader compares the interface's state (asked at
+ * most every 10 ms) with the one it last reported and answers {@code PORT_ACTIVE}/{@code PORT_ERR}
+ * when it changed, first.
  */
 public final class AsyncEvents {
     private static final VarHandle TAIL;
@@ -42,12 +43,18 @@ public final class AsyncEvents {
     private long tail;
     private long head;
     private volatile Thread waiter;
-    /** The port state the last reader saw (guarded by this). */
+    /** The port state the last reader saw, and the interface's as last asked (guarded by this). */
     private boolean portUp;
+    private boolean portNow;
+    private long portCheckedAt;
+    /** How often a reader asks the interface whether it is up. */
+    static final long PORT_CHECK_NANOS = 10_000_000L;
 
     AsyncEvents(Context context) {
         this.context = context;
         this.portUp = context.device.isUp();
+        this.portNow = portUp;
+        this.portCheckedAt = System.nanoTime();
     }
 
     /**
@@ -76,7 +83,12 @@ public final class AsyncEvents {
 
     /** Any thread: fills {@code e} with the oldest event. @return false when there is none */
     synchronized boolean poll(AsyncEvent e) {
-        boolean up = context.device.isUp();
+        long now = System.nanoTime();
+        if (now - portCheckedAt >= PORT_CHECK_NANOS) { // asking the interface costs a system call or more
+            portCheckedAt = now;
+            portNow = context.device.isUp();
+        }
+        boolean up = portNow;
         if (up != portUp) {
             portUp = up;
             e.setPort(up ? AsyncEvent.Type.PORT_ACTIVE : AsyncEvent.Type.PORT_ERR, 1);

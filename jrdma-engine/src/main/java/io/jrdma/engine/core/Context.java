@@ -341,7 +341,22 @@ public final class Context implements DeviceContext {
         return made[0];
     }
 
-    /** Engine thread: a random 24-bit QPN ≥ 0x11, unused, not one of the last 4096 freed. */
+    private int srqs;
+
+    /** An SRQ is made: refused with EAGAIN beyond {@code max} (queryDevice's max_srq), as ibv_create_srq. */
+    synchronized void srqCreated(int max) {
+        if (srqs >= max) {
+            throw new RdmaException(Errno.EAGAIN, "the context has " + srqs + " SRQs, queryDevice's max_srq; destroy one"
+                    + " first");
+        }
+        srqs++;
+    }
+
+    synchronized void srqDestroyed() {
+        srqs--;
+    }
+
+        /** Engine thread: a random 24-bit QPN ≥ 0x11, unused, not one of the last 4096 freed. */
     private int newQpn() {
         for (int attempt = 0; attempt < 10_000; attempt++) {
             int q = 0x11 + qpnRandom.nextInt(0xFFFFFF - 0x11);

@@ -118,6 +118,7 @@ public final class Pd implements ProtectionDomain {
         }
         synchronized (this) {
             checkOpen();
+            context.srqCreated(dev.maxSrq()); // EAGAIN beyond max_srq
             Srq srq = new Srq(this, attr);
             children.add(srq);
             return srq;
@@ -126,6 +127,9 @@ public final class Pd implements ProtectionDomain {
 
     public synchronized void release(Object child) {
         children.remove(child);
+        if (child instanceof Srq) {
+            context.srqDestroyed();
+        }
         if (child instanceof Mr mr) {
             regions = java.util.Arrays.stream(regions).filter(r -> r != mr).toArray(Mr[]::new);
         }

@@ -121,6 +121,24 @@ class SrqTest {
     }
 
     @Test
+    void maxSrqIsEnforced() throws Exception {
+        try (UdpPair p = new UdpPair(1 << 16, Mtu.MTU_1024, false)) {
+            int max = p.b.ctx.queryDevice().maxSrq();
+            List<io.jrdma.verbs.SharedReceiveQueue> made = new ArrayList<>();
+            for (int i = 0; i < max; i++) {
+                made.add(p.b.pd.createSrq(SrqInitAttr.of(1, 1)));
+            }
+            RdmaException e = assertThrows(RdmaException.class, () -> p.b.pd.createSrq(SrqInitAttr.of(1, 1)));
+            assertEquals(RdmaException.Errno.EAGAIN, e.errno(), e.getMessage());
+            made.removeLast().close();
+            made.add(p.b.pd.createSrq(SrqInitAttr.of(1, 1))); // room again after a destroy
+            for (var srq : made) {
+                srq.close();
+            }
+        }
+    }
+
+    @Test
     void aSendLongerThanItsReceiveRaisesQpReqErrOnTheResponder() throws Exception {
         try (UdpPair p = new UdpPair(1 << 16, Mtu.MTU_1024, true)) {
             assertEquals(0, p.b.srq.postRecv(new RecvWorkRequest().wrId(1).sge(0, p.b.mr, 0, 100)));
