@@ -283,7 +283,7 @@ final class Perftest {
                 setUpConnection(table);
                 out.println(PerftestReport.header(new PerftestReport.Info(test, o.cmpSwap(), dev.name(), o.numQps(),
                         o.disablePcir(), !server, o.txDepth(), o.rxDepth(), o.cqMod(), mtu.bytes(), gidIndex,
-                        o.inlineSize(), o.outstandingReads(), rdmaCm)));
+                        o.inlineSize(), o.outstandingReads(), rdmaCm, srq != null)));
                 out.flush();
                 switch (test) {
                     case WRITE_BW, READ_BW, ATOMIC_BW -> rdmaBw();

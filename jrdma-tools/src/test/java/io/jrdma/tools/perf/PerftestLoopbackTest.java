@@ -77,7 +77,7 @@ class PerftestLoopbackTest {
     static String header(PerftestOptions o, boolean client) {
         return PerftestReport.header(new PerftestReport.Info(o.test(), o.cmpSwap(), "roce_lo", o.numQps(),
                 o.disablePcir(), client, o.txDepth(), o.rxDepth(), o.cqMod(), 4096, 0, o.inlineSize(),
-                o.outstandingReads()));
+                o.outstandingReads(), false, o.useSrq()));
     }
 
     /**
@@ -219,6 +219,8 @@ class PerftestLoopbackTest {
             all.addAll(List.of(args));
             PerftestOptions o = PerfCommand.parsePerftest(all.toArray(String[]::new));
             assertTrue(o.useSrq(), "--use-srq parsed");
+            assertTrue(r.clientOut().contains("Using SRQ      : ON") && r.serverOut().contains("Using SRQ      : ON"),
+                    "perftest's header says so: " + r.all());
             checkSizes(check(r.clientOut(), o, true, 1), List.of(o.size()), test.equals("send_bw") ? 600 : 200);
         }
         io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(

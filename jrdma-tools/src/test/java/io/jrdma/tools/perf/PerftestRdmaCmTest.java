@@ -39,7 +39,7 @@ class PerftestRdmaCmTest {
     static String header(PerftestOptions o, boolean client) {
         return PerftestReport.header(new PerftestReport.Info(o.test(), o.cmpSwap(), "iwarp_lo", o.numQps(),
                 o.disablePcir(), client, o.txDepth(), o.rxDepth(), o.cqMod(), 4096, 0, o.inlineSize(),
-                o.outstandingReads(), true));
+                o.outstandingReads(), true, o.useSrq()));
     }
 
     /** One side's output, line by line; @return the rows. */
