@@ -150,7 +150,7 @@ public final class Srq implements SharedReceiveQueue {
             into.sgeLkey[i] = r.sgeLkey[i];
         }
         CONSUMER.setRelease(this, c + 1); // acquire partner: postRecv's full check
-        if (limit != 0 && p - (c + 1) < limit) {
+        if (limit != 0 && (long) PRODUCER.getAcquire(this) - (c + 1) < limit) { // what is left now, fresh posts counted
             limit = 0; // fires once, then disarmed until modify arms it again
             context.events.raise(AsyncEvent.Type.SRQ_LIMIT_REACHED, this);
         }
