@@ -291,6 +291,8 @@ tcp_pingpong() { # size
   SRV=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=server port=@PORT@ size="$s" iters="$it" warmup=$((it / 4)))
   CLI=("${BENCH[@]}" io.jrdma.bench.TcpPingPong role=client port=@PORT@ size="$s" iters="$it" warmup=$((it / 4)))
   base_pair "tcp_pingpong.$s" 120 client tcp_pingpong median_us "tcp_pingpong.$s"
+  local v; v="$(result_field "$work/r$ROUND.tcp_pingpong.$s.client.out" tcp_pingpong p99_us)"
+  [ -n "$v" ] && put "tcp_pingpong.$s.p99" "$v"
 }
 
 tcp_stream() { # size

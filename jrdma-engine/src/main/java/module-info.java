@@ -10,9 +10,11 @@ module io.jrdma.engine {
     requires io.jrdma.wire;
     requires jdk.net;
 
-    // No public API: applications use io.jrdma.verbs, which finds the providers below through
+    // Apart from io.jrdma.soft no public API: applications use io.jrdma.verbs, which finds the providers below through
     // ServiceLoader. The jrdma tool reads engine-specific device attributes, so the packages are
     // exported to it alone (on the class path, as in the tests and benchmarks, this is moot).
+    // The software providers' own typed options (as a provider header such as mlx5dv.h): public API.
+    exports io.jrdma.soft;
     exports io.jrdma.engine.core to io.jrdma.tools;
     exports io.jrdma.engine.roce to io.jrdma.tools;
     exports io.jrdma.engine.iwarp to io.jrdma.tools;

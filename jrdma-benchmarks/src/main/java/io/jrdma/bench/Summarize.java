@@ -98,8 +98,9 @@ public final class Summarize {
         row("WRITE 8 B, CPU µs per message", "jrdma.write_bw.8.mpps.cpu", "udp_blast.40.mpps.cpu", "raw UDP blast, 40 B datagrams", "µs/msg");
         row("WRITE 8 B, CPU µs per message (vs best UDP)", "jrdma.write_bw.8.mpps.cpu", "udp_blast_gso.40.mpps.cpu", "raw UDP blast, 40 B, 64 per GSO send", "µs/msg");
 
-        section("iWARP (jrdma over soft-iWARP `-d iwarp_lo`: RDMAP/DDP/MPA over TCP, CRC on; targets from issue 5)");
+        section("iWARP (jrdma over soft-iWARP `-d iwarp_lo`: RDMAP/DDP/MPA over TCP, no MPA CRC between jrdma peers; targets from issues 5 and 11)");
         row("WRITE 8 B lat", "iwarp.write_lat.8", "tcp_pingpong.8", "raw TCP ping-pong 8 B", "µs", "<=", 1.2);
+        row("WRITE 8 B lat p99", "iwarp.write_lat.8.p99", "tcp_pingpong.8.p99", "raw TCP ping-pong 8 B, p99", "µs", "<=", 1.5);
         row("WRITE 4 KiB lat", "iwarp.write_lat.4096", "tcp_pingpong.4096", "raw TCP ping-pong 4 KiB", "µs");
         row("WRITE 64 KiB lat", "iwarp.write_lat.65536", "tcp_pingpong.65536", "raw TCP ping-pong 64 KiB", "µs");
         row("WRITE 8 B lat (vs UCX)", "iwarp.write_lat.8", "ucx.tcp.put_lat.8", "ucx_perftest ucp_put_lat 8 B, tcp", "µs");
@@ -225,6 +226,7 @@ public final class Summarize {
             {"jrdma WRITE 8 B one-way p99", "jrdma.write_lat.8.p99", "µs"},
             {"raw UDP ping-pong 8 B one-way p99", "udp_pingpong.8.p99", "µs"},
             {"jrdma over iWARP WRITE 8 B one-way p99", "iwarp.write_lat.8.p99", "µs"},
+            {"raw TCP ping-pong 8 B one-way p99", "tcp_pingpong.8.p99", "µs"},
             {"jrdma WRITE 64 KiB bw with QpScale (1 QP)", "qpscale.65536.q1.gbps", "GB/s"},
             {"raw UDP blast: sender rate, 4112 B datagrams", "udp_blast_send.4112", "GB/s"},
             {"load average (1 min) at the start of each round", "loadavg", ""},

@@ -1,5 +1,7 @@
 package io.jrdma.engine;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.iwarp.SoftIwarpDevice;
 import io.jrdma.engine.roce.SoftRoceDevice;
 import io.jrdma.verbs.Access;
@@ -106,7 +108,8 @@ class ControlPathLogTest {
     }
 
     private void exercise(Device dev, String cmLogger) throws Exception {
-        DeviceOptions opts = DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER).withUdpPort(0, true);
+        DeviceOptions opts = DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
+                .with(SoftRoceOptions.defaults().withUdpPort(0, true));
         try (Arena arena = Arena.ofShared()) {
             DeviceContext server = dev.open(opts);
             DeviceContext client = dev.open(opts);

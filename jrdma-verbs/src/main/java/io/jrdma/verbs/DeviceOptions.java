@@ -1,47 +1,34 @@
 package io.jrdma.verbs;
 
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * How a device context runs: threading mode, idle strategy, UDP port and the addresses it listens on,
- * and typed options for particular providers ({@link ProviderOptions}).
+ * How a device context runs: threading mode, idle strategy, and typed options for particular providers
+ * ({@link ProviderOptions}). Only what every provider understands is here; a provider's own settings
+ * (jrdma's soft-RoCE UDP port, the addresses it listens on, its IPv4 ICRC check) are in its options record,
+ * added with {@link #with(ProviderOptions)} (for jrdma's software providers: {@code io.jrdma.soft}).
  * Immutable; make variants with the {@code with*} methods.
- *
- * <p>{@code udpPort}, {@code portFallback}, {@code addresses} and {@code anyIpv4Id} are settings of the
- * soft-RoCE provider that predate {@link ProviderOptions}; they stay here for now and will move into that
- * provider's own options record (read with {@link #provider(Class)}), leaving the neutral part: threading
- * mode, idle strategy and the provider options.
  *
  * @param threadingMode   who drives the engine
  * @param idleStrategy    what a dedicated engine thread does when idle
- * @param udpPort         soft-RoCE (to move into that provider's {@link ProviderOptions}): the UDP port to listen on (4791, the RoCEv2 port, by default; 0 = any)
- * @param portFallback    soft-RoCE (to move likewise): when {@code udpPort} is taken on this host, take a free one instead of failing
- * @param addresses       soft-RoCE (to move likewise): when not empty, the context listens on exactly these local addresses (its GID table, in
- *                        this order) instead of all of the interface's; they need not be configured on the
- *                        interface when the kernel accepts them, e.g. any 127.0.0.x on the loopback device, so
- *                        several contexts can each use port 4791 on one host
- * @param anyIpv4Id       soft-RoCE (to move likewise): accept IPv4 packets whose ICRC was computed over a non-zero IP Identification (Linux
- *                        kernels and RoCE NICs send such IDs, which user space cannot see: jrdma solves for the
- *                        ID). This weakens the IPv4 ICRC check from 32 to 16 bits; jrdma peers send ID 0 and need
- *                        it off (the default). IPv6 is unaffected. See docs/wire.md
  * @param providerOptions typed options of particular providers, at most one of each class; a provider reads its
  *                        own with {@link #provider(Class)} and ignores the others
  */
-public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrategy, int udpPort, boolean portFallback,
-                            List<InetAddress> addresses, boolean anyIpv4Id, List<ProviderOptions> providerOptions) {
-    /** The RoCEv2 UDP destination port. */
+public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrategy, List<ProviderOptions> providerOptions) {
+    /** The RoCEv2 UDP destination port (IANA), the default port of an address vector or handle. */
     public static final int ROCE_V2_PORT = 4791;
 
     /**
-     * Validates and makes the options; the address list is copied.
+     * Validates and makes the options; the list is copied.
      *
-     * @throws RdmaException EINVAL if {@code udpPort} is outside 0..65535, or two provider options are of one class
+     * @throws RdmaException EINVAL if a mode is null or two provider options are of one class
      */
     public DeviceOptions {
-        addresses = List.copyOf(addresses);
+        if (threadingMode == null || idleStrategy == null) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "a threading mode and an idle strategy are needed");
+        }
         providerOptions = List.copyOf(providerOptions);
         for (int i = 0; i < providerOptions.size(); i++) {
             for (int j = 0; j < i; j++) {
@@ -51,25 +38,6 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
                 }
             }
         }
-        if (udpPort < 0 || udpPort > 65535) {
-            throw new RdmaException(RdmaException.Errno.EINVAL, "UDP port must be 0..65535, not " + udpPort);
-        }
-    }
-
-    /**
-     * Options without provider options (the form before {@link ProviderOptions} existed).
-     *
-     * @param threadingMode who drives the engine
-     * @param idleStrategy  what a dedicated engine thread does when idle
-     * @param udpPort       soft-RoCE: the UDP port to listen on
-     * @param portFallback  soft-RoCE: take a free port when {@code udpPort} is taken
-     * @param addresses     soft-RoCE: the local addresses to listen on, empty for all of the interface's
-     * @param anyIpv4Id     soft-RoCE: accept ICRCs over a non-zero IPv4 Identification
-     * @throws RdmaException EINVAL if {@code udpPort} is outside 0..65535
-     */
-    public DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrategy, int udpPort, boolean portFallback,
-                         List<InetAddress> addresses, boolean anyIpv4Id) {
-        this(threadingMode, idleStrategy, udpPort, portFallback, addresses, anyIpv4Id, List.of());
     }
 
     /**
@@ -86,7 +54,7 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
             }
         }
         list.add(options);
-        return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, addresses, anyIpv4Id, list);
+        return new DeviceOptions(threadingMode, idleStrategy, list);
     }
 
     /**
@@ -104,13 +72,9 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
         return Optional.empty();
     }
 
-    /**
-     * {@return the defaults: a dedicated engine thread with backoff idling, UDP port 4791 or a free
-     * one when it is taken, every address of the interface, strict IPv4 ICRC}
-     */
+    /** {@return the defaults: a dedicated engine thread with backoff idling, no provider options} */
     public static DeviceOptions defaults() {
-        return new DeviceOptions(ThreadingMode.DEDICATED, IdleStrategy.BACKOFF, ROCE_V2_PORT, true, List.of(), false,
-                List.of());
+        return new DeviceOptions(ThreadingMode.DEDICATED, IdleStrategy.BACKOFF, List.of());
     }
 
     /**
@@ -119,7 +83,7 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
      * @param mode DEDICATED (an engine thread) or INVOKER (the caller's poll and progress calls)
      */
     public DeviceOptions withThreadingMode(ThreadingMode mode) {
-        return new DeviceOptions(mode, idleStrategy, udpPort, portFallback, addresses, anyIpv4Id, providerOptions);
+        return new DeviceOptions(mode, idleStrategy, providerOptions);
     }
 
     /**
@@ -128,38 +92,6 @@ public record DeviceOptions(ThreadingMode threadingMode, IdleStrategy idleStrate
      * @param idle SPIN, YIELD, BACKOFF or PARK
      */
     public DeviceOptions withIdleStrategy(IdleStrategy idle) {
-        return new DeviceOptions(threadingMode, idle, udpPort, portFallback, addresses, anyIpv4Id, providerOptions);
-    }
-
-    /**
-     * {@return these options with another UDP port (a soft-RoCE setting, to move into that provider's
-     * {@link ProviderOptions})}
-     *
-     * @param port     0..65535 (0: any free port)
-     * @param fallback take a free port when {@code port} is in use, instead of failing the open
-     * @throws RdmaException EINVAL if {@code port} is outside 0..65535
-     */
-    public DeviceOptions withUdpPort(int port, boolean fallback) {
-        return new DeviceOptions(threadingMode, idleStrategy, port, fallback, addresses, anyIpv4Id, providerOptions);
-    }
-
-    /**
-     * {@return these options listening on exactly these local addresses (a soft-RoCE setting, to move into
-     * that provider's {@link ProviderOptions})}
-     *
-     * @param list the addresses, in GID table order; empty for all of the interface's
-     */
-    public DeviceOptions withAddresses(List<InetAddress> list) {
-        return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, list, anyIpv4Id, providerOptions);
-    }
-
-    /**
-     * {@return these options with the IPv4 Identification check relaxed or strict (a soft-RoCE setting, to
-     * move into that provider's {@link ProviderOptions})}
-     *
-     * @param any true to accept ICRCs over a non-zero IPv4 Identification (Linux and NIC peers over IPv4)
-     */
-    public DeviceOptions withAnyIpv4Id(boolean any) {
-        return new DeviceOptions(threadingMode, idleStrategy, udpPort, portFallback, addresses, any, providerOptions);
+        return new DeviceOptions(threadingMode, idle, providerOptions);
     }
 }

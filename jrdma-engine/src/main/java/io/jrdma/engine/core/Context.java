@@ -210,12 +210,9 @@ public final class Context implements DeviceContext {
      * Follows the interface's addresses, as rxe's GID table follows netdev events: a new address
      * gets a new GID index (and a socket on this context's port); a vanished one leaves an empty
      * (all-zero) entry so that other indices keep their meaning. Control path, at most every 0.5 s;
-     * not for contexts opened on an explicit address list.
+     * the transport decides (not for contexts opened on an explicit address list).
      */
     private List<Gid> currentGids() {
-        if (!options.addresses().isEmpty()) {
-            return gids;
-        }
         synchronized (this) {
             long now = System.nanoTime();
             if (now - gidsReadAt < GID_REFRESH_NANOS || closed) {

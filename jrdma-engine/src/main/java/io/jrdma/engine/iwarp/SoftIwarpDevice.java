@@ -1,5 +1,7 @@
 package io.jrdma.engine.iwarp;
 
+import io.jrdma.soft.SoftIwarpOptions;
+
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.InterfaceDevice;
 import io.jrdma.engine.link.Endpoint;
@@ -56,7 +58,8 @@ public final class SoftIwarpDevice extends InterfaceDevice {
 
     @Override
     public DeviceContext open(DeviceOptions options) {
-        List<InetAddress> addrs = options.addresses().isEmpty() ? addresses() : options.addresses();
+        List<InetAddress> fixed = SoftIwarpOptions.of(options).addresses();
+        List<InetAddress> addrs = fixed.isEmpty() ? addresses() : fixed;
         if (addrs.isEmpty()) {
             throw new RdmaException(Errno.ENODEV, "interface " + netdev + " has no IP address; an iWARP device needs one");
         }

@@ -162,15 +162,19 @@ public final class UdpLink implements Link {
     }
 
     /**
-     * @return how packets leave: "sendmmsg + UDP GSO", "sendmmsg (UDP GSO off: why)" or
-     *         "one send per packet (why)" (shown by {@code jrdma devices -v})
+     * @return how packets leave: toward jrdma peers "sendmmsg + UDP GSO" or "sendmmsg (UDP GSO off: why)",
+     *         each followed by "toward jrdma peers, one send per packet toward others"; or "one send per
+     *         packet (why)" when nothing is batched (shown by {@code jrdma devices -v})
      */
     public String transmitMode() {
         if (!holds) {
             return "one send per packet (" + batchReason + ")";
         }
-        return gso ? "sendmmsg + UDP GSO" : "sendmmsg (UDP GSO off: " + gsoReason + ")";
+        return (gso ? "sendmmsg + UDP GSO" : "sendmmsg (UDP GSO off: " + gsoReason + ")") + TOWARD;
     }
+
+    /** Batching is negotiated per QP: only a jrdma peer gets it (see {@link #send(ByteBuffer, MemorySegment, int, Endpoint, Endpoint, boolean)}). */
+    static final String TOWARD = " toward jrdma peers, one send per packet toward others";
 
     /** @return UDP GSO messages sent (each several packets of one size) */
     public long gsoMessages() {

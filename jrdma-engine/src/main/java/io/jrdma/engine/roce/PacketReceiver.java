@@ -1,5 +1,7 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.core.Counter;
 import io.jrdma.engine.core.Counters;
 import io.jrdma.engine.core.Engine;
@@ -32,7 +34,7 @@ final class PacketReceiver implements PacketSink {
         this.roce = roce;
         this.engine = roce.engine;
         this.counters = roce.counters;
-        this.anyIpv4Id = roce.context.options.anyIpv4Id();
+        this.anyIpv4Id = SoftRoceOptions.of(roce.context.options).anyIpv4Id();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.cm.TcpConnectionManager;
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Counter;
@@ -264,8 +266,9 @@ public final class RoceTransport implements Transport {
 
     @Override
     public boolean refreshAddresses() {
-        if (!(link instanceof UdpLink udp) || !(context.device instanceof SoftRoceDevice dev)) {
-            return false; // a test's in-memory network, or a device opened on a fixed address list
+        if (!(link instanceof UdpLink udp) || !(context.device instanceof SoftRoceDevice dev)
+                || !SoftRoceOptions.of(context.options).addresses().isEmpty()) {
+            return false; // a test's in-memory network, or a context opened on a fixed address list
         }
         List<InetAddress> current = dev.addresses();
         if (current.isEmpty()) {

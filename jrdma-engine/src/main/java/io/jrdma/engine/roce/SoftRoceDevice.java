@@ -1,5 +1,7 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.InterfaceDevice;
 import io.jrdma.engine.link.Link;
@@ -68,11 +70,12 @@ public final class SoftRoceDevice extends InterfaceDevice {
 
     @Override
     public DeviceContext open(DeviceOptions options) {
-        List<InetAddress> addrs = options.addresses().isEmpty() ? addresses() : options.addresses();
+        SoftRoceOptions so = SoftRoceOptions.of(options);
+        List<InetAddress> addrs = so.addresses().isEmpty() ? addresses() : so.addresses();
         if (addrs.isEmpty()) {
             throw new RdmaException(Errno.ENODEV, "interface " + netdev + " has no IP address; a RoCE device needs one");
         }
-        UdpLink link = UdpLink.open(addrs, options.udpPort(), options.portFallback());
+        UdpLink link = UdpLink.open(addrs, so.udpPort(), so.portFallback());
         link.connectedPaths(!Boolean.getBoolean(SHARED_SEND_SOCKET)); // A/B switch, docs/design.md
         return open(options, link, NanoClock.SYSTEM, activeMtu());
     }

@@ -1,5 +1,7 @@
 package io.jrdma.engine.core;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.iwarp.IwarpEngine;
 import io.jrdma.engine.iwarp.SoftIwarpDevice;
 import io.jrdma.engine.link.UdpLink;
@@ -55,7 +57,8 @@ class FallbacksTest {
         assertEquals(List.of(), SoftRoceDevice.forTest("lo", () -> List.of(LO)).limitations());
         assertEquals(List.of(), SoftIwarpDevice.forTest("lo", () -> List.of(LO)).limitations());
         var c = SoftRoceDevice.forTest("lo", () -> List.of(LO)).open(
-                DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER).withUdpPort(0, true));
+                DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
+                        .with(SoftRoceOptions.defaults().withUdpPort(0, true)));
         try {
             assertEquals(List.of(), c.queryPort().limitations());
         } finally {

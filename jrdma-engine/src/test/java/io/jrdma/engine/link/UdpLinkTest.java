@@ -170,8 +170,8 @@ class UdpLinkTest {
                     assertEquals(0, a.heldPackets(), a.transmitMode());
                     return; // not Linux or no native access: one send per packet, nothing to check here
                 }
-                assertEquals(gso ? "sendmmsg + UDP GSO" : "sendmmsg (UDP GSO off: disabled by -Djrdma.udp.gso=false)",
-                        a.transmitMode());
+                assertEquals((gso ? "sendmmsg + UDP GSO" : "sendmmsg (UDP GSO off: disabled by -Djrdma.udp.gso=false)")
+                        + " toward jrdma peers, one send per packet toward others", a.transmitMode());
                 Endpoint local = a.localEndpoints().getFirst();
                 Endpoint peer = b.localEndpoints().getFirst();
                 Endpoint path = a.attach(local, Endpoint.of(peer.socketAddress().getAddress(), peer.port()));

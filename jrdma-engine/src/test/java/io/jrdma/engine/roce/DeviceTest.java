@@ -1,5 +1,7 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Counter;
 import io.jrdma.verbs.Access;
@@ -73,12 +75,12 @@ class DeviceTest {
             int taken = ((InetSocketAddress) squatter.getLocalAddress()).getPort();
             Device lo = Rdma.device("roce_lo");
             try (DeviceContext ctx = lo.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
-                    .withAddresses(List.of(a)).withUdpPort(taken, true))) {
+                    .with(SoftRoceOptions.defaults().withAddresses(List.of(a)).withUdpPort(taken, true)))) {
                 assertNotEquals(taken, ctx.queryPort().udpPort());
                 assertTrue(ctx.queryPort().udpPort() > 0);
             }
             RdmaException e = assertThrows(RdmaException.class, () -> lo.open(DeviceOptions.defaults()
-                    .withAddresses(List.of(a)).withUdpPort(taken, false)));
+                    .with(SoftRoceOptions.defaults().withAddresses(List.of(a)).withUdpPort(taken, false))));
             assertEquals(RdmaException.Errno.EADDRINUSE, e.errno());
             assertTrue(e.getMessage().contains(String.valueOf(taken)), e.getMessage());
         }
@@ -89,7 +91,7 @@ class DeviceTest {
         List<InetAddress> addrs = new CopyOnWriteArrayList<>(List.of(InetAddress.getByName("127.0.0.1")));
         SoftRoceDevice dev = SoftRoceDevice.forTest("fake0", () -> List.copyOf(addrs));
         try (DeviceContext ctx = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
-                .withUdpPort(0, true))) {
+                .with(SoftRoceOptions.defaults().withUdpPort(0, true)))) {
             Context c = (Context) ctx;
             assertEquals(List.of(Gid.parse("127.0.0.1")), ctx.queryPort().gids());
             addrs.add(InetAddress.getByName("127.0.0.6"));
@@ -171,8 +173,10 @@ class DeviceTest {
     void distinctLoopbackAddressesShareTheRoceV2Port() throws Exception {
         InetAddress s = InetAddress.getByName("127.0.0.2");
         InetAddress c = InetAddress.getByName("127.0.0.3");
-        DeviceOptions so = DeviceOptions.defaults().withAddresses(List.of(s)).withUdpPort(4791, false);
-        DeviceOptions co = DeviceOptions.defaults().withAddresses(List.of(c)).withUdpPort(4791, false)
+        DeviceOptions so = DeviceOptions.defaults().with(SoftRoceOptions.defaults().withAddresses(List.of(s))
+                .withUdpPort(4791, false));
+        DeviceOptions co = DeviceOptions.defaults().with(SoftRoceOptions.defaults().withAddresses(List.of(c))
+                .withUdpPort(4791, false))
                 .withThreadingMode(ThreadingMode.INVOKER);
         boolean free;
         try (DatagramChannel probe = DatagramChannel.open().bind(new InetSocketAddress(s, 4791))) {
@@ -198,7 +202,7 @@ class DeviceTest {
         InetAddress a1 = InetAddress.getByName("127.0.0.1");
         InetAddress a2 = InetAddress.getByName("127.0.0.4");
         try (DeviceContext ctx = lo.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
-                .withAddresses(List.of(a1, a2)).withUdpPort(0, true));
+                .with(SoftRoceOptions.defaults().withAddresses(List.of(a1, a2)).withUdpPort(0, true)));
              DatagramChannel stray = DatagramChannel.open()) {
             int port = ctx.queryPort().udpPort();
             stray.send(java.nio.ByteBuffer.wrap(new byte[40]), new InetSocketAddress(a2, port));

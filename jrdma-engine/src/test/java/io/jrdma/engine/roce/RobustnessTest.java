@@ -1,5 +1,7 @@
 package io.jrdma.engine.roce;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.engine.core.Counter;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.verbs.Mtu;
@@ -90,7 +92,7 @@ class RobustnessTest {
     @Test
     void withAnyIpv4IdAKernelPeersPacketIsAcceptedAndAForgedOneIsNot() {
         try (Pair p = new Pair(Mtu.MTU_1024, 65536, 7, 7, 14,
-                io.jrdma.verbs.DeviceOptions.defaults().withAnyIpv4Id(true))) {
+                io.jrdma.verbs.DeviceOptions.defaults().with(SoftRoceOptions.defaults().withAnyIpv4Id(true)))) {
             int psn = p.b.qpImpl().resp.ePsn;
             byte[] pkt = packet(p, IbOpcode.RC_RDMA_WRITE_ONLY, psn, new byte[] {1, 2, 3, 4, 5, 6, 7, 8},
                     p.b.mr.address(), p.b.mr.rkey(), 8, 0x7d12);

@@ -1,5 +1,7 @@
 package io.jrdma.tools.oob;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionQueue;
@@ -88,8 +90,8 @@ public final class EngineWarmup {
         if (loopback.getAddress().length != 4) {
             return 0;
         }
-        DeviceOptions opts = DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER).withUdpPort(0, true)
-                .withAddresses(List.of(loopback));
+        DeviceOptions opts = DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER)
+                .with(SoftRoceOptions.defaults().withUdpPort(0, true).withAddresses(List.of(loopback)));
         int rounds = 0;
         try (Arena arena = Arena.ofConfined();
              DeviceContext a = lo.open(opts);

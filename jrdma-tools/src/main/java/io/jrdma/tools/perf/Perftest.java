@@ -1,5 +1,7 @@
 package io.jrdma.tools.perf;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.tools.DeviceChoice;
 import io.jrdma.tools.oob.CFormat;
 import io.jrdma.tools.oob.Roce;
@@ -217,7 +219,7 @@ final class Perftest {
     /** @param peer the client's server address, resolved once by {@link #run()}; null on a server */
     private void run(Device dev, SideChannel early, InetAddress peer) {
         ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
-                .withIdleStrategy(IdleStrategy.BACKOFF).withAnyIpv4Id(true));
+                .withIdleStrategy(IdleStrategy.BACKOFF).with(SoftRoceOptions.defaults().withAnyIpv4Id(true)));
         try {
             String warning = warnPort && !rdmaCm ? Roce.portWarning(ctx) : null;
             if (warning != null) {

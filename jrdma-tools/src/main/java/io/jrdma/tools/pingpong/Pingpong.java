@@ -1,5 +1,7 @@
 package io.jrdma.tools.pingpong;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.tools.DeviceChoice;
 import io.jrdma.tools.oob.CFormat;
 import io.jrdma.tools.oob.Roce;
@@ -148,7 +150,7 @@ public final class Pingpong {
         if (dev.transport() == Transport.ROCE_V2) { // the peer's first packets meet compiled code
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
-        DeviceOptions opts = DeviceOptions.defaults().withAnyIpv4Id(true)
+        DeviceOptions opts = DeviceOptions.defaults().with(SoftRoceOptions.defaults().withAnyIpv4Id(true))
                 .withThreadingMode(o.events() ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER)
                 .withIdleStrategy(IdleStrategy.BACKOFF);
         ctx = dev.open(opts);

@@ -1,5 +1,7 @@
 package io.jrdma.tools.oob;
 
+import io.jrdma.soft.SoftRoceOptions;
+
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionQueue;
@@ -44,7 +46,7 @@ public final class VerbsEnd implements AutoCloseable {
 
     public VerbsEnd(long bytes, int access, int qpAccess) {
         ctx = Rdma.device("roce_lo").open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED)
-                .withAnyIpv4Id(true));
+                .with(SoftRoceOptions.defaults().withAnyIpv4Id(true)));
         pd = ctx.allocPd();
         cq = ctx.createCq(1024);
         qp = pd.createQp(new QpInitAttr(QpType.RC, cq, cq, 256, 256, 1, 1, 0, false));
