@@ -113,7 +113,7 @@ final class SrqPingpong {
                     + " only (" + dev.name() + " is iWARP, whose QPs only its connection manager connects)");
         }
         io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
-        ctx = dev.open(DeviceOptions.defaults().withAnyIpv4Id(true)
+        ctx = dev.open(DeviceOptions.defaults().with(io.jrdma.soft.SoftRoceOptions.defaults().withAnyIpv4Id(true))
                 .withThreadingMode(o.events() ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER)
                 .withIdleStrategy(IdleStrategy.BACKOFF));
         try {
