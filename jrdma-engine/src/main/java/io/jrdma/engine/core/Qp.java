@@ -79,6 +79,11 @@ public abstract class Qp implements QueuePair {
     public int doorbell;
     /** The shared receive queue this QP takes its receives from instead of {@link #rq}, or null. */
     public final Srq srq;
+    /**
+     * The PD the lkeys of this QP's receives are checked against: the SRQ's when it has one (the receive
+     * was posted to the SRQ, as siw checks), else its own.
+     */
+    public final Pd recvPd;
     /** The SRQ receive this QP took for the message in progress (a copy: the SRQ's slot is free at once). */
     private final RecvWqe srqRecv;
     private boolean holdingSrqRecv;
@@ -154,6 +159,7 @@ public abstract class Qp implements QueuePair {
                     inlineArea == null ? null : inlineArea.asSlice((long) i * inlineSize, inlineSize));
         }
         this.srq = (Srq) init.srq(); // checked by the PD
+        this.recvPd = srq != null ? srq.pd : pd;
         this.srqRecv = srq == null ? null : new RecvWqe(srq.maxSge);
         int rqSlots = srq != null ? 1 : Math.max(1, Integer.highestOneBit(Math.max(1, init.maxRecvWr()) * 2 - 1));
         if (srq == null && rqSlots < init.maxRecvWr()) {

@@ -240,7 +240,7 @@ final class IwarpReceiver {
             }
             long n = Math.min(sl - skip, left);
             Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
-            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
+            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
                     || RegionViews.of(mr) == null) {
                 return false;
             }
