@@ -183,6 +183,17 @@ perftest_pair() { # test size
 if [ $QUICK = 1 ]; then BW_SIZES="4096"; LAT_SIZES="2"; else BW_SIZES="2 4096 65536"; LAT_SIZES="2 4096 65536"; fi
 for t in write_bw read_bw send_bw; do for s in $BW_SIZES; do perftest_pair $t "$s"; done; done
 for t in write_lat read_lat; do for s in $LAT_SIZES; do perftest_pair $t "$s"; done; done
+# --- ib_send_bw -R --use-srq: every QP's receives from one shared receive queue (siw has SRQs)
+srq_pair() { # size
+  local s=$1
+  run_case "send_bw-R-use-srq-s$s-jrdma-server" "$ATTEMPTS" jrdma \
+    "$J perf send_bw -R --use-srq -q 4 -d $LOCAL_DEV -s $s -n 500 --timeout 120" \
+    "ib_send_bw -R --use-srq -q 4 -d $PEER_DEV -s $s -n 500 $LOCAL_IP" 18515 perf_check_both
+  run_case "send_bw-R-use-srq-s$s-jrdma-client" "$ATTEMPTS" peer \
+    "ib_send_bw -R --use-srq -q 4 -d $PEER_DEV -s $s -n 500" \
+    "$J perf send_bw -R --use-srq -q 4 -d $LOCAL_DEV -s $s -n 500 --timeout 120 $PEER_IP" 18515 perf_check_both
+}
+for s in $BW_SIZES; do srq_pair "$s"; done
 
 {
   echo

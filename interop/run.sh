@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Interop suite: rdma-core's ibv_rc/uc/ud_pingpong and perftest 4.5 (RC, and UC/UD where perftest has
-# them) against jrdma, both directions,
+# Interop suite: rdma-core's ibv_rc/uc/ud/srq_pingpong and perftest 4.5 (RC, --use-srq, and UC/UD where
+# perftest has them) against jrdma, both directions,
 # over RoCEv2 with a Linux rdma_rxe peer (or a RoCE NIC). See interop/README.md.
 #
 #   interop/run.sh [options]                 peer = guest 1 of the QEMU harness in interop/harness
@@ -109,7 +109,7 @@ run_case() {
   if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
   local dir="$OUT/$name" t0 rc_s rc_c note="" before after delta
   mkdir -p "$dir"
-  peer "pkill -x 'ibv_(rc|uc|ud)_pingpong'; pkill -f '^ib_(write|read|send|atomic)_'; true" >/dev/null 2>&1
+  peer "pkill -x 'ibv_(rc|uc|ud|srq)_pingpong'; pkill -f '^ib_(write|read|send|atomic)_'; true" >/dev/null 2>&1
   before=$(peer_counters)
   here timeout 300 tcpdump --immediate-mode -B 131072 -i "$LOCAL_IF" -U -s 0 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
   local cap=$! waited=0
@@ -217,6 +217,25 @@ for t in send_bw send_lat; do
 done
 for t in write_bw send_bw; do
   for s in $SIZES; do perftest_pair $t "$s" 6 "$LOCAL_GID6" "$PEER_GID6" "$LOCAL_IP6" UC; done
+done
+# --- shared receive queues, IPv6 link-local GIDs: ibv_srq_pingpong (16 QPs on one SRQ, 256 addresses
+#     exchanged each way) and ib_send_bw --use-srq (every QP's receives from one SRQ)
+for s in $PP_SIZES; do
+  n=200
+  run_case "srq-pingpong-s$s-jrdma-server" jrdma \
+    "$J pingpong --srq -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -m 1024 -n $n --timeout 120" \
+    "ibv_srq_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -m 1024 -n $n $LOCAL_IP4" "$LOCAL_IP6"
+  run_case "srq-pingpong-s$s-jrdma-client" peer \
+    "ibv_srq_pingpong -d $PEER_DEV -g $PEER_GID6 -s $s -m 1024 -n $n" \
+    "$J pingpong --srq -d $LOCAL_DEV -g $LOCAL_GID6 -s $s -m 1024 -n $n --timeout 120 $PEER_IP" "$LOCAL_IP6"
+done
+for s in $SIZES; do
+  run_case "send_bw-use-srq-s$s-jrdma-server" jrdma \
+    "$J perf send_bw --use-srq -q 4 -d $LOCAL_DEV -x $LOCAL_GID6 -s $s -n 200 -u $QPT --timeout 120" \
+    "ib_send_bw --use-srq -q 4 -d $PEER_DEV -x $PEER_GID6 -s $s -n 200 -u $QPT $LOCAL_IP4" "$LOCAL_IP6"
+  run_case "send_bw-use-srq-s$s-jrdma-client" peer \
+    "ib_send_bw --use-srq -q 4 -d $PEER_DEV -x $PEER_GID6 -s $s -n 200 -u $QPT" \
+    "$J perf send_bw --use-srq -q 4 -d $LOCAL_DEV -x $LOCAL_GID6 -s $s -n 200 -u $QPT --timeout 120 $PEER_IP" "$LOCAL_IP6"
 done
 
 # --- IPv4: needs the peer to see IP ID 0 from us (vm.sh ipid-zero on; see README)

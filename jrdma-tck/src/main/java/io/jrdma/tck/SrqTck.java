@@ -188,6 +188,33 @@ public abstract class SrqTck extends VerbsTckSupport {
     }
 
     @Test
+    void anSrqOfAnotherPdScattersWithItsOwnPdsKeys() {
+        requireSrq();
+        // libibverbs lets a QP take receives from an SRQ of another PD; the receive's lkeys are the SRQ's PD's
+        io.jrdma.verbs.ProtectionDomain pd2 = track(server, "second PD", server.ctx.allocPd());
+        io.jrdma.verbs.MemoryRegion mr2 = track(server, "MR of the second PD",
+                pd2.register(server.buf, io.jrdma.verbs.Access.LOCAL_WRITE));
+        SharedReceiveQueue srq = track(server, "SRQ", pd2.createSrq(SrqInitAttr.of(4, 1)));
+        CompletionQueue scq = server.newCq(16);
+        CompletionQueue ccq = client.newCq(16);
+        QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withSrq(srq));
+        QueuePair cqp = client.newQp(QpInitAttr.rc(ccq));
+        connectByHand(cqp, sqp, 0);
+        assertEquals(0, srq.postRecv(new RecvWorkRequest().wrId(1).sge(0, mr2, DST, MSG)));
+        fill(client.buf, 0, MSG, 77);
+        post(cqp, new SendWorkRequest().wrId(2).flags(SendFlags.SIGNALED).sge(0, client.mr, 0, MSG));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(ccq, "send").status());
+        WorkCompletion rc = awaitCompletion(scq, "receive from an SRQ of another PD");
+        assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, 1, sqp.qpn(), "receive from an SRQ of another PD");
+        assertPattern(server.buf, DST, MSG, 77, "the message in the SRQ's receive");
+        // an lkey of the QP's PD is not the SRQ's: a protection error on the receive
+        assertEquals(0, srq.postRecv(new RecvWorkRequest().wrId(3).sge(0, server.mr, DST, MSG)));
+        post(cqp, new SendWorkRequest().wrId(4).flags(SendFlags.SIGNALED).sge(0, client.mr, 0, MSG));
+        WorkCompletion bad = awaitCompletion(scq, "receive with an lkey of the QP's PD");
+        assertEquals(WcStatus.LOC_PROT_ERR, bad.status(), "receive with an lkey of the QP's PD, not the SRQ's: " + bad);
+    }
+
+    @Test
     void theLimitRaisesItsEventOnceAndDisarms() {
         requireSrq();
         requireAsyncEvents(server);

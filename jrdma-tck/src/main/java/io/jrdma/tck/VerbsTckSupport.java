@@ -256,8 +256,31 @@ public abstract class VerbsTckSupport extends TckSupport {
      * @param access the remote access both allow
      */
     protected final void connectByHand(QueuePair cqp, QueuePair sqp, int access) {
+        if (fx.device().transport() == io.jrdma.verbs.Transport.IWARP && cqp.type() == QpType.RC) {
+            // an iWARP RC QP reaches RTS only over a TCP stream, which only its connection manager makes
+            // (siw: the same); the QPs are made and given to it exactly as the by-hand path would use them
+            connectThroughCm(cqp, sqp, access);
+            return;
+        }
         connectByHand(client, cqp, sqp, access);
         connectByHand(server, sqp, cqp, access);
+    }
+
+    /**
+     * Connects two RC QPs in RESET through the connection manager (the server accepting in a thread of its
+     * own, its listener closed once it accepted); the connections are closed at cleanup.
+     */
+    private void connectThroughCm(QueuePair cqp, QueuePair sqp, int access) {
+        if (access != 0) {
+            sqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(access));
+            cqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(access));
+        }
+        try (Accepting acc = new Accepting(req -> req.accept(sqp, io.jrdma.verbs.ConnParam.defaults(), WAIT))) {
+            track(client, "client connection",
+                    client.ctx.connectionManager().connect(cqp, acc.address(), io.jrdma.verbs.ConnParam.defaults(), WAIT));
+            track(server, "server connection", acc.result());
+        }
+        assertEquals(QpState.RTS, cqp.state(), "client QP connected through the connection manager");
     }
 
     /** Remote access for WRITE-only tests (UC has no READ or atomics). */

@@ -55,6 +55,8 @@ public final class Context implements DeviceContext {
     private volatile io.jrdma.verbs.DeviceAttr deviceAttr;
     public final Link link;
     public final Engine engine;
+    /** The asynchronous event queue: written by the engine thread, read by pollAsyncEvent/awaitAsyncEvent. */
+    public final AsyncEvents events;
     private static final long GID_REFRESH_NANOS = 500_000_000L;
     private static final Gid ZERO_GID = Gid.of(new byte[16]);
     private volatile List<Gid> gids;
@@ -94,6 +96,7 @@ public final class Context implements DeviceContext {
         this.link = link;
         this.activeMtu = activeMtu;
         this.gids = gidsOf(link.localEndpoints());
+        this.events = new AsyncEvents(this);
         this.gidsReadAt = System.nanoTime();
         this.engine = new Engine(this, clock, transport);
         this.cm = engine.transport.connectionManager();
@@ -342,7 +345,22 @@ public final class Context implements DeviceContext {
         return made[0];
     }
 
-    /** Engine thread: a random 24-bit QPN ≥ 0x11, unused, not one of the last 4096 freed. */
+    private int srqs;
+
+    /** An SRQ is made: refused with EAGAIN beyond {@code max} (queryDevice's max_srq), as ibv_create_srq. */
+    synchronized void srqCreated(int max) {
+        if (srqs >= max) {
+            throw new RdmaException(Errno.EAGAIN, "the context has " + srqs + " SRQs, queryDevice's max_srq; destroy one"
+                    + " first");
+        }
+        srqs++;
+    }
+
+    synchronized void srqDestroyed() {
+        srqs--;
+    }
+
+        /** Engine thread: a random 24-bit QPN ≥ 0x11, unused, not one of the last 4096 freed. */
     private int newQpn() {
         for (int attempt = 0; attempt < 10_000; attempt++) {
             int q = 0x11 + qpnRandom.nextInt(0xFFFFFF - 0x11);
@@ -400,6 +418,19 @@ public final class Context implements DeviceContext {
             deviceAttr = a;
         }
         return a;
+    }
+
+    @Override
+    public boolean pollAsyncEvent(io.jrdma.verbs.AsyncEvent event) {
+        java.util.Objects.requireNonNull(event, "event");
+        return events.poll(event);
+    }
+
+    @Override
+    public boolean awaitAsyncEvent(io.jrdma.verbs.AsyncEvent event, java.time.Duration timeout) {
+        java.util.Objects.requireNonNull(event, "event");
+        java.util.Objects.requireNonNull(timeout, "timeout");
+        return events.await(event, timeout);
     }
 
     @Override

@@ -32,6 +32,10 @@ public enum Counter {
     SEND_NAKS("sent_naks"),
     SENT_ACKS("sent_acks"),
     CQ_OVERFLOW("cq_overflow"),
+    /** asynchronous events queued ({@code ibv_get_async_event}'s) */
+    ASYNC_EVENTS("async_events"),
+    /** asynchronous events dropped because the context's event queue was full */
+    ASYNC_EVENT_OVERFLOW("async_event_overflow"),
     ENGINE_ERRORS("engine_errors"),
     /** UD: a datagram whose DETH Q_Key is not the QP's (IBA 10.2.4.2): dropped, no completion */
     RCVD_BAD_QKEY("rcvd_bad_qkey"),

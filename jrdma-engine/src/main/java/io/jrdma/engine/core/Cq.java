@@ -59,6 +59,8 @@ public final class Cq implements CompletionQueue {
     private long consumer;
     private int armed;
     public int users;
+    /** The CQ overran: CQ_ERR was raised and its QPs go to ERROR (engine thread). */
+    boolean overrun;
     private boolean closed;
 
     public Cq(Context context, int cqe, Channel channel) {
@@ -94,6 +96,11 @@ public final class Cq implements CompletionQueue {
         long p = producer;
         if (p - (long) CONSUMER.getAcquire(this) >= capacity) { // release partner: poll()
             context.counters.increment(Counter.CQ_OVERFLOW);
+            if (!overrun) { // ibv_create_cq(3): an overrun is a CQ error; its QPs go to ERROR at the end of the cycle
+                overrun = true;
+                context.events.raise(io.jrdma.verbs.AsyncEvent.Type.CQ_ERR, this);
+                context.engine.cqOverrun();
+            }
             return false;
         }
         int i = (int) (p & mask);

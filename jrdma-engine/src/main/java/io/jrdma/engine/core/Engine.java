@@ -62,7 +62,24 @@ public final class Engine {
         work += transport.receive();
         work += serviceActive();
         transport.afterService();
+        if (overrunPending) {
+            overrunPending = false;
+            qps.forEachValue(this::errorIfOverrun);
+        }
         return work;
+    }
+
+    private boolean overrunPending;
+
+    /** Engine thread: a CQ overran; at the end of this cycle the QPs that use it move to ERROR. */
+    void cqOverrun() {
+        overrunPending = true;
+    }
+
+    private void errorIfOverrun(Qp qp) {
+        if (qp.state != QpState.ERROR && qp.state != QpState.RESET && (qp.sendCq.overrun || qp.recvCq.overrun)) {
+            enterError(qp);
+        }
     }
 
     private int runControl() {
@@ -160,7 +177,7 @@ public final class Engine {
 
     /** @return true while a QP in ERROR still has queued requests to complete with WR_FLUSH_ERR */
     public static boolean flushPending(Qp qp) {
-        return qp.sqConsumer != qp.sqProducerAcquire() || qp.rqConsumer != qp.rqProducerAcquire();
+        return qp.sqConsumer != qp.sqProducerAcquire() || qp.rqConsumer != qp.rqProducerAcquire() || qp.srqFlushPending();
     }
 
     /** Moves a QP to ERROR (IBA 10.3.1): its queued requests will complete with WR_FLUSH_ERR. */
@@ -190,6 +207,9 @@ public final class Engine {
             qp.recvCq.push(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, 0, 0, qp.qpn, 0);
             qp.rqConsumerRelease(qp.rqConsumer + 1);
             n++;
+        }
+        if (qp.srq != null) {
+            n += qp.flushSrq();
         }
         transport.flushed(qp);
         return n;

@@ -5,6 +5,7 @@ import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressHandle;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.AhAttr;
+import io.jrdma.verbs.DeviceAttr;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.ProtectionDomain;
@@ -12,6 +13,8 @@ import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.SharedReceiveQueue;
+import io.jrdma.verbs.SrqInitAttr;
 
 import java.lang.foreign.MemorySegment;
 import java.util.HashSet;
@@ -107,19 +110,63 @@ public final class Pd implements ProtectionDomain {
                     + context.device.name() + " (" + context.engine.transport.describe() + "); it has "
                     + context.queryDevice().qpTypes() + " (see DeviceContext.queryDevice().qpTypes())");
         }
-        if (attr.srq() != null) {
-            throw new RdmaException(Errno.EOPNOTSUPP, "shared receive queues are not supported by this build's "
-                    + context.device.name() + "; create the QP without QpInitAttr.srq");
-        }
         if (!(attr.sendCq() instanceof Cq scq) || !(attr.recvCq() instanceof Cq rcq)
                 || scq.context != context || rcq.context != context) {
             throw new RdmaException(Errno.EINVAL, "the QP's CQs must belong to the same device context as its PD");
         }
+        if (attr.maxSendWr() > Context.MAX_QP_WR || attr.maxRecvWr() > Context.MAX_QP_WR
+                || attr.maxSendSge() > Context.MAX_SGE || attr.maxRecvSge() > Context.MAX_SGE) {
+            throw new RdmaException(Errno.EINVAL, "QP queues of at most " + Context.MAX_QP_WR + " work requests of at most "
+                    + Context.MAX_SGE + " SGEs each (queryDevice: max_qp_wr, max_sge), not " + attr);
+        }
+        Srq srq = null;
+        if (attr.srq() != null) {
+            if (!(attr.srq() instanceof Srq s) || s.context != context) {
+                throw new RdmaException(Errno.EINVAL, "the QP's SRQ must belong to the same device context as its PD");
+            }
+            srq = s;
+            synchronized (srq.pd) {
+                if (srq.isClosed()) {
+                    throw new RdmaException(Errno.EINVAL, "the QP's SRQ is destroyed");
+                }
+                srq.users++; // before the QP exists: a concurrent destroy of the SRQ sees it used
+            }
+        }
+        try {
+            synchronized (this) {
+                checkOpen();
+                Qp qp = context.createQp(this, attr, scq, rcq);
+                children.add(qp);
+                return qp;
+            }
+        } catch (RuntimeException e) {
+            if (srq != null) {
+                synchronized (srq.pd) {
+                    srq.users--;
+                }
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public SharedReceiveQueue createSrq(SrqInitAttr attr) {
+        java.util.Objects.requireNonNull(attr, "attr");
+        DeviceAttr dev = context.queryDevice();
+        if (!dev.supportsSrq()) {
+            throw new RdmaException(Errno.EOPNOTSUPP, "ProtectionDomain.createSrq (ibv_create_srq): "
+                    + context.device.provider() + " has no shared receive queues");
+        }
+        if (attr.maxWr() > dev.maxSrqWr() || attr.maxSge() > dev.maxSrqSge()) {
+            throw new RdmaException(Errno.EINVAL, "an SRQ holds at most " + dev.maxSrqWr() + " receives of at most "
+                    + dev.maxSrqSge() + " SGEs (queryDevice: max_srq_wr, max_srq_sge), not " + attr);
+        }
         synchronized (this) {
             checkOpen();
-            Qp qp = context.createQp(this, attr, scq, rcq);
-            children.add(qp);
-            return qp;
+            context.srqCreated(dev.maxSrq()); // EAGAIN beyond max_srq
+            Srq srq = new Srq(this, attr);
+            children.add(srq);
+            return srq;
         }
     }
 
@@ -163,6 +210,9 @@ public final class Pd implements ProtectionDomain {
 
     public synchronized void release(Object child) {
         children.remove(child);
+        if (child instanceof Srq) {
+            context.srqDestroyed();
+        }
         if (child instanceof Mr mr) {
             regions = java.util.Arrays.stream(regions).filter(r -> r != mr).toArray(Mr[]::new);
         }
@@ -195,7 +245,7 @@ public final class Pd implements ProtectionDomain {
         }
         if (!children.isEmpty()) {
             throw new RdmaException(Errno.EBUSY, "the protection domain still has " + children.size()
-                    + " memory regions, memory windows, queue pairs or address handles; close them first (as ibv_dealloc_pd)");
+                    + " memory regions, memory windows, queue pairs, SRQs or address handles; close them first (as ibv_dealloc_pd)");
         }
         closed = true;
         context.release(this);

@@ -79,6 +79,20 @@ public abstract class Qp implements QueuePair {
     long rqProducer;
     public long rqConsumer;
     public int doorbell;
+    /** The shared receive queue this QP takes its receives from instead of {@link #rq}, or null. */
+    public final Srq srq;
+    /**
+     * The PD the lkeys of this QP's receives are checked against: the SRQ's when it has one (the receive
+     * was posted to the SRQ, as siw checks), else its own.
+     */
+    public final Pd recvPd;
+    /** The SRQ receive this QP took for the message in progress (a copy: the SRQ's slot is free at once). */
+    private final RecvWqe srqRecv;
+    private boolean holdingSrqRecv;
+    /** QP_LAST_WQE_REACHED was raised since the QP entered ERROR (engine thread). */
+    private boolean lastWqeRaised;
+    /** COMM_EST was raised since the QP entered RTR (engine thread). */
+    private boolean commEstRaised;
 
     // ---- attributes (written on the engine thread by modify) ----
     public volatile QpState state = QpState.RESET;
@@ -154,8 +168,11 @@ public abstract class Qp implements QueuePair {
             sq[i] = new Wqe(init.maxSendSge(),
                     inlineArea == null ? null : inlineArea.asSlice((long) i * inlineSize, inlineSize));
         }
-        int rqSlots = Math.max(1, Integer.highestOneBit(Math.max(1, init.maxRecvWr()) * 2 - 1));
-        if (rqSlots < init.maxRecvWr()) {
+        this.srq = (Srq) init.srq(); // checked by the PD
+        this.recvPd = srq != null ? srq.pd : pd;
+        this.srqRecv = srq == null ? null : new RecvWqe(srq.maxSge);
+        int rqSlots = srq != null ? 1 : Math.max(1, Integer.highestOneBit(Math.max(1, init.maxRecvWr()) * 2 - 1));
+        if (srq == null && rqSlots < init.maxRecvWr()) {
             rqSlots <<= 1;
         }
         rq = new RecvWqe[rqSlots];
@@ -193,6 +210,11 @@ public abstract class Qp implements QueuePair {
     @Override
     public CompletionQueue recvCq() {
         return recvCq;
+    }
+
+    @Override
+    public io.jrdma.verbs.SharedReceiveQueue srq() {
+        return srq;
     }
 
     // ------------------------------------------------------------------ posting
@@ -403,7 +425,7 @@ public abstract class Qp implements QueuePair {
 
     @Override
     public int postRecv(RecvWorkRequest wr) {
-        if (state == QpState.RESET) {
+        if (srq != null || state == QpState.RESET) { // a QP on an SRQ has no receive queue (ibv_post_recv: EINVAL)
             return Errno.EINVAL.value();
         }
         int numSge = wr.numSge();
@@ -441,6 +463,81 @@ public abstract class Qp implements QueuePair {
     /** Engine thread: clears the doorbell before scanning the queue (so a later post rings again). */
     void clearDoorbell() {
         DOORBELL.setRelease(this, 0);
+    }
+
+    // ------------------------------------------------------------------ receives, own queue or SRQ (engine thread)
+
+    /**
+     * Engine thread: the receive the next message would land in, left in place (a look before taking
+     * it); the one taken for the message in progress if any; null when none is posted. QP-type-neutral:
+     * every transport's responder finds its receives through here, from the QP's own queue or its SRQ.
+     */
+    public RecvWqe peekRecv() {
+        if (srq == null) {
+            return rqConsumer == rqProducerAcquire() ? null : rq[(int) (rqConsumer & rqMask)]; // release partner: postRecv
+        }
+        return holdingSrqRecv ? srqRecv : srq.peek();
+    }
+
+    /**
+     * Engine thread: takes the receive for the message that starts (or goes on): the head of the QP's
+     * own queue (freed by {@link #recvDone()}), or a copy of the SRQ's head, whose slot is freed now
+     * and whose limit event may fire. Allocation-free.
+     *
+     * @return the receive, or null when none is posted (RC answers RNR, iWARP terminates)
+     */
+    public RecvWqe takeRecv() {
+        if (srq == null) {
+            return peekRecv();
+        }
+        if (holdingSrqRecv) {
+            return srqRecv;
+        }
+        if (srq.take(srqRecv)) {
+            holdingSrqRecv = true;
+            return srqRecv;
+        }
+        return null;
+    }
+
+    /** Engine thread: the taken receive is finished; call before its completion is pushed. */
+    public void recvDone() {
+        if (srq == null) {
+            rqConsumerRelease(rqConsumer + 1); // acquire partner: postRecv's full check
+        } else {
+            holdingSrqRecv = false;
+        }
+    }
+
+    /** Engine thread: in ERROR, the held SRQ receive is still to flush or QP_LAST_WQE_REACHED still to raise. */
+    boolean srqFlushPending() {
+        return srq != null && (holdingSrqRecv || !lastWqeRaised);
+    }
+
+    /** Engine thread: the QP in ERROR flushes the SRQ receive it held, then says once that it will take no more. */
+    int flushSrq() {
+        int n = 0;
+        if (holdingSrqRecv) {
+            holdingSrqRecv = false;
+            recvCq.push(srqRecv.wrId, io.jrdma.verbs.WcStatus.WR_FLUSH_ERR, io.jrdma.verbs.WcOpcode.RECV, 0, 0, 0, qpn, 0);
+            n++;
+        }
+        if (!lastWqeRaised) {
+            lastWqeRaised = true;
+            context.events.raise(io.jrdma.verbs.AsyncEvent.Type.QP_LAST_WQE_REACHED, this);
+        }
+        return n;
+    }
+
+    /**
+     * Engine thread: a packet reached this QP (a transport's receive path calls it for every accepted
+     * packet); the first in RTR raises COMM_EST, as rxe's responder does. Allocation-free.
+     */
+    public void packetIn() {
+        if (state == QpState.RTR && !commEstRaised) {
+            commEstRaised = true;
+            context.events.raise(io.jrdma.verbs.AsyncEvent.Type.COMM_EST, this);
+        }
     }
 
     public long sqProducerAcquire() {
@@ -535,6 +632,12 @@ public abstract class Qp implements QueuePair {
             Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "QP 0x" + Integer.toHexString(qpn) + " of " + context
                     + " moves from " + cur + " to ERROR (modify_qp: the application or its connection manager)");
         }
+        if (next != QpState.ERROR) {
+            lastWqeRaised = false;
+        }
+        if (next != QpState.RTR) {
+            commEstRaised = false;
+        }
         state = next;
         if (next == QpState.ERROR || next == QpState.RTS) {
             context.engine.schedule(this);
@@ -573,6 +676,7 @@ public abstract class Qp implements QueuePair {
     private void resetQueues() {
         sqConsumerRelease(sqProducer);
         rqConsumerRelease(rqProducerAcquire());
+        holdingSrqRecv = false; // dropped without a completion, as the queue's own receives
         context.engine.transport.reset(this);
     }
 
@@ -614,6 +718,11 @@ public abstract class Qp implements QueuePair {
         synchronized (context) {
             sendCq.users--;
             recvCq.users--;
+        }
+        if (srq != null) {
+            synchronized (srq.pd) {
+                srq.users--;
+            }
         }
         pd.release(this);
         arena.close();

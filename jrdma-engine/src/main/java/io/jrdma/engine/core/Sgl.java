@@ -53,7 +53,7 @@ public final class Sgl {
             int n = (int) Math.min(sl - skip, left);
             Mr mr = keys.lookup(r.sgeLkey[i]);
             long va = r.sgeAddr[i] + skip;
-            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, va, n)) {
+            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, n)) { // the SRQ's PD for an SRQ receive
                 return false;
             }
             MemorySegment.copy(src, srcOff, mr.segment, va - mr.address, n);

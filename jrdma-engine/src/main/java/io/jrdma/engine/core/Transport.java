@@ -121,18 +121,6 @@ public interface Transport {
     ConnectionManager connectionManager();
 
     /** @return what this context gives up for a missing JVM flag or platform feature, for its port attributes */
-    /**
-     * The transport's part of {@code ibv_query_device}: {@code base} holds the limits the core enforces; a
-     * transport returns it with what it has added (QP types, SRQs, memory windows, address handles, capability
-     * flags). Control path.
-     *
-     * @param base the core's attributes
-     * @return the device's attributes
-     */
-    default io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
-        return base;
-    }
-
     default List<String> limitations() {
         return List.of();
     }
@@ -155,6 +143,15 @@ public interface Transport {
      */
     default boolean refreshAddresses() {
         return false;
+    }
+
+    /**
+     * The device attributes of a context on this transport (control path): the core's limits in
+     * {@code base}, to which the transport adds its own part (QP types, SRQs, memory windows,
+     * address handles, capability flags). The default adds nothing.
+     */
+    default io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
+        return base;
     }
 
     /** Adds the transport's own counters (the link's system calls) to a context's counter snapshot. */

@@ -211,7 +211,8 @@ public final class IwarpEngine implements Transport {
     @Override
     public io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
         // as siw: fast registration, LOCAL_INV and SEND_WITH_INV; no memory windows (siw has none: maxMw 0)
-        base = io.jrdma.engine.core.LocalOps.withMemoryManagement(base, io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS, 0);
+        base = io.jrdma.engine.core.LocalOps.withMemoryManagement(io.jrdma.engine.core.Srq.declare(base),
+                io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS, 0); // and SRQs, taken through Qp.takeRecv
         return base;
     }
 

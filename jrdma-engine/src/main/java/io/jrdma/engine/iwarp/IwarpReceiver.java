@@ -181,16 +181,17 @@ final class IwarpReceiver {
                 }
                 RecvWqe r = s.recv;
                 if (r == null) {
-                    if (qp.rqConsumer == qp.rqProducerAcquire()) { // release partner: Qp.postRecv
+                    r = qp.peekRecv(); // a look: taken below only if the segment goes direct
+                    if (r == null) {
                         return false;
                     }
-                    r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
                 }
                 long placed = s.recv == null ? 0 : s.recvPlaced;
                 if (placed + len > r.capacity || !recvWritable(qp, r, placed, len)) {
                     return false;
                 }
                 if (s.recv == null) {
+                    r = qp.takeRecv(); // the one looked at (from an SRQ: its copy)
                     s.recv = r;
                     s.recvPlaced = 0;
                 }
@@ -239,7 +240,7 @@ final class IwarpReceiver {
             }
             long n = Math.min(sl - skip, left);
             Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
-            if (mr == null || !mr.permits(qp.pd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
+            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
                     || RegionViews.of(mr) == null) {
                 return false;
             }
@@ -686,13 +687,14 @@ final class IwarpReceiver {
             return;
         }
         if (s.recv == null) {
-            if (qp.rqConsumer == qp.rqProducerAcquire()) { // release partner: Qp.postRecv
+            RecvWqe taken = qp.takeRecv(); // the QP's own queue or its SRQ
+            if (taken == null) {
                 // iWARP has no RNR: a SEND without a posted receive ends the stream (siw: DDP, no buffer)
                 tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_UNTAGGED,
                         Terminate.DDP_UNTAGGED_INVALID_MSN_NO_BUFFER, off, false);
                 return;
             }
-            s.recv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            s.recv = taken;
             s.recvPlaced = 0;
         }
         RecvWqe r = s.recv;
@@ -750,7 +752,7 @@ final class IwarpReceiver {
         s.recv = null;
         s.recvPlaced = 0;
         // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
-        qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
+        qp.recvDone();
         qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
         counters.increment(Counter.RDMA_RECVS);
     }

@@ -10,6 +10,7 @@ import io.jrdma.engine.core.RegionViews;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
 import io.jrdma.engine.link.NativeTcp;
+import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.WcOpcode;
@@ -87,6 +88,11 @@ final class IwarpTransmitter {
         queue(s, f, ulen); // a gather entry is always free for it (transmit leaves one)
         counters.increment(Counter.SENT_PKTS);
         if (qp.state != QpState.ERROR) {
+            // the QP itself learns why it stopped (IBA 11.6.3's affiliated errors, by the TERMINATE's layer and type)
+            engine.context.events.raise(layer == Terminate.LAYER_RDMAP && etype == Terminate.RDMAP_ETYPE_REMOTE_PROTECTION
+                    || layer == Terminate.LAYER_DDP && etype == Terminate.DDP_ETYPE_TAGGED ? AsyncEvent.Type.QP_ACCESS_ERR
+                    : layer == Terminate.LAYER_DDP && etype == Terminate.DDP_ETYPE_UNTAGGED ? AsyncEvent.Type.QP_REQ_ERR
+                    : AsyncEvent.Type.QP_FATAL, qp);
             engine.enterError(qp);
         } else {
             engine.schedule(qp);

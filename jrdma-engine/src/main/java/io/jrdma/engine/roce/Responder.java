@@ -8,6 +8,7 @@ import io.jrdma.engine.core.RecvWqe;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.util.Psn;
 import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.WcOpcode;
 import io.jrdma.verbs.WcStatus;
@@ -98,6 +99,7 @@ final class Responder {
             engine.counters.increment(Counter.RCVD_BAD_STATE);
             return;
         }
+        qp.packetIn(); // the first in RTR: COMM_EST
         int psn = Bth.psn(pkt, 0);
         int d = Psn.diff(psn, qp.resp.ePsn);
         if (qp.unreliable) {
@@ -243,7 +245,7 @@ final class Responder {
             engine.counters.increment(Counter.RCVD_BAD_QKEY);
             return;
         }
-        RecvWqe r = nextRecv(qp);
+        RecvWqe r = qp.peekRecv(); // the QP's own queue or its SRQ
         if (r == null) {
             engine.counters.increment(Counter.UD_DROPPED_NO_RECV);
             return;
@@ -254,6 +256,7 @@ final class Responder {
             engine.counters.increment(Counter.RCVD_TOO_LONG);
             return;
         }
+        r = qp.takeRecv(); // from an SRQ: taken for good (a copy), its limit may fire
         int udpLength = 8 + hdr + payload + Bth.padCnt(pkt, 0) + Icrc.LENGTH;
         writeGrh(grh, src, dst, udpLength);
         if (!Sgl.scatter(engine.context.keys, qp, r, 0, grh, 0, Grh.LENGTH)
@@ -310,26 +313,19 @@ final class Responder {
     private static final ValueLayout.OfShort BE16 =
             ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
-    /**
-     * The receive WQE the next incoming message takes, or null when none is posted. The one place a
-     * receive is fetched for UD (an SRQ-backed QP would take it from the SRQ here).
-     */
-    private static RecvWqe nextRecv(RoceQp qp) {
-        return qp.rqConsumer != qp.rqProducerAcquire() ? qp.rq[(int) (qp.rqConsumer & qp.rqMask)] : null;
-    }
-
     private boolean recvAvailable(RoceQp qp) {
-        return qp.rqConsumer != qp.rqProducerAcquire(); // release partner: Qp.postRecv
+        return qp.peekRecv() != null; // the QP's own queue or its SRQ
     }
 
     private boolean send(RoceQp qp, MemorySegment pkt, int opcode, int mask, int psn, int hdr, int payload,
                          boolean first, boolean last) {
         if (first) {
-            if (!recvAvailable(qp)) {
+            RecvWqe taken = qp.takeRecv(); // from an SRQ: taken for good, its limit may fire
+            if (taken == null) {
                 rnrNak(qp, psn);
                 return false;
             }
-            qp.resp.recv = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+            qp.resp.recv = taken;
             qp.resp.recvOffset = 0;
         }
         RecvWqe r = qp.resp.recv;
@@ -417,7 +413,7 @@ final class Responder {
         }
         if (last) {
             if (withImm) {
-                RecvWqe r = qp.rq[(int) (qp.rqConsumer & qp.rqMask)];
+                RecvWqe r = qp.takeRecv(); // present: checked above
                 int imm = ImmDt.imm(pkt, IbOpcode.offset(opcode, IbOpcode.IMMDT));
                 int flags = WorkCompletion.WITH_IMM | (Bth.se(pkt, 0) ? WorkCompletion.SOLICITED : 0);
                 completeRecv(qp, r, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, (int) qp.resp.writeTotal, imm, flags);
@@ -577,7 +573,7 @@ final class Responder {
     private void completeRecv(RoceQp qp, RecvWqe r, WcStatus st, WcOpcode op, int len, int imm, int flags, int srcQp) {
         long wrId = r.wrId;
         // the slot is free before the completion is visible: a poster that reposts on seeing it finds room
-        qp.rqConsumerRelease(qp.rqConsumer + 1); // acquire partner: Qp.postRecv's full check
+        qp.recvDone();
         qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, srcQp);
         qp.resp.recv = null;
         engine.counters.increment(Counter.RDMA_RECVS);
@@ -642,8 +638,12 @@ final class Responder {
                 return sent;
             }
             engine.counters.increment(Counter.SEND_NAKS);
+            int syndrome = qp.resp.nakPendingSyndrome;
             qp.resp.nakPendingSyndrome = -1;
             if (qp.resp.errorAfterNak) {
+                // IBA 11.6.3: the responder's own QP learns why it stopped as an affiliated event
+                engine.context.events.raise(syndrome == Aeth.NAK_REMOTE_ACCESS ? AsyncEvent.Type.QP_ACCESS_ERR
+                        : syndrome == Aeth.NAK_INVALID_REQUEST ? AsyncEvent.Type.QP_REQ_ERR : AsyncEvent.Type.QP_FATAL, qp);
                 engine.enterError(qp);
             }
             sent++;

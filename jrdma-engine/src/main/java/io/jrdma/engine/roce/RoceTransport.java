@@ -243,12 +243,14 @@ public final class RoceTransport implements Transport {
     }
 
     /**
-     * RoCE has RC, UC and UD QPs (UD needs address handles, which the engine does not limit), memory
+     * RoCE has RC, UC and UD QPs (UD needs address handles, which the engine does not limit), SRQs (the
+     * responder takes receives through Qp.takeRecv), memory
      * windows of both types (type 2 as 2B: bound to a QP, checked with its PD) and fast registration, as rxe.
      */
     @Override
     public DeviceAttr deviceAttr(DeviceAttr base) {
-        DeviceAttr b = io.jrdma.engine.core.LocalOps.withMemoryManagement(base, DeviceCap.MEM_MGT_EXTENSIONS
+        DeviceAttr b = io.jrdma.engine.core.LocalOps.withMemoryManagement(
+                io.jrdma.engine.core.Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS
                 | DeviceCap.MEM_WINDOW | DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
         return new DeviceAttr(b.fwVer(), b.nodeGuid(), b.sysImageGuid(), b.maxMrSize(), b.pageSizeCap(), b.vendorId(),
                 b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(), b.deviceCapFlags() | DeviceCap.BAD_QKEY_CNTR,

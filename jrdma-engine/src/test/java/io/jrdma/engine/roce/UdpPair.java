@@ -31,23 +31,36 @@ final class UdpPair implements AutoCloseable {
         final ProtectionDomain pd;
         final CompletionQueue cq;
         final QueuePair qp;
+        /** the SRQ its QP takes receives from, or null */
+        final io.jrdma.verbs.SharedReceiveQueue srq;
         final MemorySegment buf;
         final MemoryRegion mr;
 
-        End(int size) throws Exception {
+        End(int size, boolean withSrq) throws Exception {
             var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
             ctx = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
             pd = ctx.allocPd();
             cq = ctx.createCq(1024);
-            qp = pd.createQp(QpInitAttr.rc(cq).withDepth(256, 256));
+            srq = withSrq ? pd.createSrq(io.jrdma.verbs.SrqInitAttr.of(256, 4)) : null;
+            qp = pd.createQp(withSrq ? QpInitAttr.rc(cq).withDepth(256, 256).withSrq(srq) : QpInitAttr.rc(cq).withDepth(256, 256));
             buf = arena.allocate(size, 4096);
             mr = pd.register(buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC);
+        }
+
+        /** Posts a receive to the QP's SRQ if it has one, else to the QP. */
+        int postRecv(io.jrdma.verbs.RecvWorkRequest wr) {
+            return srq != null ? srq.postRecv(wr) : qp.postRecv(wr);
         }
     }
 
     UdpPair(int size, Mtu mtu) throws Exception {
-        a = new End(size);
-        b = new End(size);
+        this(size, mtu, false);
+    }
+
+    /** As {@link #UdpPair(int, Mtu)}; with {@code srq}, b's QP takes its receives from an SRQ. */
+    UdpPair(int size, Mtu mtu, boolean srq) throws Exception {
+        a = new End(size, false);
+        b = new End(size, srq);
         connect(a, b, mtu);
         connect(b, a, mtu);
     }
@@ -72,6 +85,9 @@ final class UdpPair implements AutoCloseable {
     public void close() {
         for (End e : new End[] {a, b}) {
             e.qp.close();
+            if (e.srq != null) {
+                e.srq.close();
+            }
             e.mr.close();
             e.cq.close();
             e.pd.close();

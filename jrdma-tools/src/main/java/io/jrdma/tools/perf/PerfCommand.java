@@ -79,6 +79,8 @@ public final class PerfCommand {
             .option((char) 0, "report_gbits", null, "report bandwidth in Gb/sec")
             .option((char) 0, "disable_pcie_relaxed", null, "accepted (shown in the header)")
             .option((char) 0, "use_old_post_send", null, "accepted (jrdma posts one way)")
+            .option((char) 0, "use-srq", null, "receives from one shared receive queue for all QPs, as perftest"
+                    + " --use-srq (send tests)")
             .option('R', "rdma_cm", null, "exchange and connect through rdma_cm, as perftest -R (iWARP devices)")
             .option('z', "comm_rdma_cm", null, "not supported (use -R)")
             .option('b', "bidirectional", null, "not supported yet")

@@ -115,6 +115,8 @@ final class Perftest {
     private CompletionQueue sendCq;
     private CompletionQueue recvCq;
     private QueuePair[] qps;
+    /** {@code --use-srq}: the one SRQ every QP takes its receives from, else null */
+    private io.jrdma.verbs.SharedReceiveQueue srq;
     private MemoryRegion mr;
     private MemorySegment buf;
     private long base;
@@ -287,7 +289,7 @@ final class Perftest {
                 setUpConnection(table);
                 out.println(PerftestReport.header(new PerftestReport.Info(test, o.cmpSwap(), dev.name(), o.numQps(),
                         o.disablePcir(), !server, o.txDepth(), o.rxDepth(), o.cqMod(), mtu.bytes(), gidIndex,
-                        o.inlineSize(), o.outstandingReads(), rdmaCm))
+                        o.inlineSize(), o.outstandingReads(), rdmaCm, srq != null))
                         .replace(" Connection type : RC\t", " Connection type : " + o.connection() + "\t"));
                 out.flush();
                 switch (test) {
@@ -457,9 +459,13 @@ final class Perftest {
             qpAccess |= Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
         }
         qps = new QueuePair[n];
+        if (o.useSrq() && test.isSend()) {
+            // perftest --use-srq: one SRQ holding every QP's rx-depth receives
+            srq = pd.createSrq(io.jrdma.verbs.SrqInitAttr.of(o.rxDepth() * n, 1));
+        }
         for (int i = 0; i < n; i++) {
             qps[i] = pd.createQp(new QpInitAttr(o.connection(), sendCq, recvCq, o.txDepth(),
-                    test.isSend() ? o.rxDepth() : 1, 1, 1, o.inlineSize(), false));
+                    test.isSend() ? o.rxDepth() : 1, 1, 1, o.inlineSize(), false, srq));
             if (ud()) {
                 qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).qkey(UD_QKEY));
             } else {
@@ -1025,6 +1031,16 @@ final class Perftest {
         lastBw = PerftestReport.bw(size, tot, tposted, tcompleted, cqMod, noPeak, o.gbits());
     }
 
+    /** @return the index of the QP numbered {@code qpn} (allocation-free; a handful of QPs) */
+    private int indexOfQpn(int qpn) {
+        for (int i = 0; i < qps.length; i++) {
+            if (qps[i].qpn() == qpn) {
+                return i;
+            }
+        }
+        throw new PerfFailure("a receive completion names QP " + qpn + ", not one of this test's");
+    }
+
     /** {@code ctx_set_recv_wqes}: {@code rx-depth} receives per QP into its receive half. */
     private void postRecvs(long size) {
         int n = o.numQps();
@@ -1046,9 +1062,10 @@ final class Perftest {
 
     private void postRecv(int q, long addr, long size) {
         rwr.reset().wrId(q).sge(0, addr, recvLength(size), mr.lkey());
-        int rc = qps[q].postRecv(rwr);
+        int rc = srq != null ? srq.postRecv(rwr) : qps[q].postRecv(rwr);
         if (rc != 0) {
-            throw new PerfFailure("Couldn't post recv Qp=" + q + " (" + RdmaException.Errno.of(rc) + ")");
+            throw new PerfFailure("Couldn't post recv " + (srq != null ? "SRQ" : "Qp") + "=" + q + " ("
+                    + RdmaException.Errno.of(rc) + ")");
         }
     }
 
@@ -1079,15 +1096,16 @@ final class Perftest {
                 if (wc.status() != WcStatus.SUCCESS) {
                     throw new PerfFailure("Completion with error at server: " + failure(wc) + " (rcnt=" + rcnt + ")");
                 }
-                int q = (int) wc.wrId();
+                int q = (int) wc.wrId(); // whose buffer the receive was (with an SRQ, any QP may have taken it)
+                int from = srq == null ? q : indexOfQpn(wc.qpNum()); // the QP the message came on
                 rcnt++;
-                rcntQ[q]++;
+                rcntQ[from]++;
                 if (posted[q] + 1 <= iters) {
                     postRecv(q, recvAddr(base + (n + q) * sendQpBuffSize, size, posted[q]), size);
                     posted[q]++;
                 }
-                if (credits && rcntQ[q] % o.rxDepth() % creditCnt == 0) {
-                    sendCredit(q, rcntQ[q], scredit);
+                if (credits && rcntQ[from] % o.rxDepth() % creditCnt == 0) {
+                    sendCredit(from, rcntQ[from], scredit);
                 }
             }
         }
@@ -1302,6 +1320,7 @@ final class Perftest {
                 close(ah);
             }
         }
+        close(srq);
         close(mr);
         close(creditMr);
         if (recvCq != sendCq) {

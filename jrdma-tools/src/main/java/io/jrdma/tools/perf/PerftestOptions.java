@@ -40,12 +40,13 @@ import java.util.List;
  * @param timeoutSec  {@code --timeout}
  * @param waitClient  the server gives up after {@code timeoutSec} without a client (else waits like perftest)
  * @param rdmaCm      {@code -R}: the exchange and the QPs go through rdma_cm (jrdma: over iWARP only)
+ * @param useSrq      {@code --use-srq}: the QPs take their receives from one shared receive queue (send tests)
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
-                              int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection) {
+                              int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -112,14 +113,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection);
+                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq);
     }
 
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, newDevice, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, false, timeoutSec, true, rdmaCm, connection);
+                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq);
     }
 
     /** Why {@code -R} is refused on a RoCE device. */
@@ -132,7 +133,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     /** The options only the perftest exchange has. */
     static final List<String> PERFTEST_ONLY = List.of("qp", "inline_size", "atomic_type", "CPU-freq", "cq-mod",
             "rx-depth", "outs", "qp-timeout", "sl", "noPeak", "connection", "ib-port", "ipv6", "report_gbits",
-            "disable_pcie_relaxed", "use_old_post_send");
+            "disable_pcie_relaxed", "use_old_post_send", "use-srq");
 
     /** Reads a parsed command line; throws a usage error naming the flag. */
     static PerftestOptions of(ArgParser.Parsed p) throws ArgParser.UsageException {
@@ -166,6 +167,10 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
             throw new ArgParser.UsageException("missing test name (one of " + PerfTest.names() + ")");
         }
         PerfTest test = PerfTest.byName(pos.getFirst());
+        if (p.has("use-srq") && test != PerfTest.SEND_BW && test != PerfTest.SEND_LAT) {
+            throw new ArgParser.UsageException("option --use-srq: only the send tests (send_bw, send_lat) take"
+                    + " receives, so only they can take them from an SRQ (perftest: the same)");
+        }
         if (test == null) {
             throw new ArgParser.UsageException("unknown test '" + pos.getFirst() + "' (one of " + PerfTest.names()
                     + ")");
@@ -300,7 +305,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback, rdmaCm, connection);
+                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"));
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

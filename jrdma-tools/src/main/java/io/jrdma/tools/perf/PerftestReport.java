@@ -23,10 +23,16 @@ final class PerftestReport {
     private PerftestReport() {
     }
 
-    /** What the test header shows; {@code rdmaCm}: {@code -R} over iWARP. */
+    /** What the test header shows; {@code rdmaCm}: {@code -R} over iWARP; {@code useSrq}: {@code --use-srq}. */
     record Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
                 int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads,
-                boolean rdmaCm) {
+                boolean rdmaCm, boolean useSrq) {
+        Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
+             int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads, boolean rdmaCm) {
+            this(test, cmpSwap, device, numQps, disablePcir, client, txDepth, rxDepth, cqMod, mtuBytes, gidIndex,
+                    inline, outReads, rdmaCm, false);
+        }
+
         Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
              int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads) {
             this(test, cmpSwap, device, numQps, disablePcir, client, txDepth, rxDepth, cqMod, mtuBytes, gidIndex,
@@ -47,7 +53,7 @@ final class PerftestReport {
         sb.append(" Dual-port       : OFF\t\tDevice         : ").append(i.device()).append('\n');
         sb.append(" Number of qps   : ").append(i.numQps()).append("\t\tTransport type : ")
                 .append(i.rdmaCm() ? "IW" : "IB").append('\n');
-        sb.append(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+        sb.append(" Connection type : RC\t\tUsing SRQ      : ").append(i.useSrq() ? "ON" : "OFF").append('\n');
         sb.append(" PCIe relax order: ").append(i.disablePcir() ? "OFF" : "ON").append('\n');
         sb.append(" ibv_wr* API     : OFF\n");
         if (i.client()) {

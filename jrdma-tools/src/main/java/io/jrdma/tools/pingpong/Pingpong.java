@@ -76,14 +76,15 @@ public final class Pingpong {
      *
      * @param host        the server to connect to, or null to be the server
      * @param waitClient  the server waits at most {@code timeoutSec} for its client (else forever)
+     * @param numQp       {@code --srq}: ibv_srq_pingpong's exchange with this many QPs on one SRQ; 0 for ibv_rc_pingpong's
      */
     public record Options(String host, int port, String device, int ibPort, int size, int mtu, int rxDepth, int iters,
                           int sl, boolean events, int gidIndex, boolean check, int timeoutSec, boolean waitClient,
-                          QpType type) {
+                          QpType type, int numQp) {
         /** @return these options as a server on {@code port} (tests) */
         public Options asServer(int port) {
             return new Options(null, port, device, ibPort, size, mtu, rxDepth, iters, sl, events, gidIndex, check,
-                    timeoutSec, true, type);
+                    timeoutSec, true, type, numQp);
         }
     }
 

@@ -25,8 +25,10 @@ public final class PingpongCommand {
             As ibv_rc_pingpong (rdma-core): an RC ping-pong of SENDs, -n exchanges of -s bytes, after
             exchanging LID:QPN:PSN:GID over TCP port -p. Either end can be ibv_rc_pingpong; use the
             same -s, -n and -m on both. With --uc as ibv_uc_pingpong, with --ud as ibv_ud_pingpong
-            (soft-RoCE only: iWARP has no UC or UD). Without -g jrdma uses the GID of the address the TCP
-            connection runs over (ibv_rc_pingpong sends no GID then, which RoCE peers cannot use).""")
+            (soft-RoCE only: iWARP has no UC or UD). With --srq, as ibv_srq_pingpong: -q QPs whose receives
+            come from one shared receive queue, 256 addresses exchanged each way (the same -q on both).
+            Without -g jrdma uses the GID of the address the TCP connection runs over (the rdma-core
+            tools send no GID then, which RoCE peers cannot use).""")
             .option('p', "port", "PORT", "listen on/connect to TCP port PORT (default 18515)")
             .option('d', "ib-dev", "DEV", "use device DEV (default: the client's route, the server's first non-lo one)")
             .option('i', "ib-port", "PORT", "use port PORT of the device (default 1, the only one)")
@@ -48,6 +50,9 @@ public final class PingpongCommand {
                     + "0x11111111, 40 bytes of GRH room in each receive; -s at most the port MTU (default 2048); no -m/-c")
             .option((char) 0, "uc", null, "as ibv_uc_pingpong: UC QPs connected by hand (no ACKs: a lost packet loses"
                     + " its message, and the run then times out)")
+            .option((char) 0, "srq", null, "ibv_srq_pingpong instead: -q QPs taking their receives from one SRQ"
+                    + " (RoCE)")
+            .option('q', "num-qp", "NUM", "with --srq: number of QPs to use (default 16, at most 256)")
             .option((char) 0, "timeout", "SEC", "fail after SEC s without progress (default 30); a server waits "
                     + "that long for its client only when given");
 
@@ -127,8 +132,23 @@ public final class PingpongCommand {
             throw new ArgParser.UsageException("option -d/--ib-dev: empty device name");
         }
         int timeout = (int) number(p, "timeout", (char) 0, 1, 86_400, DEFAULT_TIMEOUT);
+        boolean srq = p.has("srq");
+        if (srq && type != QpType.RC) {
+            throw new ArgParser.UsageException("option --srq is ibv_srq_pingpong's, which runs RC QPs: not with --ud or --uc");
+        }
+        if (p.has("num-qp") && !srq) {
+            throw new ArgParser.UsageException("option -q/--num-qp is ibv_srq_pingpong's: give it with --srq");
+        }
+        if (srq && p.has("chk")) {
+            throw new ArgParser.UsageException("option -c/--chk is ibv_rc_pingpong's: ibv_srq_pingpong has no -c");
+        }
+        int numQp = srq ? (int) number(p, "num-qp", 'q', 1, SrqPingpong.MAX_QP, 16) : 0;
+        if (srq && numQp > rx) {
+            throw new ArgParser.UsageException("rx_depth " + rx + " is too small for " + numQp
+                    + " QPs -- must have at least one receive per QP (give -r " + numQp + " or more)");
+        }
         return new Pingpong.Options(host, port, dev, ibPort, size, mtu, rx, iters, sl, p.has("events"), gid,
-                p.has("chk"), timeout, p.has("timeout"), type);
+                p.has("chk"), timeout, p.has("timeout"), type, numQp);
     }
 
     /** Parses a number as {@code strtoul(s, NULL, 0)} would (decimal, 0x hex, 0 octal), strictly. */
@@ -177,7 +197,8 @@ public final class PingpongCommand {
     /** As {@link #execute(Pingpong.Options, PrintStream, PrintStream)}, telling a server's port to {@code listening}. */
     public static int execute(Pingpong.Options o, PrintStream out, PrintStream err, IntConsumer listening) {
         try {
-            return new Pingpong(o, out, err, listening).run();
+            return o.numQp() > 0 ? new SrqPingpong(o, out, err, listening).run()
+                    : new Pingpong(o, out, err, listening).run();
         } catch (DeviceChoice.NoSuchDevice e) {
             err.println("jrdma pingpong: " + e.getMessage());
             return 2;

@@ -77,7 +77,7 @@ class PerftestLoopbackTest {
     static String header(PerftestOptions o, boolean client) {
         return PerftestReport.header(new PerftestReport.Info(o.test(), o.cmpSwap(), "roce_lo", o.numQps(),
                 o.disablePcir(), client, o.txDepth(), o.rxDepth(), o.cqMod(), 4096, 0, o.inlineSize(),
-                o.outstandingReads()));
+                o.outstandingReads(), false, o.useSrq()));
     }
 
     /**
@@ -243,6 +243,29 @@ class PerftestLoopbackTest {
                     "-Q", "4");
             checkSizes(check(r.clientOut(), o, true, 1), List.of(1000L), 300);
         }
+    }
+
+    @Test
+    @Timeout(90)
+    void sendTestsTakeTheirReceivesFromOneSrq() throws Exception {
+        for (String test : List.of("send_bw", "send_lat")) {
+            String[] args = test.equals("send_bw") ? new String[] {"--use-srq", "-q", "3", "-n", "200", "-s", "1000",
+                "-t", "16", "-Q", "4"} : new String[] {"--use-srq", "-n", "200", "-s", "64"};
+            Pair r = run(test, args);
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+            List<String> all = new ArrayList<>(List.of(test));
+            all.addAll(List.of(args));
+            PerftestOptions o = PerfCommand.parsePerftest(all.toArray(String[]::new));
+            assertTrue(o.useSrq(), "--use-srq parsed");
+            assertTrue(r.clientOut().contains("Using SRQ      : ON") && r.serverOut().contains("Using SRQ      : ON"),
+                    "perftest's header says so: " + r.all());
+            checkSizes(check(r.clientOut(), o, true, 1), List.of(o.size()), test.equals("send_bw") ? 600 : 200);
+        }
+        io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.jrdma.tools.ArgParser.UsageException.class,
+                () -> PerfCommand.parsePerftest("write_bw", "--use-srq"));
+        assertTrue(e.getMessage().contains("--use-srq"), e.getMessage());
     }
 
     @Test

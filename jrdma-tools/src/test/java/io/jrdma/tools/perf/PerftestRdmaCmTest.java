@@ -39,7 +39,7 @@ class PerftestRdmaCmTest {
     static String header(PerftestOptions o, boolean client) {
         return PerftestReport.header(new PerftestReport.Info(o.test(), o.cmpSwap(), "iwarp_lo", o.numQps(),
                 o.disablePcir(), client, o.txDepth(), o.rxDepth(), o.cqMod(), 4096, 0, o.inlineSize(),
-                o.outstandingReads(), true));
+                o.outstandingReads(), true, o.useSrq()));
     }
 
     /** One side's output, line by line; @return the rows. */
@@ -85,6 +85,20 @@ class PerftestRdmaCmTest {
         for (String test : List.of("read_bw", "send_bw")) {
             String[] flags = {"-q", "3", "-n", "100", "-s", "1000", "-t", "16", "-Q", "4", "-r", "10"};
             PerftestLoopbackTest.Pair r = run(test, test.equals("send_bw") ? flags : java.util.Arrays.copyOf(flags, 10));
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+        }
+    }
+
+    /** ib_send_bw -R --use-srq (the siw interop case): three QPs on one SRQ, credits per QP the messages came on. */
+    @Test
+    @Timeout(90)
+    void sendTestsOnOneSrq() throws Exception {
+        for (String test : List.of("send_bw", "send_lat")) {
+            String[] flags = test.equals("send_bw")
+                    ? new String[] {"--use-srq", "-q", "3", "-n", "200", "-s", "1000", "-t", "16", "-Q", "4", "-r", "10"}
+                    : new String[] {"--use-srq", "-n", "200", "-s", "64"};
+            PerftestLoopbackTest.Pair r = run(test, flags);
             assertEquals(0, r.serverRc(), r.all());
             assertEquals(0, r.clientRc(), r.all());
         }
