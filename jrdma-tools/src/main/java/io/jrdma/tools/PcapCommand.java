@@ -130,8 +130,12 @@ final class PcapCommand {
                 int opcode = b.get(u.payloadOffset()) & 0xFF;
                 t.opcodes.merge(IbOpcode.name(opcode), 1L, Long::sum);
                 if (fromKey != null && IbOpcode.valid(opcode)) {
+                    int aeth = IbOpcode.offset(opcode, IbOpcode.AETH);
+                    boolean nak = aeth >= 0 && io.jrdma.wire.Aeth.isNak(
+                            io.jrdma.wire.Aeth.syndrome(rec.segment(), u.payloadOffset() + aeth));
                     rt.packet(src.getHostAddress().equals(fromKey), IbOpcode.mask(opcode),
-                            Bth.psn(rec.segment(), u.payloadOffset()), rec.timestampNanos());
+                            Bth.destQp(rec.segment(), u.payloadOffset()), Bth.psn(rec.segment(), u.payloadOffset()),
+                            nak, rec.timestampNanos());
                 }
                 if (expected == got) {
                     t.ok++;
@@ -251,42 +255,79 @@ final class PcapCommand {
     }
 
     /**
-     * Requests seen twice in one direction of a single connection, and who is to blame: the
-     * capture holds one RC connection between jrdma ("ours") and its peer.
+     * Requests seen twice in one direction of a connection, and who is to blame: the capture holds
+     * RC connections between jrdma ("ours") and its peer, one or several (perftest's -q, an SRQ
+     * ping-pong). Requests name the QP they go to and ACKs the QP they answer, so each ACK is
+     * paired with the request stream whose PSN it acknowledges (PSNs start at random, so two
+     * streams do not share them), and a retransmission is judged by its own connection's ACKs.
      */
     private static final class Retries {
-        private final Map<Integer, Long> peerFirstSent = new java.util.HashMap<>();
-        /** Highest PSN jrdma acknowledged (ACK, READ response or atomic ACK), and since when. */
-        private final java.util.TreeMap<Long, Integer> ourAcks = new java.util.TreeMap<>();
+        /** First sending time per (destination QP, PSN) of the peer's requests. */
+        private final Map<Long, Long> peerFirstSent = new java.util.HashMap<>();
+        /** jrdma's acknowledgements (ACK, READ response or atomic ACK) per request stream (the peer's requests' QP). */
+        private final Map<Integer, java.util.TreeMap<Long, Integer>> ourAcks = new java.util.HashMap<>();
+        /** PSN to the destination QP of the requests it was sent in, per direction. */
+        private final Map<Integer, Integer> ourRequestQp = new java.util.HashMap<>();
+        private final Map<Integer, Integer> peerRequestQp = new java.util.HashMap<>();
+        /** The request stream an ACK's destination QP was last paired with (for responses whose PSN no request had). */
+        private final Map<Integer, Integer> ourAckStream = new java.util.HashMap<>();
+        private final Map<Integer, Integer> peerAckStream = new java.util.HashMap<>();
         long peerRetries;
         long peerRetriesOurs;
         long peerRetriesEarly;
         long peerRetriesAfterAck;
+        long peerRetriesAfterNak;
         long ourRetries;
 
-        void packet(boolean ours, int mask, int psn, long at) {
+        void packet(boolean ours, int mask, int destQp, int psn, boolean nak, long at) {
             boolean request = (mask & IbOpcode.REQ) != 0;
             if (!request) {
-                (ours ? ourAcks : peerAcks).put(at, psn);
+                // an answer to the other side's requests: find which of its streams it answers
+                Integer stream = (ours ? peerRequestQp : ourRequestQp).get(psn);
+                Map<Integer, Integer> pairs = ours ? ourAckStream : peerAckStream;
+                if (stream != null) {
+                    pairs.put(destQp, stream);
+                } else {
+                    stream = pairs.getOrDefault(destQp, -1);
+                }
+                if (nak) { // RNR or sequence NAK: the requester resends from its PSN on, rightly
+                    (ours ? ourNaks : peerNaks).computeIfAbsent(stream, k -> new java.util.TreeMap<>()).put(at, psn);
+                } else {
+                    (ours ? ourAcks : peerAcks).computeIfAbsent(stream, k -> new java.util.TreeMap<>()).put(at, psn);
+                }
                 return;
             }
-            Map<Integer, Long> sent = ours ? ourFirstSent : peerFirstSent;
-            Long first = sent.putIfAbsent(psn, at);
+            (ours ? ourRequestQp : peerRequestQp).put(psn, destQp);
+            Map<Long, Long> sent = ours ? ourFirstSent : peerFirstSent;
+            Long first = sent.putIfAbsent(((long) destQp << 24) | psn, at);
             if (first == null) {
                 return;
             }
             // a retransmission: was the PSN left unacknowledged by the other side for a whole timeout?
-            boolean acked = acknowledgedBefore(ours ? peerAcks : ourAcks, psn, at);
-            boolean waitedOut = !acked && at - first >= timeoutNanos * 9 / 10;
+            boolean acked = acknowledgedBefore((ours ? peerAcks : ourAcks).get(destQp), psn, at);
+            boolean nakked = nakkedSince((ours ? peerNaks : ourNaks).get(destQp), psn, first, at);
+            boolean waitedOut = !acked && !nakked && at - first >= timeoutNanos * 9 / 10;
             if (ours) {
                 ourRetries++;
-                if (waitedOut) {
-                    ourRetriesPeerSilent++;
+                // go-back-N resends everything after the PSN that timed out or was NAKed: a PSN that follows
+                // the previous retransmission of the stream belongs to its burst, and is as right as the burst
+                Integer next = ourBurstNext.get(destQp);
+                boolean justified = waitedOut || (nakked && !acked);
+                if (next != null && next == psn && ourBurstJustified.getOrDefault(destQp, false)) {
+                    justified = true;
+                } else {
+                    ourBurstJustified.put(destQp, justified);
+                }
+                ourBurstNext.put(destQp, (psn + 1) & 0xFFFFFF);
+                if (justified) {
+                    ourRetriesPeerSilent++; // after a whole timeout, or asked for by the peer's NAK
                 }
             } else {
                 peerRetries++;
                 if (acked) {
                     peerRetriesAfterAck++;
+                } else if (nakked) {
+                    peerRetriesAfterNak++; // jrdma asked for it (RNR or sequence NAK)
                 } else if (!waitedOut) {
                     peerRetriesEarly++;
                 } else {
@@ -295,8 +336,8 @@ final class PcapCommand {
             }
         }
 
-        private final Map<Integer, Long> ourFirstSent = new java.util.HashMap<>();
-        private final java.util.TreeMap<Long, Integer> peerAcks = new java.util.TreeMap<>();
+        private final Map<Long, Long> ourFirstSent = new java.util.HashMap<>();
+        private final Map<Integer, java.util.TreeMap<Long, Integer>> peerAcks = new java.util.HashMap<>();
         long ourRetriesPeerSilent;
 
         private final long timeoutNanos;
@@ -305,7 +346,31 @@ final class PcapCommand {
             this.timeoutNanos = timeoutNanos;
         }
 
+        /** Per stream of jrdma's requests: the PSN that would continue the last retransmission burst, and whether it was justified. */
+        private final Map<Integer, Integer> ourBurstNext = new java.util.HashMap<>();
+        private final Map<Integer, Boolean> ourBurstJustified = new java.util.HashMap<>();
+        /** NAKs (RNR, sequence error) per answered request stream, jrdma's and the peer's. */
+        private final Map<Integer, java.util.TreeMap<Long, Integer>> ourNaks = new java.util.HashMap<>();
+        private final Map<Integer, java.util.TreeMap<Long, Integer>> peerNaks = new java.util.HashMap<>();
+
+        /** @return true when a NAK between the first sending and {@code at} asked for {@code psn} again (its PSN at or before it) */
+        private static boolean nakkedSince(java.util.TreeMap<Long, Integer> naks, int psn, long first, long at) {
+            if (naks == null) {
+                return false;
+            }
+            for (int nakPsn : naks.subMap(first, false, at, false).values()) {
+                int d = ((psn - nakPsn) << 8) >> 8; // 24-bit signed difference
+                if (d >= 0 && d < (1 << 22)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         private static boolean acknowledgedBefore(java.util.TreeMap<Long, Integer> acks, int psn, long at) {
+            if (acks == null) {
+                return false;
+            }
             for (Map.Entry<Long, Integer> e : acks.headMap(at, false).entrySet()) {
                 int d = ((e.getValue() - psn) << 8) >> 8; // 24-bit signed difference
                 if (d >= 0) {
@@ -331,10 +396,13 @@ final class PcapCommand {
 
         String summary() {
             String ours = ourRetries == 0 ? "no retransmission by jrdma"
-                    : "jrdma retransmitted " + ourRetries + " requests, each after a whole timeout without an answer";
+                    : "jrdma retransmitted " + ourRetries + " requests, each after a whole timeout without an answer"
+                            + " or asked for by a NAK";
             return "; " + ours + (peerRetries == 0 ? "; none by the peer"
                     : "; the peer's " + peerRetries + " came from its own timer (" + peerRetriesAfterAck
-                            + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)");
+                            + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)"
+                            + (peerRetriesAfterNak == 0 ? "" : " or were asked for by jrdma's NAKs ("
+                            + peerRetriesAfterNak + ")"));
         }
     }
 
