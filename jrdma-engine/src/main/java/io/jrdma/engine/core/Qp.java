@@ -437,16 +437,7 @@ public abstract class Qp implements QueuePair {
             return Errno.ENOMEM.value();
         }
         RecvWqe r = rq[(int) (p & rqMask)];
-        r.wrId = wr.wrId();
-        r.numSge = numSge;
-        long cap = 0;
-        for (int i = 0; i < numSge; i++) {
-            r.sgeAddr[i] = wr.sgeAddr(i);
-            r.sgeLength[i] = wr.sgeLength(i);
-            r.sgeLkey[i] = wr.sgeLkey(i);
-            cap += wr.sgeLength(i);
-        }
-        r.capacity = cap;
+        r.fill(wr);
         RQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Responder.recvAvailable
         if (state == QpState.ERROR) {
             ringDoorbell(); // so the engine flushes it

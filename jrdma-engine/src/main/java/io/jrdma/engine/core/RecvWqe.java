@@ -14,4 +14,19 @@ public final class RecvWqe {
         sgeLength = new int[maxSge];
         sgeLkey = new int[maxSge];
     }
+
+    /** Posting thread: takes {@code wr}'s id and scatter list (its SGE count already checked); allocation-free. */
+    void fill(io.jrdma.verbs.RecvWorkRequest wr) {
+        int n = wr.numSge();
+        wrId = wr.wrId();
+        numSge = n;
+        long cap = 0;
+        for (int i = 0; i < n; i++) {
+            sgeAddr[i] = wr.sgeAddr(i);
+            sgeLength[i] = wr.sgeLength(i);
+            sgeLkey[i] = wr.sgeLkey(i);
+            cap += wr.sgeLength(i);
+        }
+        capacity = cap;
+    }
 }

@@ -108,16 +108,7 @@ public final class Srq implements SharedReceiveQueue {
             return Errno.ENOMEM.value();
         }
         RecvWqe r = ring[(int) (p & mask)];
-        r.wrId = wr.wrId();
-        r.numSge = numSge;
-        long cap = 0;
-        for (int i = 0; i < numSge; i++) {
-            r.sgeAddr[i] = wr.sgeAddr(i);
-            r.sgeLength[i] = wr.sgeLength(i);
-            r.sgeLkey[i] = wr.sgeLkey(i);
-            cap += wr.sgeLength(i);
-        }
-        r.capacity = cap;
+        r.fill(wr);
         PRODUCER.setRelease(this, p + 1); // acquire partner: peek
         return 0;
     }
