@@ -686,7 +686,8 @@ public final class Pingpong {
         close(ctx);
     }
 
-    private static void close(AutoCloseable c) {
+    /** Teardown: closes {@code c} if there is one, ignoring what it throws (the run's result is known). */
+    static void close(AutoCloseable c) {
         if (c == null) {
             return;
         }

@@ -398,28 +398,17 @@ final class SrqPingpong {
     private void tearDown() {
         if (qps != null) {
             for (QueuePair qp : qps) {
-                close(qp);
+                Pingpong.close(qp);
             }
         }
-        close(srq);
-        close(mr);
-        close(cq);
-        close(channel);
-        close(pd);
+        Pingpong.close(srq);
+        Pingpong.close(mr);
+        Pingpong.close(cq);
+        Pingpong.close(channel);
+        Pingpong.close(pd);
         if (arena != null) {
             arena.close();
         }
-        close(ctx);
-    }
-
-    private static void close(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // teardown: the result is known
-        }
+        Pingpong.close(ctx);
     }
 }
