@@ -2,6 +2,7 @@ package io.jrdma.engine.iwarp;
 
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.link.NativeTcp;
+import io.jrdma.engine.util.AllocationMeter;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnParam;
@@ -22,7 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -46,9 +46,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 // deoptimization the others would then hit allocates until the code is compiled again (a warm-up matter)
 @org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class IwarpAllocationTest {
-    private static final com.sun.management.ThreadMXBean THREADS =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-
     private final SendWorkRequest wr = new SendWorkRequest();
     private final RecvWorkRequest rwr = new RecvWorkRequest();
     private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
@@ -170,16 +167,9 @@ class IwarpAllocationTest {
                 for (int i = 0; i < 20_000; i++) {
                     round(a, b, i); // warm-up: let the JIT compile the paths
                 }
-                long best = Long.MAX_VALUE;
-                for (int attempt = 0; attempt < 5 && best != 0; attempt++) {
-                    long before = THREADS.getCurrentThreadAllocatedBytes();
-                    for (int i = 0; i < 2_000; i++) {
-                        round(a, b, i);
-                    }
-                    best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
-                }
-                assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics"
-                        + " and 125 of REG_MR, WRITE, LOCAL_INV");
+                AllocationMeter.Result m = AllocationMeter.steadyState(2_000, Duration.ofSeconds(30), i -> round(a, b, i));
+                assertEquals(0, m.bytes(), "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV, imm and atomics"
+                        + " and 125 of REG_MR, WRITE, LOCAL_INV: " + m);
                 IwarpEngine ea = IwarpEngine.of(((Context) a.ctx));
                 IwarpEngine eb = IwarpEngine.of(((Context) b.ctx));
                 // writev for gather lists of more than one entry: zero-copy FPDUs (the copying path's are one)

@@ -1,6 +1,7 @@
 package io.jrdma.engine.roce;
 
 import io.jrdma.engine.core.Context;
+import io.jrdma.engine.util.AllocationMeter;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressHandle;
 import io.jrdma.verbs.AddressVector;
@@ -20,7 +21,7 @@ import io.jrdma.verbs.WrOpcode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,9 +37,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 // deoptimization the others would then hit allocates until the code is compiled again (a warm-up matter)
 @org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class AllocationTest {
-    private static final com.sun.management.ThreadMXBean THREADS =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-
     private final SendWorkRequest wr = new SendWorkRequest();
     private final RecvWorkRequest rwr = new RecvWorkRequest();
     private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
@@ -69,16 +67,9 @@ class AllocationTest {
             for (int i = 0; i < 20_000; i++) {
                 round(p, i); // warm-up: let the JIT compile the paths
             }
-            long best = Long.MAX_VALUE;
-            for (int attempt = 0; attempt < 20 && best != 0; attempt++) { // on a loaded host C2 may still be compiling
-                long before = THREADS.getCurrentThreadAllocatedBytes();
-                for (int i = 0; i < 2_000; i++) {
-                    round(p, i);
-                }
-                best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
-            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(2_000, Duration.ofSeconds(30), i -> round(p, i));
             inv.close();
-            assertEquals(0, best, "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV and atomics");
+            assertEquals(0, m.bytes(), "bytes allocated by 2,000 rounds of WRITE, READ, SEND/RECV and atomics: " + m);
         }
     }
 
@@ -110,16 +101,11 @@ class AllocationTest {
                 n = i;
                 round.run();
             }
-            long best = Long.MAX_VALUE;
-            for (int attempt = 0; attempt < 20 && best != 0; attempt++) {
-                long before = THREADS.getCurrentThreadAllocatedBytes();
-                for (int i = 0; i < 2_000; i++) {
-                    n = i;
-                    round.run();
-                }
-                best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
-            }
-            assertEquals(0, best, "bytes allocated by 2,000 rounds of a UD ping-pong and UC WRITE/SEND");
+            AllocationMeter.Result m = AllocationMeter.steadyState(2_000, Duration.ofSeconds(30), i -> {
+                n = i;
+                round.run();
+            });
+            assertEquals(0, m.bytes(), "bytes allocated by 2,000 rounds of a UD ping-pong and UC WRITE/SEND: " + m);
             uda.close();
             udb.close();
             uca.close();
@@ -252,19 +238,13 @@ class AllocationTest {
             for (int i = 0; i < 5_000; i++) {
                 mmRound(p, i, bindable, type1, type2, fast, mapped, bind);
             }
-            long best = Long.MAX_VALUE;
-            for (int attempt = 0; attempt < 20 && best != 0; attempt++) {
-                long before = THREADS.getCurrentThreadAllocatedBytes();
-                for (int i = 0; i < 1_000; i++) {
-                    mmRound(p, i, bindable, type1, type2, fast, mapped, bind);
-                }
-                best = Math.min(best, THREADS.getCurrentThreadAllocatedBytes() - before);
-            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(1_000, Duration.ofSeconds(30),
+                    i -> mmRound(p, i, bindable, type1, type2, fast, mapped, bind));
             type1.close();
             type2.close();
             fast.close();
             bindable.close();
-            assertEquals(0, best, "bytes allocated by 1,000 rounds of bind/use/invalidate and REG_MR/use/LOCAL_INV");
+            assertEquals(0, m.bytes(), "bytes allocated by 1,000 rounds of bind/use/invalidate and REG_MR/use/LOCAL_INV: " + m);
         }
     }
 
