@@ -304,6 +304,18 @@ public final class Context implements DeviceContext {
     }
 
     @Override
+    public java.lang.foreign.MemorySegment allocateBuffer(long byteSize, long byteAlignment,
+            java.lang.foreign.Arena arena) {
+        checkOpen();
+        java.util.Objects.requireNonNull(arena, "arena");
+        if (byteSize < 1 || byteAlignment < 1 || Long.bitCount(byteAlignment) != 1) {
+            throw new RdmaException(Errno.EINVAL, "allocateBuffer needs a size of at least 1 byte and a power-of-two"
+                    + " alignment, not size " + byteSize + " and alignment " + byteAlignment);
+        }
+        return engine.transport.allocateBuffer(byteSize, byteAlignment, arena);
+    }
+
+    @Override
     public synchronized CompletionChannel createCompletionChannel() {
         checkOpen();
         Channel ch = new Channel(this);

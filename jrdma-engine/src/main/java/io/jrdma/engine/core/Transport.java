@@ -154,6 +154,32 @@ public interface Transport {
         return base;
     }
 
+    // ------------------------------------------------------------------ memory (control path)
+
+    /**
+     * {@link io.jrdma.verbs.DeviceContext#allocateBuffer}: memory that this transport's peers can reach once
+     * registered. The default is the arena's own memory (a network transport reaches any native memory).
+     */
+    default java.lang.foreign.MemorySegment allocateBuffer(long byteSize, long byteAlignment,
+            java.lang.foreign.Arena arena) {
+        return arena.allocate(byteSize, byteAlignment);
+    }
+
+    /**
+     * A region was registered and its key is in the context's key table (control path, any thread): the
+     * transport may publish it to its peers, or refuse it with an {@code RdmaException} (the core then
+     * removes the key and the registration fails).
+     */
+    default void registered(Mr mr) {
+    }
+
+    /**
+     * A region is being deregistered, before its key leaves the context's key table (control path, any
+     * thread): from when this returns no peer may reach the region.
+     */
+    default void deregistering(Mr mr) {
+    }
+
     /** Adds the transport's own counters (the link's system calls) to a context's counter snapshot. */
     default void addCounters(Map<String, Long> counters) {
     }
