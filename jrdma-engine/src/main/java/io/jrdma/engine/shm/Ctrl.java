@@ -12,7 +12,7 @@ package io.jrdma.engine.shm;
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring)
  * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header
  *                      (state u32 | flags u32 | length u32 | imm u32 | message u64 | total u64 |
- *                      rnr timer u32) and CHUNK bytes of payload
+ *                      rnr timer u32 | opcode u32 | destination QPN u32) and CHUNK bytes of payload
  * </pre>
  */
 final class Ctrl {
@@ -36,7 +36,7 @@ final class Ctrl {
     static final int K_OFF = 48;
     static final int K_BUFSIZE = 56;
 
-    static final int MAX_QPS = 256;
+    static final int MAX_QPS = 4096;
     static final int QP_BYTES = 64;
     static final long QPS = KEYS + (long) MAX_KEYS * KEY_BYTES;
     static final int Q_QPN = 0;
@@ -64,6 +64,8 @@ final class Ctrl {
     static final int S_TOTAL = 24;
     static final int S_RNR = 32;
     static final int S_OPCODE = 36;
+    /** the QPN the sender meant: a slot written for a QP since destroyed is dropped by the one now in its place */
+    static final int S_QPN = 40;
 
     // slot states: written by the sender (FREE -> FULL), by the receiver (FULL -> a result), by the sender (-> FREE)
     static final int FREE = 0;

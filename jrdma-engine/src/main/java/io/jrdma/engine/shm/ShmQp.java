@@ -15,9 +15,11 @@ final class ShmQp extends Qp {
     final long ring;
 
     // ---- the connection (engine thread; set at RTR)
+    /** a peer may have written its inbound ring since it was last cleared */
+    boolean ringUsed;
     Peer peer;
     /** the peer QP's directory entry and inbound ring, offsets in the peer's control segment */
-    long peerDir;
+    long peerDir = -1;
     long peerRing;
 
     // ---- the send side of the head SEND (engine thread)

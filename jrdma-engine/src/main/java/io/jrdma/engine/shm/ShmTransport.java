@@ -237,8 +237,7 @@ final class ShmTransport implements Transport {
         }
         ShmQp qp = new ShmQp(context, pd, qpn, init, sendCq, recvCq, slot);
         slots[slot] = qp;
-        slotHigh = Math.max(slotHigh, slot + 1);
-        clearRing(qp);
+        slotHigh = Math.max(slotHigh, slot + 1); // its ring is clean: a memfd's zeros, or cleared when its last user went
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, 0);
@@ -275,42 +274,48 @@ final class ShmTransport implements Transport {
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, to.ordinal());
     }
 
-    /** Engine thread, modify to RTR: maps the peer named by the destination GID and finds its QP. */
+    /**
+     * Engine thread, modify to RTR: maps the peer named by the destination GID and looks for its QP. As a NIC
+     * takes any address vector, a GID that names no live shm context or a QPN that its context does not have
+     * is no error here: the QP's requests then find nothing to answer them and fail with RETRY_EXC_ERR.
+     */
     private void connect(ShmQp qp, QpAttr attr) {
+        if (qp.peer != null) {
+            releasePeer(qp);
+        }
+        qp.resetProgress();
+        qp.ringUsed = true;
+        qp.peerDir = -1;
         int[] who = parseGid(qp.av.dgid());
         if (who == null) {
-            throw new RdmaException(Errno.EINVAL, "destination GID " + qp.av.dgid() + " is not a shared-memory port's;"
-                    + " " + context.device.name() + " reaches only other shm contexts (their GID 0)");
+            return;
         }
         long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
         Peer p = peers.get(id);
         if (p == null) {
-            p = new Peer(who[0], who[1]);
+            try {
+                p = new Peer(who[0], who[1]);
+            } catch (RdmaException e) {
+                return; // not reachable (gone, another user's): nothing will answer
+            }
             peers.put(id, p);
             peerList = peers.values().toArray(new Peer[0]);
         }
-        long dir = -1;
-        for (int i = 0; i < Ctrl.MAX_QPS; i++) {
-            if ((int) INT.getVolatile(p.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qp.destQpn) {
-                dir = Ctrl.qp(i);
-                break;
-            }
-        }
-        if (dir < 0) {
-            if (p.users == 0) {
-                dropPeer(id, p);
-            }
-            throw new RdmaException(Errno.EINVAL, "the peer (process " + who[0] + ") has no QP 0x"
-                    + Integer.toHexString(qp.destQpn));
-        }
-        if (qp.peer != null) {
-            releasePeer(qp);
-        }
         p.users++;
         qp.peer = p;
-        qp.peerDir = dir;
-        qp.peerRing = p.ctrl.get(ValueLayout.JAVA_LONG, dir + Ctrl.Q_RING);
-        qp.resetProgress();
+        findPeerQp(qp);
+    }
+
+    /** Finds the peer QP's directory entry and inbound ring (allocation-free). @return false when it has no such QP */
+    private static boolean findPeerQp(ShmQp qp) {
+        for (int i = 0; i < Ctrl.MAX_QPS; i++) {
+            if ((int) INT.getVolatile(qp.peer.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qp.destQpn) {
+                qp.peerDir = Ctrl.qp(i);
+                qp.peerRing = qp.peer.ctrl.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_RING);
+                return true;
+            }
+        }
+        return false;
     }
 
     private void releasePeer(ShmQp qp) {
@@ -344,7 +349,10 @@ final class ShmTransport implements Transport {
     public void reset(Qp q) {
         ShmQp qp = (ShmQp) q;
         qp.resetProgress();
-        clearRing(qp);
+        if (qp.ringUsed) {
+            clearRing(qp);
+            qp.ringUsed = false;
+        }
         releasePeer(qp);
         if (qp.destroyed) {
             INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, 0);
@@ -433,6 +441,9 @@ final class ShmTransport implements Transport {
         long msg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_MSG);
         int flags = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_FLAGS);
         int len = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_LEN);
+        if (ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_QPN) != qp.qpn) {
+            return Ctrl.DISCARDED; // written for a QP that was in this place before
+        }
         if (msg == qp.discardMsg) {
             return Ctrl.DISCARDED; // the rest of a message refused with RNR: the sender sends it again
         }
@@ -502,7 +513,7 @@ final class ShmTransport implements Transport {
     @Override
     public int service(Qp q, int budget) {
         ShmQp qp = (ShmQp) q;
-        if (qp.peer == null || (qp.state != QpState.RTS && qp.state != QpState.SQD)) {
+        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
             return 0;
         }
         int work = 0;
@@ -558,6 +569,9 @@ final class ShmTransport implements Transport {
 
     /** @return true when the peer's QP is there and takes requests (RTR, RTS, SQD) */
     private static boolean peerQpLive(ShmQp qp) {
+        if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
+            return false;
+        }
         MemorySegment pc = qp.peer.ctrl;
         if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_QPN) != qp.destQpn) {
             return false;
@@ -577,7 +591,7 @@ final class ShmTransport implements Transport {
      * @return the status ordinal
      */
     private int oneSided(ShmQp qp, Wqe w) {
-        if (qp.peer.dead || !peerQpLive(qp)) {
+        if (!peerQpLive(qp)) {
             return WcStatus.RETRY_EXC_ERR.ordinal(); // nothing would answer: as a NIC's retries run out
         }
         WrOpcode op = w.opcode;
@@ -657,12 +671,11 @@ final class ShmTransport implements Transport {
      * @return {@link #PENDING} while the receiver has not consumed it, else the status ordinal
      */
     private int send(ShmQp qp, Wqe w) {
-        MemorySegment pc = qp.peer.ctrl;
         if (!qp.sending) {
             if (qp.rnrUntil != 0 && engine.now - qp.rnrUntil < 0) {
                 return PENDING; // the RNR timer runs
             }
-            if (qp.peer.dead || !peerQpLive(qp)) {
+            if (!peerQpLive(qp)) {
                 return WcStatus.RETRY_EXC_ERR.ordinal();
             }
             if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) {
@@ -677,6 +690,7 @@ final class ShmTransport implements Transport {
             qp.sendOffset = 0;
             qp.sendWritten = false;
         }
+        MemorySegment pc = qp.peer.ctrl;
         long total = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM ? 0 : w.length;
         while (!qp.sendWritten && !qp.rnrPending) {
             long s = qp.peerRing + (qp.ringWrite & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
@@ -696,6 +710,7 @@ final class ShmTransport implements Transport {
             pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_MSG, qp.msg);
             pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE, w.opcode.ordinal());
+            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
             INT.setRelease(pc, s + Ctrl.S_STATE, Ctrl.FULL); // acquire partner: the receiver's read of the state
             qp.sendOffset += n;
             qp.ringWrite++;
@@ -723,7 +738,7 @@ final class ShmTransport implements Transport {
             qp.ringReap++;
         }
         if (qp.ringReap != qp.ringWrite || (!qp.sendWritten && !qp.rnrPending)) {
-            if (qp.peer.dead || !peerQpLive(qp)) {
+            if (!peerQpLive(qp)) {
                 qp.sending = false;
                 return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
             }
