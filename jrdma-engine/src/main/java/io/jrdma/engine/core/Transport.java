@@ -62,6 +62,20 @@ public interface Transport {
     /** @return true while the QP has work for a next duty cycle (it stays on the active list) */
     boolean hasWork(Qp qp);
 
+    /**
+     * The idle engine thread would park for up to {@code nanos}: a transport whose input cannot unpark a
+     * Java thread (shared memory written by another process) may wait itself, on something its peers can
+     * signal, and return true; {@link #wake} must then end that wait. The default returns false: the engine
+     * parks ({@code LockSupport.parkNanos}) and a local post unparks it.
+     */
+    default boolean park(long nanos) {
+        return false;
+    }
+
+    /** Any thread: a local post rang the doorbell of a parked engine; ends a wait {@link #park} began. */
+    default void wake() {
+    }
+
     /** At the end of a duty cycle: e.g. send what a batching link holds. */
     default void afterService() {
     }

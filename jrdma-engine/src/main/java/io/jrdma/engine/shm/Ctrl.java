@@ -4,7 +4,8 @@ package io.jrdma.engine.shm;
  * The layout of a context's control segment (a memfd its peers map at connect time; all fields
  * in native byte order, see docs/shm-design.md):
  * <pre>
- * header   @0          magic u64 "JRDMASHM" | version u32 | pid u32 | max keys u32 | max QPs u32
+ * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | ... |
+ *                      @32 sleeping u32 | @36 futex u32
  * keys     @KEYS       MAX_KEYS entries of 64 B, indexed by rkey >>> 8:
  *                      key u32 (0 = invalid) | access u32 | pd u64 | inode u64 | fd u32 | in-use u32 |
  *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64
@@ -21,6 +22,10 @@ final class Ctrl {
     static final int H_MAGIC = 0;
     static final int H_VERSION = 8;
     static final int H_PID = 12;
+    /** 1 while the context's engine thread sleeps on {@link #H_FUTEX}: a peer that gives it work wakes it */
+    static final int H_SLEEPING = 32;
+    /** the futex word: bumped by each wake */
+    static final int H_FUTEX = 36;
 
     static final int MAX_KEYS = 1 << 14;
     static final int KEY_BYTES = 64;

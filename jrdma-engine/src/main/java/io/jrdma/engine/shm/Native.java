@@ -40,6 +40,10 @@ final class Native {
     private static final MethodHandle CLOSE;
     private static final MethodHandle GETPID;
     private static final MethodHandle KILL;
+    private static final MethodHandle SYSCALL;
+    private static final long SYS_FUTEX;
+    static final int FUTEX_WAIT = 0;
+    static final int FUTEX_WAKE = 1;
     private static final StructLayout CALL_STATE;
     private static final VarHandle ERRNO;
     /** struct stat is 144 bytes on x86-64 and 128 on AArch64; st_ino is at offset 8 on both */
@@ -49,7 +53,7 @@ final class Native {
     static {
         String reason = null;
         MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
-                close = null, getpid = null, kill = null;
+                close = null, getpid = null, kill = null, syscall = null;
         StructLayout cs = null;
         VarHandle errno = null;
         String os = System.getProperty("os.name", "");
@@ -78,6 +82,9 @@ final class Native {
                 close = linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(i, i));
                 getpid = linker.downcallHandle(libc.findOrThrow("getpid"), FunctionDescriptor.of(i));
                 kill = linker.downcallHandle(libc.findOrThrow("kill"), FunctionDescriptor.of(i, i, i), err);
+                // syscall(SYS_futex, uaddr, op, val, timeout, 0, 0): a shared (not PRIVATE) futex works across processes
+                syscall = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, i, i, l),
+                        Linker.Option.firstVariadicArg(1));
             } catch (RuntimeException | LinkageError e) {
                 reason = "the C library's calls are not reachable through FFM: " + e;
             }
@@ -92,6 +99,8 @@ final class Native {
         CLOSE = close;
         GETPID = getpid;
         KILL = kill;
+        SYSCALL = syscall;
+        SYS_FUTEX = arch.equals("aarch64") ? 98 : 202;
         CALL_STATE = cs;
         ERRNO = errno;
     }
@@ -215,6 +224,27 @@ final class Native {
         check();
         try {
             return (int) GETPID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Waits while the int at {@code addr} (in shared memory) holds {@code expected}, at most as long as the
+     * {@code struct timespec} at {@code timespec} says; a {@link #futexWake} or a signal ends it early.
+     */
+    static void futexWait(long addr, int expected, long timespec) {
+        try {
+            long r = (long) SYSCALL.invokeExact(SYS_FUTEX, addr, FUTEX_WAIT, expected, timespec);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Wakes every waiter on the int at {@code addr}, in any process that maps it. */
+    static void futexWake(long addr) {
+        try {
+            long r = (long) SYSCALL.invokeExact(SYS_FUTEX, addr, FUTEX_WAKE, Integer.MAX_VALUE, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

@@ -78,6 +78,7 @@ final class ShmTransport implements Transport {
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment scratch = scratchArena.allocate(8, 8);
     private final MemorySegment callState = Native.callState(scratchArena);
+    private final MemorySegment timespec = scratchArena.allocate(16, 8);
     private long nextLivenessCheck;
 
     ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
@@ -422,16 +423,19 @@ final class ShmTransport implements Transport {
         while (n < budget) {
             long s = qp.ring + (qp.ringRead & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
             if ((int) INT.getAcquire(ctrl, s + Ctrl.S_STATE) != Ctrl.FULL) { // release partner: the sender's FULL
-                return n;
+                break;
             }
             int result = place(qp, s);
-            INT.setRelease(ctrl, s + Ctrl.S_STATE, result); // acquire partner: the sender's reap
+            INT.setVolatile(ctrl, s + Ctrl.S_STATE, result); // release for the sender's reap; volatile for wake()
             qp.ringRead++;
             n++;
             if (result >= Ctrl.ERROR) {
                 engine.enterError(qp);
-                return n;
+                break;
             }
+        }
+        if (n > 0 && qp.peer != null) {
+            wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
         }
         return n;
     }
@@ -583,6 +587,7 @@ final class ShmTransport implements Transport {
     /** Asks the peer's QP to stop, as a responder does after the NAK it sends. */
     private static void nak(ShmQp qp, int syndrome) {
         INT.compareAndSet(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ERROR, 0, syndrome + 1);
+        wake(qp.peer.ctrl);
     }
 
     /**
@@ -711,10 +716,11 @@ final class ShmTransport implements Transport {
             pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE, w.opcode.ordinal());
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
-            INT.setRelease(pc, s + Ctrl.S_STATE, Ctrl.FULL); // acquire partner: the receiver's read of the state
+            INT.setVolatile(pc, s + Ctrl.S_STATE, Ctrl.FULL); // release for the receiver's read; volatile for wake()
             qp.sendOffset += n;
             qp.ringWrite++;
             qp.sendWritten = last;
+            wake(pc); // the receiver's engine may sleep (once per slot: a message of many slots keeps it busy)
         }
         int result = Ctrl.DONE;
         int rnrCode = 0;
@@ -776,6 +782,67 @@ final class ShmTransport implements Transport {
         10_240_000, 15_360_000, 20_480_000, 30_720_000, 40_960_000, 61_440_000, 81_920_000, 122_880_000,
         163_840_000, 245_760_000, 327_680_000, 491_520_000
     };
+
+    // ------------------------------------------------------------------ sleeping and waking (engine thread)
+
+    /**
+     * The idle engine sleeps on its control segment's futex word, so that a peer process that writes one of
+     * its rings (or the result of one of its SENDs) can wake it: the "sleeping" flag is raised, the input
+     * checked once more, then {@code FUTEX_WAIT} on the word read before the flag went up. A waker stores its
+     * input with a volatile store, then reads the flag (the Dekker pair: one of the two sees the other).
+     */
+    @Override
+    public boolean park(long nanos) {
+        int seq = (int) INT.getVolatile(ctrl, Ctrl.H_FUTEX);
+        INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 1);
+        if (!engine.hasPendingSignals() && !inputPending()) {
+            timespec.set(ValueLayout.JAVA_LONG, 0, nanos / 1_000_000_000L);
+            timespec.set(ValueLayout.JAVA_LONG, 8, nanos % 1_000_000_000L);
+            Native.futexWait(ctrlAddr + Ctrl.H_FUTEX, seq, timespec.address());
+        }
+        INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 0);
+        return true;
+    }
+
+    @Override
+    public void wake() {
+        wake(ctrl);
+    }
+
+    /** Wakes the engine of the context whose control segment is {@code c} if it sleeps (a system call only then). */
+    private static void wake(MemorySegment c) {
+        if ((int) INT.getVolatile(c, Ctrl.H_SLEEPING) != 0) {
+            INT.getAndAdd(c, Ctrl.H_FUTEX, 1);
+            Native.futexWake(c.address() + Ctrl.H_FUTEX);
+        }
+    }
+
+    /** @return true when a ring, an error request or a SEND's result waits for this engine */
+    private boolean inputPending() {
+        for (int i = 0; i < slotHigh; i++) {
+            ShmQp qp = slots[i];
+            if (qp == null) {
+                continue;
+            }
+            QpState s = qp.state;
+            if (s == QpState.RESET || s == QpState.INIT || s == QpState.ERROR) {
+                continue;
+            }
+            if ((int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_ERROR) != 0 || (int) INT.getVolatile(ctrl, qp.ring
+                    + (qp.ringRead & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE) == Ctrl.FULL) {
+                return true;
+            }
+            if (qp.sending && qp.peer != null) {
+                long r = qp.peerRing + (qp.ringReap & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE;
+                long w = qp.peerRing + (qp.ringWrite & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE;
+                if (qp.ringReap != qp.ringWrite && (int) INT.getVolatile(qp.peer.ctrl, r) != Ctrl.FULL
+                        || !qp.sendWritten && (int) INT.getVolatile(qp.peer.ctrl, w) == Ctrl.FREE) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
 
     @Override
     public boolean hasWork(Qp q) {
