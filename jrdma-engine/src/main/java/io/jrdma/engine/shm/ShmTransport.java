@@ -722,8 +722,8 @@ final class ShmTransport implements Transport {
             qp.sendWritten = last;
             wake(pc); // the receiver's engine may sleep (once per slot: a message of many slots keeps it busy)
         }
-        int result = Ctrl.DONE;
-        int rnrCode = 0;
+        // read before the results: a result the receiver stored before its QP stopped is then seen below
+        boolean live = peerQpLive(qp);
         while (qp.ringReap != qp.ringWrite) {
             long s = qp.peerRing + (qp.ringReap & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
             int st = (int) INT.getAcquire(pc, s + Ctrl.S_STATE); // release partner: the receiver's result
@@ -744,7 +744,7 @@ final class ShmTransport implements Transport {
             qp.ringReap++;
         }
         if (qp.ringReap != qp.ringWrite || (!qp.sendWritten && !qp.rnrPending)) {
-            if (!peerQpLive(qp)) {
+            if (!live) {
                 qp.sending = false;
                 return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
             }
