@@ -62,6 +62,10 @@ final class Native {
             reason = "shared memory needs Linux (memfd_create, /proc/<pid>/fd), not " + os;
         } else if (!arch.equals("amd64") && !arch.equals("x86_64") && !arch.equals("aarch64")) {
             reason = "no struct stat layout for " + arch;
+        } else if (!Native.class.getModule().isNativeAccessEnabled()) {
+            Module me = Native.class.getModule();
+            String name = me.isNamed() ? me.getName() : "ALL-UNNAMED";
+            reason = "shared memory needs native access (java --enable-native-access=" + name + ")";
         } else {
             try {
                 Linker linker = Linker.nativeLinker();
