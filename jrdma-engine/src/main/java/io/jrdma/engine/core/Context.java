@@ -150,6 +150,7 @@ public final class Context implements DeviceContext {
         ControlTask t = new ControlTask(r, Thread.currentThread());
         engine.controlQueue.add(t);
         LockSupport.unpark(thread);
+        engine.transport.wake(); // an engine that waits on its transport's own wake-up (shm's futex) too
         long deadline = System.nanoTime() + CONTROL_TIMEOUT_NANOS;
         while (!t.done) {
             if (System.nanoTime() - deadline > 0) {
