@@ -41,6 +41,10 @@ final class Native {
     private static final MethodHandle GETPID;
     private static final MethodHandle KILL;
     private static final MethodHandle SYSCALL;
+    private static final MethodHandle SYSCALL2;
+    private static final MethodHandle POLL;
+    private static final long SYS_PIDFD_OPEN = 434; // the same number on x86-64 and AArch64 (Linux 5.3)
+    static final short POLLIN = 1;
     private static final long SYS_FUTEX;
     static final int FUTEX_WAIT = 0;
     static final int FUTEX_WAKE = 1;
@@ -53,7 +57,7 @@ final class Native {
     static {
         String reason = null;
         MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
-                close = null, getpid = null, kill = null, syscall = null;
+                close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null;
         StructLayout cs = null;
         VarHandle errno = null;
         String os = System.getProperty("os.name", "");
@@ -89,6 +93,9 @@ final class Native {
                 // syscall(SYS_futex, uaddr, op, val, timeout, 0, 0): a shared (not PRIVATE) futex works across processes
                 syscall = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, i, i, l),
                         Linker.Option.firstVariadicArg(1));
+                syscall2 = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, l),
+                        Linker.Option.firstVariadicArg(1));
+                poll = linker.downcallHandle(libc.findOrThrow("poll"), FunctionDescriptor.of(i, p, l, i));
             } catch (RuntimeException | LinkageError e) {
                 reason = "the C library's calls are not reachable through FFM: " + e;
             }
@@ -104,6 +111,8 @@ final class Native {
         GETPID = getpid;
         KILL = kill;
         SYSCALL = syscall;
+        SYSCALL2 = syscall2;
+        POLL = poll;
         SYS_FUTEX = arch.equals("aarch64") ? 98 : 202;
         CALL_STATE = cs;
         ERRNO = errno;
@@ -249,6 +258,34 @@ final class Native {
     static void futexWake(long addr) {
         try {
             long r = (long) SYSCALL.invokeExact(SYS_FUTEX, addr, FUTEX_WAKE, Integer.MAX_VALUE, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * @return a descriptor that refers to process {@code pid} itself ({@code pidfd_open}), so that its exit is
+     *         seen even if the number is reused or the process is a zombie; -1 where the kernel has none
+     */
+    static int pidfd(int pid) {
+        try {
+            return (int) (long) SYSCALL2.invokeExact(SYS_PIDFD_OPEN, (long) pid, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * @param pfd an 8-byte {@code struct pollfd} segment, allocated once by the caller
+     * @return true once the process of {@code pidfd} has exited ({@code poll} says POLLIN), without waiting
+     */
+    static boolean exited(int pidfd, MemorySegment pfd) {
+        pfd.set(ValueLayout.JAVA_INT, 0, pidfd);
+        pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+        pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        try {
+            int r = (int) POLL.invokeExact(pfd, 1L, 0);
+            return r > 0 && (pfd.get(ValueLayout.JAVA_SHORT, 6) & POLLIN) != 0;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

@@ -19,8 +19,8 @@ final class Peer {
     int users;
     /** the peer process was found gone (its QPs are in ERROR) */
     boolean dead;
-    /** when the engine checks next that the process still lives */
-    long nextCheck;
+    /** the peer process's pidfd (its exit is seen even if the pid is reused), or -1: then kill(pid, 0) is asked */
+    final int pidfd;
     private long[] inodes = new long[8];
     private MemorySegment[] buffers = new MemorySegment[8];
     private int count;
@@ -35,10 +35,14 @@ final class Peer {
             Native.close(fd);
         }
         ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
+        pidfd = pid == Native.getpid() ? -1 : Native.pidfd(pid);
         if (ctrl.get(ValueLayout.JAVA_LONG, Ctrl.H_MAGIC) != Ctrl.MAGIC
                 || ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_VERSION) != Ctrl.VERSION
                 || ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_PID) != pid) {
             Native.munmap(ctrlAddr, Ctrl.SIZE);
+            if (pidfd >= 0) {
+                Native.close(pidfd);
+            }
             throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
                     + " is not a jrdma shared-memory control segment (version " + Ctrl.VERSION + ")");
         }
@@ -87,5 +91,8 @@ final class Peer {
         }
         count = 0;
         Native.munmap(ctrlAddr, Ctrl.SIZE);
+        if (pidfd >= 0) {
+            Native.close(pidfd);
+        }
     }
 }

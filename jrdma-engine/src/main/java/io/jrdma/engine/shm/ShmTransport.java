@@ -53,7 +53,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class ShmTransport implements Transport {
     static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
-    /** how often the engine checks that each peer process still lives ({@code kill(pid, 0)}) */
+    /** how often the engine checks that each peer process still lives (poll of its pidfd, else {@code kill(pid, 0)}) */
     static final long LIVENESS_NANOS = 20_000_000L;
     /** how long a deregistration waits for peers' copies in progress on the region to end */
     static final long DRAIN_NANOS = 1_000_000_000L;
@@ -79,6 +79,7 @@ final class ShmTransport implements Transport {
     private final MemorySegment scratch = scratchArena.allocate(8, 8);
     private final MemorySegment callState = Native.callState(scratchArena);
     private final MemorySegment timespec = scratchArena.allocate(16, 8);
+    private final MemorySegment pollFd = scratchArena.allocate(8, 8);
     private long nextLivenessCheck;
 
     ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
@@ -403,7 +404,7 @@ final class ShmTransport implements Transport {
     private void checkPeers() {
         Peer[] list = peerList;
         for (Peer p : list) {
-            if (p.dead || p.pid == pid || Native.alive(p.pid, callState)) {
+            if (p.dead || p.pid == pid || (p.pidfd >= 0 ? !Native.exited(p.pidfd, pollFd) : Native.alive(p.pid, callState))) {
                 continue;
             }
             p.dead = true;

@@ -197,8 +197,15 @@ class ShmTwoProcessTest {
                 .sge(0, mr, 0, 8)));
         assertEquals(0, qp.postSend(wr.reset().wrId(3).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                 .sge(0, mr, 0, 8).remote(raddr, rkey)));
+        // the engine watches the peer through a pidfd: it reports the exit (a zombie's too), never a reused pid
+        int pidfd = Native.pidfd((int) peer.pid());
+        assertTrue(pidfd >= 0, "pidfd_open");
+        MemorySegment pfd = arena.allocate(8, 8);
+        assertTrue(!Native.exited(pidfd, pfd), "a stopped process has not exited");
         peer.destroyForcibly();
         assertTrue(peer.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(Native.exited(pidfd, pfd), "the pidfd reports the exit");
+        Native.close(pidfd);
         WorkCompletion first = await();
         assertEquals(2, first.wrId());
         assertTrue(first.status() == WcStatus.WR_FLUSH_ERR || first.status() == WcStatus.RETRY_EXC_ERR, first.toString());
