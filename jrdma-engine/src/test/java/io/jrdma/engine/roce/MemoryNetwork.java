@@ -30,6 +30,8 @@ final class MemoryNetwork {
     double reorder;
     double corrupt;
     long delayNanos = 1_000;
+    /** how long each send takes its sender (the clock moves on by it): a slow or loaded transmitter */
+    long sendNanos;
     long sent;
     long dropped;
     private long sequence;
@@ -63,6 +65,7 @@ final class MemoryNetwork {
 
     private void route(byte[] data, Endpoint src, Endpoint dst) {
         sent++;
+        clock.now += sendNanos;
         if (capture) {
             captured.add(data.clone());
         }
