@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Unreliable datagrams ({@code ibv_ud_pingpong}'s verbs): address handles made from a GID and from a received
  * completion ({@code initAhFromWc}), the 40-byte GRH in front of each receive and what it holds, the source QP
  * in the completion, Q_Key checks (a datagram with another Q_Key is dropped: no completion), and messages up
- * to the path MTU (a longer one is refused). Aborted with the reason on a provider without UD.
+ * to the path MTU (a longer one is refused); BIND_MW, REG_MR and LOCAL_INV refused at post. Aborted with the reason on a provider without UD.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 public abstract class UdTck extends VerbsTckSupport {
@@ -183,5 +183,36 @@ public abstract class UdTck extends VerbsTckSupport {
             fail("postSend of a UD SEND without an address handle was accepted");
         }
         assertEquals(RdmaException.Errno.EINVAL.value(), rc, "returned " + RdmaException.Errno.of(rc));
+    }
+
+    @Test
+    void localOperationsAreRefusedAtPostOnUd() {
+        io.jrdma.verbs.DeviceAttr a = attrOrNull(client);
+        int tried = 0;
+        for (io.jrdma.verbs.MwType type : io.jrdma.verbs.MwType.values()) {
+            if (a == null || !a.supportsMw(type)) {
+                continue;
+            }
+            io.jrdma.verbs.MemoryWindow mw = track(client, "MW", client.pd.allocMw(type));
+            int rc = type == io.jrdma.verbs.MwType.TYPE_1
+                    ? cqp.bindMw(mw, new io.jrdma.verbs.MwBind().wrId(1).bind(client.mr, client.mr.address(), 64,
+                            io.jrdma.verbs.Access.REMOTE_READ))
+                    : cqp.postSend(new SendWorkRequest().wrId(1).bindMw(mw, io.jrdma.verbs.MemoryWindow.incRkey(mw.rkey()),
+                            client.mr, client.mr.address(), 64, io.jrdma.verbs.Access.REMOTE_READ));
+            assertEquals(RdmaException.Errno.EINVAL.value(), rc, "a " + type + " bind on a UD QP returned "
+                    + RdmaException.Errno.of(rc) + ": a bind is an RC or UC operation");
+            tried++;
+        }
+        if (a != null && a.has(io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS)) {
+            io.jrdma.verbs.MemoryRegion fast = track(client, "fast-registration MR", client.pd.allocMr(4096));
+            int rc = cqp.postSend(new SendWorkRequest().wrId(2).regMr(fast, client.buf.asSlice(0, 4096),
+                    io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey()), io.jrdma.verbs.Access.LOCAL_WRITE));
+            assertEquals(RdmaException.Errno.EINVAL.value(), rc, "REG_MR on a UD QP returned " + RdmaException.Errno.of(rc));
+            rc = cqp.postSend(new SendWorkRequest().wrId(3).localInv(fast.rkey()));
+            assertEquals(RdmaException.Errno.EINVAL.value(), rc, "LOCAL_INV on a UD QP returned " + RdmaException.Errno.of(rc));
+            tried++;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(tried > 0, "skipped: the provider declares neither memory windows"
+                + " nor fast registration");
     }
 }
