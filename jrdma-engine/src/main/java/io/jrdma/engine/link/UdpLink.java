@@ -426,6 +426,7 @@ public final class UdpLink implements Link {
                 }
             }
         }
+        batch.readIpHeaders();
         reportingIpHeaders = true;
     }
 

@@ -87,6 +87,11 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
         final MemorySegment names;
         final MemorySegment control;
         final MemorySegment callState;
+        /**
+         * Whether the receives read each datagram's IP header cmsgs (a socket of the link was asked to report
+         * them): until then no control buffer is passed and {@link #hopLimits}/{@link #trafficClasses} stay -1.
+         */
+        boolean ipHeaders;
         int lastReceived;
         // source caches
         private final SocketAddress[] jdkKeys = new SocketAddress[CACHE];
@@ -123,9 +128,22 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
                 vector.set(ValueLayout.JAVA_INT, h + NativeUdp.MSG_NAMELEN, NativeUdp.SOCKADDR_SIZE);
                 vector.set(ValueLayout.ADDRESS, h + NativeUdp.MSG_IOV, iov);
                 vector.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_IOVLEN, 1);
+                hopLimits[i] = -1;
+                trafficClasses[i] = -1;
+            }
+        }
+
+        /** Control path: from now on each receive passes a control buffer and reads the IP header cmsgs back. */
+        void readIpHeaders() {
+            if (ipHeaders) {
+                return;
+            }
+            for (int i = 0; i < capacity; i++) {
+                long h = (long) NativeUdp.MMSGHDR_SIZE * i;
                 vector.set(ValueLayout.ADDRESS, h + NativeUdp.MSG_CONTROL, control.asSlice((long) NativeUdp.RX_CONTROL * i));
                 vector.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, NativeUdp.RX_CONTROL);
             }
+            ipHeaders = true;
         }
 
         /**
@@ -326,10 +344,13 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
         @Override
         int receive(RxBatch batch) {
             MemorySegment v = batch.vector;
-            for (int i = 0; i < batch.lastReceived; i++) { // the kernel wrote the name and control lengths of those
+            boolean ip = batch.ipHeaders;
+            for (int i = 0; i < batch.lastReceived; i++) { // the kernel wrote the name (and control) lengths of those
                 long h = (long) NativeUdp.MMSGHDR_SIZE * i;
                 v.set(ValueLayout.JAVA_INT, h + NativeUdp.MSG_NAMELEN, NativeUdp.SOCKADDR_SIZE);
-                v.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, NativeUdp.RX_CONTROL);
+                if (ip) {
+                    v.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, NativeUdp.RX_CONTROL);
+                }
             }
             int n = NativeUdp.recvmmsg(fd, v, batch.capacity, batch.callState);
             if (n <= 0) {
@@ -353,7 +374,9 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
                 }
                 batch.lens[kept] = len;
                 batch.sources[kept] = batch.endpointOfName(kept, nameLen);
-                batch.readIpHeader(i, kept);
+                if (ip) {
+                    batch.readIpHeader(i, kept);
+                }
                 kept++;
             }
             return kept;
