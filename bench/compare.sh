@@ -329,13 +329,15 @@ tcp_stream() { # size
   put_cpu "tcp_stream.$s" "$(pair_cores "$f.server.out" "$f.client.out")" "$(result_field "$f.server.out" tcp_stream gbps)"
 }
 
-memcopy() {
-  local f="$work/r$ROUND.memcopy.out" s v
-  start_bg "$f" "${BENCH[@]}" io.jrdma.bench.MemCopy sizes=4096,65536,1048576 secs=1 warm=0.3
-  wait_exit "$BG" 60 || { note "memcopy: did not finish within 60 s (round $ROUND)"; return; }
-  for s in 4096 65536 1048576; do
-    v="$(grep "^RESULT memcopy size=$s " "$f" | tr ' ' '\n' | sed -n 's/^gbps=//p')"
-    [ -n "$v" ] && put "memcopy.$s" "$v"
+memcopy() { # [hot]: one source and one destination buffer (span=size) instead of perf's working set
+  local name=memcopy sizes=4096,65536,1048576 args=() s v
+  [ "${1:-}" = hot ] && { name=memcopy_hot; sizes=65536,1048576; args=(span=size); }
+  local f="$work/r$ROUND.$name.out"
+  start_bg "$f" "${BENCH[@]}" io.jrdma.bench.MemCopy sizes="$sizes" secs=1 warm=0.3 "${args[@]}"
+  wait_exit "$BG" 60 || { note "$name: did not finish within 60 s (round $ROUND)"; return; }
+  for s in ${sizes//,/ }; do
+    v="$(grep "^RESULT $name size=$s " "$f" | tr ' ' '\n' | sed -n 's/^gbps=//p')"
+    if [ -n "$v" ]; then put "$name.$s" "$v"; else note "$name $s B: no result (round $ROUND): $(tail -n 2 "$f" | tr '\n' ' ' | cut -c1-300)"; fi
   done
 }
 
@@ -441,6 +443,7 @@ shm_section() {
   shm_perf send_lat 8
   shm_perf atomic_lat 8
   memcopy
+  memcopy hot
   local s
   for s in 65536 1048576; do
     shm_perf write_bw "$s"
@@ -557,12 +560,13 @@ mkdir -p "$(dirname "$OUT")"
 - Shared memory (issue 13), every pair two processes with at most one spinning thread each (2 cores):
   the floor is `MappedPingPong` (two JVMs map one file in /dev/shm and spin on a flag word, getAcquire /
   setRelease, 8 B, one-way = half the round trip); `MemCopy` is MemorySegment.copy between two native
-  buffers on one thread, cycling through an 8 MiB working set as perf does; Aeron IPC is a ping-pong
+  buffers on one thread, "one buffer each way" (the working set of perftest's exchange, which jrdma's
+  rows use, and of ucx_perftest: the targets' rows) or cycling through 4 MiB (64 KiB) and 8 MiB (1 MiB)
+  as `jrdma perf --jrdma-cm` does (the RoCE rows' copy); Aeron IPC is a ping-pong
   between two processes, the media driver embedded in the server process in INVOKER mode (no driver
   thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls),
   where Aeron's own samples run the driver in threads of its own; UCX is `ucx_perftest` with
-  UCX_TLS=posix,self (one buffer of the message size per side, where perf and MemCopy cycle through
-  8 MiB). jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
+  UCX_TLS=posix,self. jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
   exchange: the same -s and -n on both sides, bandwidth over 3.2 GB per run, 1.3 GB with --quick),
   skipped while `jrdma devices` lists no shm0. READ bandwidth is compared with ucp_put_bw, as
   the issue's target says; FETCH_ADD (perftest's whole-operation latency) with WRITE's one-way figure,
