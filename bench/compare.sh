@@ -518,7 +518,7 @@ mkdir -p "$(dirname "$OUT")"
   echo "# jrdma benchmark results"
   echo
   echo "Written by \`bench/compare.sh$([ "$QUICK" = 1 ] && echo ' --quick')$([ "$SHM_ONLY" = 1 ] && echo ' --shm')\` ($ROUNDS rounds, $(elapsed) s). Each cell: median over the rounds (min–max)."
-  echo "Ratio = jrdma median / baseline median; RoCE targets from issue 11 (iWARP rows: issue 5, shared-memory rows: issue 13). Two processes for every pair (on loopback where a network is involved)."
+  echo "Ratio = jrdma median / baseline median (per-round ratios: the two figures' ratio within each round, median and min–max); RoCE targets from issue 11 (iWARP rows: issue 5, shared-memory rows: issue 13). Two processes for every pair (on loopback where a network is involved)."
   echo
   echo "## Machine"
   echo

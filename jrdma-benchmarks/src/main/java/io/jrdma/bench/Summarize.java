@@ -182,11 +182,19 @@ public final class Summarize {
         }
         String[] args = files.toArray(String[]::new);
         Map<String, List<Double>> data = new LinkedHashMap<>();
+        // the same figures per round: a round starts with its "loadavg" line (bench/compare.sh puts one first)
+        Map<String, Map<Integer, Double>> rounds = new LinkedHashMap<>();
+        int round = 0;
         for (String line : Files.readAllLines(Path.of(args[0]))) {
             String[] f = line.trim().split("\\s+");
             if (f.length == 2 && !f[0].startsWith("#")) {
                 try {
-                    data.computeIfAbsent(f[0], k -> new ArrayList<>()).add(Double.parseDouble(f[1]));
+                    double v = Double.parseDouble(f[1]);
+                    if (f[0].equals("loadavg")) {
+                        round++;
+                    }
+                    data.computeIfAbsent(f[0], k -> new ArrayList<>()).add(v);
+                    rounds.computeIfAbsent(f[0], k -> new LinkedHashMap<>()).putIfAbsent(round, v);
                 } catch (NumberFormatException ignored) {
                     // not a figure
                 }
@@ -205,8 +213,8 @@ public final class Summarize {
                 }
                 out.append(open ? "\n" : "").append("**").append(sec.title).append("**\n\n");
                 out.append("| metric | ").append(sec.subject)
-                        .append(" median (min–max) | baseline | baseline median (min–max) | ratio | target | met? |\n");
-                out.append("|---|---|---|---|---|---|---|\n");
+                        .append(" median (min–max) | baseline | baseline median (min–max) | ratio | per-round ratios | target | met? |\n");
+                out.append("|---|---|---|---|---|---|---|---|\n");
                 open = true;
                 continue;
             }
@@ -234,7 +242,7 @@ public final class Summarize {
             boolean baseAbsent = shmAbsent && b == null && r.baseline.startsWith("shm.");
             out.append("| ").append(r.label).append(" | ").append(absent ? "provider absent" : cell(j, r.unit)).append(" | ")
                     .append(r.baselineLabel).append(" | ").append(baseAbsent ? "provider absent" : cell(b, r.unit))
-                    .append(" | ").append(ratio)
+                    .append(" | ").append(ratio).append(" | ").append(perRound(rounds, r.jrdma, r.baseline))
                     .append(" | ").append(target).append(" | ").append(met).append(" |\n");
         }
         out.append('\n');
@@ -243,6 +251,35 @@ public final class Summarize {
             out.append('\n').append(jmh(Path.of(args[1])));
         }
         System.out.print(out);
+    }
+
+    /**
+     * The ratio of the two figures within each round that has both, as "median× (min–max)": on a
+     * shared host a slow round slows both figures of that round, so this spread is the ratio's own,
+     * where the two columns' min–max mix rounds. "n/a" when no round has both.
+     */
+    private static String perRound(Map<String, Map<Integer, Double>> rounds, String a, String b) {
+        double ma = a.endsWith("*2") ? 2 : 1;
+        double mb = b.endsWith("*2") ? 2 : 1;
+        Map<Integer, Double> ra = rounds.get(a.endsWith("*2") ? a.substring(0, a.length() - 2) : a);
+        Map<Integer, Double> rb = rounds.get(b.endsWith("*2") ? b.substring(0, b.length() - 2) : b);
+        if (ra == null || rb == null) {
+            return "n/a";
+        }
+        List<Double> q = new ArrayList<>();
+        for (Map.Entry<Integer, Double> e : ra.entrySet()) {
+            Double vb = rb.get(e.getKey());
+            if (vb != null && vb > 0) {
+                q.add(e.getValue() * ma / (vb * mb));
+            }
+        }
+        if (q.isEmpty()) {
+            return "n/a";
+        }
+        double[] v = q.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        int n = v.length;
+        double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        return String.format(Locale.ROOT, "%.2f× (%.2f–%.2f)", median, v[0], v[n - 1]);
     }
 
     /** @return {median, min, max, rounds} of a key (a "*2" suffix doubles each value), or null */
