@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --shm) SHM_ONLY=1; JMH=0 ;;
     --keep) KEEP=1 ;;
     --out) OUT="${2:?--out needs a file}"; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
