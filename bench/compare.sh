@@ -3,11 +3,15 @@
 #
 #   bench/compare.sh                  # full run: 5 rounds (about 15 minutes on 2 cores)
 #   bench/compare.sh --quick          # 2 rounds, fewer iterations (about 4 minutes)
+#   bench/compare.sh --shm            # only the shared-memory section (issue 13), a few minutes
 #   bench/compare.sh --rounds 3 --install-peers --no-jmh
 #
-# Options: --quick, --rounds N, --install-peers (apt-get install ucx-utils when ucx_perftest is
-# missing), --no-peers, --no-jmh, --out FILE (default bench/results/latest.md), --keep (keep the
-# raw outputs in the work directory it prints).
+# Options: --quick, --rounds N, --shm (only the shared-memory rows: jrdma over shm0 and its
+# baselines, results in bench/results/shm.md), --install-peers (apt-get install ucx-utils when
+# ucx_perftest is missing), --no-peers, --no-jmh, --out FILE (default bench/results/latest.md),
+# --keep (keep the raw outputs in the work directory it prints).
+# Environment: SHM_DEV (default shm0) names the shared-memory device whose rows run when
+# `jrdma devices` lists it; SHM_PERF_OPTS adds options to both sides of its `jrdma perf` runs.
 #
 # Every figure comes from two processes on loopback (server started first, client once the server
 # listens), each side with the threading perf uses: the active side one busy-polling thread driving
@@ -27,7 +31,8 @@ INSTALL_PEERS=0
 PEERS=1
 JMH=1
 KEEP=0
-OUT="bench/results/latest.md"
+OUT=""
+SHM_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; ROUNDS=2 ;;
@@ -35,13 +40,19 @@ while [ $# -gt 0 ]; do
     --install-peers) INSTALL_PEERS=1 ;;
     --no-peers) PEERS=0 ;;
     --no-jmh) JMH=0 ;;
+    --shm) SHM_ONLY=1; JMH=0 ;;
     --keep) KEEP=1 ;;
     --out) OUT="${2:?--out needs a file}"; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+if [ -z "$OUT" ]; then
+  if [ "$SHM_ONLY" = 1 ]; then OUT="bench/results/shm.md"; else OUT="bench/results/latest.md"; fi
+fi
+SHM_DEV="${SHM_DEV:-shm0}"
+read -r -a SHM_OPTS <<< "${SHM_PERF_OPTS:-}"
 
 say() { printf '%s\n' "$*" >&2; }
 started=$(date +%s)
@@ -105,11 +116,22 @@ else
   note "peers skipped (--no-peers)"
 fi
 
+# The shared-memory device (issue 13): its rows run only when `jrdma devices` lists it.
+SHM=0
+timeout 60 "${TOOLS[@]}" devices > "$work/devices.txt" 2>&1
+if grep -q "^hca_id:[[:space:]]*$SHM_DEV\$" "$work/devices.txt"; then
+  SHM=1
+else
+  note "jrdma over $SHM_DEV: provider absent (\`jrdma devices\` lists no $SHM_DEV): its rows are skipped, its baselines still ran"
+  printf 'shm.absent 1\n' >> "$raw"
+fi
+
 # ---------------------------------------------------------------- processes
 # Each process runs in its own process group (setsid), so that it and its children can be ended
 # together. Only groups started here and not yet reaped are ever signalled (a reaped id may be reused).
 declare -A LIVE=()
 AERON_PORTS=() # the media drivers' directories (/dev/shm/jrdma-bench-aeron-PORT...) left by a killed run
+MAPPED_PORTS=() # the mapped ping-pong's files (/dev/shm/jrdma-bench-mapped-PORT) left by a killed run
 cleanup() {
   local g
   for g in "${!LIVE[@]}"; do kill -TERM -- "-$g" 2> /dev/null; done
@@ -117,6 +139,7 @@ cleanup() {
   for g in "${!LIVE[@]}"; do kill -KILL -- "-$g" 2> /dev/null; done
   local p
   for p in "${AERON_PORTS[@]}"; do rm -rf /dev/shm/jrdma-bench-aeron-"$p" /dev/shm/jrdma-bench-aeron-"$p"-* 2> /dev/null; done
+  for p in "${MAPPED_PORTS[@]}"; do rm -f /dev/shm/jrdma-bench-mapped-"$p" 2> /dev/null; done
   if [ "$KEEP" = 1 ]; then say "compare.sh: raw outputs kept in $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -191,8 +214,10 @@ perf_row() { awk '/^ #bytes/ {h=1; next} h && NF >= 5 && $1 ~ /^[0-9]+$/ {print;
 # latency: iterations (perf -n, baselines iters=); bandwidth and rates: seconds (perf -D, baselines secs=)
 if [ "$QUICK" = 1 ]; then
   LAT_N=5000; LAT_N_BIG=1000; UDP_ITERS=5000; UDP_ITERS_BIG=1000; SECS=1; UCX_N=20000; UCX_BW_N=1200
+  SHM_LAT_N=100000; SHM_ITERS=100000; MAPPED_N=300000; SHM_BW_N=20000
 else
   LAT_N=20000; LAT_N_BIG=3000; UDP_ITERS=20000; UDP_ITERS_BIG=3000; SECS=2; UCX_N=50000; UCX_BW_N=3000
+  SHM_LAT_N=200000; SHM_ITERS=200000; MAPPED_N=1000000; SHM_BW_N=50000
 fi
 
 # jrdma over soft-RoCE (roce_lo, keys jrdma.*) or, with a third argument iwarp, over soft-iWARP
@@ -304,13 +329,15 @@ tcp_stream() { # size
   put_cpu "tcp_stream.$s" "$(pair_cores "$f.server.out" "$f.client.out")" "$(result_field "$f.server.out" tcp_stream gbps)"
 }
 
-memcopy() {
-  local f="$work/r$ROUND.memcopy.out" s v
-  start_bg "$f" "${BENCH[@]}" io.jrdma.bench.MemCopy sizes=4096,65536,1048576 secs=1 warm=0.3
-  wait_exit "$BG" 60 || { note "memcopy: did not finish within 60 s (round $ROUND)"; return; }
-  for s in 4096 65536 1048576; do
-    v="$(grep "^RESULT memcopy size=$s " "$f" | tr ' ' '\n' | sed -n 's/^gbps=//p')"
-    [ -n "$v" ] && put "memcopy.$s" "$v"
+memcopy() { # [hot]: one source and one destination buffer (span=size) instead of perf's working set
+  local name=memcopy sizes=4096,65536,1048576 args=() s v
+  [ "${1:-}" = hot ] && { name=memcopy_hot; sizes=65536,1048576; args=(span=size); }
+  local f="$work/r$ROUND.$name.out"
+  start_bg "$f" "${BENCH[@]}" io.jrdma.bench.MemCopy sizes="$sizes" secs=1 warm=0.3 "${args[@]}"
+  wait_exit "$BG" 60 || { note "$name: did not finish within 60 s (round $ROUND)"; return; }
+  for s in ${sizes//,/ }; do
+    v="$(grep "^RESULT $name size=$s " "$f" | tr ' ' '\n' | sed -n 's/^gbps=//p')"
+    if [ -n "$v" ]; then put "$name.$s" "$v"; else note "$name $s B: no result (round $ROUND): $(tail -n 2 "$f" | tr '\n' ' ' | cut -c1-300)"; fi
   done
 }
 
@@ -353,8 +380,8 @@ ucx() { # tls test size iterations key
   esac
 }
 
-aeron() { # transport mode size
-  local tr=$1 mode=$2 s=$3 it=$UDP_ITERS
+aeron() { # transport mode size [iterations]
+  local tr=$1 mode=$2 s=$3 it=${4:-$UDP_ITERS}
   local common=(io.jrdma.bench.aeron.AeronBench mode="$mode" transport="$tr" port=@PORT@ size="$s" timeout=20)
   AERON_PORTS+=("$PORT")
   if [ "$mode" = pingpong ]; then
@@ -368,9 +395,68 @@ aeron() { # transport mode size
   fi
 }
 
-say "compare.sh: $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ' (quick)'), work directory $work"
-for ROUND in $(seq 1 "$ROUNDS"); do
-  put loadavg "$(cut -d' ' -f1 /proc/loadavg)"
+# ---------------------------------------------------------------- shared memory (issue 13)
+# The floor (two JVMs, one mapped file, a flag word), MemorySegment.copy, Aeron IPC, ucx_perftest over
+# posix shared memory, and jrdma over the shared-memory device between two processes when it is there.
+mapped_pingpong() { # size
+  local s=$1 v
+  MAPPED_PORTS+=("$PORT")
+  SRV=("${BENCH[@]}" io.jrdma.bench.MappedPingPong role=server port=@PORT@ size="$s" iters="$MAPPED_N" warmup=$((MAPPED_N / 4)))
+  CLI=("${BENCH[@]}" io.jrdma.bench.MappedPingPong role=client port=@PORT@ size="$s" iters="$MAPPED_N" warmup=$((MAPPED_N / 4)))
+  base_pair "mapped_pingpong.$s" 90 client mapped_pingpong median_us "mapped.$s" || return
+  v="$(result_field "$work/r$ROUND.mapped_pingpong.$s.client.out" mapped_pingpong p99_us)"
+  [ -n "$v" ] && put "mapped.$s.p99" "$v"
+}
+
+# perftest's exchange (the default) takes the same -s and -n on both sides and has no -D: a bandwidth
+# run is SHM_BW_N iterations (scaled by size); with SHM_PERF_OPTS=--jrdma-cm the client alone sets them
+# and a bandwidth run lasts $SECS s (-D).
+shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm.TEST.SIZE
+  [ "$SHM" = 1 ] || return 0
+  local t=$1 s=$2 name="shm.$1.$2" run=() srv=() row cm=0 o
+  for o in "${SHM_OPTS[@]}"; do [ "$o" = --jrdma-cm ] && cm=1; done
+  case "$t" in
+    *_lat) run=(-s "$s" -n "$SHM_LAT_N") ;;
+    *) if [ "$cm" = 1 ]; then run=(-s "$s" -D "$SECS"); else run=(-s "$s" -n $(( SHM_BW_N * 65536 / s ))); fi ;;
+  esac
+  [ "$cm" = 1 ] || srv=("${run[@]}")
+  SRV=("${TOOLS[@]}" perf "$t" -d "$SHM_DEV" "${SHM_OPTS[@]}" "${srv[@]}" -p @PORT@ --timeout 30)
+  CLI=("${TOOLS[@]}" perf "$t" -d "$SHM_DEV" "${SHM_OPTS[@]}" "${run[@]}" -p @PORT@ --timeout 30 127.0.0.1)
+  run_pair "r$ROUND.$name" 120 "Waiting for client" || return
+  row="$(perf_row "$work/r$ROUND.$name.client.out")"
+  if [ -z "$row" ]; then
+    note "$t -s $s -d $SHM_DEV: no result (round $ROUND): $(tail -n 2 "$work/r$ROUND.$name.client.out" | tr '\n' ' ' | cut -c1-300)"; return
+  fi
+  set -- $row
+  case "$t" in
+    *_lat) put "shm.$t.$s" "$5"; put "shm.$t.$s.p99" "$8" ;;
+    *) put "shm.$t.$s" "$(awk -v m="$4" 'BEGIN {printf "%.6f", m * 1048576 / 1e9}')"; put "shm.$t.$s.mpps" "$5" ;;
+  esac
+}
+
+shm_section() {
+  say "round $ROUND/$ROUNDS ($(elapsed) s): shared memory"
+  mapped_pingpong 8
+  shm_perf write_lat 8
+  [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
+  [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS"
+  shm_perf send_lat 8
+  shm_perf atomic_lat 8
+  memcopy
+  memcopy hot
+  local s
+  for s in 65536 1048576; do
+    shm_perf write_bw "$s"
+    shm_perf read_bw "$s"
+  done
+  if [ "$UCX" = 1 ]; then
+    ucx posix,self ucp_put_bw 65536 $((UCX_BW_N * 10)) ucx.posix.put_bw.65536
+    ucx posix,self ucp_put_bw 1048576 $((UCX_BW_N * 2)) ucx.posix.put_bw.1048576
+  fi
+}
+
+# ---------------------------------------------------------------- soft-RoCE, soft-iWARP and their baselines
+network_sections() {
   say "round $ROUND/$ROUNDS ($(elapsed) s): latency"
   for s in 8 4096 65536; do
     jrdma_lat write_lat "$s"; udp_pingpong "$s"
@@ -384,7 +470,6 @@ for ROUND in $(seq 1 "$ROUNDS"); do
     jrdma_bw "$t" 4096; jrdma_bw "$t" 65536; jrdma_bw "$t" 1048576
   done
   tcp_stream 65536; tcp_stream 1048576
-  memcopy
   say "round $ROUND/$ROUNDS ($(elapsed) s): iWARP"
   for s in 8 4096 65536; do jrdma_lat write_lat "$s" iwarp; done
   jrdma_bw write_bw 65536 iwarp; jrdma_bw write_bw 1048576 iwarp
@@ -396,19 +481,23 @@ for ROUND in $(seq 1 "$ROUNDS"); do
   if [ "$UCX" = 1 ]; then
     say "round $ROUND/$ROUNDS ($(elapsed) s): UCX"
     ucx tcp ucp_put_lat 8 "$UCX_N" ucx.tcp.put_lat.8
-    ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
     ucx tcp ucp_put_bw 65536 $((UCX_BW_N * 2)) ucx.tcp.put_bw.65536
     ucx tcp ucp_put_bw 1048576 $((UCX_BW_N / 6)) ucx.tcp.put_bw.1048576
-    ucx posix,self ucp_put_bw 65536 $((UCX_BW_N * 10)) ucx.posix.put_bw.65536
-    ucx posix,self ucp_put_bw 1048576 $((UCX_BW_N * 2)) ucx.posix.put_bw.1048576
   fi
   if [ "$AERON" = 1 ]; then
     say "round $ROUND/$ROUNDS ($(elapsed) s): Aeron"
     aeron udp pingpong 8; aeron udp pingpong 4096
-    aeron ipc pingpong 8; aeron ipc pingpong 4096
+    aeron ipc pingpong 4096
     aeron udp stream 4096; aeron udp stream 65536
     aeron ipc stream 4096
   fi
+}
+
+say "compare.sh: $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ' (quick)')$([ "$SHM_ONLY" = 1 ] && echo ', shared memory only'), work directory $work"
+for ROUND in $(seq 1 "$ROUNDS"); do
+  put loadavg "$(cut -d' ' -f1 /proc/loadavg)"
+  [ "$SHM_ONLY" = 1 ] || network_sections
+  shm_section
 done
 
 # ---------------------------------------------------------------- JMH
@@ -422,13 +511,14 @@ if [ "$JMH" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------- report
-table="$("${BENCH[@]}" io.jrdma.bench.Summarize "$raw" "$jmh_csv")" || { say "compare.sh: summarizing failed"; exit 1; }
+sum_opts=(); [ "$SHM_ONLY" = 1 ] && sum_opts=(--shm)
+table="$("${BENCH[@]}" io.jrdma.bench.Summarize "$raw" "$jmh_csv" "${sum_opts[@]}")" || { say "compare.sh: summarizing failed"; exit 1; }
 mkdir -p "$(dirname "$OUT")"
 {
   echo "# jrdma benchmark results"
   echo
-  echo "Written by \`bench/compare.sh$([ "$QUICK" = 1 ] && echo ' --quick')\` ($ROUNDS rounds, $(elapsed) s). Each cell: median over the rounds (min–max)."
-  echo "Ratio = jrdma median / baseline median; RoCE targets from issue 11 (iWARP rows: issue 5). Two processes on loopback for every pair."
+  echo "Written by \`bench/compare.sh$([ "$QUICK" = 1 ] && echo ' --quick')$([ "$SHM_ONLY" = 1 ] && echo ' --shm')\` ($ROUNDS rounds, $(elapsed) s). Each cell: median over the rounds (min–max)."
+  echo "Ratio = jrdma median / baseline median (per-round ratios: the two figures' ratio within each round, median and min–max); RoCE targets from issue 11 (iWARP rows: issue 5, shared-memory rows: issue 13). Two processes for every pair (on loopback where a network is involved)."
   echo
   echo "## Machine"
   echo
@@ -438,6 +528,7 @@ mkdir -p "$(dirname "$OUT")"
   echo "- JDK: $("$JAVA" -version 2>&1 | head -n 1)"
   echo "- memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
   echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (the host is shared: other jobs ran during the run)"
+  echo "- shared-memory device: $SHM_DEV $([ "$SHM" = 1 ] && echo 'present' || echo 'absent (its rows are skipped)')"
   echo "- peers: UCX $([ "$UCX" = 1 ] && ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1 || echo 'not installed'), Aeron $([ "$AERON" = 1 ] && ls "$dist"/bench/lib/ | sed -n 's/^aeron-all-\(.*\)\.jar$/\1/p' || echo 'not built')"
   echo
   echo "## Results"
@@ -466,6 +557,20 @@ mkdir -p "$(dirname "$OUT")"
 - iWARP rows: `jrdma perf ... -d iwarp_lo` on both sides (the connection manager over MPA/TCP, no MPA CRC:
   two jrdma peers negotiate it away unless -Djrdma.iwarp.crc=true; FPDUs of one loopback TCP segment), same threading as the RoCE rows; baselines are the raw Java
   TCP ping-pong and streaming of the same round. A WRITE over iWARP completes once TCP took it.
+- Shared memory (issue 13), every pair two processes with at most one spinning thread each (2 cores):
+  the floor is `MappedPingPong` (two JVMs map one file in /dev/shm and spin on a flag word, getAcquire /
+  setRelease, 8 B, one-way = half the round trip); `MemCopy` is MemorySegment.copy between two native
+  buffers on one thread, "one buffer each way" (the working set of perftest's exchange, which jrdma's
+  rows use, and of ucx_perftest: the targets' rows) or cycling through 4 MiB (64 KiB) and 8 MiB (1 MiB)
+  as `jrdma perf --jrdma-cm` does (the RoCE rows' copy); Aeron IPC is a ping-pong
+  between two processes, the media driver embedded in the server process in INVOKER mode (no driver
+  thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls),
+  where Aeron's own samples run the driver in threads of its own; UCX is `ucx_perftest` with
+  UCX_TLS=posix,self. jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
+  exchange: the same -s and -n on both sides, bandwidth over 3.2 GB per run, 1.3 GB with --quick),
+  skipped while `jrdma devices` lists no shm0. READ bandwidth is compared with ucp_put_bw, as
+  the issue's target says; FETCH_ADD (perftest's whole-operation latency) with WRITE's one-way figure,
+  both as printed.
 EOF
 } > "$OUT"
 echo "$table"

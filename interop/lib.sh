@@ -13,7 +13,8 @@ connect_peer() {
   if [ -n "$VMDIR" ]; then
     VM=$VMDIR; [ -d "$VM" ] && VM="$VM/vm.sh"
     [ -x "$VM" ] || { echo "no harness script $VM" >&2; exit 2; }
-    if ! "$VM" status 2>/dev/null | grep -q '^g1 running'; then
+    local status; status=$("$VM" status 2>/dev/null) # not piped into grep -q: with pipefail, a second guest's
+    if ! grep -q '^g1 running' <<< "$status"; then      # line would meet a closed pipe and fail the check
       echo "$name: guest 1 of the harness ($VM) is not running; as root, once:" >&2
       echo "  ${VM%/vm.sh}/build-image.sh && VCPUS=1 $VM up 1   (packages: interop/harness/README.md)" >&2
       echo "or give another peer with --ssh (see --help)" >&2

@@ -60,17 +60,22 @@ LOCAL_IP=$(here ip -4 -o addr show dev "$LOCAL_IF" | awk '{print $4}' | cut -d/ 
 [ -n "$LOCAL_IP" ] || { echo "no IPv4 address of $LOCAL_IF in ${PEER_IP%.*}.0/24" >&2; exit 2; }
 here "$JRDMA" devices | grep -q "$LOCAL_DEV" || { echo "jrdma has no device $LOCAL_DEV" >&2; exit 2; }
 
-# wire_check PCAP -> "" or what is wrong (TERMINATEs, bad CRCs) as tshark decodes it
+# wire_check PCAP -> "" or what is wrong (TERMINATEs, bad CRCs) as tshark decodes it. The decode is
+# streamed through awk: a 64 KiB case's capture (~140 MB) decodes to gigabytes of text, more than a
+# shell variable should hold.
 wire_check() {
-  local v bad term
-  v=$(tshark -r "$1" -V 2>/dev/null) # MPA is found by its keys (heuristic dissector)
-  [ -n "$v" ] || { echo "capture unreadable;"; return; }
-  bad=$(grep -c 'Bad CRC' <<< "$v")
-  term=$(grep -c 'OpCode: Terminate' <<< "$v")
+  local counts
+  # MPA is found by its keys (heuristic dissector)
+  counts=$(tshark -r "$1" -V 2>/dev/null | awk '
+    /Bad CRC/ { bad++ } /OpCode: Terminate/ { term++ } /RDMAP header/ { rdmap++ } /Good CRC32/ { good++ }
+    END { printf "%d %d %d %d %d\n", NR, bad, term, rdmap, good }')
+  local lines bad term rdmap good
+  read -r lines bad term rdmap good <<< "$counts"
+  [ "${lines:-0}" -gt 0 ] || { echo "capture unreadable;"; return; }
   [ "$bad" -gt 0 ] && echo -n "$bad bad MPA CRCs;"
   [ "$term" -gt 0 ] && echo -n "$term TERMINATEs;"
-  grep -q 'RDMAP header' <<< "$v" || echo -n "no RDMAP traffic decoded;"
-  echo "$(grep -c 'Good CRC32' <<< "$v")" > "$1.crcs"
+  [ "$rdmap" -gt 0 ] || echo -n "no RDMAP traffic decoded;"
+  echo "$good" > "$1.crcs"
 }
 
 PASS=0 FAIL=0
@@ -183,15 +188,21 @@ perftest_pair() { # test size
 if [ $QUICK = 1 ]; then BW_SIZES="4096"; LAT_SIZES="2"; else BW_SIZES="2 4096 65536"; LAT_SIZES="2 4096 65536"; fi
 for t in write_bw read_bw send_bw; do for s in $BW_SIZES; do perftest_pair $t "$s"; done; done
 for t in write_lat read_lat; do for s in $LAT_SIZES; do perftest_pair $t "$s"; done; done
-# --- ib_send_bw -R --use-srq: every QP's receives from one shared receive queue (siw has SRQs)
+# --- ib_send_bw -R --use-srq: every QP's receives from one shared receive queue (siw has SRQs), both roles
+#     with one QP, and jrdma as server with 4 QPs on its SRQ. With siw as server, -q 4 is not run: two
+#     siw guests hang in it too (2026-11-26: `ib_send_bw -R --use-srq -q 4 -s 2` between guests 1 and 2
+#     printed its header and no result in 140 s, while -R --use-srq and -R -q 4 each passed)
 srq_pair() { # size
   local s=$1
   run_case "send_bw-R-use-srq-s$s-jrdma-server" "$ATTEMPTS" jrdma \
+    "$J perf send_bw -R --use-srq -d $LOCAL_DEV -s $s -n 500 --timeout 120" \
+    "ib_send_bw -R --use-srq -d $PEER_DEV -s $s -n 500 $LOCAL_IP" 18515 perf_check_both
+  run_case "send_bw-R-use-srq-s$s-jrdma-client" "$ATTEMPTS" peer \
+    "ib_send_bw -R --use-srq -d $PEER_DEV -s $s -n 500" \
+    "$J perf send_bw -R --use-srq -d $LOCAL_DEV -s $s -n 500 --timeout 120 $PEER_IP" 18515 perf_check_both
+  run_case "send_bw-R-use-srq-q4-s$s-jrdma-server" "$ATTEMPTS" jrdma \
     "$J perf send_bw -R --use-srq -q 4 -d $LOCAL_DEV -s $s -n 500 --timeout 120" \
     "ib_send_bw -R --use-srq -q 4 -d $PEER_DEV -s $s -n 500 $LOCAL_IP" 18515 perf_check_both
-  run_case "send_bw-R-use-srq-s$s-jrdma-client" "$ATTEMPTS" peer \
-    "ib_send_bw -R --use-srq -q 4 -d $PEER_DEV -s $s -n 500" \
-    "$J perf send_bw -R --use-srq -q 4 -d $LOCAL_DEV -s $s -n 500 --timeout 120 $PEER_IP" 18515 perf_check_both
 }
 for s in $BW_SIZES; do srq_pair "$s"; done
 

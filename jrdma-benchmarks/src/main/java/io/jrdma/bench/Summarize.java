@@ -13,10 +13,12 @@ import java.util.Map;
 /**
  * Turns the raw figures of a bench/compare.sh run into its Markdown tables.
  *
- * <pre>Summarize RAW [JMH_CSV]</pre>
+ * <pre>Summarize RAW [JMH_CSV] [--shm]</pre>
  * RAW holds one {@code key value} per line, a key once per round. A table cell is the median over
  * the rounds with the min–max; the ratio is jrdma's median over the baseline's median. A baseline
  * key may end in {@code *2} (twice the value of each round: a round trip from a one-way figure).
+ * With {@code --shm} only the shared-memory tables are printed. A key {@code shm.absent} (the run
+ * found no shared-memory device) marks that provider's missing figures "provider absent".
  */
 public final class Summarize {
     private Summarize() {
@@ -27,10 +29,21 @@ public final class Summarize {
                        double target) {
     }
 
+    /**
+     * A table: its title, what its first figure column holds (jrdma's figure, or another baseline's),
+     * and whether it belongs to the shared-memory part (the tables {@code --shm} prints).
+     */
+    private record Section(String title, String subject, boolean shm) {
+    }
+
     private static final List<Object> SPEC = new ArrayList<>();
 
     private static void section(String title) {
-        SPEC.add(title);
+        SPEC.add(new Section(title, "jrdma", false));
+    }
+
+    private static void shmSection(String title, String subject) {
+        SPEC.add(new Section(title, subject, true));
     }
 
     private static void row(String label, String j, String b, String bl, String unit, String op, double target) {
@@ -123,28 +136,89 @@ public final class Summarize {
         row("WRITE 4 KiB bw", "jrdma.write_bw.4096", "aeron.udp.stream.4096", "Aeron UDP stream 4 KiB", "GB/s");
         row("WRITE 64 KiB bw", "jrdma.write_bw.65536", "aeron.udp.stream.65536", "Aeron UDP stream 64 KiB", "GB/s");
         row("WRITE 4 KiB bw", "jrdma.write_bw.4096", "aeron.ipc.stream.4096", "Aeron IPC stream 4 KiB", "GB/s");
+
+        shmSection("Shared memory (jrdma `-d shm0` between two processes; targets from issue 13; µs one-way as perftest, atomics the whole operation)", "jrdma");
+        row("WRITE 8 B lat", "shm.write_lat.8", "ucx.posix.put_lat.8", "ucx_perftest ucp_put_lat 8 B, posix", "µs", "<=", 1.0);
+        row("WRITE 8 B lat (vs floor)", "shm.write_lat.8", "mapped.8", "mapped-file flag ping-pong 8 B, two JVMs", "µs", "<=", 1.5);
+        row("WRITE 64 KiB bw", "shm.write_bw.65536", "memcopy_hot.65536", "MemorySegment.copy 64 KiB, 1 thread, one buffer each way", "GB/s", ">=", 0.9);
+        row("WRITE 1 MiB bw", "shm.write_bw.1048576", "memcopy_hot.1048576", "MemorySegment.copy 1 MiB, 1 thread, one buffer each way", "GB/s", ">=", 0.9);
+        row("WRITE 64 KiB bw (vs UCX)", "shm.write_bw.65536", "ucx.posix.put_bw.65536", "ucx_perftest ucp_put_bw 64 KiB, posix", "GB/s", ">=", 0.9);
+        row("WRITE 1 MiB bw (vs UCX)", "shm.write_bw.1048576", "ucx.posix.put_bw.1048576", "ucx_perftest ucp_put_bw 1 MiB, posix", "GB/s", ">=", 0.9);
+        row("READ 64 KiB bw", "shm.read_bw.65536", "memcopy_hot.65536", "MemorySegment.copy 64 KiB, 1 thread, one buffer each way", "GB/s", ">=", 0.9);
+        row("READ 1 MiB bw", "shm.read_bw.1048576", "memcopy_hot.1048576", "MemorySegment.copy 1 MiB, 1 thread, one buffer each way", "GB/s", ">=", 0.9);
+        row("READ 64 KiB bw (vs UCX)", "shm.read_bw.65536", "ucx.posix.put_bw.65536", "ucx_perftest ucp_put_bw 64 KiB, posix", "GB/s", ">=", 0.9);
+        row("READ 1 MiB bw (vs UCX)", "shm.read_bw.1048576", "ucx.posix.put_bw.1048576", "ucx_perftest ucp_put_bw 1 MiB, posix", "GB/s", ">=", 0.9);
+        row("WRITE 64 KiB bw (vs copy over 4 MiB)", "shm.write_bw.65536", "memcopy.65536", "MemorySegment.copy 64 KiB through 4 MiB (perf --jrdma-cm's working set)", "GB/s");
+        row("WRITE 1 MiB bw (vs copy over 8 MiB)", "shm.write_bw.1048576", "memcopy.1048576", "MemorySegment.copy 1 MiB through 8 MiB (perf --jrdma-cm's working set)", "GB/s");
+        row("SEND 8 B lat", "shm.send_lat.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B, two processes", "µs", "<=", 1.0);
+        row("FETCH_ADD 8 B lat", "shm.atomic_lat.8", "shm.write_lat.8", "jrdma shm0 WRITE 8 B (one-way, as printed)", "µs", "<=", 2.0);
+        row("WRITE 8 B lat (vs soft-RoCE)", "shm.write_lat.8", "jrdma.write_lat.8", "jrdma over soft-RoCE, WRITE 8 B", "µs");
+
+        shmSection("Shared-memory baselines among themselves (ratio = first / second; no jrdma)", "figure");
+        row("ucx_perftest ucp_put_lat 8 B, posix", "ucx.posix.put_lat.8", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
+        row("Aeron IPC ping-pong 8 B", "aeron.ipc.pingpong.8", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
+        row("ucx_perftest ucp_put_bw 64 KiB, posix", "ucx.posix.put_bw.65536", "memcopy.65536", "MemorySegment.copy 64 KiB", "GB/s");
+        row("ucx_perftest ucp_put_bw 1 MiB, posix", "ucx.posix.put_bw.1048576", "memcopy.1048576", "MemorySegment.copy 1 MiB", "GB/s");
+        row("ucx_perftest ucp_put_bw 64 KiB, posix", "ucx.posix.put_bw.65536", "memcopy_hot.65536", "MemorySegment.copy 64 KiB, one buffer (UCX's working set)", "GB/s");
+        row("ucx_perftest ucp_put_bw 1 MiB, posix", "ucx.posix.put_bw.1048576", "memcopy_hot.1048576", "MemorySegment.copy 1 MiB, one buffer (UCX's working set)", "GB/s");
+        row("MemorySegment.copy 64 KiB, one buffer", "memcopy_hot.65536", "memcopy.65536", "MemorySegment.copy 64 KiB, perf's 4 MiB working set", "GB/s");
+        row("MemorySegment.copy 1 MiB, one buffer", "memcopy_hot.1048576", "memcopy.1048576", "MemorySegment.copy 1 MiB, perf's 8 MiB working set", "GB/s");
     }
 
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] argv) throws IOException {
+        boolean shmOnly = false;
+        List<String> files = new ArrayList<>();
+        for (String a : argv) {
+            if (a.equals("--shm")) {
+                shmOnly = true;
+            } else if (a.startsWith("--")) {
+                throw new IllegalArgumentException("Summarize: unknown option " + a + " (usage: Summarize RAW [JMH_CSV] [--shm])");
+            } else {
+                files.add(a);
+            }
+        }
+        if (files.isEmpty()) {
+            throw new IllegalArgumentException("usage: Summarize RAW [JMH_CSV] [--shm]");
+        }
+        String[] args = files.toArray(String[]::new);
         Map<String, List<Double>> data = new LinkedHashMap<>();
+        // the same figures per round: a round starts with its "loadavg" line (bench/compare.sh puts one first)
+        Map<String, Map<Integer, Double>> rounds = new LinkedHashMap<>();
+        int round = 0;
         for (String line : Files.readAllLines(Path.of(args[0]))) {
             String[] f = line.trim().split("\\s+");
             if (f.length == 2 && !f[0].startsWith("#")) {
                 try {
-                    data.computeIfAbsent(f[0], k -> new ArrayList<>()).add(Double.parseDouble(f[1]));
+                    double v = Double.parseDouble(f[1]);
+                    if (f[0].equals("loadavg")) {
+                        round++;
+                    }
+                    data.computeIfAbsent(f[0], k -> new ArrayList<>()).add(v);
+                    rounds.computeIfAbsent(f[0], k -> new LinkedHashMap<>()).putIfAbsent(round, v);
                 } catch (NumberFormatException ignored) {
                     // not a figure
                 }
             }
         }
+        // `bench/compare.sh` writes shm.absent when `jrdma devices` lists no shared-memory device
+        boolean shmAbsent = data.containsKey("shm.absent");
         StringBuilder out = new StringBuilder();
         boolean open = false;
+        boolean skip = false;
         for (Object o : SPEC) {
-            if (o instanceof String title) {
-                out.append(open ? "\n" : "").append("**").append(title).append("**\n\n");
-                out.append("| metric | jrdma median (min–max) | baseline | baseline median (min–max) | ratio | target | met? |\n");
-                out.append("|---|---|---|---|---|---|---|\n");
+            if (o instanceof Section sec) {
+                skip = shmOnly && !sec.shm; // bench/compare.sh --shm runs the shared-memory part only
+                if (skip) {
+                    continue;
+                }
+                out.append(open ? "\n" : "").append("**").append(sec.title).append("**\n\n");
+                out.append("| metric | ").append(sec.subject)
+                        .append(" median (min–max) | baseline | baseline median (min–max) | ratio | per-round ratios | target | met? |\n");
+                out.append("|---|---|---|---|---|---|---|---|\n");
                 open = true;
+                continue;
+            }
+            if (skip) {
                 continue;
             }
             Row r = (Row) o;
@@ -152,6 +226,10 @@ public final class Summarize {
             double[] b = stats(data, r.baseline);
             String ratio = "n/a";
             String met = r.op == null ? "–" : "n/a";
+            boolean absent = shmAbsent && j == null && r.jrdma.startsWith("shm.");
+            if (absent && r.op != null) {
+                met = "skipped";
+            }
             if (j != null && b != null && b[0] > 0) {
                 double q = j[0] / b[0];
                 ratio = String.format(Locale.ROOT, "%.2f×", q);
@@ -161,8 +239,10 @@ public final class Summarize {
             }
             String target = r.op == null ? "–" : (r.op.equals("<=") ? "≤ " : "≥ ")
                     + String.format(Locale.ROOT, "%.2f×", r.target).replace(".00×", ".0×");
-            out.append("| ").append(r.label).append(" | ").append(cell(j, r.unit)).append(" | ")
-                    .append(r.baselineLabel).append(" | ").append(cell(b, r.unit)).append(" | ").append(ratio)
+            boolean baseAbsent = shmAbsent && b == null && r.baseline.startsWith("shm.");
+            out.append("| ").append(r.label).append(" | ").append(absent ? "provider absent" : cell(j, r.unit)).append(" | ")
+                    .append(r.baselineLabel).append(" | ").append(baseAbsent ? "provider absent" : cell(b, r.unit))
+                    .append(" | ").append(ratio).append(" | ").append(perRound(rounds, r.jrdma, r.baseline))
                     .append(" | ").append(target).append(" | ").append(met).append(" |\n");
         }
         out.append('\n');
@@ -171,6 +251,35 @@ public final class Summarize {
             out.append('\n').append(jmh(Path.of(args[1])));
         }
         System.out.print(out);
+    }
+
+    /**
+     * The ratio of the two figures within each round that has both, as "median× (min–max)": on a
+     * shared host a slow round slows both figures of that round, so this spread is the ratio's own,
+     * where the two columns' min–max mix rounds. "n/a" when no round has both.
+     */
+    private static String perRound(Map<String, Map<Integer, Double>> rounds, String a, String b) {
+        double ma = a.endsWith("*2") ? 2 : 1;
+        double mb = b.endsWith("*2") ? 2 : 1;
+        Map<Integer, Double> ra = rounds.get(a.endsWith("*2") ? a.substring(0, a.length() - 2) : a);
+        Map<Integer, Double> rb = rounds.get(b.endsWith("*2") ? b.substring(0, b.length() - 2) : b);
+        if (ra == null || rb == null) {
+            return "n/a";
+        }
+        List<Double> q = new ArrayList<>();
+        for (Map.Entry<Integer, Double> e : ra.entrySet()) {
+            Double vb = rb.get(e.getKey());
+            if (vb != null && vb > 0) {
+                q.add(e.getValue() * ma / (vb * mb));
+            }
+        }
+        if (q.isEmpty()) {
+            return "n/a";
+        }
+        double[] v = q.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        int n = v.length;
+        double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        return String.format(Locale.ROOT, "%.2f× (%.2f–%.2f)", median, v[0], v[n - 1]);
     }
 
     /** @return {median, min, max, rounds} of a key (a "*2" suffix doubles each value), or null */
@@ -229,10 +338,15 @@ public final class Summarize {
             {"raw TCP ping-pong 8 B one-way p99", "tcp_pingpong.8.p99", "µs"},
             {"jrdma WRITE 64 KiB bw with QpScale (1 QP)", "qpscale.65536.q1.gbps", "GB/s"},
             {"raw UDP blast: sender rate, 4112 B datagrams", "udp_blast_send.4112", "GB/s"},
+            {"mapped-file flag ping-pong 8 B one-way p99", "mapped.8.p99", "µs"},
+            {"jrdma over shm0 WRITE 8 B one-way p99", "shm.write_lat.8.p99", "µs"},
             {"load average (1 min) at the start of each round", "loadavg", ""},
         };
         for (String[] e : extra) {
             double[] s = stats(data, e[1]);
+            if (s == null) {
+                continue; // not measured in this run (a section not run, or a figure that failed: see the notes)
+            }
             sb.append("| ").append(e[0]).append(" | ").append(cell(s, e[2])).append(" |\n");
         }
         return sb.toString();

@@ -3,6 +3,7 @@ package io.jrdma.tck;
 import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.DeviceCap;
 import io.jrdma.verbs.Grh;
 import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.QpInitAttr;
@@ -38,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Shared receive queues ({@code ibv_srq_pingpong}'s verbs): create, query, modify (limit), post, one SRQ
+ * Shared receive queues ({@code ibv_srq_pingpong}'s verbs): create, query, modify (limit, and the depth on a
+ * provider that declares SRQ_RESIZE, on either side so in each threading mode of the fixture), post, one SRQ
  * taken from by 1,000 RC QPs, one SRQ feeding an RC, a UC and a UD QP (the types the provider declares), the
  * limit's asynchronous event, the last-WQE event, and destroy refused with EBUSY while a QP uses it. Aborted with the reason on a provider without SRQs.
  */
@@ -71,6 +73,107 @@ public abstract class SrqTck extends VerbsTckSupport {
         RdmaException tooHigh = assertThrows(RdmaException.class,
                 () -> srq.modify(SrqAttr.limit(a.maxWr() + 1), SrqAttr.LIMIT));
         assertEquals(RdmaException.Errno.EINVAL, tooHigh.errno(), tooHigh.getMessage());
+    }
+
+    @Test
+    void aResizeGrowsOrShrinksDownToThePostedReceivesWhichStayInOrder() {
+        DeviceAttr attr = requireSrq();
+        Assumptions.assumeTrue(attr.has(DeviceCap.SRQ_RESIZE),
+                () -> "skipped: the provider does not declare SRQ_RESIZE in queryDevice(): " + attr);
+        resizeOn(server, client, attr); // the fixture's server side, then its client side: each threading mode
+        resizeOn(client, server, attr);
+    }
+
+    /** Resizes an SRQ of {@code rx} that an RC QP takes {@code tx}'s messages from, checking the receives survive. */
+    private void resizeOn(Side rx, Side tx, DeviceAttr attr) {
+        String on = "the SRQ of the " + rx;
+        SharedReceiveQueue srq = newSrq(rx, SrqInitAttr.of(4, 1));
+        CompletionQueue rcq = rx.newCq(64);
+        CompletionQueue tcq = tx.newCq(64);
+        QueuePair rqp = rx.newQp(QpInitAttr.rc(rcq).withSrq(srq));
+        QueuePair tqp = tx.newQp(QpInitAttr.rc(tcq));
+        if (rx == server) {
+            connectByHand(tqp, rqp, 0);
+        } else {
+            connectByHand(rqp, tqp, 0);
+        }
+        int posted = fillUp(srq, rx, 0, on);
+
+        srq.modify(new SrqAttr(8, 0, 0), SrqAttr.MAX_WR);
+        int grown = srq.query().maxWr();
+        assertTrue(grown >= 8, on + ": query after growing to 8 receives: " + srq.query());
+        posted = fillUp(srq, rx, posted, on + " grown to " + grown);
+        assertEquals(grown, posted, on + ": receives posted up to the new depth");
+
+        RdmaException below = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(grown - 1, 0, 0),
+                SrqAttr.MAX_WR), on + ": a resize below the " + grown + " receives posted");
+        assertEquals(RdmaException.Errno.EINVAL, below.errno(), below.getMessage());
+        assertEquals(grown, srq.query().maxWr(), on + ": a refused resize changes nothing");
+
+        int taken = 6;
+        sendAndCheckOrder(tx, tqp, tcq, rx, rcq, rqp, 0, taken, on + " after growing");
+
+        int left = posted - taken;
+        srq.modify(new SrqAttr(left, 0, 0), SrqAttr.MAX_WR); // down to exactly what is posted
+        int shrunk = srq.query().maxWr();
+        assertTrue(shrunk >= left && shrunk < grown, on + ": query after shrinking to " + left + ": " + srq.query());
+        int more = fillUp(srq, rx, posted, on + " shrunk to " + shrunk) - posted;
+        assertEquals(shrunk - left, more, on + ": room left after shrinking to the " + left + " receives posted");
+        sendAndCheckOrder(tx, tqp, tcq, rx, rcq, rqp, taken, left + more, on + " after shrinking");
+
+        for (int bad : new int[] {0, attr.maxSrqWr() + 1}) {
+            RdmaException e = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(bad, 0, 0), SrqAttr.MAX_WR),
+                    on + ": a depth of " + bad);
+            assertEquals(RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+        }
+        RdmaException high = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(2, 0, 3),
+                SrqAttr.MAX_WR | SrqAttr.LIMIT), on + ": a limit above the new depth");
+        assertEquals(RdmaException.Errno.EINVAL, high.errno(), high.getMessage());
+        srq.modify(SrqAttr.limit(2), SrqAttr.LIMIT);
+        RdmaException underLimit = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(1, 0, 0),
+                SrqAttr.MAX_WR), on + ": a depth below the armed limit");
+        assertEquals(RdmaException.Errno.EINVAL, underLimit.errno(), underLimit.getMessage());
+        srq.modify(new SrqAttr(1, 0, 1), SrqAttr.MAX_WR | SrqAttr.LIMIT); // both at once: the limit checked against 1
+        SrqAttr last = srq.query();
+        assertTrue(last.maxWr() >= 1 && last.srqLimit() == 1, on + ": after a depth of 1 and a limit of 1 at once: " + last);
+        closeNow(rqp);
+        closeNow(srq);
+    }
+
+    /** Posts receives {@code from}, {@code from + 1}... (each into its own slot) until ENOMEM; returns the next id. */
+    private static int fillUp(SharedReceiveQueue srq, Side rx, int from, String what) {
+        RecvWorkRequest rwr = new RecvWorkRequest();
+        int id = from;
+        int rc;
+        while ((rc = srq.postRecv(rwr.reset().wrId(id).sge(0, rx.mr, DST + (long) id * MSG, MSG))) == 0) {
+            id++;
+            assertTrue(id - from <= MANY, what + ": more than " + MANY + " receives fit");
+        }
+        assertEquals(RdmaException.Errno.ENOMEM.value(), rc, what + ": postRecv on a full SRQ returned "
+                + RdmaException.Errno.of(rc));
+        return id;
+    }
+
+    /** {@code tx} sends {@code n} messages; {@code rx}'s receives {@code first..} take them in posted order. */
+    private void sendAndCheckOrder(Side tx, QueuePair tqp, CompletionQueue tcq, Side rx, CompletionQueue rcq, QueuePair rqp,
+            int first, int n, String what) {
+        SendWorkRequest wr = new SendWorkRequest();
+        for (int i = 0; i < n; i++) {
+            fill(tx.buf, (long) i * MSG, MSG, 500 + first + i);
+            post(tqp, wr.reset().wrId(first + i).opcode(WrOpcode.SEND_WITH_IMM).imm(first + i).flags(SendFlags.SIGNALED)
+                    .sge(0, tx.mr, (long) i * MSG, MSG));
+        }
+        for (WorkCompletion wc : awaitCompletions(tcq, n, what + ": " + n + " sends")) {
+            assertEquals(WcStatus.SUCCESS, wc.status(), what + ": send " + wc);
+        }
+        List<WorkCompletion> got = awaitCompletions(rcq, n, what + ": " + n + " receives");
+        for (int i = 0; i < n; i++) {
+            WorkCompletion wc = got.get(i);
+            assertCompletion(wc, WcStatus.SUCCESS, WcOpcode.RECV, first + i, rqp.qpn(), what + ": receive " + i);
+            assertEquals(first + i, wc.imm(), what + ": the message of " + wc);
+            assertPattern(rx.buf, DST + (long) (first + i) * MSG, MSG, 500 + first + i, what + ": message " + (first + i)
+                    + " in the buffer of the receive posted for it");
+        }
     }
 
     @Test

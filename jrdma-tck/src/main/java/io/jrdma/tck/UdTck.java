@@ -29,8 +29,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * Unreliable datagrams ({@code ibv_ud_pingpong}'s verbs): address handles made from a GID and from a received
  * completion ({@code initAhFromWc}), the 40-byte GRH in front of each receive and what it holds, the source QP
- * in the completion, Q_Key checks (a datagram with another Q_Key is dropped: no completion), and messages up
- * to the path MTU (a longer one is refused). Aborted with the reason on a provider without UD.
+ * in the completion, the address handle's hop limit and traffic class arriving in the GRH, Q_Key checks (a datagram with another Q_Key is dropped: no completion), and messages up
+ * to the path MTU (a longer one is refused); BIND_MW, REG_MR and LOCAL_INV refused at post. Aborted with the reason on a provider without UD.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 public abstract class UdTck extends VerbsTckSupport {
@@ -131,6 +131,38 @@ public abstract class UdTck extends VerbsTckSupport {
     }
 
     @Test
+    void theAddressHandlesHopLimitAndTrafficClassArriveInTheReceiversGrh() {
+        // each way, so each side's threading mode sends and receives; over loopback no router lowers the hop limit
+        grhCarries(client, cqp, ccq, server, sqp, scq, 9, 0xB8);
+        grhCarries(server, sqp, scq, client, cqp, ccq, 200, 0x28);
+        grhCarries(client, cqp, ccq, server, sqp, scq, 64, 0);
+    }
+
+    private void grhCarries(Side from, QueuePair fqp, CompletionQueue fcq, Side to, QueuePair tqp, CompletionQueue tcq,
+            int hopLimit, int trafficClass) {
+        String what = "a datagram from the " + from + " with hop limit " + hopLimit + " and traffic class 0x"
+                + Integer.toHexString(trafficClass);
+        AhAttr a = ahAttr(from, to);
+        AddressHandle ah = track(from, "AH", from.pd.createAh(new AhAttr(a.dgid(), a.sgidIndex(), hopLimit, trafficClass,
+                0, 0, 1, a.udpPort())));
+        assertEquals(hopLimit, ah.attr().hopLimit(), "AddressHandle.attr()");
+        fillSentinel(to.buf, RX, Grh.LENGTH);
+        postRecv(tqp, to, 5, RX, Grh.LENGTH + 64);
+        fill(from.buf, TX, 64, hopLimit);
+        post(fqp, udSend(from, ah, tqp, QKEY, 64, 6));
+        assertCompletion(awaitCompletion(fcq, what + " sent"), WcStatus.SUCCESS, WcOpcode.SEND, 6, fqp.qpn(), what);
+        WorkCompletion rc = awaitCompletion(tcq, what + " received");
+        assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, 5, tqp.qpn(), what);
+        Grh grh = Grh.parse(to.buf.asSlice(RX, Grh.LENGTH));
+        assertEquals(hopLimit, grh.hopLimit(), what + ": the GRH's hop limit: " + grh);
+        assertEquals(trafficClass, grh.trafficClass(), what + ": the GRH's traffic class: " + grh);
+        assertPattern(to.buf, RX + Grh.LENGTH, 64, hopLimit, what + ": payload behind the GRH");
+        AhAttr back = to.ctx.initAhFromWc(1, rc, to.buf.asSlice(RX, Grh.LENGTH));
+        assertEquals(trafficClass, back.trafficClass(), what + ": initAhFromWc takes the GRH's traffic class");
+        assertEquals(0xFF, back.hopLimit(), what + ": initAhFromWc answers with hop limit 255, as rdma-core");
+    }
+
+    @Test
     void aDatagramWithAnotherQkeyIsDroppedWithoutACompletion() {
         AddressHandle toServer = newAh(client, server);
         postRecv(sqp, server, 1, RX, Grh.LENGTH + 64);
@@ -183,5 +215,36 @@ public abstract class UdTck extends VerbsTckSupport {
             fail("postSend of a UD SEND without an address handle was accepted");
         }
         assertEquals(RdmaException.Errno.EINVAL.value(), rc, "returned " + RdmaException.Errno.of(rc));
+    }
+
+    @Test
+    void localOperationsAreRefusedAtPostOnUd() {
+        io.jrdma.verbs.DeviceAttr a = attrOrNull(client);
+        int tried = 0;
+        for (io.jrdma.verbs.MwType type : io.jrdma.verbs.MwType.values()) {
+            if (a == null || !a.supportsMw(type)) {
+                continue;
+            }
+            io.jrdma.verbs.MemoryWindow mw = track(client, "MW", client.pd.allocMw(type));
+            int rc = type == io.jrdma.verbs.MwType.TYPE_1
+                    ? cqp.bindMw(mw, new io.jrdma.verbs.MwBind().wrId(1).bind(client.mr, client.mr.address(), 64,
+                            io.jrdma.verbs.Access.REMOTE_READ))
+                    : cqp.postSend(new SendWorkRequest().wrId(1).bindMw(mw, io.jrdma.verbs.MemoryWindow.incRkey(mw.rkey()),
+                            client.mr, client.mr.address(), 64, io.jrdma.verbs.Access.REMOTE_READ));
+            assertEquals(RdmaException.Errno.EINVAL.value(), rc, "a " + type + " bind on a UD QP returned "
+                    + RdmaException.Errno.of(rc) + ": a bind is an RC or UC operation");
+            tried++;
+        }
+        if (a != null && a.has(io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS)) {
+            io.jrdma.verbs.MemoryRegion fast = track(client, "fast-registration MR", client.pd.allocMr(4096));
+            int rc = cqp.postSend(new SendWorkRequest().wrId(2).regMr(fast, client.buf.asSlice(0, 4096),
+                    io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey()), io.jrdma.verbs.Access.LOCAL_WRITE));
+            assertEquals(RdmaException.Errno.EINVAL.value(), rc, "REG_MR on a UD QP returned " + RdmaException.Errno.of(rc));
+            rc = cqp.postSend(new SendWorkRequest().wrId(3).localInv(fast.rkey()));
+            assertEquals(RdmaException.Errno.EINVAL.value(), rc, "LOCAL_INV on a UD QP returned " + RdmaException.Errno.of(rc));
+            tried++;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(tried > 0, "skipped: the provider declares neither memory windows"
+                + " nor fast registration");
     }
 }

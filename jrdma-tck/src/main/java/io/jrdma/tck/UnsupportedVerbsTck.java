@@ -80,6 +80,13 @@ public abstract class UnsupportedVerbsTck extends VerbsTckSupport {
         check(problems, a != null && a.supportsMw(MwType.TYPE_1), "allocMw", () -> client.pd.allocMw(MwType.TYPE_1));
         check(problems, a != null && a.supportsMw(MwType.TYPE_2), "allocMw", () -> client.pd.allocMw(MwType.TYPE_2));
         check(problems, a != null && a.has(DeviceCap.MEM_MGT_EXTENSIONS), "allocMr", () -> client.pd.allocMr(4096));
+        if (a != null && a.supportsSrq()) { // a resize (ibv_modify_srq with IBV_SRQ_MAX_WR) as SRQ_RESIZE says
+            io.jrdma.verbs.SharedReceiveQueue srq = track(client, "SRQ", client.pd.createSrq(SrqInitAttr.of(16, 1)));
+            check(problems, a.has(DeviceCap.SRQ_RESIZE), "resize", () -> {
+                srq.modify(new io.jrdma.verbs.SrqAttr(32, 0, 0), io.jrdma.verbs.SrqAttr.MAX_WR);
+                return null;
+            });
+        }
 
         // asynchronous events have no capability bit: either both calls work or both name themselves
         boolean events;

@@ -8,8 +8,9 @@ package io.jrdma.verbs;
  *
  * @param dgid         the destination GID (IP address)
  * @param sgidIndex    the local GID to send from: an index into the port's GID table
- * @param hopLimit     IP TTL / hop limit, 0..255
- * @param trafficClass IP traffic class / TOS, 0..255
+ * @param hopLimit     IP TTL / hop limit, 0..255, put in the IP header of each datagram sent through the handle
+ *                     (a provider may refuse 0, which no datagram can leave with: jrdma's do, with EINVAL)
+ * @param trafficClass IP traffic class / TOS, 0..255, put in the IP header of each datagram sent through the handle
  * @param flowLabel    IPv6 flow label, 0..0xFFFFF (0: none; ignored over IPv4)
  * @param sl           service level, 0..15 (RoCE maps it to a priority; jrdma's providers do not use it)
  * @param portNum      the local port, 1 (jrdma devices have one port)

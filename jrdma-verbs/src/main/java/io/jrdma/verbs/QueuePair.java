@@ -75,7 +75,8 @@ public interface QueuePair extends AutoCloseable {
      * @param mw   a type 1 window of this QP's PD
      * @param bind the region, range, access, wr_id and flags (copied)
      * @return 0, or an errno value: {@code ENOMEM} (12) when the send queue is full, {@code EINVAL} (22) for a
-     *         type 2 window, a bind with an address or length but no region, or a state that forbids posting,
+     *         type 2 window, a bind with an address or length but no region, a state that forbids posting, or
+     *         a QP type without binds (UD: a bind is an RC or UC operation),
      *         {@code EPERM} (1) for a region of another PD than the window (as libibverbs' {@code ibv_bind_mw}),
      *         {@code EOPNOTSUPP} (95) from a provider without memory windows (the default)
      */

@@ -16,13 +16,18 @@ public interface SharedReceiveQueue extends AutoCloseable {
     ProtectionDomain pd();
 
     /**
-     * Changes the depth and/or arms the limit ({@code ibv_modify_srq}).
+     * Changes the depth and/or arms the limit ({@code ibv_modify_srq}). A new depth ({@link SrqAttr#MAX_WR}) may
+     * grow the queue or shrink it down to the receives posted and not yet taken, which all stay, in order (as
+     * Linux rxe); {@link #query()} then reports it and {@link #postRecv} enforces it. A resize replaces the
+     * queue's storage, so, like {@link #postRecv}, it must not run while another thread posts to this queue
+     * (one thread at a time posts to a queue). A modify that fails changes nothing.
      *
      * @param attr the new values
      * @param mask which to apply: {@link SrqAttr#MAX_WR}, {@link SrqAttr#LIMIT} or both
-     * @throws RdmaException EINVAL for a limit above the depth, a depth below the receives now posted or
-     *                       an unknown mask bit; EOPNOTSUPP for MAX_WR on a provider that cannot resize
-     *                       (no {@link DeviceCap#SRQ_RESIZE})
+     * @throws RdmaException EINVAL for a limit above the depth (the new one when both are given), a depth of 0,
+     *                       above {@link DeviceAttr#maxSrqWr()}, below the receives now posted or below the armed
+     *                       limit, or an unknown mask bit; EOPNOTSUPP for MAX_WR on a provider that cannot
+     *                       resize (no {@link DeviceCap#SRQ_RESIZE})
      */
     void modify(SrqAttr attr, int mask);
 

@@ -10,7 +10,10 @@ package io.jrdma.verbs;
  *                 {@link AsyncEvent.Type#SRQ_LIMIT_REACHED} once and disarms (0: disarmed); modify re-arms it
  */
 public record SrqAttr(int maxWr, int maxSge, int srqLimit) {
-    /** Mask bit of {@link SharedReceiveQueue#modify}: resize to {@link #maxWr()} ({@code IBV_SRQ_MAX_WR}). */
+    /**
+     * Mask bit of {@link SharedReceiveQueue#modify}: resize to {@link #maxWr()} ({@code IBV_SRQ_MAX_WR}), on a
+     * provider with {@link DeviceCap#SRQ_RESIZE}: grow, or shrink down to the receives posted.
+     */
     public static final int MAX_WR = 1;
     /** Mask bit of {@link SharedReceiveQueue#modify}: set and arm {@link #srqLimit()} ({@code IBV_SRQ_LIMIT}). */
     public static final int LIMIT = 1 << 1;

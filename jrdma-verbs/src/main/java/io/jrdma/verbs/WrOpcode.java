@@ -21,19 +21,21 @@ public enum WrOpcode {
     /**
      * Invalidate a local key ({@code IBV_WR_LOCAL_INV}): the memory window or fast-registration region
      * whose key {@link SendWorkRequest#invalidate(int)} names refuses every access once the request
-     * completes. Local: nothing goes on the wire.
+     * completes. Local: nothing goes on the wire. RC QPs (jrdma's providers refuse it on UC and UD with
+     * EINVAL, as Linux rxe).
      */
     LOCAL_INV,
     /**
      * Bind a type 2 memory window ({@code IBV_WR_BIND_MW}) to a range of a region with the key, range
      * and access {@link SendWorkRequest#bindMw} sets. Local: nothing goes on the wire. (A type 1 window
-     * is bound with {@link QueuePair#bindMw}, which posts this same opcode.)
+     * is bound with {@link QueuePair#bindMw}, which posts this same opcode.) RC and UC QPs (EINVAL on UD).
      */
     BIND_MW,
     /**
      * Fast registration ({@code IB_WR_REG_MR} of the kernel verbs; user-space libibverbs has no such
      * opcode): map a region made by {@link ProtectionDomain#allocMr(long)} onto memory with the key and
-     * access {@link SendWorkRequest#regMr} sets. Local: nothing goes on the wire.
+     * access {@link SendWorkRequest#regMr} sets. Local: nothing goes on the wire. RC QPs (jrdma's providers
+     * refuse it on UC and UD with EINVAL, as Linux rxe).
      */
     REG_MR;
 

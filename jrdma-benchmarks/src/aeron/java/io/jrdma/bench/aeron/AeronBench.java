@@ -79,6 +79,10 @@ public final class AeronBench {
         int size = num("size", 32);
         timeoutNanos = num("timeout", 30) * 1_000_000_000L;
         boolean ipc = transport.equals("ipc");
+        invokeEvery = num("invoke_every", ipc ? 64 : 1);
+        if (invokeEvery < 1) {
+            throw new IllegalArgumentException("invoke_every must be at least 1, not " + invokeEvery);
+        }
         String dir = "/dev/shm/jrdma-bench-aeron-" + port + (ipc ? "" : server ? "-server" : "-client");
         if (server || !ipc) {
             driver = MediaDriver.launch(new MediaDriver.Context()
@@ -139,6 +143,17 @@ public final class AeronBench {
         }
     }
 
+    private int idle;
+    private int invokeEvery = 1;
+
+    /** A ping-pong side that found nothing to read: the agents' duty cycles every {@code invokeEvery} such polls. */
+    private void idleInvoke() {
+        if (++idle >= invokeEvery) {
+            idle = 0;
+            invoke();
+        }
+    }
+
     private void invoke() {
         if (driverInvoker != null) {
             driverInvoker.invoke();
@@ -193,7 +208,7 @@ public final class AeronBench {
             int spins = 0;
             while (pongs < want) {
                 if (sub.poll(onPong, 1) == 0) {
-                    invoke();
+                    idleInvoke();
                     if (++spins == 1 << 20) {
                         spins = 0;
                         if (System.nanoTime() - t0 > timeoutNanos) {
@@ -247,7 +262,7 @@ public final class AeronBench {
                     fail("no ping within the timeout (after " + pongs + " pongs)");
                 }
             }
-            invoke();
+            idleInvoke();
         }
         // let the last pong leave
         long end = System.nanoTime() + 100_000_000L;

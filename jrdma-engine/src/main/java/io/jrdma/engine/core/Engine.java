@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * What travels on the wire, and how, is the {@link Transport}'s: RoCE ({@code roce.RoceTransport}) or
  * iWARP ({@code iwarp.IwarpEngine}).
  * Everything here runs on one thread (the engine thread, or the caller in INVOKER mode), reads
- * the clock once per cycle and allocates nothing in steady state.
+ * the clock once per cycle (a transport may read it again where a cycle is too coarse: RoCE arms a
+ * QP's retransmit timer when its packets have left) and allocates nothing in steady state.
  */
 public final class Engine {
     public static final int QP_SEND_BUDGET = 32;

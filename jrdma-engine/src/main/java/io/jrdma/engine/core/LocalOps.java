@@ -23,6 +23,24 @@ public final class LocalOps {
     }
 
     /**
+     * Which local operations a QP type may post, as rxe's work-request opcode table ({@code rxe_wr_opcode_info})
+     * has it: BIND_MW on RC and UC (IBA: a window bind is an RC, UC or RD operation; libibverbs' {@code ibv_bind_mw}
+     * is a BIND_MW work request), REG_MR and LOCAL_INV on RC only; none on UD. The requester runs them the same way
+     * on RC and UC: in send-queue order, without a packet.
+     *
+     * @param type the QP's type
+     * @param op   a local opcode ({@link #isLocal})
+     * @return true when {@code type} may post {@code op}
+     */
+    public static boolean allowedOn(io.jrdma.verbs.QpType type, WrOpcode op) {
+        return switch (type) {
+            case RC -> true;
+            case UC -> op == WrOpcode.BIND_MW;
+            default -> false;
+        };
+    }
+
+    /**
      * Executes a local WQE of {@code qp}.
      *
      * @return -1 on success, else the {@link WcStatus} ordinal to complete it with: MW_BIND_ERR for a bind

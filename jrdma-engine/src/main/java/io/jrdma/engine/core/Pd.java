@@ -196,6 +196,10 @@ public final class Pd implements ProtectionDomain {
         if (attr.dgid().equals(io.jrdma.verbs.Gid.of(new byte[16]))) {
             throw new RdmaException(Errno.EINVAL, "the destination GID is all zeros: give the peer's GID (its IP address)");
         }
+        if (attr.hopLimit() == 0) {
+            throw new RdmaException(Errno.EINVAL, "hop limit 0: a datagram must be allowed at least one hop (IP TTL"
+                    + " 1..255); AhAttr.of uses 64, initAhFromWc 255");
+        }
         synchronized (this) {
             checkOpen();
             Ah[] made = new Ah[1];
@@ -207,7 +211,8 @@ public final class Pd implements ProtectionDomain {
                     throw new RdmaException(Errno.EINVAL, "source GID " + attr.sgidIndex() + " (" + src + ") cannot reach "
                             + attr.dgid() + ": the IP versions differ; pick a source GID of the same family");
                 }
-                made[0] = new Ah(this, attr, src, context.link.attach(src, dst), dst);
+                // the handle's own path, whose packets carry its hop limit and traffic class (as rxe's av)
+                made[0] = new Ah(this, attr, src, context.link.attach(src, dst, attr.hopLimit(), attr.trafficClass()), dst);
             });
             children.add(made[0]);
             return made[0];

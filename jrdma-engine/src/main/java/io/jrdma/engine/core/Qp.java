@@ -252,11 +252,10 @@ public abstract class Qp implements QueuePair {
         if (op == WrOpcode.SEND_WITH_INV && type != QpType.RC) {
             return Errno.EINVAL.value(); // IBA: SEND with Invalidate is an RC operation
         }
-        if (type != QpType.RC && LocalOps.isLocal(op)) {
-            // UD carries SEND only; on UC jrdma does not run local operations (yet): they retire with ACKs
-            return type == QpType.UD ? Errno.EINVAL.value() : Errno.EOPNOTSUPP.value();
-        }
         if (LocalOps.isLocal(op)) {
+            if (!LocalOps.allowedOn(type, op)) {
+                return Errno.EINVAL.value(); // rxe's opcode table: BIND_MW on RC and UC, REG_MR and LOCAL_INV on RC
+            }
             if (numSge != 0) {
                 return Errno.EINVAL.value(); // BIND_MW, REG_MR and LOCAL_INV carry no data
             }
@@ -373,8 +372,8 @@ public abstract class Qp implements QueuePair {
             return Errno.EOPNOTSUPP.value();
         }
         if (!(window instanceof Mw mw) || mw.pd.context != context || mw.type != io.jrdma.verbs.MwType.TYPE_1
-                || bind == null) {
-            return Errno.EINVAL.value();
+                || bind == null || !LocalOps.allowedOn(type, WrOpcode.BIND_MW)) {
+            return Errno.EINVAL.value(); // a bind is a BIND_MW work request: RC and UC QPs only (rxe's ibv_bind_mw)
         }
         io.jrdma.verbs.MemoryRegion region = bind.mr();
         Mr mr = null;

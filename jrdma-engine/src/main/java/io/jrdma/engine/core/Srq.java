@@ -20,6 +20,11 @@ import java.lang.invoke.VarHandle;
  * responder copies an SRQ entry into its QP. The limit ({@code srq_limit}) belongs to the engine
  * thread: armed by {@link #modify} (control path), checked on each take, disarmed when its
  * {@link AsyncEvent.Type#SRQ_LIMIT_REACHED} is raised.
+ *
+ * <p>A resize ({@link #modify} with {@link SrqAttr#MAX_WR}, rxe's {@code rxe_queue_resize}) runs on the engine
+ * thread, so the consumer is still; the caller stands in for the poster (the queue is single-producer, so no
+ * post runs meanwhile). It moves the posted entries, in order, into a ring of the new size at the same
+ * positions: {@code producer} and {@code consumer} keep counting, and the receives survive in posted order.
  */
 public final class Srq implements SharedReceiveQueue {
     private static final VarHandle PRODUCER;
@@ -37,11 +42,15 @@ public final class Srq implements SharedReceiveQueue {
 
     public final Context context;
     public final Pd pd;
-    /** the depth: receives it holds at most */
-    public final int maxWr;
+    /**
+     * the depth: receives it holds at most. Written by a resize on the engine thread while the poster waits for
+     * it (the control hand-off publishes it), read by the poster and the engine thread.
+     */
+    private int maxWr;
     public final int maxSge;
-    private final RecvWqe[] ring;
-    private final int mask;
+    /** the entries and their index mask (a power of two at least {@link #maxWr}); replaced by a resize */
+    private RecvWqe[] ring;
+    private int mask;
     @SuppressWarnings("unused")
     private long padA0, padA1, padA2, padA3, padA4, padA5, padA6;
     private long producer;
@@ -59,10 +68,7 @@ public final class Srq implements SharedReceiveQueue {
         this.pd = pd;
         this.maxWr = attr.maxWr();
         this.maxSge = attr.maxSge();
-        int slots = Integer.highestOneBit(Math.max(1, maxWr) * 2 - 1);
-        if (slots < maxWr) {
-            slots <<= 1;
-        }
+        int slots = slots(maxWr);
         ring = new RecvWqe[slots];
         mask = slots - 1;
         for (int i = 0; i < slots; i++) {
@@ -71,19 +77,26 @@ public final class Srq implements SharedReceiveQueue {
         limit = attr.srqLimit();
     }
 
+    /** @return the ring size for a depth: the smallest power of two not below it (1 for 0) */
+    private static int slots(int depth) {
+        int slots = Integer.highestOneBit(Math.max(1, depth) * 2 - 1);
+        return slots < depth ? slots << 1 : slots;
+    }
+
     /** SRQs per context (only memory bounds them). */
     public static final int MAX_SRQ = 1 << 16;
 
     /**
      * {@return {@code base} with shared receive queues declared: the core's SRQ (receives as deep and
-     * as wide as a QP's own queue); for a transport whose responder takes receives through
+     * as wide as a QP's own queue, resizable: SRQ_RESIZE); for a transport whose responder takes receives through
      * {@link Qp#takeRecv()}}
      *
      * @param b    the device attributes so far
      */
     public static io.jrdma.verbs.DeviceAttr declare(io.jrdma.verbs.DeviceAttr b) {
         return new io.jrdma.verbs.DeviceAttr(b.fwVer(), b.nodeGuid(), b.sysImageGuid(), b.maxMrSize(), b.pageSizeCap(),
-                b.vendorId(), b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(), b.deviceCapFlags(), b.maxSge(),
+                b.vendorId(), b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(),
+                b.deviceCapFlags() | io.jrdma.verbs.DeviceCap.SRQ_RESIZE, b.maxSge(),
                 b.maxSgeRd(), b.maxCq(), b.maxCqe(), b.maxMr(), b.maxPd(), b.maxQpRdAtom(), b.maxResRdAtom(),
                 b.maxQpInitRdAtom(), b.atomicCap(), b.maxMw(), b.maxAh(), MAX_SRQ, Context.MAX_QP_WR, Context.MAX_SGE,
                 b.maxPkeys(), b.physPortCnt(), b.qpTypes());
@@ -148,31 +161,86 @@ public final class Srq implements SharedReceiveQueue {
         return true;
     }
 
+    /**
+     * {@code ibv_modify_srq} as rxe checks it ({@code rxe_srq_chk_attr}, {@code rxe_queue_resize}): MAX_WR resizes
+     * to 1..max_srq_wr receives, not below the receives posted now nor below the armed limit; LIMIT arms a limit not
+     * above the depth (the new one when both are given). A failed modify changes nothing.
+     */
     @Override
     public void modify(SrqAttr attr, int attrMask) {
+        java.util.Objects.requireNonNull(attr, "attr");
         if ((attrMask & ~(SrqAttr.MAX_WR | SrqAttr.LIMIT)) != 0) {
             throw new RdmaException(Errno.EINVAL, "unknown SRQ attribute mask bits 0x"
                     + Integer.toHexString(attrMask & ~(SrqAttr.MAX_WR | SrqAttr.LIMIT)) + "; use SrqAttr.MAX_WR and SrqAttr.LIMIT");
         }
-        if ((attrMask & SrqAttr.MAX_WR) != 0) {
-            throw new RdmaException(Errno.EOPNOTSUPP, "this provider cannot resize an SRQ (no SRQ_RESIZE in"
-                    + " queryDevice()); create a new one of " + attr.maxWr() + " receives instead");
-        }
-        if ((attrMask & SrqAttr.LIMIT) != 0 && attr.srqLimit() > maxWr) {
-            throw new RdmaException(Errno.EINVAL, "SRQ limit " + attr.srqLimit() + " above the queue's depth of " + maxWr);
-        }
+        boolean resize = (attrMask & SrqAttr.MAX_WR) != 0;
+        boolean arm = (attrMask & SrqAttr.LIMIT) != 0;
         checkOpen();
-        if ((attrMask & SrqAttr.LIMIT) != 0) {
-            context.control(() -> limit = attr.srqLimit());
+        if (resize) {
+            int most = context.queryDevice().maxSrqWr();
+            if (attr.maxWr() < 1 || attr.maxWr() > most) {
+                throw new RdmaException(Errno.EINVAL, "an SRQ holds 1.." + most + " receives (queryDevice: max_srq_wr), not "
+                        + attr.maxWr());
+            }
         }
+        context.control(() -> {
+            checkOpen();
+            int depth = resize ? attr.maxWr() : maxWr;
+            if (arm && attr.srqLimit() > depth) {
+                throw new RdmaException(Errno.EINVAL, "SRQ limit " + attr.srqLimit() + " above the queue's depth of " + depth);
+            }
+            if (resize) {
+                if (!arm && limit > depth) {
+                    throw new RdmaException(Errno.EINVAL, "cannot resize the SRQ to " + depth + " receives: its armed limit is "
+                            + limit + " (lower the limit in the same modify, with SrqAttr.LIMIT, or first)");
+                }
+                long posted = (long) PRODUCER.getAcquire(this) - consumer;
+                if (depth < posted) {
+                    throw new RdmaException(Errno.EINVAL, "cannot resize the SRQ to " + depth + " receives: " + posted
+                            + " are posted and not yet taken (as rxe, a resize keeps them all); let messages take them first");
+                }
+                resize(depth);
+            }
+            if (arm) {
+                limit = attr.srqLimit();
+            }
+        });
+    }
+
+    /**
+     * Engine thread (the poster waits in {@link #modify}): moves the posted entries into a ring of {@code depth},
+     * each to the slot of its own position, so producer and consumer keep their values.
+     */
+    private void resize(int depth) {
+        int slots = slots(depth);
+        if (slots != ring.length) {
+            RecvWqe[] old = ring;
+            RecvWqe[] next = new RecvWqe[slots];
+            int newMask = slots - 1;
+            long p = (long) PRODUCER.getAcquire(this);
+            for (long i = consumer; i < p; i++) {
+                next[(int) (i & newMask)] = old[(int) (i & mask)]; // the posted entries, by reference
+            }
+            for (int i = 0; i < slots; i++) {
+                if (next[i] == null) {
+                    next[i] = new RecvWqe(maxSge);
+                }
+            }
+            ring = next;
+            mask = newMask;
+        }
+        maxWr = depth;
     }
 
     @Override
     public SrqAttr query() {
         checkOpen();
-        int[] l = new int[1];
-        context.control(() -> l[0] = limit);
-        return new SrqAttr(maxWr, maxSge, l[0]);
+        int[] l = new int[2];
+        context.control(() -> {
+            l[0] = limit;
+            l[1] = maxWr;
+        });
+        return new SrqAttr(l[1], maxSge, l[0]);
     }
 
     boolean isClosed() {

@@ -73,6 +73,37 @@ public interface Link extends AutoCloseable {
         return local;
     }
 
+    /**
+     * As {@link #attach(Endpoint, Endpoint)}, for packets whose IP header carries {@code hopLimit} (TTL) and
+     * {@code trafficClass} (TOS), as an address handle's attributes ask (rxe writes its address vector's
+     * into each packet it sends); undone by {@link #detach}. A link without IP headers (this default) ignores them.
+     *
+     * @param hopLimit     1..255
+     * @param trafficClass 0..255
+     * @return the endpoint to pass to {@link #send}
+     */
+    default Endpoint attach(Endpoint local, Endpoint remote, int hopLimit, int trafficClass) {
+        return attach(local, remote);
+    }
+
+    /**
+     * Engine thread (control path): from now on the link reports each received packet's IP hop limit (TTL) and
+     * traffic class (TOS) through {@link #receivedHopLimit()} and {@link #receivedTrafficClass()} (a UD receive's
+     * GRH holds them). Off until asked: reporting costs each packet a little.
+     */
+    default void reportIpHeaders() {
+    }
+
+    /** @return the hop limit (TTL) of the packet being handed to the sink, during {@link PacketSink#onPacket}; -1 unknown */
+    default int receivedHopLimit() {
+        return -1;
+    }
+
+    /** @return the traffic class (TOS) of the packet being handed to the sink, during {@link PacketSink#onPacket}; -1 unknown */
+    default int receivedTrafficClass() {
+        return -1;
+    }
+
     /** Engine thread (control path): undoes one {@link #attach}, given what it returned. */
     default void detach(Endpoint local, Endpoint path) {
         use(local.linkIndex(), -1);

@@ -40,9 +40,22 @@ final class NativeUdp {
     private static final int SOL_SOCKET = 1;
     private static final int SO_SNDBUF = 7;
     private static final int SO_RCVBUF = 8;
-    private static final int IPPROTO_IP = 0;
+    static final int IPPROTO_IP = 0;
     private static final int IP_MTU_DISCOVER = 10;
-    private static final int IPPROTO_IPV6 = 41;
+    /** IPv4 header fields: set for a socket's datagrams, reported for each received one (a cmsg of the same type). */
+    static final int IP_TOS = 1;
+    static final int IP_TTL = 2;
+    private static final int IP_RECVTTL = 12;
+    private static final int IP_RECVTOS = 13;
+    static final int IPPROTO_IPV6 = 41;
+    private static final int IPV6_UNICAST_HOPS = 16;
+    private static final int IPV6_RECVHOPLIMIT = 51;
+    /** IPv6: the cmsg types that report a received datagram's hop limit and traffic class. */
+    static final int IPV6_HOPLIMIT = 52;
+    private static final int IPV6_RECVTCLASS = 66;
+    static final int IPV6_TCLASS = 67;
+    /** Room for the cmsgs of one received datagram: two of CMSG_SPACE(sizeof(int)) = 24 bytes each. */
+    static final int RX_CONTROL = 64;
     private static final int IPV6_V6ONLY = 26;
     private static final int IPV6_MTU_DISCOVER = 23;
     private static final int PMTUDISC_DO = 2;
@@ -237,6 +250,49 @@ final class NativeUdp {
         int r = (int) SETSOCKOPT.invokeExact(st, fd, level, name, v, 4);
         if (r != 0) {
             throw error("setsockopt " + what, st);
+        }
+    }
+
+    /**
+     * Sets the IP header fields of the socket's datagrams: TTL and TOS (IPv4) or hop limit and traffic class (IPv6).
+     *
+     * @param v6           whether the socket is IPv6
+     * @param hopLimit     1..255
+     * @param trafficClass 0..255
+     */
+    static void ipHeader(int fd, boolean v6, int hopLimit, int trafficClass) throws IOException {
+        try (Arena a = Arena.ofConfined()) {
+            if (v6) {
+                setInt(a, fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, hopLimit, "IPV6_UNICAST_HOPS");
+                setInt(a, fd, IPPROTO_IPV6, IPV6_TCLASS, trafficClass, "IPV6_TCLASS");
+            } else {
+                setInt(a, fd, IPPROTO_IP, IP_TTL, hopLimit, "IP_TTL");
+                setInt(a, fd, IPPROTO_IP, IP_TOS, trafficClass, "IP_TOS");
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IOException(t);
+        }
+    }
+
+    /**
+     * Makes the socket report each received datagram's TTL and TOS (IPv4) or hop limit and traffic class (IPv6) as
+     * cmsgs ({@code IP_RECVTTL}/{@code IP_RECVTOS}, {@code IPV6_RECVHOPLIMIT}/{@code IPV6_RECVTCLASS}).
+     */
+    static void reportIpHeader(int fd, boolean v6) throws IOException {
+        try (Arena a = Arena.ofConfined()) {
+            if (v6) {
+                setInt(a, fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1, "IPV6_RECVHOPLIMIT");
+                setInt(a, fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1, "IPV6_RECVTCLASS");
+            } else {
+                setInt(a, fd, IPPROTO_IP, IP_RECVTTL, 1, "IP_RECVTTL");
+                setInt(a, fd, IPPROTO_IP, IP_RECVTOS, 1, "IP_RECVTOS");
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IOException(t);
         }
     }
 

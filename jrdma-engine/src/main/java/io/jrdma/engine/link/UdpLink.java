@@ -53,6 +53,11 @@ public final class UdpLink implements Link {
     private ByteBuffer lastTxBuf;
     private MemorySegment lastTxSeg;
     private final Map<PathKey, Path> pathsByKey = new HashMap<>();
+    /** Whether the shared sockets report each datagram's TTL and TOS ({@link #reportIpHeaders()}). */
+    private boolean reportingIpHeaders;
+    /** The IP header fields of the packet being delivered, -1 when not reported. */
+    private int rxHopLimit = -1;
+    private int rxTrafficClass = -1;
     private Path[] paths = new Path[4];
     private int pathCount;
     private boolean connectedPaths = true;
@@ -65,20 +70,26 @@ public final class UdpLink implements Link {
     private static final class PathKey {
         final int linkIndex;
         final InetSocketAddress remote;
+        /** The IP header fields its socket sets, -1 for the socket's defaults. */
+        final int hopLimit;
+        final int trafficClass;
 
-        PathKey(int linkIndex, InetSocketAddress remote) {
+        PathKey(int linkIndex, InetSocketAddress remote, int hopLimit, int trafficClass) {
             this.linkIndex = linkIndex;
             this.remote = remote;
+            this.hopLimit = hopLimit;
+            this.trafficClass = trafficClass;
         }
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof PathKey k && k.linkIndex == linkIndex && k.remote.equals(remote);
+            return o instanceof PathKey k && k.linkIndex == linkIndex && k.remote.equals(remote)
+                    && k.hopLimit == hopLimit && k.trafficClass == trafficClass;
         }
 
         @Override
         public int hashCode() {
-            return 31 * linkIndex + remote.hashCode();
+            return 31 * (31 * (31 * linkIndex + remote.hashCode()) + hopLimit) + trafficClass;
         }
     }
 
@@ -338,7 +349,36 @@ public final class UdpLink implements Link {
         if (!connectedPaths) {
             return local;
         }
-        PathKey key = new PathKey(local.linkIndex(), remote.socketAddress());
+        Endpoint path = path(local, remote, -1, -1);
+        return path != null ? path : local; // no socket to spare, say: the shared one still works
+    }
+
+    /**
+     * A path whose socket sets the packets' TTL/hop limit and TOS/traffic class, even with shared sending chosen
+     * ({@link #connectedPaths}): the shared socket's are the system's defaults. Over {@code DatagramChannel}s
+     * only the traffic class is set (Java has no unicast TTL option): the hop limit stays the system's.
+     *
+     * @throws io.jrdma.verbs.RdmaException EIO when no socket can be opened for it
+     */
+    @Override
+    public Endpoint attach(Endpoint local, Endpoint remote, int hopLimit, int trafficClass) {
+        if (hopLimit < 1 || hopLimit > 255 || trafficClass < 0 || trafficClass > 255) {
+            throw new RdmaException(Errno.EINVAL, "an IP hop limit is 1..255 and a traffic class 0..255, not "
+                    + hopLimit + " and " + trafficClass);
+        }
+        remote.sockaddr();
+        Endpoint path = path(local, remote, hopLimit, trafficClass);
+        if (path == null) {
+            throw new RdmaException(Errno.EIO, "cannot open a UDP socket from " + local + " to " + remote
+                    + " for hop limit " + hopLimit + " and traffic class " + trafficClass + " (out of file descriptors?)");
+        }
+        use(local.linkIndex(), 1);
+        return path;
+    }
+
+    /** The path from {@code local} to {@code remote} with those IP header fields (-1: defaults), one more user; null if none can be opened. */
+    private Endpoint path(Endpoint local, Endpoint remote, int hopLimit, int trafficClass) {
+        PathKey key = new PathKey(local.linkIndex(), remote.socketAddress(), hopLimit, trafficClass);
         Path p = pathsByKey.get(key);
         if (p == null) {
             int slot = 0;
@@ -348,6 +388,9 @@ public final class UdpLink implements Link {
             UdpSocket sock = null;
             try {
                 sock = UdpSocket.open(local.socketAddress().getAddress(), 0, SOCKET_BUFFER, preferNative);
+                if (hopLimit >= 0) {
+                    sock.ipHeader(hopLimit, trafficClass);
+                }
                 sock.connect(remote.socketAddress());
                 p = new Path(sock, new Endpoint(new InetSocketAddress(local.socketAddress().getAddress(),
                         sock.port()), PATH_BASE + slot), key);
@@ -355,7 +398,7 @@ public final class UdpLink implements Link {
                 if (sock != null) {
                     sock.close();
                 }
-                return local; // no socket to spare, say: the shared one still works
+                return null;
             }
             if (slot == paths.length) {
                 paths = java.util.Arrays.copyOf(paths, slot * 2);
@@ -366,6 +409,35 @@ public final class UdpLink implements Link {
         }
         p.refs++;
         return p.from;
+    }
+
+    @Override
+    public void reportIpHeaders() {
+        if (reportingIpHeaders) {
+            return;
+        }
+        for (UdpSocket s : sockets) {
+            if (s != null) {
+                try {
+                    s.reportIpHeader();
+                } catch (IOException e) {
+                    throw new RdmaException(Errno.EIO, "cannot ask the socket for the TTL and TOS of received datagrams: "
+                            + e.getMessage(), e);
+                }
+            }
+        }
+        batch.readIpHeaders();
+        reportingIpHeaders = true;
+    }
+
+    @Override
+    public int receivedHopLimit() {
+        return rxHopLimit;
+    }
+
+    @Override
+    public int receivedTrafficClass() {
+        return rxTrafficClass;
     }
 
     @Override
@@ -452,6 +524,14 @@ public final class UdpLink implements Link {
      */
     public Endpoint addAddress(InetAddress a) throws IOException {
         UdpSocket sock = UdpSocket.open(a, port(), SOCKET_BUFFER, preferNative);
+        if (reportingIpHeaders) {
+            try {
+                sock.reportIpHeader();
+            } catch (IOException | RuntimeException e) {
+                sock.close();
+                throw e;
+            }
+        }
         UdpSocket[] socks = java.util.Arrays.copyOf(sockets, sockets.length + 1);
         socks[sockets.length] = sock;
         Endpoint e = new Endpoint(new InetSocketAddress(a, port()), sockets.length);
@@ -535,8 +615,12 @@ public final class UdpLink implements Link {
         for (int k = 0; k < got; k++) {
             ByteBuffer buf = b.bufs[k];
             buf.clear();
+            rxHopLimit = b.hopLimits[k];
+            rxTrafficClass = b.trafficClasses[k];
             sink.onPacket(buf, b.segs[k], b.lens[k], b.sources[k], dst);
         }
+        rxHopLimit = -1;
+        rxTrafficClass = -1;
         return got;
     }
 

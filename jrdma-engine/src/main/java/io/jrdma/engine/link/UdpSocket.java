@@ -41,10 +41,25 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
 
     abstract void close();
 
+    /**
+     * Control path: the IP header fields of the datagrams this socket sends, TTL and TOS (IPv4) or hop limit and
+     * traffic class (IPv6). A {@link DatagramChannel} sets the traffic class only: Java has no unicast TTL option.
+     *
+     * @param hopLimit     1..255
+     * @param trafficClass 0..255
+     */
+    abstract void ipHeader(int hopLimit, int trafficClass) throws IOException;
+
+    /**
+     * Control path: from now on each received datagram's TTL/hop limit and TOS/traffic class are reported in
+     * {@link RxBatch#hopLimits} and {@link RxBatch#trafficClasses}. A {@link DatagramChannel} cannot: they stay -1.
+     */
+    abstract void reportIpHeader() throws IOException;
+
     /** Opens a socket bound to {@code a:port} (0: ephemeral), native when possible. */
     static UdpSocket open(InetAddress a, int port, int bufferBytes, boolean preferNative) throws IOException {
         if (preferNative && NativeUdp.unavailableReason() == null) {
-            return new Native(NativeUdp.open(a, port, bufferBytes));
+            return new Native(NativeUdp.open(a, port, bufferBytes), a instanceof java.net.Inet6Address);
         }
         return new Jdk(a, port, bufferBytes);
     }
@@ -63,10 +78,20 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
         final MemorySegment[] segs;
         final int[] lens;
         final Endpoint[] sources;
-        // native receive: the recvmmsg vector and the source names it fills
+        /** Each datagram's TTL / hop limit, -1 when the socket does not report it ({@link #reportIpHeader}). */
+        final int[] hopLimits;
+        /** Each datagram's TOS / traffic class, -1 when the socket does not report it. */
+        final int[] trafficClasses;
+        // native receive: the recvmmsg vector and the source names and cmsgs it fills
         final MemorySegment vector;
         final MemorySegment names;
+        final MemorySegment control;
         final MemorySegment callState;
+        /**
+         * Whether the receives read each datagram's IP header cmsgs (a socket of the link was asked to report
+         * them): until then no control buffer is passed and {@link #hopLimits}/{@link #trafficClasses} stay -1.
+         */
+        boolean ipHeaders;
         int lastReceived;
         // source caches
         private final SocketAddress[] jdkKeys = new SocketAddress[CACHE];
@@ -85,8 +110,11 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
             segs = new MemorySegment[capacity];
             lens = new int[capacity];
             sources = new Endpoint[capacity];
+            hopLimits = new int[capacity];
+            trafficClasses = new int[capacity];
             vector = arena.allocate((long) NativeUdp.MMSGHDR_SIZE * capacity, 8);
             names = arena.allocate((long) NativeUdp.SOCKADDR_SIZE * capacity, 8);
+            control = arena.allocate((long) NativeUdp.RX_CONTROL * capacity, 8);
             MemorySegment iovs = arena.allocate((long) NativeUdp.IOVEC_SIZE * capacity, 8);
             callState = NativeUdp.unavailableReason() == null ? NativeUdp.newCallState(arena) : null;
             for (int i = 0; i < capacity; i++) {
@@ -100,7 +128,55 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
                 vector.set(ValueLayout.JAVA_INT, h + NativeUdp.MSG_NAMELEN, NativeUdp.SOCKADDR_SIZE);
                 vector.set(ValueLayout.ADDRESS, h + NativeUdp.MSG_IOV, iov);
                 vector.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_IOVLEN, 1);
+                hopLimits[i] = -1;
+                trafficClasses[i] = -1;
             }
+        }
+
+        /** Control path: from now on each receive passes a control buffer and reads the IP header cmsgs back. */
+        void readIpHeaders() {
+            if (ipHeaders) {
+                return;
+            }
+            for (int i = 0; i < capacity; i++) {
+                long h = (long) NativeUdp.MMSGHDR_SIZE * i;
+                vector.set(ValueLayout.ADDRESS, h + NativeUdp.MSG_CONTROL, control.asSlice((long) NativeUdp.RX_CONTROL * i));
+                vector.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, NativeUdp.RX_CONTROL);
+            }
+            ipHeaders = true;
+        }
+
+        /**
+         * Reads the TTL/hop limit and TOS/traffic class cmsgs the kernel wrote for datagram {@code i} into slot
+         * {@code into}; -1 for what it did not report. Allocation-free.
+         */
+        void readIpHeader(int i, int into) {
+            long h = (long) NativeUdp.MMSGHDR_SIZE * i;
+            long len = Math.min(vector.get(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN), NativeUdp.RX_CONTROL);
+            int hops = -1;
+            int tclass = -1;
+            long base = (long) NativeUdp.RX_CONTROL * i;
+            long off = 0;
+            while (off + 16 <= len) { // struct cmsghdr { size_t len; int level; int type; } then the data, 8-aligned
+                long clen = control.get(ValueLayout.JAVA_LONG, base + off);
+                if (clen < 16 || off + clen > len) {
+                    break;
+                }
+                int level = control.get(ValueLayout.JAVA_INT, base + off + 8);
+                int type = control.get(ValueLayout.JAVA_INT, base + off + 12);
+                long data = base + off + 16;
+                if (level == NativeUdp.IPPROTO_IP && type == NativeUdp.IP_TTL
+                        || level == NativeUdp.IPPROTO_IPV6 && type == NativeUdp.IPV6_HOPLIMIT) {
+                    hops = control.get(ValueLayout.JAVA_INT, data) & 0xFF;
+                } else if (level == NativeUdp.IPPROTO_IP && type == NativeUdp.IP_TOS) {
+                    tclass = control.get(ValueLayout.JAVA_BYTE, data) & 0xFF; // one byte for IPv4
+                } else if (level == NativeUdp.IPPROTO_IPV6 && type == NativeUdp.IPV6_TCLASS) {
+                    tclass = control.get(ValueLayout.JAVA_INT, data) & 0xFF;
+                }
+                off += (clen + 7) & ~7L;
+            }
+            hopLimits[into] = hops;
+            trafficClasses[into] = tclass;
         }
 
         Endpoint endpointOf(SocketAddress from) {
@@ -196,7 +272,19 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
             }
             batch.lens[0] = rx.position();
             batch.sources[0] = batch.endpointOf(from);
+            batch.hopLimits[0] = -1; // a DatagramChannel does not report them
+            batch.trafficClasses[0] = -1;
             return 1;
+        }
+
+        @Override
+        void ipHeader(int hopLimit, int trafficClass) throws IOException {
+            ch.setOption(StandardSocketOptions.IP_TOS, trafficClass); // IPV6_TCLASS on an IPv6 channel; no TTL option
+        }
+
+        @Override
+        void reportIpHeader() {
+            // a DatagramChannel cannot report a datagram's TTL or TOS
         }
 
         @Override
@@ -224,11 +312,23 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
 
     static final class Native extends UdpSocket {
         final int fd;
+        private final boolean v6;
         private final MemorySegment callState = NativeUdp.newCallState(Arena.ofAuto());
         private boolean closed;
 
-        Native(int fd) {
+        Native(int fd, boolean v6) {
             this.fd = fd;
+            this.v6 = v6;
+        }
+
+        @Override
+        void ipHeader(int hopLimit, int trafficClass) throws IOException {
+            NativeUdp.ipHeader(fd, v6, hopLimit, trafficClass);
+        }
+
+        @Override
+        void reportIpHeader() throws IOException {
+            NativeUdp.reportIpHeader(fd, v6);
         }
 
         @Override
@@ -244,9 +344,13 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
         @Override
         int receive(RxBatch batch) {
             MemorySegment v = batch.vector;
-            for (int i = 0; i < batch.lastReceived; i++) { // the kernel wrote the name lengths of those
-                v.set(ValueLayout.JAVA_INT, (long) NativeUdp.MMSGHDR_SIZE * i + NativeUdp.MSG_NAMELEN,
-                        NativeUdp.SOCKADDR_SIZE);
+            boolean ip = batch.ipHeaders;
+            for (int i = 0; i < batch.lastReceived; i++) { // the kernel wrote the name (and control) lengths of those
+                long h = (long) NativeUdp.MMSGHDR_SIZE * i;
+                v.set(ValueLayout.JAVA_INT, h + NativeUdp.MSG_NAMELEN, NativeUdp.SOCKADDR_SIZE);
+                if (ip) {
+                    v.set(ValueLayout.JAVA_LONG, h + NativeUdp.MSG_CONTROLLEN, NativeUdp.RX_CONTROL);
+                }
             }
             int n = NativeUdp.recvmmsg(fd, v, batch.capacity, batch.callState);
             if (n <= 0) {
@@ -270,6 +374,9 @@ abstract sealed class UdpSocket permits UdpSocket.Jdk, UdpSocket.Native {
                 }
                 batch.lens[kept] = len;
                 batch.sources[kept] = batch.endpointOfName(kept, nameLen);
+                if (ip) {
+                    batch.readIpHeader(i, kept);
+                }
                 kept++;
             }
             return kept;

@@ -60,12 +60,17 @@ final class Completer {
         return true;
     }
 
-    /** The requester sent a packet: the retransmit timer starts unless it runs already. */
+    /**
+     * The requester sent packets (once per QP and run, after the last): the retransmit timer runs a whole
+     * timeout from now. rxe arms it at the first packet and re-arms it on each response, which is the same
+     * while a burst leaves in microseconds; here a burst can take longer than the timeout (a loaded host, a
+     * deep window toward a slow peer), and timing from its first packet retransmitted packets the peer had
+     * had no time to answer (seen against rxe: a 64 KiB SEND's packets took 69 ms to leave, and its
+     * go-back-N came 2 ms after the last). One clock read per QP and run, not per packet.
+     */
     void armRetransmit(RoceQp qp) {
-        if (qp.comp.retransmitDeadline == 0) {
-            long t = RoceTransport.timeoutNanos(qp.timeout);
-            qp.comp.retransmitDeadline = t == 0 ? 0 : engine.now + t;
-        }
+        long t = RoceTransport.timeoutNanos(qp.timeout);
+        qp.comp.retransmitDeadline = t == 0 ? 0 : engine.clock.nanoTime() + t;
     }
 
     /** Go-back-N from {@code psn} (the requester rewinds; this role remembers where, so a repeated NAK does not). */

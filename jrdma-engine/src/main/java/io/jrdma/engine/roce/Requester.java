@@ -64,6 +64,7 @@ final class Requester {
             return 0;
         }
         int sent = 0;
+        boolean packets = false;
         long producer = qp.sqProducerAcquire(); // release partner: Qp.postSend
         while (sent < budget && qp.req.index != producer) {
             Wqe w = qp.sq[(int) (qp.req.index & qp.sqMask)];
@@ -124,6 +125,10 @@ final class Requester {
                 break;
             }
             sent++;
+            packets = true;
+        }
+        if (packets && !qp.unreliable) {
+            roce.completer.armRetransmit(qp); // from now: the last of these packets has just been handed over
         }
         return sent;
     }
@@ -196,9 +201,6 @@ final class Requester {
                     qp.req.offset = off + payload;
                 }
             }
-        }
-        if (!qp.unreliable) {
-            roce.completer.armRetransmit(qp);
         }
         return true;
     }

@@ -258,7 +258,7 @@ final class Responder {
         }
         r = qp.takeRecv(); // from an SRQ: taken for good (a copy), its limit may fire
         int udpLength = 8 + hdr + payload + Bth.padCnt(pkt, 0) + Icrc.LENGTH;
-        writeGrh(grh, src, dst, udpLength);
+        writeGrh(grh, src, dst, udpLength, roce.link.receivedHopLimit(), roce.link.receivedTrafficClass());
         if (!Sgl.scatter(engine.context.keys, qp, r, 0, grh, 0, Grh.LENGTH)
                 || !Sgl.scatter(engine.context.keys, qp, r, Grh.LENGTH, pkt, hdr, payload)) {
             completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, WorkCompletion.GRH, srcQp);
@@ -277,24 +277,30 @@ final class Responder {
 
     /**
      * The 40 bytes in front of a UD receive: over IPv6 the IPv6 header, over IPv4 zeros then the IPv4 header at
-     * byte 20 (rxe's layout). The socket API reports neither the TTL nor the traffic class a datagram came with,
-     * so the header says hop limit 64 and class 0; addresses and lengths are the packet's.
+     * byte 20 (rxe's layout, where it is the packet's own IP header). Addresses and lengths are the packet's, and so
+     * are the hop limit (TTL) and traffic class (TOS) when the link reports them (native sockets); a link that cannot
+     * ({@code DatagramChannel}) leaves hop limit 64 and class 0. The IPv6 flow label is 0. Allocation-free.
+     *
+     * @param hopLimit     the datagram's hop limit or TTL, -1 when unknown
+     * @param trafficClass the datagram's traffic class or TOS, -1 when unknown
      */
-    static void writeGrh(MemorySegment g, Endpoint src, Endpoint dst, int udpLength) {
+    static void writeGrh(MemorySegment g, Endpoint src, Endpoint dst, int udpLength, int hopLimit, int trafficClass) {
+        int hops = hopLimit >= 0 ? hopLimit : GRH_HOP_LIMIT;
+        int tclass = trafficClass >= 0 ? trafficClass : 0;
         g.fill((byte) 0);
         if (src.isIpv6()) {
-            g.set(BE32, 0, 6 << 28);
+            g.set(BE32, 0, (6 << 28) | (tclass << 20));
             g.set(BE16, 4, (short) udpLength);
             g.set(ValueLayout.JAVA_BYTE, 6, (byte) 17);
-            g.set(ValueLayout.JAVA_BYTE, 7, (byte) GRH_HOP_LIMIT);
+            g.set(ValueLayout.JAVA_BYTE, 7, (byte) hops);
             MemorySegment.copy(src.ipv6Bytes(), 0, g, ValueLayout.JAVA_BYTE, 8, 16);
             MemorySegment.copy(dst.ipv6Bytes(), 0, g, ValueLayout.JAVA_BYTE, 24, 16);
             return;
         }
         int o = Grh.IPV4_OFFSET;
-        g.set(BE32, o, (0x45 << 24) | (20 + udpLength));
+        g.set(BE32, o, (0x45 << 24) | (tclass << 16) | (20 + udpLength));
         g.set(BE32, o + 4, 0x4000); // ID 0, don't fragment
-        g.set(BE32, o + 8, (GRH_HOP_LIMIT << 24) | (17 << 16));
+        g.set(BE32, o + 8, (hops << 24) | (17 << 16));
         g.set(BE32, o + 12, src.ipv4());
         g.set(BE32, o + 16, dst.ipv4());
         int sum = 0;
@@ -306,7 +312,7 @@ final class Responder {
         g.set(BE16, o + 10, (short) ~sum);
     }
 
-    /** The hop limit / TTL written into a UD receive's GRH (the datagram's own is not reported by the socket). */
+    /** The hop limit / TTL written into a UD receive's GRH when the link does not report the datagram's own. */
     static final int GRH_HOP_LIMIT = 64;
     private static final ValueLayout.OfInt BE32 =
             ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);

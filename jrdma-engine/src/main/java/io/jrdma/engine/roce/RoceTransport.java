@@ -103,7 +103,8 @@ public final class RoceTransport implements Transport {
     public static String nativeUdpLimitation(String reason) {
         return "UDP through DatagramChannel instead of native sockets: IPv6 packets with a zero UDP checksum"
                 + " (Linux rxe sends all its packets so) are dropped by the kernel, so rxe peers are not heard"
-                + " over IPv6, and each datagram costs one receive call; "
+                + " over IPv6, each datagram costs one receive call, UD sends leave with the system's hop limit (only"
+                + " an address handle's traffic class is set) and a UD receive's GRH says hop limit 64 and traffic class 0; "
                 + (reason == null ? "chosen when the context was opened" : reason);
     }
 
@@ -164,6 +165,9 @@ public final class RoceTransport implements Transport {
 
     @Override
     public Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+        if (init.type() == QpType.UD) {
+            link.reportIpHeaders(); // a UD receive's GRH holds the datagram's hop limit and traffic class
+        }
         return new RoceQp(context, pd, qpn, init, sendCq, recvCq);
     }
 

@@ -59,6 +59,89 @@ class UdpLinkTest {
         }
     }
 
+    /**
+     * An address handle's path: its socket puts the hop limit (TTL) and traffic class (TOS) in the IP header of
+     * each datagram, the receiving kernel reads them out of the arriving header, and a link asked to report them
+     * hands them to the sink with the packet (until asked, -1). Equal fields share a path, other fields get their
+     * own; shared sending (no connected paths) still makes one, the shared socket's being the system's. IPv4 and,
+     * where the host has it, IPv6; a datagram from a socket outside the link shows the receive side alone.
+     */
+    @Test
+    void pathsCarryTheirHopLimitAndTrafficClassAndAReportingLinkReadsThemBack() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(UdpLink.nativeUnavailableReason() == null,
+                "native sockets: " + UdpLink.nativeUnavailableReason());
+        for (String[] ips : new String[][] {{"127.0.0.1", "127.0.0.2"}, {"::1", "::1"}}) {
+            UdpLink a;
+            try {
+                a = open(ips[0]);
+            } catch (io.jrdma.verbs.RdmaException e) {
+                org.junit.jupiter.api.Assumptions.assumeFalse(ips[0].equals("127.0.0.1"), e.getMessage());
+                continue; // no IPv6 loopback on this host
+            }
+            try (a; UdpLink b = open(ips[1])) {
+                a.connectedPaths(false);
+                Endpoint local = a.localEndpoints().getFirst();
+                Endpoint peer = b.localEndpoints().getFirst();
+                Endpoint to = Endpoint.of(peer.socketAddress().getAddress(), peer.port());
+                Endpoint p9 = a.attach(local, to, 9, 0xB8);
+                assertSame(p9, a.attach(local, to, 9, 0xB8), "the same fields share a path");
+                Endpoint p200 = a.attach(local, to, 200, 0x28);
+                assertNotEquals(p9.port(), p200.port(), "other fields, another path");
+                assertEquals(2, a.pathCount());
+                ByteBuffer buf = ByteBuffer.allocateDirect(64);
+
+                assertTrue(a.send(buf, 64, p9, peer));
+                assertEquals(List.of(-1, -1), receiveIp(b), ips[1] + ": not reported until asked");
+                b.reportIpHeaders();
+                assertTrue(a.send(buf, 64, p9, peer));
+                assertEquals(List.of(9, 0xB8), receiveIp(b), ips[1] + ": hop limit and traffic class of a path");
+                assertTrue(a.send(buf, 64, p200, peer));
+                assertEquals(List.of(200, 0x28), receiveIp(b), ips[1] + ": those of the other path");
+                assertTrue(a.send(buf, 64, local, peer));
+                java.nio.file.Path sysctl = java.nio.file.Path.of(ips[1].contains(":")
+                        ? "/proc/sys/net/ipv6/conf/lo/hop_limit" : "/proc/sys/net/ipv4/ip_default_ttl");
+                int shared = receiveIp(b).getFirst();
+                if (java.nio.file.Files.isReadable(sysctl)) {
+                    assertEquals(Integer.parseInt(java.nio.file.Files.readAllLines(sysctl).getFirst().trim()), shared,
+                            ips[1] + ": the shared socket's hop limit, the system's default (" + sysctl + ")");
+                }
+
+                InetAddress from = local.socketAddress().getAddress();
+                int fd = NativeUdp.open(from, 0, 1 << 16);
+                try {
+                    NativeUdp.ipHeader(fd, from instanceof java.net.Inet6Address, 33, 0x10);
+                    java.lang.foreign.MemorySegment data = java.lang.foreign.Arena.ofAuto().allocate(64);
+                    assertEquals(64, NativeUdp.sendto(fd, data, 64, peer.sockaddr(), peer.sockaddrLength(),
+                            NativeUdp.newCallState(java.lang.foreign.Arena.ofAuto())));
+                    assertEquals(List.of(33, 0x10), receiveIp(b), ips[1] + ": a datagram from a socket outside the link");
+                } finally {
+                    NativeUdp.close(fd);
+                }
+                a.detach(local, p9);
+                a.detach(local, p9);
+                a.detach(local, p200);
+                assertEquals(0, a.pathCount(), "closed with their last users");
+                io.jrdma.verbs.RdmaException zero = org.junit.jupiter.api.Assertions.assertThrows(
+                        io.jrdma.verbs.RdmaException.class, () -> a.attach(local, to, 0, 0));
+                assertEquals(io.jrdma.verbs.RdmaException.Errno.EINVAL, zero.errno(), zero.getMessage());
+            }
+        }
+    }
+
+    /** Polls {@code link} until a packet arrives or the deadline passes; @return its hop limit and traffic class */
+    private static List<Integer> receiveIp(UdpLink link) {
+        List<Integer> got = new ArrayList<>();
+        long end = System.nanoTime() + DEADLINE_NANOS;
+        while (got.isEmpty() && System.nanoTime() < end) {
+            link.poll((buf, seg, len, src, dst) -> {
+                got.add(link.receivedHopLimit());
+                got.add(link.receivedTrafficClass());
+            }, 1);
+        }
+        assertEquals(2, got.size(), "one packet within the deadline");
+        return got;
+    }
+
     @Test
     void sharedModeSendsFromTheListeningSocket() throws Exception {
         try (UdpLink a = open("127.0.0.1"); UdpLink b = open("127.0.0.2")) {

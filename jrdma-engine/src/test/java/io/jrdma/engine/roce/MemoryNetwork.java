@@ -30,10 +30,14 @@ final class MemoryNetwork {
     double reorder;
     double corrupt;
     long delayNanos = 1_000;
+    /** how long each send takes its sender (the clock moves on by it): a slow or loaded transmitter */
+    long sendNanos;
     long sent;
     long dropped;
     private long sequence;
     final List<byte[]> captured = new ArrayList<>();
+    /** The IP hop limit and traffic class of each captured packet, as its link was asked to send it. */
+    final List<int[]> capturedIp = new ArrayList<>();
     boolean capture;
     /** when set, drops every packet (a peer that is gone) */
     boolean partitioned;
@@ -61,10 +65,12 @@ final class MemoryNetwork {
         }
     }
 
-    private void route(byte[] data, Endpoint src, Endpoint dst) {
+    private void route(byte[] data, Endpoint src, Endpoint dst, int hopLimit, int trafficClass) {
         sent++;
+        clock.now += sendNanos;
         if (capture) {
             captured.add(data.clone());
+            capturedIp.add(new int[] {hopLimit, trafficClass});
         }
         MemoryLink target = links.get(dst.socketAddress());
         if (target == null || partitioned || dropIf.test(data) || (drop > 0 && random.nextDouble() < drop)) {
@@ -82,16 +88,19 @@ final class MemoryNetwork {
             if (reorder > 0 && random.nextDouble() < reorder) {
                 at += random.nextLong(1, 50_000);
             }
-            target.inbox.add(new Pkt(d, src, at, sequence++));
+            target.inbox.add(new Pkt(d, src, at, sequence++, hopLimit, trafficClass));
         }
     }
 
     /** Delivers raw bytes to the link at {@code to} as if {@code from} had sent them (fuzzing, crafted packets). */
     void inject(byte[] data, Endpoint from, Endpoint to) {
-        links.get(to.socketAddress()).inbox.add(new Pkt(data.clone(), from, clock.now, sequence++));
+        links.get(to.socketAddress()).inbox.add(new Pkt(data.clone(), from, clock.now, sequence++, DEFAULT_HOPS, 0));
     }
 
-    record Pkt(byte[] data, Endpoint src, long at, long seq) implements Comparable<Pkt> {
+    /** The hop limit of packets sent without one of their own (Linux's default TTL). */
+    static final int DEFAULT_HOPS = 64;
+
+    record Pkt(byte[] data, Endpoint src, long at, long seq, int hopLimit, int trafficClass) implements Comparable<Pkt> {
         @Override
         public int compareTo(Pkt o) {
             int c = Long.compare(at, o.at);
@@ -117,6 +126,10 @@ final class MemoryNetwork {
         private final ByteBuffer rx = ByteBuffer.allocateDirect(65536);
         private final MemorySegment rxSeg = MemorySegment.ofBuffer(rx);
         private final ByteBuffer staging = ByteBuffer.allocateDirect(65536);
+        /** The paths {@link #attach(Endpoint, Endpoint, int, int)} made, with the IP header fields their packets carry. */
+        private final java.util.IdentityHashMap<Endpoint, int[]> ipPaths = new java.util.IdentityHashMap<>();
+        private int rxHopLimit = -1;
+        private int rxTrafficClass = -1;
 
         MemoryLink(Endpoint local) {
             this.local = local;
@@ -138,9 +151,13 @@ final class MemoryNetwork {
                 inbox.poll();
                 rx.clear();
                 rx.put(p.data);
+                rxHopLimit = p.hopLimit;
+                rxTrafficClass = p.trafficClass;
                 sink.onPacket(rx, rxSeg, p.data.length, p.src, local);
                 n++;
             }
+            rxHopLimit = -1;
+            rxTrafficClass = -1;
             return n;
         }
 
@@ -148,8 +165,31 @@ final class MemoryNetwork {
         public boolean send(ByteBuffer buf, int len, Endpoint from, Endpoint to) {
             byte[] d = new byte[len];
             buf.get(0, d, 0, len);
-            route(d, local, to);
+            int[] ip = ipPaths.get(from);
+            route(d, local, to, ip == null ? DEFAULT_HOPS : ip[0], ip == null ? 0 : ip[1]);
             return true;
+        }
+
+        @Override
+        public Endpoint attach(Endpoint from, Endpoint to, int hopLimit, int trafficClass) {
+            Endpoint path = new Endpoint(from.socketAddress(), from.linkIndex());
+            ipPaths.put(path, new int[] {hopLimit, trafficClass});
+            return path;
+        }
+
+        @Override
+        public void detach(Endpoint from, Endpoint path) {
+            ipPaths.remove(path);
+        }
+
+        @Override
+        public int receivedHopLimit() {
+            return rxHopLimit;
+        }
+
+        @Override
+        public int receivedTrafficClass() {
+            return rxTrafficClass;
         }
 
         @Override

@@ -100,8 +100,12 @@ class SrqTest {
                     "a full SRQ");
             assertEquals(RdmaException.Errno.EINVAL.value(), srq.postRecv(r.reset().wrId(4).sge(0, p.b.mr, 0, 8)
                     .sge(1, p.b.mr, 8, 8)), "more SGEs than the SRQ was made for");
-            RdmaException resize = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(8, 0, 0), SrqAttr.MAX_WR));
-            assertEquals(RdmaException.Errno.EOPNOTSUPP, resize.errno(), resize.getMessage());
+            RdmaException shrink = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(1, 0, 0), SrqAttr.MAX_WR));
+            assertEquals(RdmaException.Errno.EINVAL, shrink.errno(), "a resize below the 2 receives posted: " + shrink.getMessage());
+            srq.modify(new SrqAttr(3, 0, 0), SrqAttr.MAX_WR);
+            assertEquals(0, srq.postRecv(r.reset().wrId(3).sge(0, p.b.mr, 128, 64)), "the third receive after growing to 3");
+            assertEquals(RdmaException.Errno.ENOMEM.value(), srq.postRecv(r.reset().wrId(6).sge(0, p.b.mr, 128, 64)),
+                    "a full SRQ of 3");
             RdmaException mask = assertThrows(RdmaException.class, () -> srq.modify(SrqAttr.limit(1), 1 << 5));
             assertEquals(RdmaException.Errno.EINVAL, mask.errno(), mask.getMessage());
             srq.close();

@@ -409,4 +409,54 @@ class UnreliableTest {
             ah.close();
         }
     }
+
+    /**
+     * The address handle's hop limit and traffic class reach the wire (the in-memory network records what its
+     * link was asked to send each packet with) and the receiver's GRH (bytes 21 and 28 of the IPv4 header in it,
+     * whose checksum still holds); a handle made with the defaults sends 64 and 0.
+     */
+    @Test
+    void theAddressHandlesHopLimitAndTrafficClassGoOnTheWireAndIntoTheGrh() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            QueuePair qa = ud(p.a, QKEY);
+            QueuePair qb = ud(p.b, QKEY);
+            AddressHandle custom = p.a.pd.createAh(new AhAttr(p.b.ctx.gid(0), 0, 9, 0xB8, 0, 0, 1, 4791));
+            AddressHandle plain = p.a.pd.createAh(AhAttr.of(p.b.ctx.gid(0), 0));
+            RdmaException zero = assertThrows(RdmaException.class,
+                    () -> p.a.pd.createAh(AhAttr.of(p.b.ctx.gid(0), 0).withHopLimit(0)));
+            assertEquals(RdmaException.Errno.EINVAL, zero.errno(), zero.getMessage());
+            p.net.capture = true;
+            SendWorkRequest wr = new SendWorkRequest();
+            int[][] sent = {{9, 0xB8}, {64, 0}};
+            AddressHandle[] ahs = {custom, plain};
+            for (int i = 0; i < 2; i++) {
+                int slot = i * 4096;
+                assertEquals(0, qb.postRecv(new RecvWorkRequest().wrId(i).sge(0, p.b.mr, slot, 4096)));
+                fill(p.a.buf, 0, 32, i);
+                assertEquals(0, qa.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).sge(0, p.a.mr, 0, 32)
+                        .flags(SendFlags.SIGNALED).ud(ahs[i], qb.qpn(), QKEY)));
+                int want = i + 1;
+                assertTrue(p.pump(() -> p.b.completions.size() == want, 100_000), () -> "receiver " + p.b.completions);
+                assertArrayEquals(sent[i], p.net.capturedIp.get(i), "the IP fields packet " + i + " was sent with");
+                var g = p.b.buf.asSlice(slot, Grh.LENGTH);
+                assertEquals(sent[i][1], g.get(ValueLayout.JAVA_BYTE, Grh.IPV4_OFFSET + 1) & 0xFF, "TOS byte of the GRH");
+                assertEquals(sent[i][0], g.get(ValueLayout.JAVA_BYTE, Grh.IPV4_OFFSET + 8) & 0xFF, "TTL byte of the GRH");
+                int sum = 0;
+                for (int k = 0; k < 20; k += 2) {
+                    sum += ((g.get(ValueLayout.JAVA_BYTE, Grh.IPV4_OFFSET + k) & 0xFF) << 8)
+                            | (g.get(ValueLayout.JAVA_BYTE, Grh.IPV4_OFFSET + k + 1) & 0xFF);
+                }
+                sum = (sum & 0xFFFF) + (sum >>> 16);
+                assertEquals(0xFFFF, (sum & 0xFFFF) + (sum >>> 16), "the GRH's IPv4 header checksum");
+                Grh grh = Grh.parse(g);
+                assertEquals(sent[i][0], grh.hopLimit(), "Grh.hopLimit");
+                assertEquals(sent[i][1], grh.trafficClass(), "Grh.trafficClass");
+                check(p.b.buf, slot + Grh.LENGTH, 32, i);
+            }
+            qa.close();
+            qb.close();
+            custom.close();
+            plain.close();
+        }
+    }
 }
