@@ -19,7 +19,8 @@ module io.jrdma.engine {
     exports io.jrdma.engine.roce to io.jrdma.tools;
     exports io.jrdma.engine.iwarp to io.jrdma.tools;
     exports io.jrdma.engine.link to io.jrdma.tools;
+    exports io.jrdma.engine.shm to io.jrdma.tools;
 
     provides io.jrdma.verbs.spi.RdmaProvider with io.jrdma.engine.roce.SoftRoceProvider,
-            io.jrdma.engine.iwarp.SoftIwarpProvider;
+            io.jrdma.engine.iwarp.SoftIwarpProvider, io.jrdma.engine.shm.ShmProvider;
 }

@@ -64,7 +64,7 @@ public abstract class AsyncEventTck extends VerbsTckSupport {
         // the server's QP stops in RTR, as a passive side does until it learns the connection is up
         sqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(0));
         sqp.modify(new QpAttr().state(QpState.RTR)
-                .av(io.jrdma.verbs.AddressVector.of(io.jrdma.verbs.Gid.of(fx.address()), gidIndex(server))
+                .av(io.jrdma.verbs.AddressVector.of(fx.gid(client.ctx), gidIndex(server))
                         .withUdpPort(udpPort(client)))
                 .pathMtu(pathMtu()).destQpn(cqp.qpn()).rqPsn(0).maxDestRdAtomic(1).minRnrTimer(12));
         post(sqp, new RecvWorkRequest().wrId(1).sge(0, server.mr, 0, 64));

@@ -412,10 +412,10 @@ public abstract class ErrorTck extends TckSupport {
         assertInvalid(qp, () -> qp.modify(new QpAttr().state(QpState.RTR)), "INIT -> RTR without attributes",
                 "AV", "PATH_MTU", "DEST_QPN", "RQ_PSN", "MAX_DEST_RD_ATOMIC", "MIN_RNR_TIMER");
 
-        int sgid = client.ctx.gidIndexOf(Gid.of(fx.address()));
+        int sgid = client.ctx.gidIndexOf(fx.gid(client.ctx));
         assertTrue(sgid >= 0, "the client context has a GID for " + fx.address());
         int port = server.ctx.queryPort().udpPort(); // 0 where the transport has no UDP port (iWARP)
-        AddressVector av = AddressVector.of(Gid.of(fx.address()), sgid);
+        AddressVector av = AddressVector.of(fx.gid(server.ctx), sgid);
         qp.modify(new QpAttr().state(QpState.RTR).av(port > 0 ? av.withUdpPort(port) : av).pathMtu(Mtu.MTU_1024)
                 .destQpn(0x123)
                 .rqPsn(0).maxDestRdAtomic(1).minRnrTimer(12));

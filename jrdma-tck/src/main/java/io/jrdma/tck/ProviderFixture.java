@@ -1,7 +1,9 @@
 package io.jrdma.tck;
 
 import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.ThreadingMode;
 
@@ -95,6 +97,18 @@ public abstract class ProviderFixture {
      */
     public int maxPrivateDataWithPeerQpn() {
         return io.jrdma.verbs.ConnParam.MAX_PRIVATE_DATA;
+    }
+
+    /**
+     * The GID by which a peer reaches {@code ctx}, a context of {@link #device()}: by default the
+     * fixture's {@link #address()} (soft-RoCE, soft-iWARP: a GID is an IP address). The shared-memory
+     * provider's GID names a process and its control segment instead: each context's GID 0.
+     *
+     * @param ctx a context of the device
+     * @return the GID, which is in {@code ctx}'s GID table
+     */
+    public Gid gid(DeviceContext ctx) {
+        return Gid.of(address());
     }
 
     @Override

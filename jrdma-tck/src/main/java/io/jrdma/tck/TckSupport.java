@@ -209,7 +209,7 @@ public abstract class TckSupport {
             this.invoker = ctx.options().threadingMode() == ThreadingMode.INVOKER;
             this.pd = track(this, "PD", ctx.allocPd());
             this.channel = track(this, "completion channel", ctx.createCompletionChannel());
-            this.buf = arena.allocate(BUF_SIZE, 4096);
+            this.buf = ctx.allocateBuffer(BUF_SIZE, 4096, arena); // memory peers can reach (shared memory on shm)
             this.mr = track(this, "MR", pd.register(buf, ALL_ACCESS));
         }
 

@@ -163,7 +163,7 @@ public abstract class VerbsTckSupport extends TckSupport {
      * @param side the side
      */
     protected final int gidIndex(Side side) {
-        int i = side.ctx.gidIndexOf(Gid.of(fx.address()));
+        int i = side.ctx.gidIndexOf(fx.gid(side.ctx));
         assertTrue(i >= 0, "the fixture's address " + fx.address() + " is not in " + side + "'s GID table "
                 + side.ctx.queryPort().gids());
         return i;
@@ -234,7 +234,7 @@ public abstract class VerbsTckSupport extends TckSupport {
         Side other = side == client ? server : client;
         boolean rc = qp.type() == QpType.RC;
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(access));
-        AddressVector av = AddressVector.of(Gid.of(fx.address()), gidIndex(side)).withUdpPort(udpPort(other));
+        AddressVector av = AddressVector.of(fx.gid(other.ctx), gidIndex(side)).withUdpPort(udpPort(other));
         QpAttr rtr = new QpAttr().state(QpState.RTR).av(av).pathMtu(pathMtu()).destQpn(peer.qpn()).rqPsn(0);
         if (rc) {
             rtr.maxDestRdAtomic(1).minRnrTimer(12);

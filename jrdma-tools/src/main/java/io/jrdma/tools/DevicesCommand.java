@@ -121,7 +121,9 @@ final class DevicesCommand {
                 out.printf("\t\t\tlimitation:\t\t%s%n", l);
             }
             List<Gid> gids = attr != null ? attr.gids() : d.gids();
-            if (gids.isEmpty()) {
+            if (gids.isEmpty() && d.transport() == io.jrdma.verbs.Transport.SHM) {
+                out.println("\t\t\tGID per open context: fd6a:7264:6d61:7368:<pid>:<control segment fd>");
+            } else if (gids.isEmpty()) {
                 out.println("\t\t\tGID table is empty (the interface has no IP address)");
             }
             for (int i = 0; i < gids.size(); i++) {

@@ -41,6 +41,23 @@ public interface DeviceContext extends AutoCloseable {
     int gidIndexOf(Gid gid);
 
     /**
+     * Allocates memory that peers of this device can reach once it is registered with remote
+     * access; it is released when {@code arena} closes. Network providers (soft-RoCE, soft-iWARP)
+     * reach any native memory, so the default is {@code arena.allocate(byteSize, byteAlignment)}; the
+     * shared-memory provider ({@code shm0}) returns memory that other processes on the host can map,
+     * and refuses to register memory from elsewhere with remote access.
+     *
+     * @param byteSize      bytes, at least 1
+     * @param byteAlignment a power of two
+     * @param arena         the arena whose closing releases the memory
+     * @return the memory, zeroed
+     * @throws RdmaException EINVAL for a bad size or alignment, ENOMEM when the system has no memory for it
+     */
+    default MemorySegment allocateBuffer(long byteSize, long byteAlignment, java.lang.foreign.Arena arena) {
+        return arena.allocate(byteSize, byteAlignment);
+    }
+
+    /**
      * Allocates a protection domain ({@code ibv_alloc_pd}), which owns memory regions and QPs.
      *
      * @return the new PD

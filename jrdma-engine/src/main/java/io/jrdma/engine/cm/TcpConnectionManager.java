@@ -58,8 +58,21 @@ public final class TcpConnectionManager implements ConnectionManager {
     private final SecureRandom random = new SecureRandom();
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
 
+    /**
+     * Whether the side channel's own addresses are unrelated to the QP's GIDs: the shared-memory
+     * provider's GID names a process and its control segment, not an IP address, so the side channel
+     * (loopback TCP) may leave from any address and the QP always uses GID index 0.
+     */
+    private final boolean gidsApart;
+
     public TcpConnectionManager(DeviceContext context) {
+        this(context, false);
+    }
+
+    /** @param gidsApart true when the context's GIDs are no IP addresses (shared memory): GID index 0 is used */
+    public TcpConnectionManager(DeviceContext context, boolean gidsApart) {
         this.context = context;
+        this.gidsApart = gidsApart;
     }
 
     /** The parameters of one side, as exchanged. */
@@ -159,6 +172,9 @@ public final class TcpConnectionManager implements ConnectionManager {
      * else this context's first address of the same IP version (e.g. 127.0.0.3 on loopback).
      */
     private InetAddress sourceFor(InetAddress destination) throws IOException {
+        if (gidsApart) {
+            return null;
+        }
         InetAddress routed;
         try (DatagramChannel ch = DatagramChannel.open()) {
             ch.connect(new InetSocketAddress(destination, 9)); // routes only; sends nothing
@@ -178,6 +194,9 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     /** The local address the TCP connection uses is the route's source: its GID is the QP's source GID. */
     private int sgidIndexFor(Socket s) {
+        if (gidsApart) {
+            return 0;
+        }
         Gid local = Gid.of(s.getLocalAddress());
         int i = context.gidIndexOf(local);
         if (i < 0) {

@@ -150,6 +150,7 @@ public final class Context implements DeviceContext {
         ControlTask t = new ControlTask(r, Thread.currentThread());
         engine.controlQueue.add(t);
         LockSupport.unpark(thread);
+        engine.transport.wake(); // an engine that waits on its transport's own wake-up (shm's futex) too
         long deadline = System.nanoTime() + CONTROL_TIMEOUT_NANOS;
         while (!t.done) {
             if (System.nanoTime() - deadline > 0) {
@@ -301,6 +302,18 @@ public final class Context implements DeviceContext {
         Pd pd = new Pd(this);
         children.add(pd);
         return pd;
+    }
+
+    @Override
+    public java.lang.foreign.MemorySegment allocateBuffer(long byteSize, long byteAlignment,
+            java.lang.foreign.Arena arena) {
+        checkOpen();
+        java.util.Objects.requireNonNull(arena, "arena");
+        if (byteSize < 1 || byteAlignment < 1 || Long.bitCount(byteAlignment) != 1) {
+            throw new RdmaException(Errno.EINVAL, "allocateBuffer needs a size of at least 1 byte and a power-of-two"
+                    + " alignment, not size " + byteSize + " and alignment " + byteAlignment);
+        }
+        return engine.transport.allocateBuffer(byteSize, byteAlignment, arena);
     }
 
     @Override

@@ -103,11 +103,12 @@ public final class Engine {
             if (t != null) {
                 java.util.concurrent.locks.LockSupport.unpark(t);
             }
+            transport.wake();
         }
     }
 
     /** @return true if there is queued work the engine has not seen (checked before parking) */
-    boolean hasPendingSignals() {
+    public boolean hasPendingSignals() {
         return !doorbells.isEmpty() || !controlQueue.isEmpty() || doorbellOverflow;
     }
 

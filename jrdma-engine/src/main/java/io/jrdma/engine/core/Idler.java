@@ -76,7 +76,7 @@ public final class Idler {
 
     private void parkUnlessSignalled(long nanos) {
         engine.parked = true; // a doorbell after this store sees it and unparks us
-        if (!engine.hasPendingSignals()) {
+        if (!engine.hasPendingSignals() && !engine.transport.park(nanos)) {
             LockSupport.parkNanos(nanos);
         }
         engine.parked = false;

@@ -149,6 +149,7 @@ public final class Mr implements MemoryRegion {
             throw new io.jrdma.verbs.RdmaException(io.jrdma.verbs.RdmaException.Errno.EINVAL, "the region has " + windows
                     + " memory windows bound to it; close the windows or bind them elsewhere first (as rxe's dereg_mr)");
         }
+        pd.context.engine.transport.deregistering(this); // e.g. shm withdraws the key from its peers
         closed = true;
         pd.context.keys.remove(this);
         pd.release(this);

@@ -55,6 +55,12 @@ public final class Pd implements ProtectionDomain {
             checkOpen();
             Mr mr = new Mr(this, segment, context.keys.newKey(), access);
             context.keys.add(mr);
+            try {
+                context.engine.transport.registered(mr); // e.g. shm publishes the key to its peers, or refuses it
+            } catch (RuntimeException e) {
+                context.keys.remove(mr);
+                throw e;
+            }
             children.add(mr);
             Mr[] list = java.util.Arrays.copyOf(regions, regions.length + 1);
             list[regions.length] = mr;

@@ -62,6 +62,20 @@ public interface Transport {
     /** @return true while the QP has work for a next duty cycle (it stays on the active list) */
     boolean hasWork(Qp qp);
 
+    /**
+     * The idle engine thread would park for up to {@code nanos}: a transport whose input cannot unpark a
+     * Java thread (shared memory written by another process) may wait itself, on something its peers can
+     * signal, and return true; {@link #wake} must then end that wait. The default returns false: the engine
+     * parks ({@code LockSupport.parkNanos}) and a local post unparks it.
+     */
+    default boolean park(long nanos) {
+        return false;
+    }
+
+    /** Any thread: a local post rang the doorbell of a parked engine; ends a wait {@link #park} began. */
+    default void wake() {
+    }
+
     /** At the end of a duty cycle: e.g. send what a batching link holds. */
     default void afterService() {
     }
@@ -152,6 +166,32 @@ public interface Transport {
      */
     default io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
         return base;
+    }
+
+    // ------------------------------------------------------------------ memory (control path)
+
+    /**
+     * {@link io.jrdma.verbs.DeviceContext#allocateBuffer}: memory that this transport's peers can reach once
+     * registered. The default is the arena's own memory (a network transport reaches any native memory).
+     */
+    default java.lang.foreign.MemorySegment allocateBuffer(long byteSize, long byteAlignment,
+            java.lang.foreign.Arena arena) {
+        return arena.allocate(byteSize, byteAlignment);
+    }
+
+    /**
+     * A region was registered and its key is in the context's key table (control path, any thread): the
+     * transport may publish it to its peers, or refuse it with an {@code RdmaException} (the core then
+     * removes the key and the registration fails).
+     */
+    default void registered(Mr mr) {
+    }
+
+    /**
+     * A region is being deregistered, before its key leaves the context's key table (control path, any
+     * thread): from when this returns no peer may reach the region.
+     */
+    default void deregistering(Mr mr) {
     }
 
     /** Adds the transport's own counters (the link's system calls) to a context's counter snapshot. */

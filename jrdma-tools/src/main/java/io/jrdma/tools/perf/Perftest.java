@@ -432,7 +432,7 @@ final class Perftest {
         sendQpBuffSize = inc(buffUnit, cacheLine);
         long buffSize = sendQpBuffSize * 2 * n;
         arena = Arena.ofShared();
-        buf = arena.allocate(buffSize, cycleBuffer);
+        buf = ctx.allocateBuffer(buffSize, cycleBuffer, arena); // reachable by peers (shared memory on shm0)
         if (test != PerfTest.WRITE_LAT) {
             Pattern.fill(buf, new SecureRandom().nextLong()); // perftest: rand() bytes; write_lat: zeros
         }

@@ -176,7 +176,7 @@ final class Session implements AutoCloseable {
             // INIT now, so that the receives are posted before the peer can send
             qp0.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(
                     Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
-            MemorySegment seg = arena.allocate(ctrlOff + CTRL_AREA, 4096);
+            MemorySegment seg = ctx.allocateBuffer(ctrlOff + CTRL_AREA, 4096, arena); // reachable by peers (shm)
             mr0 = pd0.register(seg, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
                     | Access.REMOTE_ATOMIC);
         } catch (RuntimeException e) {

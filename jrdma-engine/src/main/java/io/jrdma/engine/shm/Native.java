@@ -1,0 +1,312 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The Linux calls the shared-memory provider makes through the FFM API: {@code memfd_create},
+ * {@code ftruncate}, {@code mmap}/{@code munmap}, {@code open} (of {@code /proc/<pid>/fd/<n>}),
+ * {@code fstat} (a memfd's inode: the buffer's identity), {@code close}, {@code getpid} and
+ * {@code kill} (a peer's liveness). All of them are control-path calls: the data path maps nothing
+ * and makes no system call. {@link #unavailableReason()} says why the provider cannot run here.
+ */
+final class Native {
+    static final int PROT_READ = 1;
+    static final int PROT_WRITE = 2;
+    static final int MAP_SHARED = 1;
+    static final int O_RDWR = 2;
+    static final int O_CLOEXEC = 0x80000;
+    static final int MFD_CLOEXEC = 1;
+    static final int ESRCH = 3;
+    static final int EPERM = 1;
+    static final long MAP_FAILED = -1L;
+
+    private static final String REASON;
+    private static final MethodHandle MEMFD_CREATE;
+    private static final MethodHandle FTRUNCATE;
+    private static final MethodHandle MMAP;
+    private static final MethodHandle MUNMAP;
+    private static final MethodHandle OPEN;
+    private static final MethodHandle FSTAT;
+    private static final MethodHandle CLOSE;
+    private static final MethodHandle GETPID;
+    private static final MethodHandle KILL;
+    private static final MethodHandle SYSCALL;
+    private static final MethodHandle SYSCALL2;
+    private static final MethodHandle POLL;
+    private static final long SYS_PIDFD_OPEN = 434; // the same number on x86-64 and AArch64 (Linux 5.3)
+    static final short POLLIN = 1;
+    private static final long SYS_FUTEX;
+    static final int FUTEX_WAIT = 0;
+    static final int FUTEX_WAKE = 1;
+    private static final StructLayout CALL_STATE;
+    private static final VarHandle ERRNO;
+    /** struct stat is 144 bytes on x86-64 and 128 on AArch64; st_ino is at offset 8 on both */
+    private static final int STAT_SIZE = 256;
+    private static final int ST_INO = 8;
+
+    static {
+        String reason = null;
+        MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
+                close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null;
+        StructLayout cs = null;
+        VarHandle errno = null;
+        String os = System.getProperty("os.name", "");
+        String arch = System.getProperty("os.arch", "");
+        if (!os.equals("Linux")) {
+            reason = "shared memory needs Linux (memfd_create, /proc/<pid>/fd), not " + os;
+        } else if (!arch.equals("amd64") && !arch.equals("x86_64") && !arch.equals("aarch64")) {
+            reason = "no struct stat layout for " + arch;
+        } else if (!Native.class.getModule().isNativeAccessEnabled()) {
+            Module me = Native.class.getModule();
+            String name = me.isNamed() ? me.getName() : "ALL-UNNAMED";
+            reason = "shared memory needs native access (java --enable-native-access=" + name + ")";
+        } else {
+            try {
+                Linker linker = Linker.nativeLinker();
+                var libc = linker.defaultLookup();
+                cs = Linker.Option.captureStateLayout();
+                errno = cs.varHandle(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+                Linker.Option err = Linker.Option.captureCallState("errno");
+                ValueLayout.OfInt i = ValueLayout.JAVA_INT;
+                ValueLayout.OfLong l = ValueLayout.JAVA_LONG;
+                var p = ValueLayout.ADDRESS;
+                memfd = linker.downcallHandle(libc.findOrThrow("memfd_create"), FunctionDescriptor.of(i, p, i), err);
+                ftruncate = linker.downcallHandle(libc.findOrThrow("ftruncate"), FunctionDescriptor.of(i, i, l), err);
+                mmap = linker.downcallHandle(libc.findOrThrow("mmap"), FunctionDescriptor.of(l, l, l, i, i, i, l), err);
+                munmap = linker.downcallHandle(libc.findOrThrow("munmap"), FunctionDescriptor.of(i, l, l), err);
+                open = linker.downcallHandle(libc.findOrThrow("open"), FunctionDescriptor.of(i, p, i, i), err,
+                        Linker.Option.firstVariadicArg(2));
+                fstat = linker.downcallHandle(libc.findOrThrow("fstat"), FunctionDescriptor.of(i, i, p), err);
+                close = linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(i, i));
+                getpid = linker.downcallHandle(libc.findOrThrow("getpid"), FunctionDescriptor.of(i));
+                kill = linker.downcallHandle(libc.findOrThrow("kill"), FunctionDescriptor.of(i, i, i), err);
+                // syscall(SYS_futex, uaddr, op, val, timeout, 0, 0): a shared (not PRIVATE) futex works across processes
+                syscall = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, i, i, l),
+                        Linker.Option.firstVariadicArg(1));
+                syscall2 = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, l),
+                        Linker.Option.firstVariadicArg(1));
+                poll = linker.downcallHandle(libc.findOrThrow("poll"), FunctionDescriptor.of(i, p, l, i));
+            } catch (RuntimeException | LinkageError e) {
+                reason = "the C library's calls are not reachable through FFM: " + e;
+            }
+        }
+        REASON = reason;
+        MEMFD_CREATE = memfd;
+        FTRUNCATE = ftruncate;
+        MMAP = mmap;
+        MUNMAP = munmap;
+        OPEN = open;
+        FSTAT = fstat;
+        CLOSE = close;
+        GETPID = getpid;
+        KILL = kill;
+        SYSCALL = syscall;
+        SYSCALL2 = syscall2;
+        POLL = poll;
+        SYS_FUTEX = arch.equals("aarch64") ? 98 : 202;
+        CALL_STATE = cs;
+        ERRNO = errno;
+    }
+
+    private Native() {
+    }
+
+    /** @return why shared memory cannot work on this platform, or null */
+    static String unavailableReason() {
+        return REASON;
+    }
+
+    static void check() {
+        if (REASON != null) {
+            throw new RdmaException(Errno.EOPNOTSUPP, REASON);
+        }
+    }
+
+    private static RdmaException fail(String what, int errno) {
+        Errno e = errno == 12 ? Errno.ENOMEM : errno == 13 || errno == EPERM ? Errno.EACCES
+                : errno == 2 || errno == ESRCH ? Errno.ENOENT : Errno.EIO;
+        return new RdmaException(e, what + " failed: errno " + errno);
+    }
+
+    /** @return a new memfd of {@code size} bytes (close-on-exec), named {@code name} in /proc/<pid>/fd */
+    static int memfd(String name, long size) {
+        check();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            int fd = (int) MEMFD_CREATE.invokeExact(st, a.allocateFrom(name), MFD_CLOEXEC);
+            if (fd < 0) {
+                throw fail("memfd_create", (int) ERRNO.get(st, 0L));
+            }
+            int r = (int) FTRUNCATE.invokeExact(st, fd, size);
+            if (r != 0) {
+                int e = (int) ERRNO.get(st, 0L);
+                close(fd);
+                throw fail("ftruncate of a memfd to " + size + " bytes", e);
+            }
+            return fd;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return the address of a shared read-write mapping of {@code size} bytes of {@code fd} */
+    static long mmap(int fd, long size) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            long addr = (long) MMAP.invokeExact(st, 0L, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0L);
+            if (addr == MAP_FAILED) {
+                throw fail("mmap of " + size + " bytes", (int) ERRNO.get(st, 0L));
+            }
+            return addr;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static void munmap(long addr, long size) {
+        try (Arena a = Arena.ofConfined()) {
+            int r = (int) MUNMAP.invokeExact(a.allocate(CALL_STATE), addr, size);
+            if (r != 0) {
+                throw new IllegalStateException("munmap(0x" + Long.toHexString(addr) + ", " + size + ") failed");
+            }
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Opens another process's descriptor through {@code /proc/<pid>/fd/<fd>} (same user): the same memfd. */
+    static int openPeerFd(int pid, int fd) {
+        String path = "/proc/" + pid + "/fd/" + fd;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            int r = (int) OPEN.invokeExact(st, a.allocateFrom(path), O_RDWR | O_CLOEXEC, 0);
+            if (r < 0) {
+                throw fail("open(" + path + ") (the peer's shared memory; is the peer alive and of the same user?)",
+                        (int) ERRNO.get(st, 0L));
+            }
+            return r;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return the inode number of the file {@code fd} names (a memfd's identity while it lives) */
+    static long inode(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            MemorySegment buf = a.allocate(STAT_SIZE, 8);
+            int r = (int) FSTAT.invokeExact(st, fd, buf);
+            if (r != 0) {
+                throw fail("fstat", (int) ERRNO.get(st, 0L));
+            }
+            return buf.get(ValueLayout.JAVA_LONG, ST_INO);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static void close(int fd) {
+        try {
+            int r = (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static int getpid() {
+        check();
+        try {
+            return (int) GETPID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Waits while the int at {@code addr} (in shared memory) holds {@code expected}, at most as long as the
+     * {@code struct timespec} at {@code timespec} says; a {@link #futexWake} or a signal ends it early.
+     */
+    static void futexWait(long addr, int expected, long timespec) {
+        try {
+            long r = (long) SYSCALL.invokeExact(SYS_FUTEX, addr, FUTEX_WAIT, expected, timespec);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Wakes every waiter on the int at {@code addr}, in any process that maps it. */
+    static void futexWake(long addr) {
+        try {
+            long r = (long) SYSCALL.invokeExact(SYS_FUTEX, addr, FUTEX_WAKE, Integer.MAX_VALUE, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * @return a descriptor that refers to process {@code pid} itself ({@code pidfd_open}), so that its exit is
+     *         seen even if the number is reused or the process is a zombie; -1 where the kernel has none
+     */
+    static int pidfd(int pid) {
+        try {
+            return (int) (long) SYSCALL2.invokeExact(SYS_PIDFD_OPEN, (long) pid, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * @param pfd an 8-byte {@code struct pollfd} segment, allocated once by the caller
+     * @return true once the process of {@code pidfd} has exited ({@code poll} says POLLIN), without waiting
+     */
+    static boolean exited(int pidfd, MemorySegment pfd) {
+        pfd.set(ValueLayout.JAVA_INT, 0, pidfd);
+        pfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+        pfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        try {
+            int r = (int) POLL.invokeExact(pfd, 1L, 0);
+            return r > 0 && (pfd.get(ValueLayout.JAVA_SHORT, 6) & POLLIN) != 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return a segment for the errno of {@link #alive}, allocated once per caller */
+    static MemorySegment callState(Arena arena) {
+        check();
+        return arena.allocate(CALL_STATE);
+    }
+
+    /**
+     * @param st a segment from {@link #callState} (no allocation per call)
+     * @return true while process {@code pid} exists ({@code kill(pid, 0)}: ESRCH once it is gone and reaped)
+     */
+    static boolean alive(int pid, MemorySegment st) {
+        try {
+            int r = (int) KILL.invokeExact(st, pid, 0);
+            return r == 0 || (int) ERRNO.get(st, 0L) != ESRCH;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}

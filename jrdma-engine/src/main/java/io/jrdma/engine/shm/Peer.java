@@ -1,0 +1,98 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Another context (in this process or another) as its peers see it: its control segment mapped
+ * here, and the buffers of its regions mapped on first access (each once, by its inode). Shared by
+ * the QPs of one context connected to it; unmapped when the last of them lets it go. Engine thread.
+ */
+final class Peer {
+    final int pid;
+    final int ctrlFd;
+    final MemorySegment ctrl;
+    private final long ctrlAddr;
+    int users;
+    /** the peer process was found gone (its QPs are in ERROR) */
+    boolean dead;
+    /** the peer process's pidfd (its exit is seen even if the pid is reused), or -1: then kill(pid, 0) is asked */
+    final int pidfd;
+    private long[] inodes = new long[8];
+    private MemorySegment[] buffers = new MemorySegment[8];
+    private int count;
+
+    Peer(int pid, int ctrlFd) {
+        this.pid = pid;
+        this.ctrlFd = ctrlFd;
+        int fd = Native.openPeerFd(pid, ctrlFd);
+        try {
+            ctrlAddr = Native.mmap(fd, Ctrl.SIZE);
+        } finally {
+            Native.close(fd);
+        }
+        ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
+        pidfd = pid == Native.getpid() ? -1 : Native.pidfd(pid);
+        if (ctrl.get(ValueLayout.JAVA_LONG, Ctrl.H_MAGIC) != Ctrl.MAGIC
+                || ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_VERSION) != Ctrl.VERSION
+                || ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_PID) != pid) {
+            Native.munmap(ctrlAddr, Ctrl.SIZE);
+            if (pidfd >= 0) {
+                Native.close(pidfd);
+            }
+            throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
+                    + " is not a jrdma shared-memory control segment (version " + Ctrl.VERSION + ")");
+        }
+    }
+
+    /**
+     * Engine thread: the peer's buffer with {@code inode}, mapped here on first use (a system call once per
+     * buffer, then an array scan). @return the mapping, or null when it cannot be mapped (the peer closed it)
+     */
+    MemorySegment buffer(long inode, int fd, long size) {
+        for (int i = 0; i < count; i++) {
+            if (inodes[i] == inode) {
+                return buffers[i];
+            }
+        }
+        int f;
+        try {
+            f = Native.openPeerFd(pid, fd);
+        } catch (RdmaException e) {
+            return null;
+        }
+        try {
+            if (Native.inode(f) != inode) {
+                return null; // the descriptor now names another file: the buffer is gone
+            }
+            long addr = Native.mmap(f, size);
+            if (count == inodes.length) {
+                inodes = java.util.Arrays.copyOf(inodes, count * 2);
+                buffers = java.util.Arrays.copyOf(buffers, count * 2);
+            }
+            inodes[count] = inode;
+            buffers[count] = MemorySegment.ofAddress(addr).reinterpret(size);
+            return buffers[count++];
+        } catch (RdmaException e) {
+            return null;
+        } finally {
+            Native.close(f);
+        }
+    }
+
+    /** Unmaps everything: no QP uses the peer any more. */
+    void unmap() {
+        for (int i = 0; i < count; i++) {
+            Native.munmap(buffers[i].address(), buffers[i].byteSize());
+            buffers[i] = null;
+        }
+        count = 0;
+        Native.munmap(ctrlAddr, Ctrl.SIZE);
+        if (pidfd >= 0) {
+            Native.close(pidfd);
+        }
+    }
+}

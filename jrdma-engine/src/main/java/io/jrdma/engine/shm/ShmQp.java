@@ -1,0 +1,71 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Cq;
+import io.jrdma.engine.core.Pd;
+import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.RecvWqe;
+import io.jrdma.verbs.QpInitAttr;
+
+/** A QP of the shared-memory transport: the core's queues plus its peer, its inbound ring and its senders' state. */
+final class ShmQp extends Qp {
+    /** its entry in this context's control segment (QP directory and inbound ring) */
+    final int slot;
+    final long dir;
+    final long ring;
+
+    // ---- the connection (engine thread; set at RTR)
+    /** a peer may have written its inbound ring since it was last cleared */
+    boolean ringUsed;
+    Peer peer;
+    /** the peer QP's directory entry and inbound ring, offsets in the peer's control segment */
+    long peerDir = -1;
+    long peerRing;
+
+    // ---- the send side of the head SEND (engine thread)
+    boolean sending;
+    long msg;
+    long sendOffset;
+    /** every chunk of the head SEND is in the ring */
+    boolean sendWritten;
+    /** a slot of the head SEND came back RNR (with the receiver's timer code) */
+    boolean rnrPending;
+    int rnrCode;
+    /** ring positions in the peer's ring: next slot to write, next slot whose result to read */
+    long ringWrite;
+    long ringReap;
+    /** RNR: when the head SEND may be tried again, and the retries left (7: no limit) */
+    long rnrUntil;
+    int rnrLeft;
+
+    // ---- the receive side (engine thread)
+    long ringRead;
+    boolean receiving;
+    long recvMsg;
+    long recvOffset;
+    RecvWqe recv;
+    long discardMsg = -1;
+
+    ShmQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq, int slot) {
+        super(context, pd, qpn, init, sendCq, recvCq);
+        this.slot = slot;
+        this.dir = Ctrl.qp(slot);
+        this.ring = Ctrl.ring(slot);
+    }
+
+    /** Engine thread: forgets the send and receive progress (RESET, destroy). */
+    void resetProgress() {
+        sending = false;
+        sendOffset = 0;
+        sendWritten = false;
+        rnrPending = false;
+        ringWrite = 0;
+        ringReap = 0;
+        ringRead = 0;
+        receiving = false;
+        recvOffset = 0;
+        recv = null;
+        discardMsg = -1;
+        rnrUntil = 0;
+    }
+}

@@ -1,0 +1,883 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.engine.cm.TcpConnectionManager;
+import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Cq;
+import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.LocalOps;
+import io.jrdma.engine.core.Mr;
+import io.jrdma.engine.core.Pd;
+import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.RecvWqe;
+import io.jrdma.engine.core.Sgl;
+import io.jrdma.engine.core.Srq;
+import io.jrdma.engine.core.Transport;
+import io.jrdma.engine.core.Wqe;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AsyncEvent;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.DeviceCap;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The shared-memory transport (docs/shm-design.md). One-sided operations are done by the
+ * initiator's engine on the target's memory, mapped into this process: a WRITE or READ is a copy,
+ * an atomic a CPU atomic on the target's word, after the checks a responder makes (the target's
+ * published key entry: key byte, PD of the target QP, access, bounds). The target runs nothing.
+ * SENDs go through an inbound ring of the receiving QP in the receiver's control segment; the
+ * receiver's engine places them in posted receives and writes each slot's result (done, RNR, a
+ * NAK) back for the sender, whose SEND completes when the receiver consumed it.
+ *
+ * <p>Data path: no allocation, no lock, no system call (a peer's buffer is mapped on first access
+ * only, and a peer's liveness is checked every {@value #LIVENESS_NANOS} ns).
+ */
+final class ShmTransport implements Transport {
+    static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    /** how often the engine checks that each peer process still lives (poll of its pidfd, else {@code kill(pid, 0)}) */
+    static final long LIVENESS_NANOS = 20_000_000L;
+    /** how long a deregistration waits for peers' copies in progress on the region to end */
+    static final long DRAIN_NANOS = 1_000_000_000L;
+    private static final int PENDING = -1;
+    private static final WcStatus[] STATUS = WcStatus.values();
+    private static final AtomicLong PD_IDS = new AtomicLong();
+
+    final Engine engine;
+    final Context context;
+    final int pid;
+    final int ctrlFd;
+    private final long ctrlAddr;
+    final MemorySegment ctrl;
+    private final ConnectionManager cm;
+    private final ShmQp[] slots = new ShmQp[Ctrl.MAX_QPS];
+    private int slotHigh;
+    private final Map<Pd, Long> pdIds = new ConcurrentHashMap<>();
+    private final Map<Long, Peer> peers = new java.util.HashMap<>();
+    private Peer[] peerList = new Peer[0];
+    /** held while a key's entry is written or withdrawn (control path; REG_MR and LOCAL_INV on the engine thread) */
+    private final Object entries = new Object();
+    private final Arena scratchArena = Arena.ofShared();
+    private final MemorySegment scratch = scratchArena.allocate(8, 8);
+    private final MemorySegment callState = Native.callState(scratchArena);
+    private final MemorySegment timespec = scratchArena.allocate(16, 8);
+    private final MemorySegment pollFd = scratchArena.allocate(8, 8);
+    private long nextLivenessCheck;
+
+    ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
+        this.engine = engine;
+        this.context = engine.context;
+        this.pid = Native.getpid();
+        this.ctrlFd = ctrlFd;
+        this.ctrlAddr = ctrlAddr;
+        this.ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
+        this.cm = new TcpConnectionManager(context, true);
+    }
+
+    /** @return the GID of a context of process {@code pid} whose control segment is descriptor {@code fd} */
+    static Gid gid(int pid, int fd) {
+        byte[] g = {(byte) 0xfd, 'j', 'r', 'd', 'm', 'a', 's', 'h', 0, 0, 0, 0, 0, 0, 0, 0};
+        java.nio.ByteBuffer.wrap(g).putInt(8, pid).putInt(12, fd);
+        return Gid.of(g);
+    }
+
+    /** @return {pid, fd} of a shared-memory GID, or null when the GID is no shared-memory port's */
+    static int[] parseGid(Gid gid) {
+        byte[] g = gid.raw();
+        byte[] prefix = gid(0, 0).raw();
+        for (int i = 0; i < 8; i++) {
+            if (g[i] != prefix[i]) {
+                return null;
+            }
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(g);
+        return new int[] {b.getInt(8), b.getInt(12)};
+    }
+
+    long pdId(Pd pd) {
+        return pdIds.computeIfAbsent(pd, p -> PD_IDS.incrementAndGet() | (long) pid << 32);
+    }
+
+    // ------------------------------------------------------------------ memory (control path)
+
+    @Override
+    public MemorySegment allocateBuffer(long byteSize, long byteAlignment, Arena arena) {
+        return SharedBuffers.allocate(byteSize, byteAlignment, arena);
+    }
+
+    private static boolean remote(int access) {
+        return (access & (Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0;
+    }
+
+    @Override
+    public void registered(Mr mr) {
+        if (!remote(mr.access)) {
+            return; // local use only: any native memory will do
+        }
+        if (SharedBuffers.find(mr.address, mr.length) == null) {
+            throw new RdmaException(Errno.EINVAL, "the segment at 0x" + Long.toHexString(mr.address) + " ("
+                    + mr.length + " bytes) is not shared memory, so peers of " + context.device.name()
+                    + " cannot reach it: allocate it with DeviceContext.allocateBuffer(size, alignment, arena), or"
+                    + " register it without remote access");
+        }
+        if ((mr.key >>> 8) >= Ctrl.MAX_KEYS) {
+            throw new RdmaException(Errno.ENOMEM, context.device.name() + " publishes at most " + (Ctrl.MAX_KEYS - 1)
+                    + " keys with remote access; deregister some regions first");
+        }
+        publish(mr);
+    }
+
+    @Override
+    public void deregistering(Mr mr) {
+        synchronized (entries) {
+            withdraw(mr.key);
+        }
+    }
+
+    /**
+     * Publishes {@code mr}'s entry for peers (registration, REG_MR) or withdraws it (invalid, not shared, no
+     * remote access). The entry's fields are written while its key is 0, then the key with a volatile store.
+     */
+    void publish(Mr mr) {
+        int index = mr.key >>> 8;
+        if (index >= Ctrl.MAX_KEYS) {
+            return;
+        }
+        synchronized (entries) {
+            withdraw(mr.key);
+            if (mr.isClosed() || mr.invalidated || !remote(mr.access)) {
+                return;
+            }
+            SharedBuffers.Buffer b = SharedBuffers.find(mr.lo, mr.span);
+            if (b == null) {
+                return; // a fast registration of memory peers cannot reach: every remote access is refused
+            }
+            long e = Ctrl.key(index);
+            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, mr.access);
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_PD, pdId(mr.pd));
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE, b.inode());
+            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_FD, b.fd());
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_VA, mr.lo);
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, mr.span);
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, mr.lo - b.address());
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, b.size());
+            INT.setVolatile(ctrl, e + Ctrl.K_KEY, mr.key); // release: the fields above are visible with the key
+        }
+    }
+
+    /**
+     * Makes the key's entry unreachable: key 0 (a volatile store), then waits until no peer is inside a copy
+     * on it (each raises the entry's in-use count around its copy and re-reads the key after raising it).
+     */
+    private void withdraw(int key) {
+        int index = key >>> 8;
+        if (index >= Ctrl.MAX_KEYS) {
+            return;
+        }
+        long e = Ctrl.key(index);
+        if ((int) INT.getVolatile(ctrl, e + Ctrl.K_KEY) == 0) {
+            return;
+        }
+        INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
+        long deadline = System.nanoTime() + DRAIN_NANOS;
+        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0) {
+            if (System.nanoTime() - deadline > 0) {
+                // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
+                engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
+                return;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Engine thread: a region changed by a local operation or a peer's SEND_WITH_INV: its entry follows. */
+    private void republish(int key) {
+        Mr m = context.keys.lookup(key);
+        if (m != null && !m.isWindow()) {
+            publish(m);
+        } else {
+            withdraw(key);
+        }
+    }
+
+    // ------------------------------------------------------------------ QP life (engine thread)
+
+    @Override
+    public Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
+        if (init.type() != QpType.RC) {
+            throw new RdmaException(Errno.EOPNOTSUPP, context.device.name() + " has RC QPs only, not " + init.type()
+                    + " (shared memory needs no unreliable transport: peers are on this host)");
+        }
+        int slot = -1;
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] == null) {
+                slot = i;
+                break;
+            }
+        }
+        if (slot < 0) {
+            throw new RdmaException(Errno.ENOMEM, context.device.name() + " has room for " + Ctrl.MAX_QPS
+                    + " QPs per context; destroy one first");
+        }
+        ShmQp qp = new ShmQp(context, pd, qpn, init, sendCq, recvCq, slot);
+        slots[slot] = qp;
+        slotHigh = Math.max(slotHigh, slot + 1); // its ring is clean: a memfd's zeros, or cleared when its last user went
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
+        ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, 0);
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ERROR, 0);
+        ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_RING, qp.ring);
+        INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, qpn);
+        return qp;
+    }
+
+    private void clearRing(ShmQp qp) {
+        for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
+            INT.setVolatile(ctrl, qp.ring + (long) i * Ctrl.SLOT + Ctrl.S_STATE, Ctrl.FREE);
+        }
+    }
+
+    @Override
+    public void checkModify(Qp qp, QpState from, QpState to) {
+        if (to == QpState.RTR && from == QpState.INIT) {
+            // the address vector comes with this modify; it is checked in modified()
+        }
+    }
+
+    @Override
+    public void modified(Qp q, QpAttr attr, QpState from, QpState to) {
+        ShmQp qp = (ShmQp) q;
+        if (to == QpState.RTR && from == QpState.INIT) {
+            connect(qp, attr);
+        }
+        if (attr.has(QpAttr.RNR_RETRY) || to == QpState.RTS) {
+            qp.rnrLeft = qp.rnrRetry;
+        }
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, qp.accessFlags);
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_MIN_RNR, qp.minRnrTimer);
+        INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, to.ordinal());
+    }
+
+    /**
+     * Engine thread, modify to RTR: maps the peer named by the destination GID and looks for its QP. As a NIC
+     * takes any address vector, a GID that names no live shm context or a QPN that its context does not have
+     * is no error here: the QP's requests then find nothing to answer them and fail with RETRY_EXC_ERR.
+     */
+    private void connect(ShmQp qp, QpAttr attr) {
+        if (qp.peer != null) {
+            releasePeer(qp);
+        }
+        qp.resetProgress();
+        qp.ringUsed = true;
+        qp.peerDir = -1;
+        int[] who = parseGid(qp.av.dgid());
+        if (who == null) {
+            return;
+        }
+        long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
+        Peer p = peers.get(id);
+        if (p == null) {
+            try {
+                p = new Peer(who[0], who[1]);
+            } catch (RdmaException e) {
+                return; // not reachable (gone, another user's): nothing will answer
+            }
+            peers.put(id, p);
+            peerList = peers.values().toArray(new Peer[0]);
+        }
+        p.users++;
+        qp.peer = p;
+        findPeerQp(qp);
+    }
+
+    /** Finds the peer QP's directory entry and inbound ring (allocation-free). @return false when it has no such QP */
+    private static boolean findPeerQp(ShmQp qp) {
+        for (int i = 0; i < Ctrl.MAX_QPS; i++) {
+            if ((int) INT.getVolatile(qp.peer.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qp.destQpn) {
+                qp.peerDir = Ctrl.qp(i);
+                qp.peerRing = qp.peer.ctrl.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_RING);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void releasePeer(ShmQp qp) {
+        Peer p = qp.peer;
+        qp.peer = null;
+        if (p != null && --p.users == 0) {
+            dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
+        }
+    }
+
+    private void dropPeer(long id, Peer p) {
+        peers.remove(id);
+        peerList = peers.values().toArray(new Peer[0]);
+        p.unmap();
+    }
+
+    @Override
+    public void enteredError(Qp q) {
+        INT.setVolatile(ctrl, ((ShmQp) q).dir + Ctrl.Q_STATE, QpState.ERROR.ordinal());
+    }
+
+    @Override
+    public void flushed(Qp q) {
+        ShmQp qp = (ShmQp) q;
+        qp.sending = false;
+        qp.receiving = false;
+        qp.recv = null;
+    }
+
+    @Override
+    public void reset(Qp q) {
+        ShmQp qp = (ShmQp) q;
+        qp.resetProgress();
+        if (qp.ringUsed) {
+            clearRing(qp);
+            qp.ringUsed = false;
+        }
+        releasePeer(qp);
+        if (qp.destroyed) {
+            INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, 0);
+            slots[qp.slot] = null;
+            while (slotHigh > 0 && slots[slotHigh - 1] == null) {
+                slotHigh--;
+            }
+        } else {
+            ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ERROR, 0);
+            INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
+        }
+    }
+
+    // ------------------------------------------------------------------ duty cycle (data path)
+
+    @Override
+    public int receive() {
+        int work = 0;
+        for (int i = 0; i < slotHigh; i++) {
+            ShmQp qp = slots[i];
+            if (qp == null) {
+                continue;
+            }
+            QpState s = qp.state;
+            if (s == QpState.RESET || s == QpState.INIT || s == QpState.ERROR) {
+                continue;
+            }
+            int req = (int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_ERROR);
+            if (req != 0) {
+                // a peer found a fatal error in its request to this QP (the NAK a responder would send): ours stops too
+                context.events.raise(req - 1 == Ctrl.NAK_REMOTE_ACCESS ? AsyncEvent.Type.QP_ACCESS_ERR
+                        : req - 1 == Ctrl.NAK_INVALID_REQUEST ? AsyncEvent.Type.QP_REQ_ERR : AsyncEvent.Type.QP_FATAL, qp);
+                engine.enterError(qp);
+                work++;
+                continue;
+            }
+            work += receiveRing(qp, Engine.QP_SEND_BUDGET);
+        }
+        if (engine.now - nextLivenessCheck >= 0) {
+            nextLivenessCheck = engine.now + LIVENESS_NANOS;
+            checkPeers();
+        }
+        return work;
+    }
+
+    /** A peer process that is gone: its QPs here move to ERROR (their requests are flushed). */
+    private void checkPeers() {
+        Peer[] list = peerList;
+        for (Peer p : list) {
+            if (p.dead || p.pid == pid || (p.pidfd >= 0 ? !Native.exited(p.pidfd, pollFd) : Native.alive(p.pid, callState))) {
+                continue;
+            }
+            p.dead = true;
+            for (int i = 0; i < slotHigh; i++) {
+                ShmQp qp = slots[i];
+                if (qp != null && qp.peer == p && qp.state != QpState.ERROR && qp.state != QpState.RESET) {
+                    context.events.raise(AsyncEvent.Type.QP_FATAL, qp);
+                    engine.enterError(qp);
+                }
+            }
+        }
+    }
+
+    /** Engine thread: the receiver's side of the QP's inbound ring: places and completes arrived SENDs. */
+    private int receiveRing(ShmQp qp, int budget) {
+        int n = 0;
+        while (n < budget) {
+            long s = qp.ring + (qp.ringRead & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+            if ((int) INT.getAcquire(ctrl, s + Ctrl.S_STATE) != Ctrl.FULL) { // release partner: the sender's FULL
+                break;
+            }
+            int result = place(qp, s);
+            INT.setVolatile(ctrl, s + Ctrl.S_STATE, result); // release for the sender's reap; volatile for wake()
+            qp.ringRead++;
+            n++;
+            if (result >= Ctrl.ERROR) {
+                engine.enterError(qp);
+                break;
+            }
+        }
+        if (n > 0 && qp.peer != null) {
+            wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
+        }
+        return n;
+    }
+
+    /** @return the slot's result for the sender */
+    private int place(ShmQp qp, long s) {
+        long msg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_MSG);
+        int flags = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_FLAGS);
+        int len = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_LEN);
+        if (ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_QPN) != qp.qpn) {
+            return Ctrl.DISCARDED; // written for a QP that was in this place before
+        }
+        if (msg == qp.discardMsg) {
+            return Ctrl.DISCARDED; // the rest of a message refused with RNR: the sender sends it again
+        }
+        if ((flags & Ctrl.F_FIRST) != 0) {
+            qp.packetIn();
+            RecvWqe r = qp.takeRecv();
+            if (r == null) {
+                qp.discardMsg = msg;
+                ctrl.set(ValueLayout.JAVA_INT, s + Ctrl.S_RNR, qp.minRnrTimer);
+                engine.counters.increment(io.jrdma.engine.core.Counter.SEND_RNR_ERR);
+                return Ctrl.RNR;
+            }
+            qp.recv = r;
+            qp.recvOffset = 0;
+            qp.recvMsg = msg;
+            qp.receiving = true;
+        } else if (!qp.receiving || msg != qp.recvMsg) {
+            return Ctrl.DISCARDED;
+        }
+        RecvWqe r = qp.recv;
+        boolean writeImm = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE) == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
+        if (!writeImm) {
+            if (qp.recvOffset + len > r.capacity) {
+                completeRecv(qp, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
+                return Ctrl.ERROR + Ctrl.NAK_INVALID_REQUEST;
+            }
+            if (!Sgl.scatter(context.keys, qp, r, qp.recvOffset, ctrl, s + Ctrl.SLOT_HEADER, len)) {
+                completeRecv(qp, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                return Ctrl.ERROR + Ctrl.NAK_REMOTE_OP;
+            }
+            qp.recvOffset += len;
+        }
+        if ((flags & Ctrl.F_LAST) != 0) {
+            int imm = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_IMM);
+            int wcFlags = (flags & Ctrl.F_SOLICITED) != 0 ? WorkCompletion.SOLICITED : 0;
+            if ((flags & Ctrl.F_IMM) != 0) {
+                wcFlags |= WorkCompletion.WITH_IMM;
+            } else if ((flags & Ctrl.F_INV) != 0) {
+                Mr target = context.keys.lookup(imm);
+                if (target == null || !target.invalidateFor(qp.pd, qp.qpn)) {
+                    completeRecv(qp, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                    return Ctrl.ERROR + Ctrl.NAK_REMOTE_ACCESS;
+                }
+                republish(imm);
+                wcFlags |= WorkCompletion.WITH_INV;
+            }
+            int byteLen = writeImm ? (int) ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : (int) qp.recvOffset;
+            completeRecv(qp, WcStatus.SUCCESS, writeImm ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, byteLen, imm,
+                    wcFlags);
+        }
+        return Ctrl.DONE;
+    }
+
+    private void completeRecv(ShmQp qp, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+        long wrId = qp.recv.wrId;
+        qp.receiving = false;
+        qp.recv = null;
+        qp.recvDone();
+        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+    }
+
+    @Override
+    public int transmit(Qp qp, int budget) {
+        return qp.state == QpState.ERROR ? 0 : service(qp, budget);
+    }
+
+    @Override
+    public int service(Qp q, int budget) {
+        ShmQp qp = (ShmQp) q;
+        if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
+            return 0;
+        }
+        int work = 0;
+        while (work < budget) {
+            if (qp.sqConsumer == qp.sqProducerAcquire()) { // release partner: Qp.postSend
+                break;
+            }
+            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            int st;
+            if (w.isLocalOp()) {
+                st = LocalOps.execute(qp, w);
+                if (st < 0 && w.opcode != WrOpcode.BIND_MW) {
+                    republish(w.opcode == WrOpcode.LOCAL_INV ? w.imm : w.localKey);
+                }
+                st = st < 0 ? WcStatus.SUCCESS.ordinal() : st;
+            } else {
+                if (!w.validated) {
+                    Sgl.validate(context.keys, qp, w);
+                }
+                if (w.localError >= 0) {
+                    st = w.localError;
+                } else if (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                        || w.opcode == WrOpcode.SEND_WITH_INV || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
+                    st = send(qp, w);
+                    if (st == PENDING) {
+                        break;
+                    }
+                } else {
+                    st = oneSided(qp, w);
+                }
+            }
+            retire(qp, w, st);
+            work++;
+            if (st != WcStatus.SUCCESS.ordinal()) {
+                engine.enterError(qp);
+                break;
+            }
+        }
+        return work;
+    }
+
+    private void retire(ShmQp qp, Wqe w, int status) {
+        boolean complete = w.signaled || status != WcStatus.SUCCESS.ordinal();
+        long wrId = w.wrId;
+        WrOpcode op = w.opcode;
+        int len = op.isAtomic() ? 8 : (int) w.length;
+        w.started = false;
+        qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
+        if (complete) {
+            qp.sendCq.push(wrId, STATUS[status], WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
+        }
+    }
+
+    /** @return true when the peer's QP is there and takes requests (RTR, RTS, SQD) */
+    private static boolean peerQpLive(ShmQp qp) {
+        if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
+            return false;
+        }
+        MemorySegment pc = qp.peer.ctrl;
+        if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_QPN) != qp.destQpn) {
+            return false;
+        }
+        int s = (int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_STATE);
+        return s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal();
+    }
+
+    /** Asks the peer's QP to stop, as a responder does after the NAK it sends. */
+    private static void nak(ShmQp qp, int syndrome) {
+        INT.compareAndSet(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ERROR, 0, syndrome + 1);
+        wake(qp.peer.ctrl);
+    }
+
+    /**
+     * A WRITE, READ or atomic, done here on the target's memory after the responder's checks.
+     *
+     * @return the status ordinal
+     */
+    private int oneSided(ShmQp qp, Wqe w) {
+        if (!peerQpLive(qp)) {
+            return WcStatus.RETRY_EXC_ERR.ordinal(); // nothing would answer: as a NIC's retries run out
+        }
+        WrOpcode op = w.opcode;
+        int needed = op == WrOpcode.RDMA_READ ? Access.REMOTE_READ
+                : op.isAtomic() ? Access.REMOTE_ATOMIC : Access.REMOTE_WRITE;
+        MemorySegment pc = qp.peer.ctrl;
+        if (((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_ACCESS) & needed) == 0) {
+            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+            return WcStatus.REM_ACCESS_ERR.ordinal();
+        }
+        long len = w.length;
+        if (len == 0 && !op.isAtomic()) {
+            return WcStatus.SUCCESS.ordinal(); // a zero-length RDMA operation touches no memory and names no key
+        }
+        int rkey = w.rkey;
+        int index = rkey >>> 8;
+        if (index == 0 || index >= Ctrl.MAX_KEYS) {
+            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+            return WcStatus.REM_ACCESS_ERR.ordinal();
+        }
+        long e = Ctrl.key(index);
+        if ((int) INT.getVolatile(pc, e + Ctrl.K_KEY) != rkey) {
+            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+            return WcStatus.REM_ACCESS_ERR.ordinal();
+        }
+        INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's second read (docs/shm-design.md)
+        try {
+            if ((int) INT.getVolatile(pc, e + Ctrl.K_KEY) != rkey) {
+                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+                return WcStatus.REM_ACCESS_ERR.ordinal();
+            }
+            int access = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS);
+            long va = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
+            long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+            long ra = w.remoteAddr;
+            if (pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD) != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD)
+                    || (access & needed) != needed || ra < va || ra - va > span - len) {
+                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+                return WcStatus.REM_ACCESS_ERR.ordinal();
+            }
+            MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
+                    pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
+            if (buf == null) {
+                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+                return WcStatus.REM_ACCESS_ERR.ordinal();
+            }
+            long at = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF) + (ra - va);
+            switch (op) {
+                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> Sgl.gather(w, 0, (int) len, buf, at);
+                case RDMA_READ -> Sgl.scatter(w, 0, buf, at, (int) len);
+                case ATOMIC_CMP_AND_SWP -> {
+                    scratch.set(ValueLayout.JAVA_LONG, 0, (long) LONG.compareAndExchange(buf, at, w.compareAdd, w.swap));
+                    Sgl.scatter(w, 0, scratch, 0, 8);
+                }
+                case ATOMIC_FETCH_AND_ADD -> {
+                    scratch.set(ValueLayout.JAVA_LONG, 0, (long) LONG.getAndAdd(buf, at, w.compareAdd));
+                    Sgl.scatter(w, 0, scratch, 0, 8);
+                }
+                default -> {
+                    return WcStatus.LOC_QP_OP_ERR.ordinal();
+                }
+            }
+            if (op == WrOpcode.RDMA_WRITE) {
+                VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+            }
+            return WcStatus.SUCCESS.ordinal();
+        } finally {
+            INT.getAndAdd(pc, e + Ctrl.K_IN_USE, -1);
+        }
+    }
+
+    /**
+     * The sender's side of a SEND (with immediate data, with invalidate) or a WRITE with immediate data (the
+     * data is written first, then an empty message consumes the receive): writes its chunks into the peer
+     * QP's ring as slots come free and reads their results.
+     *
+     * @return {@link #PENDING} while the receiver has not consumed it, else the status ordinal
+     */
+    private int send(ShmQp qp, Wqe w) {
+        if (!qp.sending) {
+            if (qp.rnrUntil != 0 && engine.now - qp.rnrUntil < 0) {
+                return PENDING; // the RNR timer runs
+            }
+            if (!peerQpLive(qp)) {
+                return WcStatus.RETRY_EXC_ERR.ordinal();
+            }
+            if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) {
+                int st = oneSided(qp, w);
+                if (st != WcStatus.SUCCESS.ordinal()) {
+                    return st;
+                }
+                w.started = true;
+            }
+            qp.sending = true;
+            qp.msg++;
+            qp.sendOffset = 0;
+            qp.sendWritten = false;
+        }
+        MemorySegment pc = qp.peer.ctrl;
+        long total = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM ? 0 : w.length;
+        while (!qp.sendWritten && !qp.rnrPending) {
+            long s = qp.peerRing + (qp.ringWrite & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+            if ((int) INT.getAcquire(pc, s + Ctrl.S_STATE) != Ctrl.FREE) {
+                break; // the ring is full: the receiver has not read that far yet
+            }
+            int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
+            Sgl.gather(w, qp.sendOffset, n, pc, s + Ctrl.SLOT_HEADER);
+            boolean last = qp.sendOffset + n == total;
+            int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
+                    | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
+                    | (w.opcode == WrOpcode.SEND_WITH_IMM || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM ? Ctrl.F_IMM : 0)
+                    | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
+            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_FLAGS, flags);
+            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_LEN, n);
+            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_IMM, w.imm);
+            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_MSG, qp.msg);
+            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
+            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE, w.opcode.ordinal());
+            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
+            INT.setVolatile(pc, s + Ctrl.S_STATE, Ctrl.FULL); // release for the receiver's read; volatile for wake()
+            qp.sendOffset += n;
+            qp.ringWrite++;
+            qp.sendWritten = last;
+            wake(pc); // the receiver's engine may sleep (once per slot: a message of many slots keeps it busy)
+        }
+        // read before the results: a result the receiver stored before its QP stopped is then seen below
+        boolean live = peerQpLive(qp);
+        while (qp.ringReap != qp.ringWrite) {
+            long s = qp.peerRing + (qp.ringReap & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+            int st = (int) INT.getAcquire(pc, s + Ctrl.S_STATE); // release partner: the receiver's result
+            if (st == Ctrl.FULL) {
+                break;
+            }
+            if (st >= Ctrl.ERROR) {
+                qp.sending = false;
+                int syndrome = st - Ctrl.ERROR;
+                return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
+                        : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
+            }
+            if (st == Ctrl.RNR) {
+                qp.rnrPending = true;
+                qp.rnrCode = pc.get(ValueLayout.JAVA_INT, s + Ctrl.S_RNR);
+            }
+            INT.setRelease(pc, s + Ctrl.S_STATE, Ctrl.FREE); // acquire partner: the next write of the slot
+            qp.ringReap++;
+        }
+        if (qp.ringReap != qp.ringWrite || (!qp.sendWritten && !qp.rnrPending)) {
+            if (!live) {
+                qp.sending = false;
+                return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
+            }
+            return PENDING;
+        }
+        if (qp.rnrPending) {
+            qp.rnrPending = false;
+            qp.sending = false;
+            if (qp.rnrRetry != 7) {
+                if (qp.rnrLeft == 0) {
+                    return WcStatus.RNR_RETRY_EXC_ERR.ordinal();
+                }
+                qp.rnrLeft--;
+            }
+            qp.rnrUntil = engine.now + rnrNanos(qp.rnrCode);
+            if (qp.rnrUntil == 0) {
+                qp.rnrUntil = 1;
+            }
+            return PENDING;
+        }
+        qp.sending = false;
+        qp.rnrUntil = 0;
+        qp.rnrLeft = qp.rnrRetry;
+        return WcStatus.SUCCESS.ordinal();
+    }
+
+    /** IBA table 45: the RNR NAK timer's codes in nanoseconds. */
+    static long rnrNanos(int code) {
+        return RNR_NANOS[code & 31];
+    }
+
+    private static final long[] RNR_NANOS = {
+        655_360_000L, 10_000, 20_000, 30_000, 40_000, 60_000, 80_000, 120_000, 160_000, 240_000, 320_000,
+        480_000, 640_000, 960_000, 1_280_000, 1_920_000, 2_560_000, 3_840_000, 5_120_000, 7_680_000,
+        10_240_000, 15_360_000, 20_480_000, 30_720_000, 40_960_000, 61_440_000, 81_920_000, 122_880_000,
+        163_840_000, 245_760_000, 327_680_000, 491_520_000
+    };
+
+    // ------------------------------------------------------------------ sleeping and waking (engine thread)
+
+    /**
+     * The idle engine sleeps on its control segment's futex word, so that a peer process that writes one of
+     * its rings (or the result of one of its SENDs) can wake it: the "sleeping" flag is raised, the input
+     * checked once more, then {@code FUTEX_WAIT} on the word read before the flag went up. A waker stores its
+     * input with a volatile store, then reads the flag (the Dekker pair: one of the two sees the other).
+     */
+    @Override
+    public boolean park(long nanos) {
+        int seq = (int) INT.getVolatile(ctrl, Ctrl.H_FUTEX);
+        INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 1);
+        if (!engine.hasPendingSignals() && !inputPending()) {
+            timespec.set(ValueLayout.JAVA_LONG, 0, nanos / 1_000_000_000L);
+            timespec.set(ValueLayout.JAVA_LONG, 8, nanos % 1_000_000_000L);
+            Native.futexWait(ctrlAddr + Ctrl.H_FUTEX, seq, timespec.address());
+        }
+        INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 0);
+        return true;
+    }
+
+    @Override
+    public void wake() {
+        wake(ctrl);
+    }
+
+    /** Wakes the engine of the context whose control segment is {@code c} if it sleeps (a system call only then). */
+    private static void wake(MemorySegment c) {
+        if ((int) INT.getVolatile(c, Ctrl.H_SLEEPING) != 0) {
+            INT.getAndAdd(c, Ctrl.H_FUTEX, 1);
+            Native.futexWake(c.address() + Ctrl.H_FUTEX);
+        }
+    }
+
+    /** @return true when a ring, an error request or a SEND's result waits for this engine */
+    private boolean inputPending() {
+        for (int i = 0; i < slotHigh; i++) {
+            ShmQp qp = slots[i];
+            if (qp == null) {
+                continue;
+            }
+            QpState s = qp.state;
+            if (s == QpState.RESET || s == QpState.INIT || s == QpState.ERROR) {
+                continue;
+            }
+            if ((int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_ERROR) != 0 || (int) INT.getVolatile(ctrl, qp.ring
+                    + (qp.ringRead & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE) == Ctrl.FULL) {
+                return true;
+            }
+            if (qp.sending && qp.peer != null) {
+                long r = qp.peerRing + (qp.ringReap & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE;
+                long w = qp.peerRing + (qp.ringWrite & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE;
+                if (qp.ringReap != qp.ringWrite && (int) INT.getVolatile(qp.peer.ctrl, r) != Ctrl.FULL
+                        || !qp.sendWritten && (int) INT.getVolatile(qp.peer.ctrl, w) == Ctrl.FREE) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public boolean hasWork(Qp q) {
+        ShmQp qp = (ShmQp) q;
+        return qp.sqConsumer != qp.sqProducerAcquire() || qp.sending;
+    }
+
+    // ------------------------------------------------------------------ device facts (control path)
+
+    @Override
+    public ConnectionManager connectionManager() {
+        return cm;
+    }
+
+    @Override
+    public String describe() {
+        return "shm, pid " + pid + ", control fd " + ctrlFd;
+    }
+
+    @Override
+    public DeviceAttr deviceAttr(DeviceAttr base) {
+        // fast registration, LOCAL_INV, SEND_WITH_INV and SRQs (through Qp.takeRecv); no memory windows
+        return LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS, 0);
+    }
+
+    @Override
+    public void close() {
+        for (Peer p : peerList) {
+            p.unmap();
+        }
+        peers.clear();
+        peerList = new Peer[0];
+        Native.munmap(ctrlAddr, Ctrl.SIZE);
+        Native.close(ctrlFd);
+        scratchArena.close();
+    }
+}

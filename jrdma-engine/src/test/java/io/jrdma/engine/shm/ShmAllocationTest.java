@@ -1,0 +1,73 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.engine.util.AllocationMeter;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The shm data path allocates nothing per operation after warm-up: WRITE, READ, FETCH_ADD,
+ * CMP_AND_SWP, SEND with immediate data into a posted receive, a SEND of many ring slots, and
+ * the receiver's completion, both engines driven from this thread (INVOKER).
+ */
+class ShmAllocationTest {
+    private final SendWorkRequest wr = new SendWorkRequest();
+    private final RecvWorkRequest rwr = new RecvWorkRequest();
+    private final WorkCompletion wc = new WorkCompletion();
+
+    private void await(ShmPair p, io.jrdma.verbs.CompletionQueue cq) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.poll(wc) == 0) {
+            p.a.ctx.progress();
+            p.b.ctx.progress();
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no completion within 10 s");
+            }
+        }
+        if (wc.status() != WcStatus.SUCCESS) {
+            throw new AssertionError(wc.toString());
+        }
+    }
+
+    private void round(ShmPair p, int i) {
+        long raddr = p.b.mr.address();
+        int rkey = p.b.mr.rkey();
+        switch (i % 6) {
+            case 0 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 4096).remote(raddr + 4096, rkey));
+            case 1 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 8192, 4096).remote(raddr + 4096, rkey));
+            case 2 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 16384, 8).remote(raddr, rkey).atomic(1, 0));
+            case 3 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.ATOMIC_CMP_AND_SWP)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 16384, 8).remote(raddr, rkey).atomic(0, 1));
+            default -> {
+                p.b.qp.postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, 65536, 65536));
+                p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, i % 6 == 4 ? 64 : 20_000).imm(i));
+                await(p, p.b.cq);
+            }
+        }
+        await(p, p.a.cq);
+    }
+
+    @Test
+    void noAllocationPerOperationAfterWarmUp() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 20)) {
+            for (int i = 0; i < 30_000; i++) {
+                round(p, i); // warm-up: let the JIT compile the paths
+            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), i -> round(p, i));
+            assertEquals(0, m.bytes(), "bytes allocated by 1,200 rounds of WRITE, READ, atomics and SENDs: " + m);
+        }
+    }
+}

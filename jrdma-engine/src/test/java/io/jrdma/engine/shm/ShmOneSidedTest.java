@@ -1,0 +1,280 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.Transport;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One-sided operations on shm0 between two contexts of this process, with every check a responder makes. */
+class ShmOneSidedTest {
+    private static final SendWorkRequest WR = new SendWorkRequest();
+
+    private static SendWorkRequest op(WrOpcode op, ShmPair p, long localOff, int len, long remoteOff) {
+        return WR.reset().wrId(localOff).opcode(op).flags(SendFlags.SIGNALED).sge(0, p.a.mr, localOff, len)
+                .remote(p.b.mr.address() + remoteOff, p.b.mr.rkey());
+    }
+
+    @Test
+    void shm0IsListedWithItsTransport() {
+        assertTrue(Rdma.devices().stream().anyMatch(d -> d.name().equals("shm0") && d.transport() == Transport.SHM),
+                "Rdma.devices() lists shm0: " + Rdma.devices());
+    }
+
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void writeReadAndAtomicsReachTheTargetsMemory(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, 1 << 20)) {
+            for (int i = 0; i < 100_000; i++) {
+                p.a.buf.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7));
+            }
+            WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 100_000, 4096));
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(WcOpcode.RDMA_WRITE, wc.opcode());
+            // the completion means the data is in the target's memory: no wait, no target engine run
+            for (int i = 0; i < 100_000; i++) {
+                assertEquals((byte) (i * 7), p.b.buf.get(ValueLayout.JAVA_BYTE, 4096 + i), "byte " + i);
+            }
+            p.b.buf.set(ValueLayout.JAVA_LONG, 500_000, 0x1122334455667788L);
+            wc = p.run(op(WrOpcode.RDMA_READ, p, 200_000, 8, 500_000));
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(8, wc.byteLen());
+            assertEquals(0x1122334455667788L, p.a.buf.get(ValueLayout.JAVA_LONG, 200_000));
+
+            p.b.buf.set(ValueLayout.JAVA_LONG, 8192, 40);
+            wc = p.run(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 300_000, 8, 8192).atomic(2, 0));
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(40, p.a.buf.get(ValueLayout.JAVA_LONG, 300_000), "the original value");
+            assertEquals(42, p.b.buf.get(ValueLayout.JAVA_LONG, 8192));
+            wc = p.run(op(WrOpcode.ATOMIC_CMP_AND_SWP, p, 300_008, 8, 8192).atomic(42, 7));
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(42, p.a.buf.get(ValueLayout.JAVA_LONG, 300_008));
+            assertEquals(7, p.b.buf.get(ValueLayout.JAVA_LONG, 8192));
+            wc = p.run(op(WrOpcode.ATOMIC_CMP_AND_SWP, p, 300_016, 8, 8192).atomic(42, 9));
+            assertEquals(7, p.a.buf.get(ValueLayout.JAVA_LONG, 300_016), "a failed compare returns the value");
+            assertEquals(7, p.b.buf.get(ValueLayout.JAVA_LONG, 8192), "and leaves it");
+        }
+    }
+
+    /** The initiator's FETCH_ADD and the target's own CPU atomics on the same word lose no update. */
+    @Test
+    void atomicsAreAtomicAgainstTheTargetsOwnCpu() throws Exception {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            VarHandle word = ValueLayout.JAVA_LONG.varHandle();
+            int n = 20_000;
+            Thread local = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < n; i++) {
+                    word.getAndAdd(p.b.buf, 64L, 1L);
+                }
+            });
+            for (int i = 0; i < n; i++) {
+                assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 0, 8, 64).atomic(1, 0)).status());
+            }
+            local.join(10_000);
+            assertEquals(2L * n, (long) word.getVolatile(p.b.buf, 64L));
+        }
+    }
+
+    /** The connection manager (a loopback TCP side channel) sets shm QPs up; the private data travels. */
+    @Test
+    void theConnectionManagerConnectsShmQps() throws Exception {
+        try (Arena arena = Arena.ofShared();
+             var server = ShmDevice.INSTANCE.open();
+             var client = ShmDevice.INSTANCE.open(io.jrdma.verbs.DeviceOptions.defaults()
+                     .withThreadingMode(ThreadingMode.INVOKER))) {
+            var spd = server.allocPd();
+            var scq = server.createCq(16);
+            var sqp = spd.createQp(io.jrdma.verbs.QpInitAttr.rc(scq));
+            MemorySegment sbuf = server.allocateBuffer(4096, 4096, arena);
+            MemoryRegion smr = spd.register(sbuf, ShmPair.ALL);
+            var cpd = client.allocPd();
+            var ccq = client.createCq(16);
+            var cqp = cpd.createQp(io.jrdma.verbs.QpInitAttr.rc(ccq));
+            MemorySegment cbuf = client.allocateBuffer(4096, 4096, arena);
+            MemoryRegion cmr = cpd.register(cbuf, Access.LOCAL_WRITE);
+            var listener = server.connectionManager().listen(new java.net.InetSocketAddress("127.0.0.1", 0));
+            var accepted = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                var req = listener.poll(java.time.Duration.ofSeconds(10));
+                byte[] where = java.nio.ByteBuffer.allocate(12).putLong(smr.address()).putInt(smr.rkey()).array();
+                return req.accept(sqp, io.jrdma.verbs.ConnParam.defaults().withPrivateData(where),
+                        java.time.Duration.ofSeconds(10));
+            });
+            var conn = client.connectionManager().connect(cqp, new java.net.InetSocketAddress("127.0.0.1",
+                    listener.address().getPort()), io.jrdma.verbs.ConnParam.defaults(), java.time.Duration.ofSeconds(10));
+            var serverConn = accepted.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            var where = java.nio.ByteBuffer.wrap(conn.peerParam().privateData());
+            assertEquals(QpState.RTS, cqp.state());
+            assertEquals(sqp.qpn(), conn.peerQpn());
+            cbuf.setString(0, "hello, shared memory");
+            assertEquals(0, cqp.postSend(WR.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, cmr, 0, 64).remote(where.getLong(), where.getInt())));
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (ccq.poll(wc) == 0) {
+                assertTrue(System.nanoTime() < deadline, "no completion within 10 s");
+            }
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals("hello, shared memory", sbuf.getString(0));
+            conn.close();
+            serverConn.close();
+            listener.close();
+            cqp.close();
+            cmr.close();
+            ccq.close();
+            cpd.close();
+            sqp.close();
+            smr.close();
+            scq.close();
+            spd.close();
+        }
+    }
+
+    @Test
+    void aBadKeyFailsWithRemAccessErrAndTouchesNothing() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.a.buf.fill((byte) 1);
+            WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 64, 0).remote(p.b.mr.address(), p.b.mr.rkey() ^ 1));
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            assertEquals(QpState.ERROR, p.a.qp.state());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+            driveUntil(p, () -> p.b.qp.state() == QpState.ERROR); // the responder's QP stops as rxe's does
+        }
+    }
+
+    @Test
+    void boundsAccessAndPdAreChecked() {
+        // past the end of the region
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 64, (1 << 16) - 63)).status());
+            driveUntil(p, () -> p.b.qp.state() == QpState.ERROR); // the responder's QP stops as rxe's does
+        }
+        // before its start
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.RDMA_READ, p, 0, 64, -8)).status());
+        }
+        // a region without REMOTE_WRITE
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemoryRegion ro = p.b.pd.register(p.b.buf, Access.REMOTE_READ);
+            WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(ro.address(), ro.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            ro.close();
+        }
+        // a region of another PD of the target
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            ProtectionDomain other = p.b.ctx.allocPd();
+            MemoryRegion mr = other.register(p.b.buf, ShmPair.ALL);
+            WorkCompletion wc = p.run(op(WrOpcode.RDMA_READ, p, 0, 8, 0).remote(mr.address(), mr.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            mr.close();
+            other.close();
+        }
+        // an atomic on a region without REMOTE_ATOMIC
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemoryRegion rw = p.b.pd.register(p.b.buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            WorkCompletion wc = p.run(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 0, 8, 0).remote(rw.address(), rw.rkey())
+                    .atomic(1, 0));
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+            rw.close();
+        }
+    }
+
+    @Test
+    void aDeregisteredRegionIsUnreachable() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemoryRegion second = p.b.pd.register(p.b.buf.asSlice(4096, 4096), ShmPair.ALL);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0)
+                    .remote(second.address(), second.rkey())).status());
+            int rkey = second.rkey();
+            long addr = second.address();
+            second.close();
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 99);
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(addr, rkey)).status());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 4096));
+        }
+    }
+
+    @Test
+    void remoteAccessNeedsSharedMemoryLocalAccessDoesNot() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 4096); Arena own = Arena.ofConfined()) {
+            MemorySegment plain = own.allocate(4096, 4096);
+            RdmaException e = assertThrows(RdmaException.class, () -> p.a.pd.register(plain, ShmPair.ALL));
+            assertTrue(e.getMessage().contains("allocateBuffer"), e.getMessage());
+            MemoryRegion local = p.a.pd.register(plain, Access.LOCAL_WRITE);
+            plain.set(ValueLayout.JAVA_LONG, 0, 1234);
+            WorkCompletion wc = p.run(WR.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, local, 0, 8).remote(p.b.mr.address(), p.b.mr.rkey()));
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(1234, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+            local.close();
+        }
+    }
+
+    /** allocateBuffer's memory is a memfd: no file in /dev/shm, and its descriptor closes with the arena. */
+    @Test
+    void buffersLeaveNoFileAndCloseWithTheirArena() throws Exception {
+        long before = openDescriptors();
+        try (var ctx = ShmDevice.INSTANCE.open(); Arena arena = Arena.ofShared()) {
+            long withContext = openDescriptors();
+            MemorySegment s = ctx.allocateBuffer(100_000, 64, arena);
+            assertEquals(100_000, s.byteSize());
+            assertEquals(0, s.address() % 4096);
+            assertEquals(withContext + 1, openDescriptors());
+            s.set(ValueLayout.JAVA_LONG, 99_992, 5);
+            assertThrows(RdmaException.class, () -> ctx.allocateBuffer(0, 8, arena));
+            assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 3, arena));
+            assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 8192, arena));
+        }
+        assertEquals(before, openDescriptors(), "the context's and the buffer's descriptors are closed");
+        if (Files.isDirectory(Path.of("/dev/shm"))) {
+            try (var files = Files.list(Path.of("/dev/shm"))) {
+                assertTrue(files.noneMatch(f -> f.getFileName().toString().contains("jrdma")), "no file in /dev/shm");
+            }
+        }
+    }
+
+    private static long openDescriptors() throws Exception {
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.filter(f -> {
+                try {
+                    return Files.readSymbolicLink(f).toString().contains("jrdma-shm");
+                } catch (Exception e) {
+                    return false;
+                }
+            }).count();
+        }
+    }
+
+    static void driveUntil(ShmPair p, java.util.function.BooleanSupplier cond) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!cond.getAsBoolean()) {
+            p.a.ctx.progress();
+            p.b.ctx.progress();
+            assertTrue(System.nanoTime() < deadline, "condition not reached within 10 s");
+            Thread.onSpinWait();
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WorkCompletion;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Two shm0 contexts in one process, each with a PD, a CQ, an RC QP and a buffer from
+ * allocateBuffer registered with every access, connected by hand as ibv_rc_pingpong does
+ * (GID and QPN exchanged, then modify to RTR and RTS).
+ */
+final class ShmPair implements AutoCloseable {
+    static final int ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+    final Arena arena = Arena.ofShared();
+    final Side a;
+    final Side b;
+
+    ShmPair(ThreadingMode mode, int size) {
+        a = new Side(mode, size);
+        b = new Side(mode, size);
+        connect(a, b, 7);
+        connect(b, a, 7);
+    }
+
+    final class Side {
+        final DeviceContext ctx;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final MemorySegment buf;
+        final MemoryRegion mr;
+
+        Side(ThreadingMode mode, int size) {
+            ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(mode));
+            pd = ctx.allocPd();
+            cq = ctx.createCq(256);
+            qp = pd.createQp(QpInitAttr.rc(cq).withDepth(64, 64));
+            buf = ctx.allocateBuffer(size, 4096, arena);
+            mr = pd.register(buf, ALL | Access.REMOTE_INVALIDATE);
+        }
+    }
+
+    static void connect(Side s, Side peer, int rnrRetry) {
+        s.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ALL));
+        s.qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(peer.ctx.gid(0), 0, 64, 0, 4791))
+                .pathMtu(Mtu.MTU_4096).destQpn(peer.qp.qpn()).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+        s.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(rnrRetry)
+                .maxRdAtomic(16));
+    }
+
+    /** Polls {@code cq} (driving both engines in INVOKER mode) until one completion arrives, for at most 10 s. */
+    WorkCompletion await(CompletionQueue cq) {
+        WorkCompletion wc = new WorkCompletion();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.poll(wc) == 0) {
+            a.ctx.progress();
+            b.ctx.progress();
+            assertTrue(System.nanoTime() < deadline, "no completion within 10 s");
+            Thread.onSpinWait();
+        }
+        return wc;
+    }
+
+    /** Posts {@code wr} on a's QP and returns its completion. */
+    WorkCompletion run(SendWorkRequest wr) {
+        assertEquals(0, a.qp.postSend(wr), "postSend");
+        return await(a.cq);
+    }
+
+    @Override
+    public void close() {
+        for (Side s : new Side[] {a, b}) {
+            s.qp.close();
+            s.mr.close();
+            s.cq.close();
+            s.pd.close();
+            s.ctx.close();
+        }
+        arena.close();
+    }
+}

@@ -1,0 +1,217 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.zip.CRC32;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * shm0 between two processes: the target ({@link ShmPeerMain}) in a child JVM. One-sided
+ * operations complete while the target is stopped (SIGSTOP): no thread of the target runs; a
+ * SEND, which needs the target's engine, waits until it is resumed. A killed target moves the
+ * initiator's QP to ERROR with its requests flushed.
+ */
+class ShmTwoProcessTest {
+    private Process peer;
+    private BufferedReader peerOut;
+    private PrintStream peerIn;
+    private final Arena arena = Arena.ofShared();
+    private DeviceContext ctx;
+    private ProtectionDomain pd;
+    private CompletionQueue cq;
+    private QueuePair qp;
+    private MemorySegment buf;
+    private MemoryRegion mr;
+    private ConnectionManagerHolder conn;
+    private long raddr;
+    private int rkey;
+    private final SendWorkRequest wr = new SendWorkRequest();
+    private final WorkCompletion wc = new WorkCompletion();
+
+    private record ConnectionManagerHolder(io.jrdma.verbs.ConnectionManager.Connection c) {
+    }
+
+    private void start() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        peer = new ProcessBuilder(java, "-Xmx256m", "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), ShmPeerMain.class.getName())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        peerOut = new BufferedReader(new InputStreamReader(peer.getInputStream()));
+        peerIn = new PrintStream(peer.getOutputStream(), true);
+        int port = Integer.parseInt(line());
+        ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        pd = ctx.allocPd();
+        cq = ctx.createCq(64);
+        qp = pd.createQp(QpInitAttr.rc(cq).withDepth(16, 16));
+        buf = ctx.allocateBuffer(ShmPeerMain.SIZE, 4096, arena);
+        mr = pd.register(buf, Access.LOCAL_WRITE);
+        conn = new ConnectionManagerHolder(ctx.connectionManager().connect(qp, new InetSocketAddress("127.0.0.1", port),
+                ConnParam.defaults(), Duration.ofSeconds(30)));
+        ByteBuffer where = ByteBuffer.wrap(conn.c().peerParam().privateData());
+        raddr = where.getLong();
+        rkey = where.getInt();
+    }
+
+    /** A line of the peer's output, within 30 s. */
+    private String line() throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!peerOut.ready()) {
+            assertTrue(peer.isAlive(), "the peer exited with " + (peer.isAlive() ? "" : peer.exitValue()));
+            assertTrue(System.nanoTime() < deadline, "no line from the peer within 30 s");
+            Thread.onSpinWait();
+        }
+        return peerOut.readLine();
+    }
+
+    private void signal(String sig) throws Exception {
+        Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(peer.pid())).inheritIO().start();
+        assertTrue(k.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && k.exitValue() == 0, "kill -" + sig);
+    }
+
+    /** @return the peer's state letter in /proc/<pid>/stat ('T' when stopped) */
+    private char state() throws Exception {
+        String stat = Files.readString(Path.of("/proc/" + peer.pid() + "/stat"));
+        return stat.charAt(stat.lastIndexOf(')') + 2);
+    }
+
+    private WorkCompletion run(SendWorkRequest r) {
+        assertEquals(0, qp.postSend(r));
+        return await();
+    }
+
+    private WorkCompletion await() {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() < deadline, "no completion within 10 s");
+            Thread.onSpinWait();
+        }
+        return wc;
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (peer != null && peer.isAlive()) {
+            signal("CONT");
+            peer.getOutputStream().close();
+            if (!peer.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                peer.destroyForcibly();
+            }
+        }
+        if (conn != null) {
+            conn.c().close();
+        }
+        if (qp != null) {
+            qp.close();
+            mr.close();
+            cq.close();
+            pd.close();
+            ctx.close();
+        }
+        arena.close();
+    }
+
+    @Test
+    void oneSidedOperationsCompleteWhileTheTargetIsStopped() throws Exception {
+        start();
+        signal("STOP");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (state() != 'T') {
+            assertTrue(System.nanoTime() < deadline, "the peer did not stop");
+            Thread.onSpinWait();
+        }
+        int len = 1 << 20;
+        for (int i = 0; i < len; i++) {
+            buf.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 5));
+        }
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 0, len).remote(raddr + 4096, rkey)).status());
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 2L << 20, len).remote(raddr + 4096, rkey)).status());
+        assertEquals(buf.asSlice(0, len).mismatch(buf.asSlice(2L << 20, len)), -1L, "READ returns what WRITE wrote");
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(3).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                .flags(SendFlags.SIGNALED).sge(0, mr, 3L << 20, 8).remote(raddr, rkey).atomic(5, 0)).status());
+        assertEquals(0, buf.get(ValueLayout.JAVA_LONG, 3L << 20));
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(4).opcode(WrOpcode.ATOMIC_CMP_AND_SWP)
+                .flags(SendFlags.SIGNALED).sge(0, mr, 3L << 20, 8).remote(raddr, rkey).atomic(5, 77)).status());
+        assertEquals(5, buf.get(ValueLayout.JAVA_LONG, 3L << 20));
+        // a SEND needs the target's engine: it waits while the target is stopped
+        buf.set(ValueLayout.JAVA_LONG, 3L << 20, 0x5EED);
+        assertEquals(0, qp.postSend(wr.reset().wrId(5).opcode(WrOpcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 3L << 20, 8).imm(42)));
+        long until = System.nanoTime() + 200_000_000L;
+        while (System.nanoTime() < until) {
+            assertEquals(0, cq.poll(wc), "a SEND completed while its target was stopped");
+        }
+        assertEquals('T', state(), "the target stayed stopped throughout");
+        signal("CONT");
+        WorkCompletion sent = await();
+        assertEquals(5, sent.wrId());
+        assertEquals(WcStatus.SUCCESS, sent.status());
+        // the target's own view of its memory
+        CRC32 crc = new CRC32();
+        crc.update(buf.asSlice(0, len).asByteBuffer());
+        peerIn.println("crc 4096 " + len);
+        assertEquals(Long.toString(crc.getValue()), line());
+        peerIn.println("recv");
+        assertEquals("SUCCESS 8 42", line());
+    }
+
+    @Test
+    void aKilledTargetMovesTheQpToErrorAndFlushes() throws Exception {
+        start();
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 0, 64).remote(raddr, rkey)).status());
+        signal("STOP");
+        // a SEND waits for the stopped target; then the target dies
+        assertEquals(0, qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 0, 8)));
+        assertEquals(0, qp.postSend(wr.reset().wrId(3).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 0, 8).remote(raddr, rkey)));
+        // the engine watches the peer through a pidfd: it reports the exit (a zombie's too), never a reused pid
+        int pidfd = Native.pidfd((int) peer.pid());
+        assertTrue(pidfd >= 0, "pidfd_open");
+        MemorySegment pfd = arena.allocate(8, 8);
+        assertTrue(!Native.exited(pidfd, pfd), "a stopped process has not exited");
+        peer.destroyForcibly();
+        assertTrue(peer.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(Native.exited(pidfd, pfd), "the pidfd reports the exit");
+        Native.close(pidfd);
+        WorkCompletion first = await();
+        assertEquals(2, first.wrId());
+        assertTrue(first.status() == WcStatus.WR_FLUSH_ERR || first.status() == WcStatus.RETRY_EXC_ERR, first.toString());
+        WorkCompletion second = await();
+        assertEquals(3, second.wrId());
+        assertEquals(WcStatus.WR_FLUSH_ERR, second.status());
+        assertEquals(QpState.ERROR, qp.state());
+    }
+}

@@ -1,0 +1,12 @@
+package io.jrdma.engine.tck;
+
+import io.jrdma.tck.DataPathTck;
+import io.jrdma.tck.ProviderFixture;
+
+/** The TCK's {@link DataPathTck} on the shared-memory provider, shm0 (both sides dedicated). */
+class ShmDedicatedDataPathTest extends DataPathTck {
+    @Override
+    protected ProviderFixture fixture() {
+        return ShmFixture.BOTH_DEDICATED;
+    }
+}

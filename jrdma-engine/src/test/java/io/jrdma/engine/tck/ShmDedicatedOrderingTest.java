@@ -1,0 +1,12 @@
+package io.jrdma.engine.tck;
+
+import io.jrdma.tck.OrderingTck;
+import io.jrdma.tck.ProviderFixture;
+
+/** The TCK's {@link OrderingTck} on the shared-memory provider, shm0 (both sides dedicated). */
+class ShmDedicatedOrderingTest extends OrderingTck {
+    @Override
+    protected ProviderFixture fixture() {
+        return ShmFixture.BOTH_DEDICATED;
+    }
+}

@@ -1,0 +1,12 @@
+package io.jrdma.engine.tck;
+
+import io.jrdma.tck.UcTck;
+import io.jrdma.tck.ProviderFixture;
+
+/** The TCK's {@link UcTck} on the shared-memory provider, shm0 (both sides dedicated). */
+class ShmDedicatedUcTest extends UcTck {
+    @Override
+    protected ProviderFixture fixture() {
+        return ShmFixture.BOTH_DEDICATED;
+    }
+}
