@@ -1,0 +1,108 @@
+package io.jrdma.rdmacore;
+
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceAttr;
+import io.jrdma.verbs.PortAttr;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.spi.RdmaProvider;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Loading libibverbs and listing its devices. Runs everywhere: where the library is installed it is
+ * loaded and checked; where there is no device the provider says so; tests that need a device are
+ * skipped with a message saying so.
+ */
+@Timeout(30)
+class LoadingTest {
+    private static boolean libraryInstalled() {
+        return Files.exists(Path.of("/usr/lib/x86_64-linux-gnu/libibverbs.so.1"))
+                || Files.exists(Path.of("/usr/lib64/libibverbs.so.1"))
+                || Files.exists(Path.of("/usr/lib/aarch64-linux-gnu/libibverbs.so.1"))
+                || Files.exists(Path.of("/usr/lib/libibverbs.so.1"));
+    }
+
+    @Test
+    void theInstalledLibraryLoadsAndIsAbi1() {
+        Assumptions.assumeTrue(libraryInstalled(), "skipped: libibverbs.so.1 is not installed on this host");
+        LibIbverbs lib = LibIbverbs.load(LibIbverbs.DEFAULT_LIBRARY);
+        assertNull(lib.reason(), () -> "libibverbs.so.1 is installed but: " + lib.reason());
+        assertNotNull(lib.version(), "the loaded file's version is found in /proc/self/maps");
+        assertTrue(lib.version().startsWith("1."), lib.version());
+        assertTrue(new RdmaCoreProvider().libraryDescription().startsWith("libibverbs.so.1 (1."));
+    }
+
+    @Test
+    void aMissingLibraryIsNamedWithWhatToInstall() {
+        RdmaCoreProvider p = new RdmaCoreProvider("libibverbs-does-not-exist.so.9");
+        String why = p.unavailableReason();
+        assertNotNull(why);
+        assertTrue(why.startsWith("libibverbs-does-not-exist.so.9 cannot be loaded"), why);
+        assertTrue(why.contains("libibverbs1"), why);
+        assertEquals(List.of(), p.devices());
+    }
+
+    @Test
+    void aLibraryWithoutTheSymbolsIsNamed() {
+        RdmaCoreProvider p = new RdmaCoreProvider("libc.so.6");
+        String why = p.unavailableReason();
+        assertEquals("libc.so.6 has no symbol ibv_get_device_list: it is not rdma-core's libibverbs,"
+                + " or one too old for this provider", why);
+        assertEquals(List.of(), p.devices());
+    }
+
+    @Test
+    void theProviderIsFoundThroughServiceLoader() {
+        RdmaProvider found = Rdma.providers().stream().filter(p -> p.name().equals("rdmacore")).findFirst().orElse(null);
+        assertNotNull(found, "rdmacore is registered in META-INF/services");
+    }
+
+    @Test
+    void withoutADeviceTheListIsEmptyAndTheReasonSaysSo() {
+        Assumptions.assumeTrue(libraryInstalled(), "skipped: libibverbs.so.1 is not installed on this host");
+        RdmaCoreProvider p = new RdmaCoreProvider();
+        Assumptions.assumeTrue(p.devices().isEmpty(), "skipped: this host has an rdma-core device (see deviceQueries)");
+        String why = p.unavailableReason();
+        assertNotNull(why);
+        assertTrue(why.contains("lists no RDMA device") && why.contains("rdma link add"), why);
+        if (!Files.isDirectory(Path.of("/sys/class/infiniband_verbs"))) {
+            assertTrue(why.contains("ENOSYS"), why); // the kernel has no uverbs: rdma-core says so with ENOSYS
+        }
+    }
+
+    @Test
+    void deviceQueries() {
+        Assumptions.assumeTrue(libraryInstalled(), "skipped: libibverbs.so.1 is not installed on this host");
+        RdmaCoreProvider p = new RdmaCoreProvider();
+        List<Device> devices = p.devices();
+        Assumptions.assumeFalse(devices.isEmpty(),
+                "skipped: no rdma-core device on this host (needs an RDMA NIC or rdma_rxe/siw; the interop guests have both)");
+        assertNull(p.unavailableReason());
+        for (Device d : devices) {
+            try (RdmaCoreContext ctx = ((RdmaCoreDevice) d).open()) {
+                DeviceAttr a = ctx.queryDevice();
+                assertTrue(a.physPortCnt() >= 1, d.name());
+                assertTrue(a.maxQp() > 0, d.name());
+                PortAttr port = ctx.queryPort();
+                assertNotNull(port.state());
+                assertFalse(ctx.gidTable(1).isEmpty(), d.name() + " has a GID");
+                var e = assertThrows(RdmaException.class, ctx::allocPd);
+                assertEquals(RdmaException.Errno.EOPNOTSUPP, e.errno());
+                assertTrue(e.getMessage().contains("not built yet"), e.getMessage());
+            }
+        }
+    }
+}
