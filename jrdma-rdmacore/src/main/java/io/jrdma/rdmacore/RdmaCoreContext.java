@@ -199,6 +199,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     }
 
     private String gidType(int port, int index) {
+        if (device.transportType() == RdmaCoreDevice.TRANSPORT_IWARP) {
+            return null; // sysfs shows "IB/RoCE v1" for siw's GID too, but iWARP has no GID types
+        }
         try {
             return Files.readString(Path.of(device.ibdevPath(), "ports", Integer.toString(port), "gid_attrs", "types",
                     Integer.toString(index))).trim();

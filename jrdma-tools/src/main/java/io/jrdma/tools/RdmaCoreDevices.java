@@ -23,7 +23,8 @@ final class RdmaCoreDevices {
             out.printf("hca_id:\t%s%n", d.name());
             out.printf("\ttransport:\t\t\t%s (%d)%n", d.transportType() == 1 ? "iWARP" : "InfiniBand", d.transportType());
             out.printf("\tprovider:\t\t\t%s, %s%n", d.provider(), library(d));
-            out.printf("\tnetdev:\t\t\t\t%s%n", d.netdev());
+            String netdev = d.netdev();
+            out.printf("\tnetdev:\t\t\t\t%s%n", netdev.isEmpty() ? "(not in sysfs; rdma link show names it)" : netdev);
             out.printf("\tfw_ver:\t\t\t\t%s%n", a.fwVer());
             out.printf("\tnode_guid:\t\t\t%s%n", guid(a.nodeGuid()));
             out.printf("\tsys_image_guid:\t\t\t%s%n", guid(a.sysImageGuid()));
