@@ -215,6 +215,10 @@ final class LibIbverbs {
                 return new LibIbverbs(library, library + " has no symbol " + sym
                         + ": it is not rdma-core's libibverbs, or one too old for this provider", null, h);
             }
+            String wrongVersion = symbolVersionMismatch(library, sym, addr.get());
+            if (wrongVersion != null) {
+                return new LibIbverbs(library, wrongVersion, null, h);
+            }
             boolean setsErrno = sym.equals("ibv_get_device_list") || sym.equals("ibv_open_device");
             h[i] = setsErrno ? linker.downcallHandle(addr.get(), fd[i], errno) : linker.downcallHandle(addr.get(), fd[i]);
         }
@@ -224,6 +228,47 @@ final class LibIbverbs {
                     + " of this provider are those of libibverbs.so.1 (rdma-core's verbs.h)", version, h);
         }
         return new LibIbverbs(library, null, version, h);
+    }
+
+    /**
+     * Checks that {@code dlsym}, behind {@link SymbolLookup}, bound {@code sym}'s {@value #SYMBOL_VERSION} version,
+     * the one whose struct layouts this provider reads, by asking glibc's {@code dlvsym} for that version.
+     *
+     * @param library the library, as loaded
+     * @param sym     the symbol
+     * @param found   the address {@code SymbolLookup} found
+     * @return null when it is that version or when this libc cannot tell (no {@code dlvsym}); else the mismatch
+     */
+    static String symbolVersionMismatch(String library, String sym, MemorySegment found) {
+        Linker linker = Linker.nativeLinker();
+        Optional<MemorySegment> dlopenSym = linker.defaultLookup().find("dlopen");
+        Optional<MemorySegment> dlvsymSym = linker.defaultLookup().find("dlvsym");
+        if (dlopenSym.isEmpty() || dlvsymSym.isEmpty()) {
+            return null;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MethodHandle dlopen = linker.downcallHandle(dlopenSym.get(), FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+            MethodHandle dlvsym = linker.downcallHandle(dlvsymSym.get(),
+                    FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+            final int rtldLazyNoload = 0x0001 | 0x0004; // RTLD_LAZY | RTLD_NOLOAD: the handle of the loaded copy
+            MemorySegment handle = (MemorySegment) dlopen.invokeExact(arena.allocateFrom(library), rtldLazyNoload);
+            if (handle.equals(MemorySegment.NULL)) {
+                return null;
+            }
+            MemorySegment versioned = (MemorySegment) dlvsym.invokeExact(handle, arena.allocateFrom(sym),
+                    arena.allocateFrom(SYMBOL_VERSION));
+            if (versioned.equals(MemorySegment.NULL)) {
+                return library + " has no " + sym + "@" + SYMBOL_VERSION + ": the layouts of this provider are"
+                        + " those of that symbol version";
+            }
+            if (versioned.address() != found.address()) {
+                return library + "'s default " + sym + " is not its " + SYMBOL_VERSION + " version: a newer"
+                        + " rdma-core changed that function's structs; this provider's layouts are " + SYMBOL_VERSION + "'s";
+            }
+            return null; // the dlopen reference is not dropped: the library stays loaded for the provider anyway
+        } catch (Throwable t) {
+            return null;
+        }
     }
 
     /**

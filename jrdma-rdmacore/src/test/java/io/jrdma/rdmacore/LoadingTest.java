@@ -46,6 +46,22 @@ class LoadingTest {
     }
 
     @Test
+    void everyBoundSymbolIsItsIbverbs11Version() {
+        Assumptions.assumeTrue(libraryInstalled(), "skipped: libibverbs.so.1 is not installed on this host");
+        LibIbverbs lib = LibIbverbs.load(LibIbverbs.DEFAULT_LIBRARY);
+        assertNull(lib.reason());
+        var lookup = java.lang.foreign.SymbolLookup.libraryLookup(LibIbverbs.DEFAULT_LIBRARY, java.lang.foreign.Arena.global());
+        for (String sym : LibIbverbs.SYMBOLS) {
+            assertNull(LibIbverbs.symbolVersionMismatch(LibIbverbs.DEFAULT_LIBRARY, sym, lookup.find(sym).orElseThrow()), sym);
+        }
+        // an address that is not the IBVERBS_1.1 one (here: another function's) is named
+        String m = LibIbverbs.symbolVersionMismatch(LibIbverbs.DEFAULT_LIBRARY, "ibv_query_port",
+                lookup.find("ibv_query_gid").orElseThrow());
+        assertEquals("libibverbs.so.1's default ibv_query_port is not its IBVERBS_1.1 version: a newer rdma-core changed"
+                + " that function's structs; this provider's layouts are IBVERBS_1.1's", m);
+    }
+
+    @Test
     void aMissingLibraryIsNamedWithWhatToInstall() {
         RdmaCoreProvider p = new RdmaCoreProvider("libibverbs-does-not-exist.so.9");
         String why = p.unavailableReason();
