@@ -62,6 +62,19 @@ class LoadingTest {
     }
 
     @Test
+    void withoutNativeAccessTheFlagToGiveIsNamed() throws Exception {
+        // a child JVM on the same class path without --enable-native-access
+        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(javaBin.toString(), "-cp", System.getProperty("java.class.path"),
+                ReasonMain.class.getName()).redirectErrorStream(true).start();
+        assertTrue(p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS), "the child JVM ends");
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), out);
+        assertEquals("rdma-core is reached through the FFM API, which needs native access: run java with"
+                + " --enable-native-access=ALL-UNNAMED", out.strip());
+    }
+
+    @Test
     void aMissingLibraryIsNamedWithWhatToInstall() {
         RdmaCoreProvider p = new RdmaCoreProvider("libibverbs-does-not-exist.so.9");
         String why = p.unavailableReason();
