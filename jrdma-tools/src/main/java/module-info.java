@@ -5,6 +5,7 @@
 module io.jrdma.tools {
     requires io.jrdma.verbs;
     requires io.jrdma.engine;
+    requires io.jrdma.rdmacore;
     requires io.jrdma.wire;
     requires jdk.unsupported; // sun.misc.Signal: Ctrl-C says what it interrupted (Progress)
 }

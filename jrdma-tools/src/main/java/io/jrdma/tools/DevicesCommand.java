@@ -84,6 +84,10 @@ final class DevicesCommand {
     }
 
     private static void print(Device d, boolean verbose, PrintStream out) {
+        if (d instanceof io.jrdma.rdmacore.RdmaCoreDevice rc) { // an rdma-core device: ibv_devinfo's fields
+            RdmaCoreDevices.print(rc, verbose, out);
+            return;
+        }
         out.printf("hca_id:\t%s%n", d.name());
         out.printf("\ttransport:\t\t\t%s%n", transport(d.transport()));
         out.printf("\tprovider:\t\t\t%s%n", d.provider());
