@@ -4,9 +4,8 @@ import io.jrdma.soft.SoftIwarpOptions;
 
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.InterfaceDevice;
+import io.jrdma.engine.link.AddressLink;
 import io.jrdma.engine.link.Endpoint;
-import io.jrdma.engine.link.Link;
-import io.jrdma.engine.link.PacketSink;
 import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
@@ -16,7 +15,6 @@ import io.jrdma.verbs.RdmaException.Errno;
 import io.jrdma.verbs.Transport;
 
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -68,7 +66,7 @@ public final class SoftIwarpDevice extends InterfaceDevice {
 
     /** Opens a context on {@code addresses} (its GID table) with {@code clock}. */
     public Context open(DeviceOptions options, List<InetAddress> addresses, NanoClock clock) {
-        Context c = new Context(this, open::remove, options, new Addresses(addresses), clock, activeMtu(),
+        Context c = new Context(this, open::remove, options, addresses(addresses), clock, activeMtu(),
                 IwarpEngine::new);
         open.add(c);
         return c;
@@ -83,35 +81,12 @@ public final class SoftIwarpDevice extends InterfaceDevice {
      * The "link" of an iWARP context: only its local addresses (the GID table, port 0). iWARP has
      * no datagram link; the engine reads and writes the TCP streams of its QPs itself.
      */
-    static final class Addresses implements Link {
-        private final List<Endpoint> endpoints;
-
-        Addresses(List<InetAddress> addresses) {
-            List<Endpoint> eps = new ArrayList<>();
-            for (int i = 0; i < addresses.size(); i++) {
-                eps.add(new Endpoint(new java.net.InetSocketAddress(addresses.get(i), 0), i));
-            }
-            endpoints = List.copyOf(eps);
+    private static AddressLink addresses(List<InetAddress> addresses) {
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i < addresses.size(); i++) {
+            eps.add(new Endpoint(new java.net.InetSocketAddress(addresses.get(i), 0), i));
         }
-
-        @Override
-        public List<Endpoint> localEndpoints() {
-            return endpoints;
-        }
-
-        @Override
-        public int poll(PacketSink sink, int limit) {
-            return 0;
-        }
-
-        @Override
-        public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
-            return false;
-        }
-
-        @Override
-        public void close() {
-        }
+        return new AddressLink(eps);
     }
 
     /**

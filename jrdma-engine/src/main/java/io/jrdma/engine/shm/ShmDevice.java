@@ -1,9 +1,8 @@
 package io.jrdma.engine.shm;
 
 import io.jrdma.engine.core.Context;
+import io.jrdma.engine.link.AddressLink;
 import io.jrdma.engine.link.Endpoint;
-import io.jrdma.engine.link.Link;
-import io.jrdma.engine.link.PacketSink;
 import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
@@ -19,7 +18,6 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -93,7 +91,7 @@ public final class ShmDevice implements Device {
         ctrl.set(ValueLayout.JAVA_INT, Ctrl.H_PID + 8, Ctrl.MAX_QPS);
         ctrl.set(ValueLayout.JAVA_LONG, Ctrl.H_MAGIC, Ctrl.MAGIC);
         try {
-            Context c = new Context(this, open::remove, options, new Port(ShmTransport.gid(pid, fd)), NanoClock.SYSTEM,
+            Context c = new Context(this, open::remove, options, port(ShmTransport.gid(pid, fd)), NanoClock.SYSTEM,
                     Mtu.MTU_4096, engine -> new ShmTransport(engine, fd, addr));
             open.add(c);
             return c;
@@ -110,36 +108,13 @@ public final class ShmDevice implements Device {
     }
 
     /** The "link" of a shared-memory context: its one GID (port 0, no packets). */
-    static final class Port implements Link {
-        private final List<Endpoint> endpoints;
-
-        Port(Gid gid) {
-            try {
-                // port 4791 only because an address vector needs a UDP port: shared memory has none
-                endpoints = List.of(new Endpoint(new InetSocketAddress(InetAddress.getByAddress(gid.raw()),
-                        DeviceOptions.ROCE_V2_PORT), 0));
-            } catch (UnknownHostException e) {
-                throw new RdmaException(Errno.EINVAL, "bad GID " + gid, e);
-            }
-        }
-
-        @Override
-        public List<Endpoint> localEndpoints() {
-            return endpoints;
-        }
-
-        @Override
-        public int poll(PacketSink sink, int limit) {
-            return 0;
-        }
-
-        @Override
-        public boolean send(ByteBuffer buf, int len, Endpoint local, Endpoint remote) {
-            return false;
-        }
-
-        @Override
-        public void close() {
+    private static AddressLink port(Gid gid) {
+        try {
+            // port 4791 only because an address vector needs a UDP port: shared memory has none
+            return new AddressLink(List.of(new Endpoint(new InetSocketAddress(InetAddress.getByAddress(gid.raw()),
+                    DeviceOptions.ROCE_V2_PORT), 0)));
+        } catch (UnknownHostException e) {
+            throw new RdmaException(Errno.EINVAL, "bad GID " + gid, e);
         }
     }
 }
