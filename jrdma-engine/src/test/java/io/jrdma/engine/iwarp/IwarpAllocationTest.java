@@ -203,25 +203,8 @@ class IwarpAllocationTest {
             wr.invalidate(b.inv.rkey());
         }
         assertEquals(0, a.qp.postSend(wr));
-        long deadline = System.nanoTime() + 5_000_000_000L;
-        int got = 0;
         int want = op.consumesRecv() ? 2 : 1;
-        while (got < want) {
-            a.ctx.progress();
-            b.ctx.progress();
-            int n = a.cq.poll(wcs);
-            n += b.cq.poll(wcs);
-            for (int k = 0; k < n; k++) {
-                if (wcs[k].status() != WcStatus.SUCCESS) {
-                    throw new AssertionError("completion failed: " + wcs[k].status() + " for " + op);
-                }
-            }
-            got += n;
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no completion for " + op);
-            }
-        }
-        assertEquals(want, got);
+        assertEquals(want, await(a, b, want, op));
         if (i % 16 == 5) {
             int key = io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey());
             assertEquals(0, b.qp.postSend(wr.reset().wrId(i).flags(SendFlags.SIGNALED)
@@ -251,7 +234,8 @@ class IwarpAllocationTest {
     private MemoryRegion fast;
     private java.lang.foreign.MemorySegment fastSegment;
 
-    private void await(Side a, Side b, int want, WrOpcode op) {
+    /** Drives both sides until {@code want} successful completions arrived (within 5 s). @return how many arrived */
+    private int await(Side a, Side b, int want, WrOpcode op) {
         long deadline = System.nanoTime() + 5_000_000_000L;
         int got = 0;
         while (got < want) {
@@ -269,5 +253,6 @@ class IwarpAllocationTest {
                 throw new AssertionError("no completion for " + op);
             }
         }
+        return got;
     }
 }
