@@ -2,19 +2,14 @@ package io.jrdma.engine.core;
 
 import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.AsyncEvent;
-import io.jrdma.verbs.Device;
-import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
-import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.ThreadingMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.net.InetAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -28,54 +23,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class AsyncEventsTest {
-    /** A device whose interface state the test sets. */
-    static final class SwitchedDevice implements Device {
-        volatile boolean up = true;
-
-        @Override
-        public String name() {
-            return "switched0";
-        }
-
-        @Override
-        public String provider() {
-            return "test";
-        }
-
-        @Override
-        public io.jrdma.verbs.Transport transport() {
-            return io.jrdma.verbs.Transport.ROCE_V2;
-        }
-
-        @Override
-        public String netdev() {
-            return "lo";
-        }
-
-        @Override
-        public List<Gid> gids() {
-            return List.of(Gid.of(InetAddress.getLoopbackAddress()));
-        }
-
-        @Override
-        public boolean isUp() {
-            return up;
-        }
-
-        @Override
-        public DeviceContext open(DeviceOptions options) {
-            throw new UnsupportedOperationException();
-        }
-    }
-
-    private static Context open(SwitchedDevice dev) {
+    private static Context open(TestDevice dev) {
         return new Context(dev, c -> { }, DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER),
                 new TransportContractTest.NoLink(), NanoClock.SYSTEM, Mtu.MTU_1024, TransportContractTest.LoopTransport::new);
     }
 
     @Test
     void theInterfaceGoingDownAndUpRaisesPortErrThenPortActiveOnce() {
-        SwitchedDevice dev = new SwitchedDevice();
+        TestDevice dev = new TestDevice("switched0");
         Context ctx = open(dev);
         try {
             AsyncEvent e = new AsyncEvent();
@@ -97,7 +52,7 @@ class AsyncEventsTest {
 
     @Test
     void anInterruptedWaitThrowsEintrAndKeepsTheInterrupt() {
-        Context ctx = open(new SwitchedDevice());
+        Context ctx = open(new TestDevice("switched0"));
         try {
             Thread.currentThread().interrupt();
             RdmaException e = assertThrows(RdmaException.class,

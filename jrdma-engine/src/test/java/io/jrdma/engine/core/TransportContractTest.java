@@ -7,8 +7,6 @@ import io.jrdma.engine.util.NanoClock;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnectionManager;
-import io.jrdma.verbs.Device;
-import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.MemoryRegion;
@@ -167,48 +165,11 @@ class TransportContractTest {
         }
     }
 
-    static final class LoopDevice implements Device {
-        @Override
-        public String name() {
-            return "loop0";
-        }
-
-        @Override
-        public String provider() {
-            return "test";
-        }
-
-        @Override
-        public io.jrdma.verbs.Transport transport() {
-            return io.jrdma.verbs.Transport.ROCE_V2;
-        }
-
-        @Override
-        public String netdev() {
-            return "lo";
-        }
-
-        @Override
-        public List<Gid> gids() {
-            return List.of(Gid.of(InetAddress.getLoopbackAddress()));
-        }
-
-        @Override
-        public boolean isUp() {
-            return true;
-        }
-
-        @Override
-        public DeviceContext open(DeviceOptions options) {
-            throw new UnsupportedOperationException();
-        }
-    }
-
     @Test
     void aTransportWrittenAgainstTheInterfaceRunsOnTheCore() {
         List<Context> closed = new ArrayList<>();
         LoopTransport[] made = new LoopTransport[1];
-        Context ctx = new Context(new LoopDevice(), closed::add,
+        Context ctx = new Context(new TestDevice("loop0"), closed::add,
                 DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER), new NoLink(), NanoClock.SYSTEM,
                 Mtu.MTU_1024, e -> made[0] = new LoopTransport(e));
         LoopTransport t = made[0];
