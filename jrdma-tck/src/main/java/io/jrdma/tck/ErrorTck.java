@@ -106,6 +106,28 @@ public abstract class ErrorTck extends TckSupport {
         assertSentinel(server.buf, 0, 4096, "nothing may be written by a flushed request");
     }
 
+    /**
+     * Where a provider makes lkeys differ from rkeys (IBA allows it; soft-RoCE and soft-iWARP do, shm keeps rxe's
+     * lkey = rkey), a region's lkey is no rkey: a WRITE that names it is a remote access error, writes nothing,
+     * and the lkey still works locally.
+     */
+    @Test
+    void anLkeyIsNotAnRkey() {
+        Assumptions.assumeTrue(server.mr.lkey() != server.mr.rkey(),
+                "this provider's regions have lkey = rkey (as rxe): nothing to check");
+        Link l = connect();
+        fillSentinel(server.buf, 0, 4096);
+        fill(client.buf, 0, 100, 1);
+        expectFailureThenFlush(l, write(1, 0, server.mr.lkey(), 100), WcStatus.REM_ACCESS_ERR,
+                "a WRITE naming the target region's lkey as rkey");
+        assertSentinel(server.buf, 0, 4096, "nothing may be written through an lkey");
+        Link again = connect();
+        post(again.cqp, write(6, 0, server.mr.rkey(), 100));
+        assertCompletion(awaitCompletion(again.ccq, "a WRITE with the rkey"), WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 6,
+                again.cqp.qpn(), "a WRITE with the rkey (whose gather used the client's lkey)");
+        assertPattern(server.buf, 0, 100, 1, "the WRITE with the rkey");
+    }
+
     @Test
     void outOfBoundsAccessIsRemoteAccessError() {
         long base = 1 << 20;

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * An entry of the key table: a registered memory region (the segment, its virtual address range,
- * one key for lkey and rkey, as rxe), a fast-registration region ({@link Pd#allocMr}: no memory
+ * an rkey and an lkey of one table index: {@link KeyTable}), a fast-registration region ({@link Pd#allocMr}: no memory
  * until a REG_MR maps some) or a memory window's side of the table ({@link Mw}: the range of a
  * region it opens, with the window's key and access). Every access checks {@link #permits}.
  * <p>
@@ -32,8 +32,10 @@ public final class Mr implements MemoryRegion {
     public MemorySegment segment;
     public long address;
     public long length;
-    /** the current key (index and key byte); a fast registration or a bind changes the key byte */
+    /** the current rkey (index and key byte); a fast registration or a bind changes the key byte */
     public int key;
+    /** the upper 24 bits of the lkey, set when the key table stores the entry; the key byte is {@link #key}'s */
+    int lkeyIndex;
     public int access;
     /** the range accesses may touch: the region's, or a window's part of its region */
     public long lo;
@@ -126,7 +128,7 @@ public final class Mr implements MemoryRegion {
 
     @Override
     public int lkey() {
-        return key;
+        return lkeyIndex | (key & 0xFF);
     }
 
     @Override

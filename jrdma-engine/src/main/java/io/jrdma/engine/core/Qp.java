@@ -294,7 +294,7 @@ public abstract class Qp implements QueuePair {
             long off = 0;
             for (int i = 0; i < numSge; i++) {
                 int len = w.sgeLength[i];
-                Mr mr = context.keys.lookup(w.sgeLkey[i]);
+                Mr mr = context.keys.lookupLocal(w.sgeLkey[i]);
                 if (mr == null || !mr.permits(pd, 0, w.sgeAddr[i], len)) {
                     mr = pd.covering(w.sgeAddr[i], len); // the lkey of inline data is not checked
                     if (mr == null) {

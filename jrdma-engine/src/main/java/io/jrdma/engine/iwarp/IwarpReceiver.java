@@ -239,7 +239,7 @@ final class IwarpReceiver {
                 continue;
             }
             long n = Math.min(sl - skip, left);
-            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
+            Mr mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
             if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
                     || RegionViews.of(mr) == null) {
                 return false;
@@ -289,7 +289,7 @@ final class IwarpReceiver {
                 default -> {
                     RecvWqe r = s.recv;
                     int i = sgeAt(r.sgeLength, r.numSge, s.recvPlaced + at);
-                    mr = engine.context.keys.lookup(r.sgeLkey[i]);
+                    mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
                     va = r.sgeAddr[i] + sgeSkip;
                     piece = Math.min(left, r.sgeLength[i] - sgeSkip);
                 }
