@@ -101,6 +101,22 @@ public final class Mr implements MemoryRegion {
                 && permits(qp.pd, needed, va, len);
     }
 
+    /**
+     * Why {@link #permitsRemote} refused (error path only): the drop reason counted.
+     *
+     * @param mr the entry the key named, or null
+     */
+    public static Counter refusal(Mr mr, Qp qp, int needed, long va, long len) {
+        if (mr == null || mr.pd != qp.pd || mr.invalidated || mr.boundQpn >= 0 && mr.boundQpn != qp.qpn
+                || mr.parent != null && mr.parent.closed) {
+            return Counter.RCVD_BAD_KEY;
+        }
+        if ((mr.access & needed) != needed) {
+            return Counter.RCVD_NO_ACCESS;
+        }
+        return Counter.RCVD_OUT_OF_BOUNDS;
+    }
+
     /** @return true for a memory window's entry */
     public boolean isWindow() {
         return kind >= MW_TYPE_1;

@@ -96,6 +96,8 @@ public abstract class Qp implements QueuePair {
 
     // ---- attributes (written on the engine thread by modify) ----
     public volatile QpState state = QpState.RESET;
+    /** this QP's slot in the context's counters ({@link Counters#increment(long, QpCounter)}); engine thread writes it */
+    public long stats;
     public int accessFlags;
     public int pkeyIndex;
     public Mtu mtu = Mtu.MTU_1024;
@@ -629,6 +631,9 @@ public abstract class Qp implements QueuePair {
             commEstRaised = false;
         }
         state = next;
+        if (next != cur) {
+            QpEvent.changed(this, cur, next, "modify_qp");
+        }
         if (next == QpState.ERROR || next == QpState.RTS) {
             context.engine.schedule(this);
         }
@@ -704,6 +709,8 @@ public abstract class Qp implements QueuePair {
             state = QpState.RESET;
             context.engine.remove(this);
             context.qpnFreed(qpn);
+            context.counters.freeQpSlot(stats);
+            QpEvent.changed(this, state, "DESTROYED", "destroy_qp");
         });
         synchronized (context) {
             sendCq.users--;
