@@ -54,6 +54,24 @@ public final class StatsFile {
     /** QP slots per context; QPs beyond them count in a hidden overflow slot. */
     static final int QP_SLOTS = 1024;
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
+    /** this process's files: a JVM that exits (or is stopped by SIGTERM) with contexts open removes them */
+    private static final java.util.Set<Path> OPEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+        try {
+            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("jrdma-stat-cleanup").unstarted(() -> {
+                for (Path f : OPEN) {
+                    try {
+                        Files.deleteIfExists(f);
+                    } catch (IOException ignored) {
+                        // readers remove the files of a process that is gone
+                    }
+                }
+            }));
+        } catch (IllegalStateException | SecurityException ignored) {
+            // already shutting down: readers remove what is left
+        }
+    }
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     static final VarHandle LONG_VH = LONG.varHandle();
@@ -135,6 +153,7 @@ public final class StatsFile {
                 // thread can touch an unmapped page; the file itself is removed at close
                 seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, Arena.ofAuto());
             }
+            OPEN.add(file);
             return new StatsFile(format(seg, device, transport), file, null);
         } catch (IOException | RuntimeException e) {
             try {
@@ -236,6 +255,7 @@ public final class StatsFile {
     /** Removes the file (the mapping goes with the last reference). */
     void delete() {
         if (path != null) {
+            OPEN.remove(path);
             try {
                 Files.deleteIfExists(path);
             } catch (IOException ignored) {

@@ -1,6 +1,7 @@
 package io.jrdma.tools.perf;
 
 import io.jrdma.tools.DeviceChoice;
+import io.jrdma.tools.oob.SideChannel;
 import io.jrdma.tools.oob.SideChannelException;
 import io.jrdma.verbs.RdmaException;
 
@@ -38,6 +39,70 @@ public final class PerftestCommand {
         } catch (Throwable e) {
             return report(e, out, err, "");
         }
+    }
+
+    /**
+     * {@code jrdma perf <test> --server}: a long-running server. It keeps one listening socket and serves
+     * client after client (each with the test and flags given here, as perftest's server), until killed or
+     * {@code maxClients} were served. A client that fails, stops or dies ends only its own run: the server
+     * says so and waits for the next one. A client that goes away is noticed through the side channel at
+     * once, not after {@code --timeout}.
+     *
+     * @param maxClients how many clients to serve, or {@link Long#MAX_VALUE} for no end
+     * @return 0 when every client's run succeeded, 1 when one failed, 2 for a bad flag or device
+     */
+    public static int serve(PerftestOptions o, long maxClients, PrintStream out, PrintStream err,
+                            IntConsumer listening) {
+        SideChannel.Listener l;
+        try {
+            l = SideChannel.listen(new java.net.InetSocketAddress(o.port()));
+        } catch (SideChannelException e) {
+            return report(e, out, err, "");
+        }
+        long failed = 0;
+        try (l) {
+            out.println(" jrdma perf server: " + o.test().cliName() + " for client after client on TCP port " + l.port()
+                    + (maxClients == Long.MAX_VALUE ? ", until stopped" : ", " + maxClients + " clients"));
+            out.flush();
+            listening.accept(l.port());
+            for (long n = 1; n <= maxClients; n++) {
+                long t0 = System.nanoTime();
+                try {
+                    new Perftest(o, out, err, new Watchdog(o.timeoutSec(), null), p -> { }, true).listenOn(l).run();
+                    out.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                            + resources());
+                } catch (PerfCommand.BadValue | DeviceChoice.NoSuchDevice e) {
+                    return report(e, out, err, "");
+                } catch (PerfFailure | SideChannelException | RdmaException e) {
+                    failed++;
+                    report(e, out, err, " (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+                    out.println(" client " + n + ": failed; waiting for the next one");
+                }
+                out.flush();
+            }
+        }
+        return failed == 0 ? 0 : 1;
+    }
+
+    /**
+     * @return this process's resources as a long-running server reports them after each client: open file
+     *         descriptors (Linux), threads, heap in use and direct/mapped buffer memory (a churn shows growth here)
+     */
+    static String resources() {
+        long fds = -1;
+        try (var s = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            fds = s.count();
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: no count
+        }
+        long direct = 0;
+        for (var b : java.lang.management.ManagementFactory.getPlatformMXBeans(
+                java.lang.management.BufferPoolMXBean.class)) {
+            direct += b.getMemoryUsed();
+        }
+        return "fds " + fds + ", threads " + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount()
+                + ", heap " + java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
+                / 1024 + " KiB, direct " + direct / 1024 + " KiB";
     }
 
     /** @return the exit code for a failure, after printing it */
