@@ -108,6 +108,85 @@ class PerfServerTest {
         assertEquals(1, s.rc().get(), "one client failed: exit code 1");
     }
 
+    /** The bytes a real client sends first (its parameters), recorded by a raw listener. */
+    private static byte[] recordClientHello(String... test) throws Exception {
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            Thread c = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    List<String> args = new java.util.ArrayList<>(List.of(test));
+                    args.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(ss.getLocalPort()), "--timeout", "2",
+                            "127.0.0.1"));
+                    PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+                    PerftestCommand.execute(PerfCommand.parsePerftest(args.toArray(String[]::new)), quiet, quiet);
+                } catch (Exception ignored) {
+                    // it fails: nobody answers it
+                }
+            });
+            ss.setSoTimeout(20_000);
+            try (java.net.Socket sock = ss.accept()) {
+                sock.setSoTimeout(1_000);
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                byte[] buf = new byte[4096];
+                try {
+                    int n;
+                    while ((n = sock.getInputStream().read(buf)) > 0) {
+                        got.write(buf, 0, n);
+                    }
+                } catch (java.net.SocketTimeoutException e) {
+                    // all it sends before it waits for the server
+                }
+                c.join(10_000);
+                return got.toByteArray();
+            }
+        }
+    }
+
+    @Test
+    void hostileExchangesEndOnlyTheirOwnRunAndTheNextClientIsServed() throws Exception {
+        int inputs = Integer.getInteger("jrdma.fuzz.perftest", 200);
+        String[] test = {"write_bw", "-s", "4096", "-n", "200"};
+        byte[] valid = recordClientHello(test);
+        assertTrue(valid.length > 0, "the client sent nothing");
+        Server s = startServer(inputs + 1, test);
+        java.util.SplittableRandom r = new java.util.SplittableRandom(16);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < inputs; i++) {
+            byte[] in = switch (i % 3) {
+                case 0 -> {
+                    byte[] b = new byte[r.nextInt(0, 300)];
+                    r.nextBytes(b);
+                    yield b;
+                }
+                case 1 -> java.util.Arrays.copyOf(valid, r.nextInt(0, valid.length));
+                default -> {
+                    byte[] b = valid.clone();
+                    for (int k = 1 + r.nextInt(3); k > 0; k--) {
+                        b[r.nextInt(b.length)] = (byte) r.nextInt(256);
+                    }
+                    yield b;
+                }
+            };
+            try (java.net.Socket sock = new java.net.Socket("127.0.0.1", s.port())) {
+                sock.getOutputStream().write(in);
+                sock.shutdownOutput();
+                sock.setSoTimeout(20_000);
+                try {
+                    while (sock.getInputStream().read(new byte[4096]) >= 0) {
+                        // what the server answers, until it ends this run and closes
+                    }
+                } catch (java.net.SocketException e) {
+                    // the server closed with our bytes unread (a reset): it ended this run
+                }
+            }
+        }
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(0, client(s.port(), test), tail(s));
+        s.thread().join(30_000);
+        System.out.println("perf --server fuzz: " + inputs + " hostile exchanges in " + ms + " ms, then a real client: "
+                + tail(s).lines().filter(l -> l.startsWith(" client " + (inputs + 1))).findFirst().orElse("?"));
+        assertTrue(s.out().text().contains(" client " + (inputs + 1) + ": done"), tail(s));
+    }
+
     /** @return the packets received by this process's contexts (the in-process server's), from their counters files */
     private static long receivedByServer() throws Exception {
         long n = 0;
