@@ -37,8 +37,18 @@ class FaultInjectionTest {
     }
 
     private void run(WrOpcode op, long seed) {
+        run(op, seed, 0.05);
+    }
+
+    /**
+     * {@value #COUNT} requests of {@code op} through a network that drops, duplicates, reorders and corrupts each
+     * packet with probability {@code rate} (seeded): each completes exactly once, in order, with the right data.
+     *
+     * @return the packets the network dropped
+     */
+    static long run(WrOpcode op, long seed, double rate) {
         try (Pair p = new Pair(Mtu.MTU_1024, COUNT * SLOT + 4096)) {
-            p.net.faults(seed, 0.05, 0.05, 0.05, 0.05);
+            p.net.faults(seed, rate, rate, rate, rate);
             boolean atomic = op.isAtomic();
             int size = atomic ? 8 : SLOT - 7 * (int) (seed % 3);
             if (op.consumesRecv()) {
@@ -128,6 +138,7 @@ class FaultInjectionTest {
                 inv.close();
             }
             assertTrue(p.net.dropped > 0, "the network dropped packets");
+            return p.net.dropped;
         }
     }
 
