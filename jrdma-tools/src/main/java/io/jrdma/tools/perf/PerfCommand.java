@@ -91,7 +91,8 @@ public final class PerfCommand {
                     + " gives up waiting for its client after SEC only when given")
             .option((char) 0, "server", null, "a long-running server: serve client after client (each with this test"
                     + " and these flags) until killed; a client that fails or dies ends only its own run")
-            .option((char) 0, "clients", "N", "with --server: stop after N clients (scripts and tests)")
+            .option((char) 0, "clients", "N", "with --server: stop after N clients; on a client: run N times in a row"
+                    + " (a churn against a --server)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
             .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
@@ -106,6 +107,7 @@ public final class PerfCommand {
         PerfOptions o = null;
         PerftestOptions po = null;
         boolean serverLoop = false;
+        boolean clientRuns = false;
         long maxClients = Long.MAX_VALUE;
         try {
             ArgParser.Parsed p = PARSER.parse(args);
@@ -123,7 +125,12 @@ public final class PerfCommand {
                 po = PerftestOptions.of(p);
             }
             if (p.has("clients") && !p.has("server")) {
-                throw new ArgParser.UsageException("option --clients counts the clients of a --server: add --server");
+                if (po == null || po.host() == null) {
+                    throw new ArgParser.UsageException("option --clients: N clients of a --server, or N runs of a"
+                            + " client (give the server's host)");
+                }
+                maxClients = longValue(p, "clients", (char) 0, 1, Long.MAX_VALUE);
+                clientRuns = true;
             }
             if (p.has("server")) {
                 if (po.host() != null || po.loopback()) {
@@ -143,6 +150,9 @@ public final class PerfCommand {
         }
         if (serverLoop) {
             return PerftestCommand.serve(po, maxClients, out, err, port -> { });
+        }
+        if (clientRuns) {
+            return PerftestCommand.repeat(po, maxClients, out, err);
         }
         return o != null ? execute(o, out, err) : PerftestCommand.execute(po, out, err);
     }

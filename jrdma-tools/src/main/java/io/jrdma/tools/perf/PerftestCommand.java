@@ -100,9 +100,39 @@ public final class PerftestCommand {
                 java.lang.management.BufferPoolMXBean.class)) {
             direct += b.getMemoryUsed();
         }
+        long afterGc = 0; // what the last collection of each heap pool left: growth shows without forcing a GC
+        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+            var u = pool.getType() == java.lang.management.MemoryType.HEAP ? pool.getCollectionUsage() : null;
+            afterGc += u == null ? 0 : u.getUsed();
+        }
         return "fds " + fds + ", threads " + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount()
                 + ", heap " + java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
-                / 1024 + " KiB, direct " + direct / 1024 + " KiB";
+                / 1024 + " KiB (" + afterGc / 1024 + " KiB after the last GC), direct " + direct / 1024 + " KiB";
+    }
+
+    /**
+     * {@code jrdma perf <test> <host> --clients N}: N runs of the client one after the other, in this process (a
+     * churn against a {@code --server}); stops at the first failure.
+     *
+     * @return 0 when all N runs succeeded, else the failing run's exit code
+     */
+    public static int repeat(PerftestOptions o, long n, PrintStream out, PrintStream err) {
+        PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream(), true,
+                java.nio.charset.StandardCharsets.UTF_8);
+        long t0 = System.nanoTime();
+        for (long i = 1; i <= n; i++) {
+            int rc = execute(o, i == n ? out : quiet, err);
+            if (rc != 0) {
+                err.println("jrdma perf: run " + i + " of " + n + " failed");
+                return rc;
+            }
+            if (i % 100 == 0 || i == n) {
+                out.println(" run " + i + " of " + n + " done, " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                        + resources());
+                out.flush();
+            }
+        }
+        return 0;
     }
 
     /** @return the exit code for a failure, after printing it */
