@@ -45,7 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * engine (engine_errors 0), touch a byte outside the target region (guards and another PD's region), or stop the
  * listener from accepting a real client afterwards; every bad FPDU ends in a counted drop or TERMINATE.
  */
-@Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Timeout(value = 3, unit = TimeUnit.HOURS) // bounded inside; the scripts run 10^6 inputs
 class IwarpFuzzTest {
     private static final int REGION = 64 * 1024;
     private static final int GUARD = 16 * 1024;
@@ -76,7 +76,10 @@ class IwarpFuzzTest {
             byte[] valid = frame(MpaRequestReply.enhanced(false, true, false, 4, 4, false, false, false, false,
                     new byte[0]));
             int parsedAndRejected = 0;
+            // no hang: a deadline of 60 s plus 50 ms an input and connection (a loaded host takes about 10 ms)
+            long runDeadline = System.nanoTime() + 60_000_000_000L + (mpaInputs + 20L * fpduConnections) * 50_000_000L;
             for (int i = 0; i < mpaInputs; i++) {
+                assertTrue(System.nanoTime() < runDeadline, "MPA fuzzing stopped making progress at input " + i);
                 byte[] in = switch (i % 3) {
                     case 0 -> random(r, r.nextInt(0, 120));
                     case 1 -> java.util.Arrays.copyOf(valid, r.nextInt(0, valid.length));
@@ -97,6 +100,7 @@ class IwarpFuzzTest {
             long fpdus = 0;
             long t1 = System.nanoTime();
             for (int c = 0; c < fpduConnections; c++) {
+                assertTrue(System.nanoTime() < runDeadline, "FPDU fuzzing stopped making progress at connection " + c);
                 QueuePair qp = pd.createQp(QpInitAttr.rc(cq).withDepth(64, 64));
                 qp.postRecv(new RecvWorkRequest().wrId(c).sge(0, mr, 0, 256));
                 boolean crc = r.nextBoolean();

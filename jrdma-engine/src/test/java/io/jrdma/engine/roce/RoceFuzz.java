@@ -161,7 +161,13 @@ final class RoceFuzz {
     private Result go(long inputs) {
         Map<Kind, Long> byKind = new EnumMap<>(Kind.class);
         Kind[] kinds = Kind.values();
+        // no hang: each input is pumped a bounded number of steps, and the whole run has a deadline of 60 s plus
+        // 5 ms an input (a loaded two-core host does about 0.6 ms)
+        long deadline = System.nanoTime() + 60_000_000_000L + inputs * 5_000_000L;
         for (long i = 0; i < inputs; i++) {
+            if ((i & 1023) == 0 && System.nanoTime() - deadline > 0) {
+                throw new AssertionError("the fuzzer stopped making progress: " + i + " of " + inputs + " inputs");
+            }
             Kind k = kinds[(int) (i % kinds.length)];
             if (k == Kind.MUTATED_CAPTURE && captures.isEmpty()) {
                 k = Kind.HOSTILE;
