@@ -59,6 +59,11 @@ public final class Counters {
         return (long) LONG.getOpaque(seg, slot + 8 + c.ordinal() * 8L);
     }
 
+    /** @return the hidden slot where QPs without a slot of their own count */
+    long overflowSlot() {
+        return file.qpSlotsOffset + (long) StatsFile.QP_SLOTS * file.qpSlotLength;
+    }
+
     /** Control path: a zeroed slot for a new QP. */
     long takeQpSlot(int qpn) {
         return file.takeQpSlot(qpn);

@@ -148,6 +148,7 @@ public abstract class Qp implements QueuePair {
         this.context = context;
         this.pd = pd;
         this.qpn = qpn;
+        this.stats = context.counters.overflowSlot(); // until the context gives it a slot of its own
         this.init = init;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
