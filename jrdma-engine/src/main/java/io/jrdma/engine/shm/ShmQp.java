@@ -51,6 +51,9 @@ final class ShmQp extends Qp {
         this.slot = slot;
         this.dir = Ctrl.qp(slot);
         this.ring = Ctrl.ring(slot);
+        // INVOKER: a post runs the send queue at once (docs/shm-design.md, "Performance"): WRITE, READ and
+        // atomics complete inside the post; DEDICATED: the engine thread runs it (the doorbell)
+        this.executeAtPost = context.invoker;
     }
 
     /** Engine thread: forgets the send and receive progress (RESET, destroy). */
