@@ -7,7 +7,8 @@ package io.jrdma.engine.shm;
  * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | ... |
  *                      @32 sleeping u32 | @36 futex u32 | @40 input pending u32
  * keys     @KEYS       MAX_KEYS entries of 64 B, indexed by rkey >>> 8:
- *                      key u32 (0 = invalid) | access u32 | pd u64 | inode u64 | fd u32 | in-use u32 |
+ *                      key u32 (0 = invalid) | access u16 and generation u16 (one u64 word with the key) |
+ *                      pd u64 | inode u64 | fd u32 | in-use u32 |
  *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64
  * QPs      @QPS        MAX_QPS entries of 64 B: qpn u32 (0 = free) | state u32 | pd u64 | access u32 |
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring)

@@ -175,7 +175,11 @@ final class ShmTransport implements Transport {
                 return; // a fast registration of memory peers cannot reach: every remote access is refused
             }
             long e = Ctrl.key(index);
-            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, mr.access);
+            // the access bits peers test (the low 16: REMOTE_*), and a generation bumped by every publication,
+            // so that the word of key and access read by an initiator differs from the one it cached its
+            // fields under even when the same key comes back with another range (REG_MR after LOCAL_INV)
+            int gen = ((ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS) >>> 16) + 1) & 0x7FFF;
+            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, (mr.access & 0xFFFF) | gen << 16);
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_PD, pdId(mr.pd));
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE, b.inode());
             ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_FD, b.fd());
@@ -604,11 +608,11 @@ final class ShmTransport implements Transport {
         if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
             return false;
         }
-        MemorySegment pc = qp.peer.ctrl;
-        if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_QPN) != qp.destQpn) {
+        long qs = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
+        if (low(qs) != qp.destQpn) {
             return false;
         }
-        int s = (int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_STATE);
+        int s = high(qs);
         return s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal();
     }
 
@@ -646,32 +650,28 @@ final class ShmTransport implements Transport {
             return WcStatus.REM_ACCESS_ERR.ordinal();
         }
         long e = Ctrl.key(index);
-        if ((int) INT.getVolatile(pc, e + Ctrl.K_KEY) != rkey) {
-            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-            return WcStatus.REM_ACCESS_ERR.ordinal();
-        }
-        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's second read (docs/shm-design.md)
+        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
         try {
-            if ((int) INT.getVolatile(pc, e + Ctrl.K_KEY) != rkey) {
+            long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
+            if (low(word) != rkey) {
                 nak(qp, Ctrl.NAK_REMOTE_ACCESS);
                 return WcStatus.REM_ACCESS_ERR.ordinal();
             }
-            int access = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS);
-            long va = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
-            long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+            if (word != qp.keyWord || e != qp.keyEntry) {
+                if (!cacheKey(qp, pc, e, word)) {
+                    nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+                    return WcStatus.REM_ACCESS_ERR.ordinal();
+                }
+            }
             long ra = w.remoteAddr;
-            if (pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD) != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD)
-                    || (access & needed) != needed || ra < va || ra - va > span - len) {
+            long va = qp.keyVa;
+            if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed
+                    || ra < va || ra - va > qp.keySpan - len) {
                 nak(qp, Ctrl.NAK_REMOTE_ACCESS);
                 return WcStatus.REM_ACCESS_ERR.ordinal();
             }
-            MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
-                    pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
-            if (buf == null) {
-                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-                return WcStatus.REM_ACCESS_ERR.ordinal();
-            }
-            long at = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF) + (ra - va);
+            MemorySegment buf = qp.keyBuf;
+            long at = qp.keyOff + (ra - va);
             switch (op) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> Sgl.gather(w, 0, (int) len, buf, at);
                 case RDMA_READ -> Sgl.scatter(w, 0, buf, at, (int) len);
@@ -688,6 +688,42 @@ final class ShmTransport implements Transport {
         } finally {
             unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, -1); // (the result typed: an exact VarHandle call)
         }
+    }
+
+    /**
+     * Reads a key entry's fields (published before {@code word}, which the caller read with a volatile load while
+     * holding the entry's in-use count) and maps its buffer, into the QP's one-entry cache: the next operation
+     * through the same entry with the same word (key, access and generation) skips these reads.
+     *
+     * @return false when the buffer cannot be mapped (its owner closed it)
+     */
+    private static boolean cacheKey(ShmQp qp, MemorySegment pc, long e, long word) {
+        qp.keyWord = 0;
+        MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
+                pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
+        if (buf == null) {
+            return false;
+        }
+        qp.keyBuf = buf;
+        qp.keyVa = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
+        qp.keySpan = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+        qp.keyOff = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
+        qp.keyEntry = e;
+        qp.keyWord = word;
+        return true;
+    }
+
+    private static final boolean LITTLE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
+
+    /** @return the int at the lower address of an 8-byte word read with one load */
+    private static int low(long word) {
+        return LITTLE ? (int) word : (int) (word >>> 32);
+    }
+
+    /** @return the int at the higher address of an 8-byte word read with one load */
+    private static int high(long word) {
+        return LITTLE ? (int) (word >>> 32) : (int) word;
     }
 
     /** Stores an atomic's original value into its one 8-byte SGE (checked at post and by Sgl.validate). */

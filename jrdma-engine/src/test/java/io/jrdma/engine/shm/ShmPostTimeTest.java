@@ -68,6 +68,41 @@ class ShmPostTimeTest {
     }
 
     @Test
+    void theSameKeyRegisteredAgainOverAnotherRangeIsSeenAtOnce() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            io.jrdma.verbs.MemoryRegion mr = p.b.pd.allocMr(4096);
+            try {
+                int k = io.jrdma.verbs.MemoryWindow.incRkey(mr.rkey());
+                int access = io.jrdma.verbs.Access.LOCAL_WRITE | io.jrdma.verbs.Access.REMOTE_WRITE;
+                assertEquals(0, p.b.qp.postSend(wr.reset().wrId(1).flags(SendFlags.SIGNALED)
+                        .regMr(mr, p.b.buf.asSlice(0, 4096), k, access)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 11);
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 8).remote(p.b.buf.address() + 64, k)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+                assertEquals(11, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+                // the same key again, over another range: the initiator's cached fields of the first must not serve
+                assertEquals(0, p.b.qp.postSend(wr.reset().wrId(3).flags(SendFlags.SIGNALED).localInv(k)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+                assertEquals(0, p.b.qp.postSend(wr.reset().wrId(4).flags(SendFlags.SIGNALED)
+                        .regMr(mr, p.b.buf.asSlice(8192, 4096), k, access)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+                assertEquals(k, mr.rkey());
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 22);
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(5).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 8).remote(p.b.buf.address() + 8192 + 64, k)));
+                WorkCompletion wc = p.await(p.a.cq);
+                assertEquals(WcStatus.SUCCESS, wc.status(), "a WRITE into the new range: " + wc);
+                assertEquals(22, p.b.buf.get(ValueLayout.JAVA_LONG, 8192 + 64));
+                assertEquals(11, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            } finally {
+                mr.close();
+            }
+        }
+    }
+
+    @Test
     void aDedicatedContextLeavesTheWorkToItsEngineThread() {
         try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
             // the post only queues: the completion comes from the engine thread (at once or a moment later)
