@@ -33,20 +33,23 @@ import java.util.Locale;
  * with measured in the same rounds: two INVOKER contexts of {@code shm0} in this process, connected RC
  * QPs, buffers from {@code allocateBuffer}. A noise-robust companion of {@code bench/compare.sh --shm}
  * (whose two-process rows on a shared 2-core host wait for a core as often as they run): every figure
- * here is measured on this thread's CPU-time clock (the per-operation figures) or within one round next to its
- * baseline (the bandwidth ratios), so an A/B of two builds compares work done, not scheduling.
+ * here is measured on this thread's CPU-time clock (operations and bandwidth alike, the copy baseline too), so an
+ * A/B of two builds compares work done, not the time spent waiting for a core.
  *
  * <ul>
  * <li>{@code write8}, {@code read8}, {@code fadd8}: ns per post of a signaled 8-byte request plus the poll
  * that returns its completion (no peer thread takes part: the initiator does the operation);</li>
  * <li>{@code poll0}: ns per {@code CompletionQueue.poll} that finds nothing (INVOKER: a duty cycle);</li>
- * <li>{@code write.S}, {@code read.S}: GB/s of WRITEs (READs) of S bytes, 16 in flight, each signaled,
+ * <li>{@code send8}: ns per SEND of 8 bytes into a posted receive, with the receive's and the SEND's
+ * completions polled (both contexts' duty cycles on this thread: the sum of both sides' work);</li>
+ * <li>{@code write.S}, {@code read.S}: GB/s (bytes per ns of this thread's CPU time) of WRITEs (READs) of S
+ * bytes, 16 in flight, each signaled,
  * from one source buffer of S bytes into one target buffer of S bytes (perftest's exchange uses one buffer
  * of the message size when it exceeds its 4 KiB cycle buffer), against {@code copy.S}, the
  * {@link MemorySegment#copy} of the same S bytes between the same two buffers, measured in the same round.</li>
  * </ul>
  *
- * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,read8,fadd8,poll0,bw]</pre>
+ * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,read8,fadd8,poll0,send8,bw]</pre>
  * prints one {@code ROUND} line per round and one {@code RESULT shm_op_cost name=... median=... min=... max=...}
  * line per figure (ratios: {@code write.S/copy.S} per round).
  */
@@ -57,6 +60,7 @@ public final class ShmOpCost {
     /** a comma-separated list of the figures to measure (e.g. {@code write8,poll0}); empty: all */
     private static String only = "";
     private final SendWorkRequest wr = new SendWorkRequest();
+    private final io.jrdma.verbs.RecvWorkRequest rwr = new io.jrdma.verbs.RecvWorkRequest();
     private final WorkCompletion[] wcs = new WorkCompletion[WINDOW];
     private final Side a;
     private final Side b;
@@ -152,6 +156,7 @@ public final class ShmOpCost {
             put(names, values, r, r0, "fadd8", wanted("fadd8") ? latency(WrOpcode.ATOMIC_FETCH_AND_ADD, k) : Double.NaN,
                     line);
             put(names, values, r, r0, "poll0", wanted("poll0") ? emptyPoll(k) : Double.NaN, line);
+            put(names, values, r, r0, "send8", wanted("send8") ? sendRecv(k / 2) : Double.NaN, line);
             for (int s : sizes) {
                 if (!wanted("bw")) {
                     continue;
@@ -204,6 +209,32 @@ public final class ShmOpCost {
         return (double) (cpu() - t0) / n;
     }
 
+    /** @return ns per SEND of 8 bytes into a posted receive, both completions polled (both engines on this thread) */
+    private double sendRecv(int n) {
+        wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.SIGNALED).sge(0, a.mr, 0, 8);
+        long t0 = cpu();
+        for (int i = 0; i < n; i++) {
+            if (b.qp.postRecv(rwr.reset().wrId(2).sge(0, b.mr, 64, 64)) != 0) {
+                Result.fail("postRecv failed");
+            }
+            post();
+            long deadline = 0;
+            while (b.cq.poll(wcs[0]) == 0) { // b's duty cycle places the SEND and completes the receive
+                a.ctx.progress(); // a's, where the post left the SEND to it (a build without post-time runs)
+                if (deadline == 0) {
+                    deadline = System.nanoTime() + 10_000_000_000L;
+                } else if (System.nanoTime() > deadline) {
+                    Result.fail("no receive completion within 10 s");
+                }
+            }
+            if (wcs[0].status() != WcStatus.SUCCESS) {
+                Result.fail("receive completion with error: " + wcs[0]);
+            }
+            await(1); // a's duty cycle reads the slot's result and completes the SEND
+        }
+        return (double) (cpu() - t0) / n;
+    }
+
     private double emptyPoll(int n) {
         long t0 = cpu();
         int found = 0;
@@ -220,10 +251,9 @@ public final class ShmOpCost {
     private double bandwidth(WrOpcode op, int size, double secs) {
         wr.reset().opcode(op).wrId(1).flags(SendFlags.SIGNALED).sge(0, a.mr, 0, size).remote(b.mr.address(), b.mr.rkey());
         long end = System.nanoTime() + (long) (secs * 1e9);
-        long t0 = System.nanoTime();
+        long t0 = cpu();
         long done = 0;
         int inFlight = 0;
-        long now;
         do {
             while (inFlight < WINDOW) {
                 post();
@@ -232,11 +262,13 @@ public final class ShmOpCost {
             int k = await(1);
             inFlight -= k;
             done += k;
-        } while ((now = System.nanoTime()) < end);
+        } while (System.nanoTime() < end);
         while (inFlight > 0) {
-            inFlight -= await(1);
+            int k = await(1);
+            inFlight -= k;
+            done += k;
         }
-        return (double) done * size / (now - t0);
+        return (double) done * size / (cpu() - t0);
     }
 
     /** @return GB/s of {@link MemorySegment#copy} of {@code size} bytes between the two buffers the WRITEs use */
@@ -244,16 +276,15 @@ public final class ShmOpCost {
         MemorySegment src = a.buf;
         MemorySegment dst = b.buf;
         long end = System.nanoTime() + (long) (secs * 1e9);
-        long t0 = System.nanoTime();
+        long t0 = cpu();
         long done = 0;
-        long now;
         do {
             for (int i = 0; i < WINDOW; i++) {
                 MemorySegment.copy(src, 0, dst, 0, size);
             }
             done += WINDOW;
-        } while ((now = System.nanoTime()) < end);
-        return (double) done * size / (now - t0);
+        } while (System.nanoTime() < end);
+        return (double) done * size / (cpu() - t0);
     }
 
     private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
