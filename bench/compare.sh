@@ -585,7 +585,10 @@ mkdir -p "$(dirname "$OUT")"
   exchange: the same -s and -n on both sides, bandwidth over 3.2 GB per run, 1.3 GB with --quick),
   skipped while `jrdma devices` lists no shm0. READ bandwidth is compared with ucp_put_bw, as
   the issue's target says; FETCH_ADD (perftest's whole-operation latency) with WRITE's one-way figure,
-  both as printed.
+  both as printed. `ShmOpCost` rows: one process, one thread, two INVOKER shm0 contexts, measured on the
+  thread's CPU-time clock (so a busy host's scheduling does not enter): ns per signaled 8 B operation
+  (post and the poll that returns it), per empty poll, per SEND into a posted receive (both sides' work),
+  and WRITE/READ GB/s per CPU second against MemorySegment.copy of the same two buffers in the same round.
 EOF
 } > "$OUT"
 echo "$table"
