@@ -214,10 +214,10 @@ perf_row() { awk '/^ #bytes/ {h=1; next} h && NF >= 5 && $1 ~ /^[0-9]+$/ {print;
 # latency: iterations (perf -n, baselines iters=); bandwidth and rates: seconds (perf -D, baselines secs=)
 if [ "$QUICK" = 1 ]; then
   LAT_N=5000; LAT_N_BIG=1000; UDP_ITERS=5000; UDP_ITERS_BIG=1000; SECS=1; UCX_N=20000; UCX_BW_N=1200
-  SHM_LAT_N=100000; SHM_ITERS=100000; MAPPED_N=300000; SHM_BW_N=20000
+  SHM_LAT_N=100000; SHM_ITERS=100000; MAPPED_N=300000; SHM_BW_N=20000; SHM_COST_N=100000
 else
   LAT_N=20000; LAT_N_BIG=3000; UDP_ITERS=20000; UDP_ITERS_BIG=3000; SECS=2; UCX_N=50000; UCX_BW_N=3000
-  SHM_LAT_N=200000; SHM_ITERS=200000; MAPPED_N=1000000; SHM_BW_N=50000
+  SHM_LAT_N=200000; SHM_ITERS=200000; MAPPED_N=1000000; SHM_BW_N=50000; SHM_COST_N=300000
 fi
 
 # jrdma over soft-RoCE (roce_lo, keys jrdma.*) or, with a third argument iwarp, over soft-iWARP
@@ -434,8 +434,23 @@ shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm
   esac
 }
 
+# ShmOpCost: one process, one thread, two shm0 contexts: the CPU time of a WRITE/READ/FETCH_ADD/SEND (post and
+# poll) and of an empty poll, and WRITE/READ bandwidth next to MemorySegment.copy of the same buffers in the same
+# round: figures a shared host's scheduling does not blur (keys shmcost.NAME)
+shm_opcost() {
+  [ "$SHM" = 1 ] || return 0
+  local f="$work/r$ROUND.shmcost.out" n v
+  start_bg "$f" "${BENCH[@]}" io.jrdma.bench.ShmOpCost rounds=1 n="$SHM_COST_N" secs=0.3 sizes=65536,1048576 dev="$SHM_DEV"
+  wait_exit "$BG" 120 || { note "ShmOpCost: did not finish within 120 s (round $ROUND)"; return; }
+  for n in write8 read8 fadd8 poll0 send8 write.65536 read.65536 copy.65536 write.1048576 read.1048576 copy.1048576; do
+    v="$(grep "^RESULT shm_op_cost name=$n " "$f" | tr ' ' '\n' | sed -n 's/^median=//p')"
+    if [ -n "$v" ]; then put "shmcost.$n" "$v"; else note "ShmOpCost $n: no result (round $ROUND): $(tail -n 2 "$f" | tr '\n' ' ' | cut -c1-300)"; fi
+  done
+}
+
 shm_section() {
   say "round $ROUND/$ROUNDS ($(elapsed) s): shared memory"
+  shm_opcost
   mapped_pingpong 8
   shm_perf write_lat 8
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
@@ -570,7 +585,10 @@ mkdir -p "$(dirname "$OUT")"
   exchange: the same -s and -n on both sides, bandwidth over 3.2 GB per run, 1.3 GB with --quick),
   skipped while `jrdma devices` lists no shm0. READ bandwidth is compared with ucp_put_bw, as
   the issue's target says; FETCH_ADD (perftest's whole-operation latency) with WRITE's one-way figure,
-  both as printed.
+  both as printed. `ShmOpCost` rows: one process, one thread, two INVOKER shm0 contexts, measured on the
+  thread's CPU-time clock (so a busy host's scheduling does not enter): ns per signaled 8 B operation
+  (post and the poll that returns it), per empty poll, per SEND into a posted receive (both sides' work),
+  and WRITE/READ GB/s per CPU second against MemorySegment.copy of the same two buffers in the same round.
 EOF
 } > "$OUT"
 echo "$table"

@@ -154,6 +154,17 @@ public final class Summarize {
         row("FETCH_ADD 8 B lat", "shm.atomic_lat.8", "shm.write_lat.8", "jrdma shm0 WRITE 8 B (one-way, as printed)", "µs", "<=", 2.0);
         row("WRITE 8 B lat (vs soft-RoCE)", "shm.write_lat.8", "jrdma.write_lat.8", "jrdma over soft-RoCE, WRITE 8 B", "µs");
 
+        shmSection("Shared memory, one process, one thread (`ShmOpCost`: CPU time per operation, post and poll, both"
+                + " contexts on one thread; bandwidth next to MemorySegment.copy of the same buffers in the same round)", "jrdma");
+        row("WRITE 8 B post + poll", "shmcost.write8", "shmcost.poll0", "an empty poll (one duty cycle)", "ns");
+        row("READ 8 B post + poll", "shmcost.read8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
+        row("FETCH_ADD 8 B post + poll", "shmcost.fadd8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
+        row("SEND 8 B + its RECV, both sides", "shmcost.send8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
+        row("WRITE 64 KiB bw, one process", "shmcost.write.65536", "shmcost.copy.65536", "MemorySegment.copy 64 KiB, same buffers, same round", "GB/s");
+        row("READ 64 KiB bw, one process", "shmcost.read.65536", "shmcost.copy.65536", "MemorySegment.copy 64 KiB, same buffers, same round", "GB/s");
+        row("WRITE 1 MiB bw, one process", "shmcost.write.1048576", "shmcost.copy.1048576", "MemorySegment.copy 1 MiB, same buffers, same round", "GB/s");
+        row("READ 1 MiB bw, one process", "shmcost.read.1048576", "shmcost.copy.1048576", "MemorySegment.copy 1 MiB, same buffers, same round", "GB/s");
+
         shmSection("Shared-memory baselines among themselves (ratio = first / second; no jrdma)", "figure");
         row("ucx_perftest ucp_put_lat 8 B, posix", "ucx.posix.put_lat.8", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
         row("Aeron IPC ping-pong 8 B", "aeron.ipc.pingpong.8", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");

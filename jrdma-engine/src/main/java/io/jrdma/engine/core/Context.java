@@ -401,10 +401,14 @@ public final class Context implements DeviceContext {
 
     @Override
     public int progress() {
-        if (!invoker) {
-            return 0;
+        if (!invoker || !engine.tryDrive()) {
+            return 0; // DEDICATED: the engine thread runs it; INVOKER: another thread drives it at this moment
         }
-        return engine.doWork();
+        try {
+            return engine.doWork();
+        } finally {
+            engine.endDrive();
+        }
     }
 
     /** Work requests per QP queue ({@link Pd#createQp} refuses deeper queues). */

@@ -37,22 +37,39 @@ public final class Engine {
     public final Transport transport;
     private Qp[] active = new Qp[64];
     private int activeCount;
+    /** the clock at the start of this duty cycle (only if the transport {@link Transport#readsCycleClock reads it}) */
     public long now;
+    private final boolean cycleClock;
     /** duty cycles run so far: a coalesced ACK waits for the cycle after the packet that asked for it */
     public long cycle;
     public volatile Thread thread;
     volatile boolean parked;
+    /** INVOKER: 1 while a thread drives the engine ({@link #tryDrive}): a duty cycle, or a send queue run at post time */
+    @SuppressWarnings("unused")
+    private volatile int driving;
+    private static final java.lang.invoke.VarHandle DRIVING;
+
+    static {
+        try {
+            DRIVING = java.lang.invoke.MethodHandles.lookup().findVarHandle(Engine.class, "driving", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     public Engine(Context context, NanoClock clock, TransportFactory transport) {
         this.context = context;
         this.clock = clock;
         this.counters = context.counters;
         this.transport = transport.create(this);
+        this.cycleClock = this.transport.readsCycleClock();
     }
 
     /** One duty cycle. @return the amount of work done; 0 means idle */
     int doWork() {
-        now = clock.nanoTime();
+        if (cycleClock) {
+            now = clock.nanoTime();
+        }
         int work = 0;
         if (!controlQueue.isEmpty()) {
             work += runControl();
@@ -71,6 +88,46 @@ public final class Engine {
     }
 
     private boolean overrunPending;
+
+    /**
+     * INVOKER mode: claims the engine for the calling thread (one CAS), so that a send queue run at post time
+     * ({@link #executeAtPost}) and a duty cycle ({@code DeviceContext.progress}) never overlap, even when the
+     * application posts on one thread and polls on another. @return false when another thread drives it now
+     */
+    boolean tryDrive() {
+        return DRIVING.compareAndSet(this, 0, 1);
+    }
+
+    /** Ends {@link #tryDrive}: everything the driver wrote is published with the release. */
+    void endDrive() {
+        DRIVING.setRelease(this, 0);
+    }
+
+    /**
+     * INVOKER mode, the posting thread, right after a post published its WQE (a QP whose transport asked for
+     * it: {@link Qp#executeAtPost}): runs the QP's send queue now, in order from its head, as a duty cycle's
+     * {@link Transport#transmit} would, so a request that can complete at once (shared memory's WRITE, READ,
+     * atomics) completes inside the post, without the doorbell queue and a duty cycle. What is left (a SEND
+     * waiting for its receiver) puts the QP on the active list for the next duty cycle.
+     *
+     * @return false when another thread drives the engine at this moment: the caller rings the doorbell instead
+     */
+    boolean executeAtPost(Qp qp) {
+        if (!tryDrive()) {
+            return false;
+        }
+        try {
+            if (qp.state != QpState.ERROR && !qp.destroyed) {
+                transport.transmit(qp, QP_SEND_BUDGET);
+            }
+            if (transport.hasWork(qp) || qp.state == QpState.ERROR) {
+                schedule(qp);
+            }
+            return true;
+        } finally {
+            endDrive();
+        }
+    }
 
     /** Engine thread: a CQ overran; at the end of this cycle the QPs that use it move to ERROR. */
     void cqOverrun() {

@@ -129,6 +129,13 @@ public abstract class Qp implements QueuePair {
      */
     public int refusedOps;
 
+    /**
+     * Set by the transport when the QP is made (INVOKER contexts only): a post runs the send queue at once in
+     * the posting thread ({@link Engine#executeAtPost}) instead of ringing the doorbell for the next duty
+     * cycle. Shared memory sets it: its WRITE, READ and atomics complete inside the post.
+     */
+    protected boolean executeAtPost;
+
     // ---- engine scheduling ----
     public boolean active;
     public boolean destroyed;
@@ -327,7 +334,9 @@ public abstract class Qp implements QueuePair {
         w.started = false;
         w.localError = -1;
         SQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Requester.run
-        ringDoorbell();
+        if (!executeAtPost || !context.engine.executeAtPost(this)) {
+            ringDoorbell();
+        }
         return 0;
     }
 

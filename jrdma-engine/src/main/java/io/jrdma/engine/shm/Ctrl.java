@@ -5,9 +5,10 @@ package io.jrdma.engine.shm;
  * in native byte order, see docs/shm-design.md):
  * <pre>
  * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | ... |
- *                      @32 sleeping u32 | @36 futex u32
+ *                      @32 sleeping u32 | @36 futex u32 | @40 input pending u32
  * keys     @KEYS       MAX_KEYS entries of 64 B, indexed by rkey >>> 8:
- *                      key u32 (0 = invalid) | access u32 | pd u64 | inode u64 | fd u32 | in-use u32 |
+ *                      key u32 (0 = invalid) | access u16 and generation u16 (one u64 word with the key) |
+ *                      pd u64 | inode u64 | fd u32 | in-use u32 |
  *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64
  * QPs      @QPS        MAX_QPS entries of 64 B: qpn u32 (0 = free) | state u32 | pd u64 | access u32 |
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring)
@@ -17,15 +18,22 @@ package io.jrdma.engine.shm;
  * </pre>
  */
 final class Ctrl {
+    // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
+    // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 1;
-    static final int H_MAGIC = 0;
-    static final int H_VERSION = 8;
-    static final int H_PID = 12;
+    static final int VERSION = 2;
+    static final long H_MAGIC = 0;
+    static final long H_VERSION = 8;
+    static final long H_PID = 12;
     /** 1 while the context's engine thread sleeps on {@link #H_FUTEX}: a peer that gives it work wakes it */
-    static final int H_SLEEPING = 32;
+    static final long H_SLEEPING = 32;
     /** the futex word: bumped by each wake */
-    static final int H_FUTEX = 36;
+    static final long H_FUTEX = 36;
+    /**
+     * 1 when a peer wrote one of the context's inbound rings or error requests since the engine last looked:
+     * the engine scans its rings only then (it clears the word first); peers store it after what they wrote
+     */
+    static final long H_PENDING = 40;
 
     static final int MAX_KEYS = 1 << 14;
     static final int KEY_BYTES = 64;

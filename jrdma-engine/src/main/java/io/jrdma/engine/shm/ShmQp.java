@@ -22,6 +22,16 @@ final class ShmQp extends Qp {
     long peerDir = -1;
     long peerRing;
 
+    // ---- the key entry of the peer the last one-sided operation used, with its fields (engine thread): valid
+    // while the entry's word of key, access and generation is still keyWord (0: none cached)
+    long keyWord;
+    long keyEntry;
+    java.lang.foreign.MemorySegment keyBuf;
+    long keyVa;
+    long keySpan;
+    long keyOff;
+    long keyPd;
+
     // ---- the send side of the head SEND (engine thread)
     boolean sending;
     long msg;
@@ -51,10 +61,15 @@ final class ShmQp extends Qp {
         this.slot = slot;
         this.dir = Ctrl.qp(slot);
         this.ring = Ctrl.ring(slot);
+        // INVOKER: a post runs the send queue at once (docs/shm-design.md, "Performance"): WRITE, READ and
+        // atomics complete inside the post; DEDICATED: the engine thread runs it (the doorbell)
+        this.executeAtPost = context.invoker;
     }
 
     /** Engine thread: forgets the send and receive progress (RESET, destroy). */
     void resetProgress() {
+        keyWord = 0; // a new connection: the peer (and its mappings) may be another
+        keyBuf = null;
         sending = false;
         sendOffset = 0;
         sendWritten = false;

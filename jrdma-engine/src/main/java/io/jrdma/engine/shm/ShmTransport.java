@@ -76,11 +76,15 @@ final class ShmTransport implements Transport {
     /** held while a key's entry is written or withdrawn (control path; REG_MR and LOCAL_INV on the engine thread) */
     private final Object entries = new Object();
     private final Arena scratchArena = Arena.ofShared();
-    private final MemorySegment scratch = scratchArena.allocate(8, 8);
     private final MemorySegment callState = Native.callState(scratchArena);
     private final MemorySegment timespec = scratchArena.allocate(16, 8);
     private final MemorySegment pollFd = scratchArena.allocate(8, 8);
     private long nextLivenessCheck;
+    /** duty cycles until the clock is read for the liveness check (a sleep ends the countdown) */
+    private int livenessTicks;
+    static final int LIVENESS_TICKS = 1024;
+    /** scan every ring in the next cycle even if no peer flagged input (a budget ran out, a QP began to receive) */
+    private boolean rescan = true;
 
     ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
         this.engine = engine;
@@ -173,7 +177,11 @@ final class ShmTransport implements Transport {
                 return; // a fast registration of memory peers cannot reach: every remote access is refused
             }
             long e = Ctrl.key(index);
-            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, mr.access);
+            // the access bits peers test (the low 16: REMOTE_*), and a generation bumped by every publication,
+            // so that the word of key and access read by an initiator differs from the one it cached its
+            // fields under even when the same key comes back with another range (REG_MR after LOCAL_INV)
+            int gen = ((ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS) >>> 16) + 1) & 0x7FFF;
+            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, (mr.access & 0xFFFF) | gen << 16);
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_PD, pdId(mr.pd));
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE, b.inode());
             ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_FD, b.fd());
@@ -276,6 +284,7 @@ final class ShmTransport implements Transport {
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, qp.accessFlags);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_MIN_RNR, qp.minRnrTimer);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, to.ordinal());
+        rescan = true; // a ring the scan skipped while the QP did not receive may hold slots already
     }
 
     /**
@@ -375,6 +384,28 @@ final class ShmTransport implements Transport {
     @Override
     public int receive() {
         int work = 0;
+        // peers store the pending word after writing a ring slot or an error request: with nothing flagged
+        // there is nothing to scan; the word is cleared before the scan (volatile), so a slot written after
+        // the scan passed it flags the next cycle
+        if (rescan || (int) INT.getAcquire(ctrl, Ctrl.H_PENDING) != 0) {
+            rescan = false;
+            INT.setVolatile(ctrl, Ctrl.H_PENDING, 0);
+            work += scanRings();
+        }
+        if (--livenessTicks <= 0) { // the clock only every LIVENESS_TICKS cycles: a read costs as much as a cycle
+            livenessTicks = LIVENESS_TICKS;
+            long now = engine.clock.nanoTime();
+            if (now - nextLivenessCheck >= 0) {
+                nextLivenessCheck = now + LIVENESS_NANOS;
+                checkPeers();
+            }
+        }
+        return work;
+    }
+
+    /** Engine thread: every QP's error request and inbound ring. @return the work done */
+    private int scanRings() {
+        int work = 0;
         for (int i = 0; i < slotHigh; i++) {
             ShmQp qp = slots[i];
             if (qp == null) {
@@ -393,11 +424,11 @@ final class ShmTransport implements Transport {
                 work++;
                 continue;
             }
-            work += receiveRing(qp, Engine.QP_SEND_BUDGET);
-        }
-        if (engine.now - nextLivenessCheck >= 0) {
-            nextLivenessCheck = engine.now + LIVENESS_NANOS;
-            checkPeers();
+            int n = receiveRing(qp, Engine.QP_SEND_BUDGET);
+            if (n == Engine.QP_SEND_BUDGET) {
+                rescan = true; // the ring may hold more than one cycle's budget
+            }
+            work += n;
         }
         return work;
     }
@@ -579,18 +610,18 @@ final class ShmTransport implements Transport {
         if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
             return false;
         }
-        MemorySegment pc = qp.peer.ctrl;
-        if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_QPN) != qp.destQpn) {
+        long qs = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
+        if (low(qs) != qp.destQpn) {
             return false;
         }
-        int s = (int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_STATE);
+        int s = high(qs);
         return s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal();
     }
 
     /** Asks the peer's QP to stop, as a responder does after the NAK it sends. */
     private static void nak(ShmQp qp, int syndrome) {
-        INT.compareAndSet(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ERROR, 0, syndrome + 1);
-        wake(qp.peer.ctrl);
+        boolean unused = (boolean) INT.compareAndSet(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ERROR, 0, syndrome + 1);
+        signal(qp.peer.ctrl);
     }
 
     /**
@@ -621,43 +652,33 @@ final class ShmTransport implements Transport {
             return WcStatus.REM_ACCESS_ERR.ordinal();
         }
         long e = Ctrl.key(index);
-        if ((int) INT.getVolatile(pc, e + Ctrl.K_KEY) != rkey) {
-            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-            return WcStatus.REM_ACCESS_ERR.ordinal();
-        }
-        INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's second read (docs/shm-design.md)
+        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
         try {
-            if ((int) INT.getVolatile(pc, e + Ctrl.K_KEY) != rkey) {
+            long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
+            if (low(word) != rkey) {
                 nak(qp, Ctrl.NAK_REMOTE_ACCESS);
                 return WcStatus.REM_ACCESS_ERR.ordinal();
             }
-            int access = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS);
-            long va = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
-            long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+            if (word != qp.keyWord || e != qp.keyEntry) {
+                if (!cacheKey(qp, pc, e, word)) {
+                    nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+                    return WcStatus.REM_ACCESS_ERR.ordinal();
+                }
+            }
             long ra = w.remoteAddr;
-            if (pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD) != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD)
-                    || (access & needed) != needed || ra < va || ra - va > span - len) {
+            long va = qp.keyVa;
+            if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed
+                    || ra < va || ra - va > qp.keySpan - len) {
                 nak(qp, Ctrl.NAK_REMOTE_ACCESS);
                 return WcStatus.REM_ACCESS_ERR.ordinal();
             }
-            MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
-                    pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
-            if (buf == null) {
-                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-                return WcStatus.REM_ACCESS_ERR.ordinal();
-            }
-            long at = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF) + (ra - va);
+            MemorySegment buf = qp.keyBuf;
+            long at = qp.keyOff + (ra - va);
             switch (op) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> Sgl.gather(w, 0, (int) len, buf, at);
                 case RDMA_READ -> Sgl.scatter(w, 0, buf, at, (int) len);
-                case ATOMIC_CMP_AND_SWP -> {
-                    scratch.set(ValueLayout.JAVA_LONG, 0, (long) LONG.compareAndExchange(buf, at, w.compareAdd, w.swap));
-                    Sgl.scatter(w, 0, scratch, 0, 8);
-                }
-                case ATOMIC_FETCH_AND_ADD -> {
-                    scratch.set(ValueLayout.JAVA_LONG, 0, (long) LONG.getAndAdd(buf, at, w.compareAdd));
-                    Sgl.scatter(w, 0, scratch, 0, 8);
-                }
+                case ATOMIC_CMP_AND_SWP -> atomicResult(w, (long) LONG.compareAndExchange(buf, at, w.compareAdd, w.swap));
+                case ATOMIC_FETCH_AND_ADD -> atomicResult(w, (long) LONG.getAndAdd(buf, at, w.compareAdd));
                 default -> {
                     return WcStatus.LOC_QP_OP_ERR.ordinal();
                 }
@@ -667,8 +688,50 @@ final class ShmTransport implements Transport {
             }
             return WcStatus.SUCCESS.ordinal();
         } finally {
-            INT.getAndAdd(pc, e + Ctrl.K_IN_USE, -1);
+            unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, -1); // (the result typed: an exact VarHandle call)
         }
+    }
+
+    /**
+     * Reads a key entry's fields (published before {@code word}, which the caller read with a volatile load while
+     * holding the entry's in-use count) and maps its buffer, into the QP's one-entry cache: the next operation
+     * through the same entry with the same word (key, access and generation) skips these reads.
+     *
+     * @return false when the buffer cannot be mapped (its owner closed it)
+     */
+    private static boolean cacheKey(ShmQp qp, MemorySegment pc, long e, long word) {
+        qp.keyWord = 0;
+        MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
+                pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
+        if (buf == null) {
+            return false;
+        }
+        qp.keyBuf = buf;
+        qp.keyVa = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
+        qp.keySpan = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+        qp.keyOff = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
+        qp.keyEntry = e;
+        qp.keyWord = word;
+        return true;
+    }
+
+    private static final boolean LITTLE = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
+
+    /** @return the int at the lower address of an 8-byte word read with one load */
+    private static int low(long word) {
+        return LITTLE ? (int) word : (int) (word >>> 32);
+    }
+
+    /** @return the int at the higher address of an 8-byte word read with one load */
+    private static int high(long word) {
+        return LITTLE ? (int) (word >>> 32) : (int) word;
+    }
+
+    /** Stores an atomic's original value into its one 8-byte SGE (checked at post and by Sgl.validate). */
+    private static void atomicResult(Wqe w, long value) {
+        Mr mr = w.sgeMr[0];
+        mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, w.sgeAddr[0] - mr.address, value);
     }
 
     /**
@@ -680,7 +743,7 @@ final class ShmTransport implements Transport {
      */
     private int send(ShmQp qp, Wqe w) {
         if (!qp.sending) {
-            if (qp.rnrUntil != 0 && engine.now - qp.rnrUntil < 0) {
+            if (qp.rnrUntil != 0 && engine.clock.nanoTime() - qp.rnrUntil < 0) {
                 return PENDING; // the RNR timer runs
             }
             if (!peerQpLive(qp)) {
@@ -719,11 +782,11 @@ final class ShmTransport implements Transport {
             pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE, w.opcode.ordinal());
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
-            INT.setVolatile(pc, s + Ctrl.S_STATE, Ctrl.FULL); // release for the receiver's read; volatile for wake()
+            INT.setVolatile(pc, s + Ctrl.S_STATE, Ctrl.FULL); // release for the receiver's read; volatile for signal()
             qp.sendOffset += n;
             qp.ringWrite++;
             qp.sendWritten = last;
-            wake(pc); // the receiver's engine may sleep (once per slot: a message of many slots keeps it busy)
+            signal(pc); // flags the input; the receiver's engine may sleep (once per slot: a long message keeps it busy)
         }
         // read before the results: a result the receiver stored before its QP stopped is then seen below
         boolean live = peerQpLive(qp);
@@ -762,7 +825,7 @@ final class ShmTransport implements Transport {
                 }
                 qp.rnrLeft--;
             }
-            qp.rnrUntil = engine.now + rnrNanos(qp.rnrCode);
+            qp.rnrUntil = engine.clock.nanoTime() + rnrNanos(qp.rnrCode); // not the cycle's: this may run at post time
             if (qp.rnrUntil == 0) {
                 qp.rnrUntil = 1;
             }
@@ -804,6 +867,7 @@ final class ShmTransport implements Transport {
             Native.futexWait(ctrlAddr + Ctrl.H_FUTEX, seq, timespec.address());
         }
         INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 0);
+        livenessTicks = 0; // after a sleep (up to 1 ms) the next cycle reads the clock
         return true;
     }
 
@@ -812,10 +876,23 @@ final class ShmTransport implements Transport {
         wake(ctrl);
     }
 
+    /**
+     * After a volatile store of input for the context whose control segment is {@code c} (a slot FULL, an error
+     * request): flags it in the context's pending word (stored only when it reads 0: a 1 read after the input's
+     * store means that the engine has not cleared it yet, and its scan, after the clear, finds the input), then
+     * wakes its engine if it sleeps.
+     */
+    private static void signal(MemorySegment c) {
+        if ((int) INT.getVolatile(c, Ctrl.H_PENDING) == 0) {
+            INT.setVolatile(c, Ctrl.H_PENDING, 1);
+        }
+        wake(c);
+    }
+
     /** Wakes the engine of the context whose control segment is {@code c} if it sleeps (a system call only then). */
     private static void wake(MemorySegment c) {
         if ((int) INT.getVolatile(c, Ctrl.H_SLEEPING) != 0) {
-            INT.getAndAdd(c, Ctrl.H_FUTEX, 1);
+            int unused = (int) INT.getAndAdd(c, Ctrl.H_FUTEX, 1);
             Native.futexWake(c.address() + Ctrl.H_FUTEX);
         }
     }
@@ -845,6 +922,11 @@ final class ShmTransport implements Transport {
             }
         }
         return false;
+    }
+
+    @Override
+    public boolean readsCycleClock() {
+        return false; // the liveness check and RNR timers read the clock themselves
     }
 
     @Override

@@ -237,8 +237,10 @@ class ShmOneSidedTest {
     @Test
     void buffersLeaveNoFileAndCloseWithTheirArena() throws Exception {
         long before = openDescriptors();
+        java.util.Set<String> shmBefore = shmFiles(); // other processes on a shared host may have theirs
         try (var ctx = ShmDevice.INSTANCE.open(); Arena arena = Arena.ofShared()) {
             long withContext = openDescriptors();
+            assertEquals(shmBefore, shmFiles(), "no file in /dev/shm for the context");
             MemorySegment s = ctx.allocateBuffer(100_000, 64, arena);
             assertEquals(100_000, s.byteSize());
             assertEquals(0, s.address() % 4096);
@@ -249,14 +251,22 @@ class ShmOneSidedTest {
             assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 8192, arena));
         }
         assertEquals(before, openDescriptors(), "the context's and the buffer's descriptors are closed");
+        java.util.Set<String> shmAfter = shmFiles();
+        shmAfter.removeAll(shmBefore);
+        assertTrue(shmAfter.isEmpty(), "no file in /dev/shm: " + shmAfter);
+    }
+
+    /** @return the names in /dev/shm (empty where there is none) */
+    private static java.util.Set<String> shmFiles() throws Exception {
+        java.util.Set<String> names = new java.util.TreeSet<>();
         if (Files.isDirectory(Path.of("/dev/shm"))) {
             try (var files = Files.list(Path.of("/dev/shm"))) {
                 // the directory of the contexts' counters files (issue 16) is not a buffer's file
                 Path counters = io.jrdma.engine.core.StatsFile.directory();
-                assertTrue(files.noneMatch(f -> f.getFileName().toString().contains("jrdma") && !f.equals(counters)),
-                        "no file in /dev/shm");
+                files.filter(f -> !f.equals(counters)).forEach(f -> names.add(f.getFileName().toString()));
             }
         }
+        return names;
     }
 
     private static long openDescriptors() throws Exception {

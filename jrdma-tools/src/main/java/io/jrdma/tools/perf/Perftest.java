@@ -1221,9 +1221,12 @@ final class Perftest {
                 dog.progress();
             }
             if (scnt < iters) {
-                tposted[(int) scnt] = System.nanoTime();
                 buf.set(ValueLayout.JAVA_BYTE, postByte, (byte) ++scnt);
                 post(qps[0], scnt);
+                // each iteration's timestamp right after its post, not before as perftest's: the differences
+                // of consecutive ones are the same round trips, and the clock read (~50 ns on some virtual
+                // machines, where perftest's rdtsc takes a few) overlaps the peer's turn instead of delaying it
+                tposted[(int) scnt - 1] = System.nanoTime();
             }
             if (ccnt < iters) {
                 awaitSend(scnt, ccnt);

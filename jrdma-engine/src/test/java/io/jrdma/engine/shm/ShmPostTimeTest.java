@@ -1,0 +1,185 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.engine.core.Cq;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * INVOKER mode: a post runs the send queue in the posting thread (docs/shm-design.md, "Performance"), so a
+ * WRITE, READ or atomic completes inside {@code postSend}, in the send queue's order, and never at the same
+ * time as a duty cycle another thread runs.
+ */
+class ShmPostTimeTest {
+    private final SendWorkRequest wr = new SendWorkRequest();
+    private final RecvWorkRequest rwr = new RecvWorkRequest();
+
+    private SendWorkRequest op(WrOpcode op, ShmPair p, long localOff, int len, long remoteOff) {
+        return wr.reset().wrId(localOff).opcode(op).flags(SendFlags.SIGNALED).sge(0, p.a.mr, localOff, len)
+                .remote(p.b.mr.address() + remoteOff, p.b.mr.rkey());
+    }
+
+    private static int pending(ShmPair.Side s) {
+        return ((Cq) s.cq).pending(); // the CQ's own count: no duty cycle runs, unlike poll
+    }
+
+    @Test
+    void oneSidedOperationsCompleteInsideThePost() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x0102030405060708L);
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)));
+            // no poll, no progress of either context: the post did the copy and pushed the completion
+            assertEquals(0x0102030405060708L, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            assertEquals(1, pending(p.a));
+
+            p.b.buf.set(ValueLayout.JAVA_LONG, 128, 40);
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 256, 8, 128).atomic(2, 0)));
+            assertEquals(42, p.b.buf.get(ValueLayout.JAVA_LONG, 128));
+            assertEquals(40, p.a.buf.get(ValueLayout.JAVA_LONG, 256), "the original value is in the local SGE");
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.ATOMIC_CMP_AND_SWP, p, 264, 8, 128).atomic(42, 7)));
+            assertEquals(7, p.b.buf.get(ValueLayout.JAVA_LONG, 128));
+            assertEquals(42, p.a.buf.get(ValueLayout.JAVA_LONG, 264));
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_READ, p, 512, 8, 64)));
+            assertEquals(0x0102030405060708L, p.a.buf.get(ValueLayout.JAVA_LONG, 512));
+            assertEquals(4, pending(p.a));
+            WorkCompletion wc = new WorkCompletion();
+            WcOpcode[] expected = {WcOpcode.RDMA_WRITE, WcOpcode.FETCH_ADD, WcOpcode.COMP_SWAP, WcOpcode.RDMA_READ};
+            for (WcOpcode o : expected) {
+                assertEquals(1, p.a.cq.poll(wc));
+                assertEquals(WcStatus.SUCCESS, wc.status());
+                assertEquals(o, wc.opcode());
+            }
+        }
+    }
+
+    @Test
+    void theSameKeyRegisteredAgainOverAnotherRangeIsSeenAtOnce() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            io.jrdma.verbs.MemoryRegion mr = p.b.pd.allocMr(4096);
+            try {
+                int k = io.jrdma.verbs.MemoryWindow.incRkey(mr.rkey());
+                int access = io.jrdma.verbs.Access.LOCAL_WRITE | io.jrdma.verbs.Access.REMOTE_WRITE;
+                assertEquals(0, p.b.qp.postSend(wr.reset().wrId(1).flags(SendFlags.SIGNALED)
+                        .regMr(mr, p.b.buf.asSlice(0, 4096), k, access)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 11);
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 8).remote(p.b.buf.address() + 64, k)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+                assertEquals(11, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+                // the same key again, over another range: the initiator's cached fields of the first must not serve
+                assertEquals(0, p.b.qp.postSend(wr.reset().wrId(3).flags(SendFlags.SIGNALED).localInv(k)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+                assertEquals(0, p.b.qp.postSend(wr.reset().wrId(4).flags(SendFlags.SIGNALED)
+                        .regMr(mr, p.b.buf.asSlice(8192, 4096), k, access)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+                assertEquals(k, mr.rkey());
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 22);
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(5).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 8).remote(p.b.buf.address() + 8192 + 64, k)));
+                WorkCompletion wc = p.await(p.a.cq);
+                assertEquals(WcStatus.SUCCESS, wc.status(), "a WRITE into the new range: " + wc);
+                assertEquals(22, p.b.buf.get(ValueLayout.JAVA_LONG, 8192 + 64));
+                assertEquals(11, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            } finally {
+                mr.close();
+            }
+        }
+    }
+
+    @Test
+    void aDedicatedContextLeavesTheWorkToItsEngineThread() {
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
+            // the post only queues: the completion comes from the engine thread (at once or a moment later)
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+        }
+    }
+
+    @Test
+    void aWriteBehindAWaitingSendWaitsForIt() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            // b has no receive posted: the SEND gets RNR and is tried again (rnr_retry 7: forever)
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 16)));
+            p.b.ctx.progress(); // b refuses it: RNR
+            p.a.ctx.progress();
+            p.a.buf.set(ValueLayout.JAVA_LONG, 1024, 0x5A5A5A5A5A5A5A5AL);
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 1024, 8, 4096)));
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 4096), "the WRITE must not overtake the SEND before it");
+            assertEquals(0, pending(p.a));
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(9).sge(0, p.b.mr, 8192, 64)));
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(WcOpcode.SEND, wc.opcode());
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            wc = p.await(p.a.cq);
+            assertEquals(WcOpcode.RDMA_WRITE, wc.opcode());
+            assertEquals(0x5A5A5A5A5A5A5A5AL, p.b.buf.get(ValueLayout.JAVA_LONG, 4096));
+            assertEquals(WcOpcode.RECV, p.await(p.b.cq).opcode());
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void postingOnOneThreadWhilePollingOnAnotherLosesNothing() throws Exception {
+        int n = 100_000;
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong polled = new java.util.concurrent.atomic.AtomicLong();
+            Thread poller = Thread.ofPlatform().name("poller").start(() -> {
+                WorkCompletion[] wcs = new WorkCompletion[16];
+                for (int i = 0; i < wcs.length; i++) {
+                    wcs[i] = new WorkCompletion();
+                }
+                long seen = 0;
+                long deadline = System.nanoTime() + 50_000_000_000L;
+                try {
+                    while (seen < n) {
+                        int k = p.a.cq.poll(wcs); // a duty cycle of a's engine, racing the posts' own runs
+                        for (int i = 0; i < k; i++) {
+                            assertEquals(WcStatus.SUCCESS, wcs[i].status(), wcs[i].toString());
+                            assertEquals(seen + i, wcs[i].wrId(), "completions in the send queue's order");
+                        }
+                        seen += k;
+                        polled.set(seen);
+                        assertTrue(System.nanoTime() < deadline, "only " + seen + " completions of " + n);
+                    }
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            });
+            SendWorkRequest w = new SendWorkRequest();
+            long deadline = System.nanoTime() + 50_000_000_000L;
+            for (int i = 0; i < n && failed.get() == null; ) {
+                w.reset().wrId(i).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 64, 8).remote(p.b.mr.address(), p.b.mr.rkey()).atomic(1, 0);
+                // at most 64 completions not yet polled: the CQ (256 entries) never overruns
+                int rc = i - polled.get() < 64 ? p.a.qp.postSend(w) : -1;
+                if (rc == 0) {
+                    i++;
+                } else {
+                    Thread.onSpinWait(); // the poller frees room
+                    assertTrue(System.nanoTime() < deadline, "no room within 50 s");
+                }
+            }
+            poller.join(55_000);
+            assertNull(failed.get());
+            assertEquals(n, p.b.buf.get(ValueLayout.JAVA_LONG, 0), "every FETCH_ADD once");
+        }
+    }
+}
