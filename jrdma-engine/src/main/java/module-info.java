@@ -9,6 +9,7 @@ module io.jrdma.engine {
     requires transitive io.jrdma.verbs;
     requires io.jrdma.wire;
     requires jdk.net;
+    requires jdk.jfr;
 
     // Apart from io.jrdma.soft no public API: applications use io.jrdma.verbs, which finds the providers below through
     // ServiceLoader. The jrdma tool reads engine-specific device attributes, so the packages are

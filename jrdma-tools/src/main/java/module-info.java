@@ -3,6 +3,7 @@
  * {@code jrdma perf} (perftest-style benchmarks over the verbs API).
  */
 module io.jrdma.tools {
+    requires java.management; // jrdma perf --server reports its own resources after each client
     requires io.jrdma.verbs;
     requires io.jrdma.engine;
     requires io.jrdma.rdmacore;

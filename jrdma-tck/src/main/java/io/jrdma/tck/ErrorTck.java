@@ -106,6 +106,29 @@ public abstract class ErrorTck extends TckSupport {
         assertSentinel(server.buf, 0, 4096, "nothing may be written by a flushed request");
     }
 
+    /**
+     * Where a provider makes lkeys differ from rkeys (IBA allows it; soft-RoCE and soft-iWARP do, shm keeps rxe's
+     * lkey = rkey), a region's lkey is no rkey: a WRITE that names it is a remote access error, writes nothing,
+     * and the lkey still works locally.
+     */
+    @Test
+    void anLkeyIsNotAnRkey() {
+        Assumptions.assumeTrue(server.mr.lkey() != server.mr.rkey(),
+                "this provider's regions have lkey = rkey (as rxe): nothing to check");
+        Link l = connect();
+        fillSentinel(server.buf, 0, 4096);
+        fill(client.buf, 0, 100, 1);
+        expectFailureThenFlush(l, write(1, 0, server.mr.lkey(), 100), WcStatus.REM_ACCESS_ERR,
+                "a WRITE naming the target region's lkey as rkey");
+        assertSentinel(server.buf, 0, 4096, "nothing may be written through an lkey");
+        Link again = connect();
+        post(again.cqp, write(6, 0, server.mr.rkey(), 100));
+        assertCompletion(awaitCompletion(again.ccq, "a WRITE with the rkey"), WcStatus.SUCCESS, WcOpcode.RDMA_WRITE, 6,
+                again.cqp.qpn(), "a WRITE with the rkey (whose gather used the client's lkey)");
+        // on iWARP a WRITE completes once handed to TCP: its bytes land a moment later
+        awaitTrue(() -> holdsPattern(server.buf, 0, 100, 1, 0), "the WRITE with the rkey to land");
+    }
+
     @Test
     void outOfBoundsAccessIsRemoteAccessError() {
         long base = 1 << 20;
@@ -234,6 +257,35 @@ public abstract class ErrorTck extends TckSupport {
         assertCompletion(awaitCompletion(l.scq, "the receive too small"), WcStatus.LOC_LEN_ERR, null, 4, l.sqp.qpn(),
                 "the receive too small");
         assertSentinel(server.buf, 100, 4096 - 100, "nothing past the receive buffer");
+    }
+
+    /**
+     * A SEND that fits one packet (below every provider's MTU) but not the receive posted for it:
+     * the receive completes with LOC_LEN_ERR, as rxe's responder reports it (not WR_FLUSH_ERR from
+     * the QP's error flush), and the requester learns it as REM_INV_REQ_ERR (rxe: the NAK's
+     * Invalid Request syndrome), or, on iWARP, by the peer's TERMINATE.
+     */
+    @Test
+    void onePacketSendLargerThanTheReceiveIsLengthError() {
+        Link l = connect();
+        fillSentinel(server.buf, 0, 4096);
+        fill(client.buf, 0, 200, 9);
+        post(l.sqp, new RecvWorkRequest().wrId(14).sge(0, server.mr, 0, 64));
+        post(l.cqp, new SendWorkRequest().wrId(15).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 200));
+        WorkCompletion sent = awaitCompletion(l.ccq, "a one-packet SEND larger than the receive");
+        if (fx.remoteErrorsFailTheRequest()) {
+            assertCompletion(sent, WcStatus.REM_INV_REQ_ERR, null, 15, l.cqp.qpn(),
+                    "the one-packet SEND larger than the receive");
+        } else {
+            assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_INV_REQ_ERR, sent.toString());
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
+        }
+        assertCompletion(awaitCompletion(l.scq, "the receive smaller than a one-packet SEND"), WcStatus.LOC_LEN_ERR,
+                null, 14, l.sqp.qpn(), "the receive smaller than a one-packet SEND");
+        assertSentinel(server.buf, 64, 4096 - 64, "nothing past the receive buffer");
+        awaitTrue(() -> l.sqp.state() == QpState.ERROR, "the receiver's QP to enter ERROR after LOC_LEN_ERR"
+                + " (it is " + l.sqp.state() + ")");
     }
 
     @Test

@@ -21,6 +21,8 @@ public final class Main {
                                            (the rdma-core tool can be the peer)
               rping -s|-c [options]        rping (rdma-core's librdmacm example; Linux siw can be the peer)
               pcap FILE [--from IP]        check the RoCEv2 ICRC of every packet in a capture
+              stat [--watch] [--pid P]     the counters of every open jrdma device context of this user
+                                           (like rdma statistic), read from their counters files
 
             Run 'jrdma <command> --help' for the options of a command; 'jrdma --version' (-V) prints
             the version of jrdma and of the JDK it runs on.
@@ -96,6 +98,7 @@ public final class Main {
             case "pingpong" -> PingpongCommand.run(rest, out, err);
             case "rping" -> RpingCommand.run(rest, out, err);
             case "pcap" -> PcapCommand.run(rest, out, err);
+            case "stat" -> StatCommand.run(rest, out, err);
             default -> {
                 err.println("jrdma: unknown command '" + args[0] + "'");
                 err.print(USAGE);

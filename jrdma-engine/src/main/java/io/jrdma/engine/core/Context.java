@@ -49,7 +49,7 @@ public final class Context implements DeviceContext {
     private final java.util.function.Consumer<Context> onClose;
     public final DeviceOptions options;
     public final boolean invoker;
-    public final Counters counters = new Counters();
+    public final Counters counters;
     public final KeyTable keys = new KeyTable();
     /** queryDevice's answer, made once (the limits do not change) */
     private volatile io.jrdma.verbs.DeviceAttr deviceAttr;
@@ -90,6 +90,7 @@ public final class Context implements DeviceContext {
     public Context(Device device, java.util.function.Consumer<Context> onClose, DeviceOptions options,
             Link link, NanoClock clock, Mtu activeMtu, TransportFactory transport) {
         this.device = device;
+        this.counters = new Counters(device.name(), device.provider() + " " + device.transport());
         this.onClose = onClose;
         this.options = options;
         this.invoker = options.threadingMode() == ThreadingMode.INVOKER;
@@ -107,6 +108,7 @@ public final class Context implements DeviceContext {
             engine.thread = thread;
             thread.start();
         }
+        ContextEvent.opened(this);
         Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "opened " + this);
     }
 
@@ -348,6 +350,7 @@ public final class Context implements DeviceContext {
         control(() -> {
             int qpn = newQpn();
             Qp qp = engine.transport.newQp(pd, qpn, attr, scq, rcq);
+            qp.stats = counters.takeQpSlot(qpn);
             engine.add(qp);
             made[0] = qp;
         });
@@ -508,6 +511,8 @@ public final class Context implements DeviceContext {
         }
         engine.transport.close();
         link.close();
+        counters.close();
+        ContextEvent.closed(this);
         onClose.accept(this);
         Fallbacks.LOG.log(System.Logger.Level.DEBUG, () -> "closed " + this);
     }

@@ -48,7 +48,29 @@ public enum Counter {
     // iWARP (jrdma's own names; siw has no hw_counters)
     SENT_TERMINATES("sent_terminates"),
     RCVD_TERMINATES("rcvd_terminates"),
-    RCVD_MPA_CRC_ERR("rcvd_mpa_crc_err");
+    RCVD_MPA_CRC_ERR("rcvd_mpa_crc_err"),
+    // issue 16: bytes, NAKs and refused requests by reason (jrdma's own names)
+    /** bytes of the packets sent: UDP payloads (ICRC included) on RoCE, FPDUs on iWARP */
+    SENT_BYTES("sent_bytes"),
+    /** bytes of the packets received, before any check */
+    RCVD_BYTES("rcvd_bytes"),
+    /** NAKs sent by reason (RNR NAKs: send_rnr_err); each is also in sent_naks */
+    SENT_NAK_SEQ_ERR("sent_nak_seq_err"),
+    SENT_NAK_INV_REQ("sent_nak_inv_req"),
+    SENT_NAK_REM_ACCESS("sent_nak_rem_access"),
+    SENT_NAK_REM_OP("sent_nak_rem_op"),
+    /** NAKs received by reason (RNR: rcvd_rnr_err, PSN sequence: rcvd_seq_err) */
+    RCVD_NAK_INV_REQ("rcvd_nak_inv_req"),
+    RCVD_NAK_REM_ACCESS("rcvd_nak_rem_access"),
+    RCVD_NAK_REM_OP("rcvd_nak_rem_op"),
+    /** requests refused by reason: a key that names no live region or window of the QP's PD (or that it may not invalidate) */
+    RCVD_BAD_KEY("rcvd_bad_key"),
+    /** a range outside the region or window */
+    RCVD_OUT_OF_BOUNDS("rcvd_out_of_bounds"),
+    /** an access the region, window or QP does not grant */
+    RCVD_NO_ACCESS("rcvd_no_access"),
+    /** an invalid request: opcode out of sequence, bad length, misaligned atomic, a SEND longer than its receive */
+    RCVD_INV_REQ("rcvd_inv_req");
 
     private final String rxeName;
 

@@ -1,30 +1,92 @@
 package io.jrdma.engine.core;
 
-import java.lang.invoke.MethodHandles;
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** Counter values: written by the engine thread only (opaque stores), read by anyone. */
+/**
+ * A context's counters, per device ({@link Counter}) and per QP ({@link QpCounter}), kept in its
+ * counters file ({@link StatsFile}) so that {@code jrdma stat} reads them from outside the process.
+ * Written by the engine thread only, each update a load and an opaque store of a long in the
+ * mapped memory (no lock, no allocation, no fence); read by anyone.
+ */
 public final class Counters {
-    private static final VarHandle ELEM = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle LONG = StatsFile.LONG_VH;
     private static final Counter[] ALL = Counter.values();
-    private final long[] values = new long[ALL.length];
+    private final StatsFile file;
+    private final MemorySegment seg;
+    private final long values;
+
+    /** Counters of a context of {@code device} (transport as {@code jrdma stat} prints it). */
+    Counters(String device, String transport) {
+        this.file = StatsFile.open(device, transport);
+        this.seg = file.seg;
+        this.values = file.valuesOffset;
+    }
 
     /** Engine thread only. */
     public void increment(Counter c) {
-        int i = c.ordinal();
-        ELEM.setOpaque(values, i, (long) ELEM.getOpaque(values, i) + 1);
+        long at = values + c.ordinal() * 8L;
+        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + 1);
     }
 
     /** Engine thread only. */
     public void add(Counter c, long n) {
-        int i = c.ordinal();
-        ELEM.setOpaque(values, i, (long) ELEM.getOpaque(values, i) + n);
+        long at = values + c.ordinal() * 8L;
+        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + n);
     }
 
     public long get(Counter c) {
-        return (long) ELEM.getOpaque(values, c.ordinal());
+        return (long) LONG.getOpaque(seg, values + c.ordinal() * 8L);
+    }
+
+    /** Engine thread only: one more of {@code c} for the QP whose slot is {@code slot} ({@link #takeQpSlot}). */
+    public void increment(long slot, QpCounter c) {
+        long at = slot + 8 + c.ordinal() * 8L;
+        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + 1);
+    }
+
+    /** Engine thread only. */
+    public void add(long slot, QpCounter c, long n) {
+        long at = slot + 8 + c.ordinal() * 8L;
+        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + n);
+    }
+
+    /** @return a QP counter's value */
+    public long get(long slot, QpCounter c) {
+        return (long) LONG.getOpaque(seg, slot + 8 + c.ordinal() * 8L);
+    }
+
+    /** @return the hidden slot where QPs without a slot of their own count */
+    long overflowSlot() {
+        return file.qpSlotsOffset + (long) StatsFile.QP_SLOTS * file.qpSlotLength;
+    }
+
+    /** Control path: a zeroed slot for a new QP. */
+    long takeQpSlot(int qpn) {
+        return file.takeQpSlot(qpn);
+    }
+
+    /** Control path: the QP is gone. */
+    void freeQpSlot(long slot) {
+        file.freeQpSlot(slot);
+    }
+
+    /** @return the counters file, or null when there is none */
+    public Path path() {
+        return file.path;
+    }
+
+    /** @return why this context has no counters file, or null */
+    public String noFileReason() {
+        return file.noFileReason;
+    }
+
+    /** The context closed: the file goes (the values stay readable here). */
+    void close() {
+        file.delete();
     }
 
     public Map<String, Long> snapshot() {

@@ -245,6 +245,7 @@ public final class Engine {
             Fallbacks.LOG.log(System.Logger.Level.DEBUG, "QP 0x" + Integer.toHexString(qp.qpn) + " of " + context
                     + " moves from " + qp.state + " to ERROR (" + Fallbacks.caller() + ")");
         }
+        QpEvent.enteredError(qp); // an error path, never per packet
         qp.state = QpState.ERROR;
         transport.enteredError(qp);
         schedule(qp);

@@ -142,7 +142,7 @@ public final class LocalOps {
      * again is allowed. A registered region or a type 1 window cannot be invalidated.
      */
     private static boolean invalidate(Qp qp, int key) {
-        Mr m = qp.context.keys.lookup(key);
+        Mr m = qp.context.keys.lookupAny(key);
         if (m == null || m.pd != qp.pd) {
             return false;
         }

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * An entry of the key table: a registered memory region (the segment, its virtual address range,
- * one key for lkey and rkey, as rxe), a fast-registration region ({@link Pd#allocMr}: no memory
+ * an rkey and an lkey of one table index: {@link KeyTable}), a fast-registration region ({@link Pd#allocMr}: no memory
  * until a REG_MR maps some) or a memory window's side of the table ({@link Mw}: the range of a
  * region it opens, with the window's key and access). Every access checks {@link #permits}.
  * <p>
@@ -32,8 +32,10 @@ public final class Mr implements MemoryRegion {
     public MemorySegment segment;
     public long address;
     public long length;
-    /** the current key (index and key byte); a fast registration or a bind changes the key byte */
+    /** the current rkey (index and key byte); a fast registration or a bind changes the key byte */
     public int key;
+    /** the upper 24 bits of the lkey, set when the key table stores the entry; the key byte is {@link #key}'s */
+    int lkeyIndex;
     public int access;
     /** the range accesses may touch: the region's, or a window's part of its region */
     public long lo;
@@ -99,6 +101,22 @@ public final class Mr implements MemoryRegion {
                 && permits(qp.pd, needed, va, len);
     }
 
+    /**
+     * Why {@link #permitsRemote} refused (error path only): the drop reason counted.
+     *
+     * @param mr the entry the key named, or null
+     */
+    public static Counter refusal(Mr mr, Qp qp, int needed, long va, long len) {
+        if (mr == null || mr.pd != qp.pd || mr.invalidated || mr.boundQpn >= 0 && mr.boundQpn != qp.qpn
+                || mr.parent != null && mr.parent.closed) {
+            return Counter.RCVD_BAD_KEY;
+        }
+        if ((mr.access & needed) != needed) {
+            return Counter.RCVD_NO_ACCESS;
+        }
+        return Counter.RCVD_OUT_OF_BOUNDS;
+    }
+
     /** @return true for a memory window's entry */
     public boolean isWindow() {
         return kind >= MW_TYPE_1;
@@ -126,7 +144,7 @@ public final class Mr implements MemoryRegion {
 
     @Override
     public int lkey() {
-        return key;
+        return lkeyIndex | (key & 0xFF);
     }
 
     @Override

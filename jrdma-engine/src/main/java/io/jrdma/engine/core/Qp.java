@@ -96,6 +96,8 @@ public abstract class Qp implements QueuePair {
 
     // ---- attributes (written on the engine thread by modify) ----
     public volatile QpState state = QpState.RESET;
+    /** this QP's slot in the context's counters ({@link Counters#increment(long, QpCounter)}); engine thread writes it */
+    public long stats;
     public int accessFlags;
     public int pkeyIndex;
     public Mtu mtu = Mtu.MTU_1024;
@@ -153,6 +155,7 @@ public abstract class Qp implements QueuePair {
         this.context = context;
         this.pd = pd;
         this.qpn = qpn;
+        this.stats = context.counters.overflowSlot(); // until the context gives it a slot of its own
         this.init = init;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
@@ -301,7 +304,7 @@ public abstract class Qp implements QueuePair {
             long off = 0;
             for (int i = 0; i < numSge; i++) {
                 int len = w.sgeLength[i];
-                Mr mr = context.keys.lookup(w.sgeLkey[i]);
+                Mr mr = context.keys.lookupLocal(w.sgeLkey[i]);
                 if (mr == null || !mr.permits(pd, 0, w.sgeAddr[i], len)) {
                     mr = pd.covering(w.sgeAddr[i], len); // the lkey of inline data is not checked
                     if (mr == null) {
@@ -638,6 +641,9 @@ public abstract class Qp implements QueuePair {
             commEstRaised = false;
         }
         state = next;
+        if (next != cur) {
+            QpEvent.changed(this, cur, next, "modify_qp");
+        }
         if (next == QpState.ERROR || next == QpState.RTS) {
             context.engine.schedule(this);
         }
@@ -713,6 +719,8 @@ public abstract class Qp implements QueuePair {
             state = QpState.RESET;
             context.engine.remove(this);
             context.qpnFreed(qpn);
+            context.counters.freeQpSlot(stats);
+            QpEvent.changed(this, state, "DESTROYED", "destroy_qp");
         });
         synchronized (context) {
             sendCq.users--;

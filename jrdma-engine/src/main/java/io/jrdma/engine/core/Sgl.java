@@ -26,7 +26,7 @@ public final class Sgl {
             if (len == 0) {
                 continue;
             }
-            Mr mr = keys.lookup(w.sgeLkey[i]);
+            Mr mr = keys.lookupLocal(w.sgeLkey[i]);
             if (mr == null || !mr.permits(qp.pd, needed, w.sgeAddr[i], len)) {
                 w.localError = WcStatus.LOC_PROT_ERR.ordinal();
                 return;
@@ -51,7 +51,7 @@ public final class Sgl {
                 continue;
             }
             int n = (int) Math.min(sl - skip, left);
-            Mr mr = keys.lookup(r.sgeLkey[i]);
+            Mr mr = keys.lookupLocal(r.sgeLkey[i]);
             long va = r.sgeAddr[i] + skip;
             if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, n)) { // the SRQ's PD for an SRQ receive
                 return false;

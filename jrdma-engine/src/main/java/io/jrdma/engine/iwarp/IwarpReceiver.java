@@ -5,6 +5,7 @@ import io.jrdma.engine.core.Counters;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.RecvWqe;
 import io.jrdma.engine.core.RegionViews;
 import io.jrdma.engine.core.Sgl;
@@ -102,6 +103,9 @@ final class IwarpReceiver {
                 break;
             }
             counters.increment(Counter.RCVD_PKTS);
+            counters.add(Counter.RCVD_BYTES, total);
+            counters.increment(qp.stats, QpCounter.RCVD_PKTS);
+            counters.add(qp.stats, QpCounter.RCVD_BYTES, total);
             s.rxLarge = total > ZC_RX_MIN;
             onFpdu(qp, s, s.rxStart, total);
             s.rxStart += total;
@@ -213,6 +217,7 @@ final class IwarpReceiver {
         s.dpLength = len;
         s.dpPlaced = here;
         s.dpTrailer = Fpdu.padLength(ulen) + Fpdu.CRC_LENGTH;
+        s.dpFpduLength = Fpdu.crcOffset(ulen) + Fpdu.CRC_LENGTH;
         s.rxStart = 0;
         s.rxEnd = 0;
         return true;
@@ -239,7 +244,7 @@ final class IwarpReceiver {
                 continue;
             }
             long n = Math.min(sl - skip, left);
-            Mr mr = engine.context.keys.lookup(r.sgeLkey[i]);
+            Mr mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
             if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, r.sgeAddr[i] + skip, n)
                     || RegionViews.of(mr) == null) {
                 return false;
@@ -289,7 +294,7 @@ final class IwarpReceiver {
                 default -> {
                     RecvWqe r = s.recv;
                     int i = sgeAt(r.sgeLength, r.numSge, s.recvPlaced + at);
-                    mr = engine.context.keys.lookup(r.sgeLkey[i]);
+                    mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
                     va = r.sgeAddr[i] + sgeSkip;
                     piece = Math.min(left, r.sgeLength[i] - sgeSkip);
                 }
@@ -381,6 +386,9 @@ final class IwarpReceiver {
         }
         s.rxStart += s.dpTrailer;
         counters.increment(Counter.RCVD_PKTS);
+        counters.add(Counter.RCVD_BYTES, s.dpFpduLength);
+        counters.increment(qp.stats, QpCounter.RCVD_PKTS);
+        counters.add(qp.stats, QpCounter.RCVD_BYTES, s.dpFpduLength);
         iwarp.zeroCopyPlaced++;
         int len = s.dpLength;
         switch (s.dpOpcode) {
@@ -462,6 +470,12 @@ final class IwarpReceiver {
     }
 
     /** RFC 5041 §7: a tagged buffer check failed; the code for it (siw's siw_tagged_error), or -1 if it passed. */
+    /** A remote access refused (error path): counted by its reason, as soft-RoCE's responder counts them. */
+    private void refused(Mr mr, IwarpQp qp, int needed, long va, long len) {
+        counters.increment((qp.accessFlags & needed) != needed ? Counter.RCVD_NO_ACCESS
+                : Mr.refusal(mr, qp, needed, va, len));
+    }
+
     private static int taggedError(Mr mr, IwarpQp qp, int needed, long va, long len) {
         if (mr == null) {
             return Terminate.DDP_TAGGED_INVALID_STAG;
@@ -485,6 +499,7 @@ final class IwarpReceiver {
             Mr mr = engine.context.keys.lookup(stag);
             int code = taggedError(mr, qp, Access.REMOTE_WRITE, to, len);
             if (code >= 0) {
+                refused(mr, qp, Access.REMOTE_WRITE, to, len);
                 tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, code, off, false);
                 return;
             }
@@ -525,6 +540,7 @@ final class IwarpReceiver {
                             ? Terminate.RDMAP_ACCESS_RIGHTS
                     : !mr.permits(qp.pd, Access.REMOTE_READ, srcTo, size) ? Terminate.RDMAP_BASE_BOUNDS : -1;
             if (code >= 0) { // RFC 5040 §7.1: a READ's source is checked by RDMAP, reported with the request
+                refused(mr, qp, Access.REMOTE_READ, srcTo, size);
                 tx.terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, code, off, true);
                 return;
             }
@@ -569,6 +585,7 @@ final class IwarpReceiver {
             return;
         }
         if (code >= 0) {
+            refused(mr, qp, Access.REMOTE_ATOMIC, va, 8);
             tx.terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, code, off, false);
             return;
         }

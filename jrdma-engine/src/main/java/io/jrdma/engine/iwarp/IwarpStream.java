@@ -111,6 +111,8 @@ final class IwarpStream {
     int dpPlaced;
     /** pad + CRC bytes after the payload */
     int dpTrailer;
+    /** the whole FPDU's length, as counted in rcvd_bytes */
+    int dpFpduLength;
     /** WRITE: its region and the address of its first payload byte; READ Response: the WQE it answers */
     Mr dpMr;
     long dpVa;

@@ -6,6 +6,7 @@ import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.LocalOps;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.RegionViews;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
@@ -86,7 +87,7 @@ final class IwarpTransmitter {
         Terminate.write(tx, t, layer, etype, code, hdrCtl);
         Fpdu.writeHeader(tx, f, ulen);
         queue(s, f, ulen); // a gather entry is always free for it (transmit leaves one)
-        counters.increment(Counter.SENT_PKTS);
+        sent(qp, ulen);
         if (qp.state != QpState.ERROR) {
             // the QP itself learns why it stopped (IBA 11.6.3's affiliated errors, by the TERMINATE's layer and type)
             engine.context.events.raise(layer == Terminate.LAYER_RDMAP && etype == Terminate.RDMAP_ETYPE_REMOTE_PROTECTION
@@ -131,7 +132,7 @@ final class IwarpTransmitter {
                 }
             }
             if (s.irqCount > 0) {
-                response(s);
+                response(qp, s);
             } else if (!request(qp, s, st == QpState.SQD)) {
                 break;
             }
@@ -299,6 +300,15 @@ final class IwarpTransmitter {
     }
 
     /** Seals the FPDU built whole at {@code f} (pad, CRC or zeros) and queues it for the socket. */
+    /** Counts an FPDU of {@code ulen} ULPDU bytes sent for {@code qp}: device and QP packets and framed bytes. */
+    private void sent(IwarpQp qp, int ulen) {
+        int bytes = Fpdu.crcOffset(ulen) + Fpdu.CRC_LENGTH;
+        counters.increment(Counter.SENT_PKTS);
+        counters.add(Counter.SENT_BYTES, bytes);
+        counters.increment(qp.stats, QpCounter.SENT_PKTS);
+        counters.add(qp.stats, QpCounter.SENT_BYTES, bytes);
+    }
+
     private void queue(IwarpStream s, int f, int ulen) {
         int at = Fpdu.crcOffset(ulen);
         Fpdu.writeTrailer(s.txSeg, f, ulen, Fpdu.CRC_OFF);
@@ -377,7 +387,7 @@ final class IwarpTransmitter {
     }
 
     /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
-    private void response(IwarpStream s) {
+    private void response(IwarpQp qp, IwarpStream s) {
         int i = s.irqHead;
         MemorySegment tx = s.txSeg;
         int f = s.txEnd;
@@ -411,7 +421,7 @@ final class IwarpTransmitter {
             Fpdu.writeHeader(tx, f, ulen);
             queue(s, f, ulen);
         }
-        counters.increment(Counter.SENT_PKTS);
+        sent(qp, ulen);
         if (done) {
             s.irqMr[i] = null;
             s.irqHead = (i + 1) % s.irqCapacity;
@@ -509,7 +519,7 @@ final class IwarpTransmitter {
                 qp.reqOffset = off + len;
                 if (last && w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
                     // the immediate value follows as a message of its own (docs/iwarp-design.md)
-                    counters.increment(Counter.SENT_PKTS);
+                    sent(qp, ulen);
                     f = s.txEnd;
                     queued = false;
                     ddp = f + Fpdu.ULPDU_OFFSET;
@@ -550,7 +560,7 @@ final class IwarpTransmitter {
             Fpdu.writeHeader(tx, f, ulen);
             queue(s, f, ulen);
         }
-        counters.increment(Counter.SENT_PKTS);
+        sent(qp, ulen);
         if (last) {
             s.sqTxEnd[(int) (qp.reqIndex & qp.sqMask)] = s.txQueued; // it completes once TCP took this far
             qp.reqIndex++;

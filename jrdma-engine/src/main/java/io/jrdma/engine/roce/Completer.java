@@ -4,6 +4,7 @@ import io.jrdma.engine.core.Counter;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
 import io.jrdma.engine.util.Psn;
@@ -168,6 +169,7 @@ final class Completer {
 
     private void onSeqNak(RoceQp qp, int psn) {
         engine.counters.increment(Counter.RCVD_SEQ_ERR);
+        engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
         if (!sent(qp, psn) && psn != qp.req.psn) {
             return;
         }
@@ -175,6 +177,7 @@ final class Completer {
             return;
         }
         Wqe w = head(qp);
+        engine.counters.increment(qp.stats, QpCounter.RETRANSMITS); // what follows the NAKed PSN goes again
         if (w.isReadOrAtomic() && Psn.diff(psn, w.firstPsn) > 0) {
             retry(qp, w);
         } else if (psn != qp.comp.lastRewindPsn) {
@@ -184,6 +187,7 @@ final class Completer {
 
     private void onRnrNak(RoceQp qp, int psn, int timer) {
         engine.counters.increment(Counter.RCVD_RNR_ERR);
+        engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
         if (completeBefore(qp, psn) || qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             return;
         }
@@ -202,6 +206,9 @@ final class Completer {
     }
 
     private void onErrorNak(RoceQp qp, int psn, WcStatus status) {
+        engine.counters.increment(status == WcStatus.REM_INV_REQ_ERR ? Counter.RCVD_NAK_INV_REQ
+                : status == WcStatus.REM_ACCESS_ERR ? Counter.RCVD_NAK_REM_ACCESS : Counter.RCVD_NAK_REM_OP);
+        engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
         if (completeBefore(qp, psn) || qp.sqConsumer == qp.req.index && !partlySent(qp)) {
             return;
         }
@@ -341,6 +348,7 @@ final class Completer {
             return;
         }
         engine.counters.increment(Counter.COMPLETER_RETRY_ERR);
+        engine.counters.increment(qp.stats, QpCounter.RETRANSMITS);
         if (qp.comp.retryLeft == 0) {
             engine.counters.increment(Counter.RETRY_EXCEEDED_ERR);
             fail(qp, head(qp), WcStatus.RETRY_EXC_ERR);

@@ -5,6 +5,7 @@ import io.jrdma.soft.SoftRoceOptions;
 import io.jrdma.engine.core.Counter;
 import io.jrdma.engine.core.Counters;
 import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.PacketSink;
 import io.jrdma.wire.Bth;
@@ -40,6 +41,7 @@ final class PacketReceiver implements PacketSink {
     @Override
     public void onPacket(ByteBuffer buf, MemorySegment seg, int len, Endpoint src, Endpoint dst) {
         counters.increment(Counter.RCVD_PKTS);
+        counters.add(Counter.RCVD_BYTES, len);
         if (len < Bth.LENGTH + Icrc.LENGTH) {
             counters.increment(Counter.RCVD_MALFORMED);
             return;
@@ -91,6 +93,8 @@ final class PacketReceiver implements PacketSink {
             counters.increment(Counter.RCVD_BAD_ADDR);
             return;
         }
+        counters.increment(qp.stats, QpCounter.RCVD_PKTS);
+        counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
         try {
             if ((mask & IbOpcode.REQ) != 0) {
                 roce.responder.onRequest(qp, seg, opcode, mask, hdr, payload);

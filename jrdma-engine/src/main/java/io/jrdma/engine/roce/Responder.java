@@ -4,6 +4,7 @@ import io.jrdma.engine.core.Counter;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.RecvWqe;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.util.Psn;
@@ -368,7 +369,7 @@ final class Responder {
                 if (target == null || !target.invalidateFor(qp.pd, qp.qpn)) {
                     // a key this QP may not invalidate: the peer learns it as a remote access error
                     completeRecv(qp, r, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
-                    errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                    refuse(qp, Counter.RCVD_BAD_KEY, psn);
                     return false;
                 }
                 flags |= WorkCompletion.WITH_INV;
@@ -392,13 +393,13 @@ final class Responder {
             long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, reth));
             Mr mr = null;
             if ((qp.accessFlags & Access.REMOTE_WRITE) == 0) {
-                errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                refuse(qp, Counter.RCVD_NO_ACCESS, psn);
                 return false;
             }
             if (len > 0) {
                 mr = engine.context.keys.lookup(Reth.rkey(pkt, reth));
                 if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_WRITE, va, len)) {
-                    errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                    refuse(qp, Mr.refusal(mr, qp, Access.REMOTE_WRITE, va, len), psn);
                     return false;
                 }
             }
@@ -435,14 +436,14 @@ final class Responder {
         int rkey = Reth.rkey(pkt, Bth.LENGTH);
         long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
         if ((qp.accessFlags & Access.REMOTE_READ) == 0) {
-            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            refuse(qp, Counter.RCVD_NO_ACCESS, psn);
             return;
         }
         Mr mr = null;
         if (len > 0) {
             mr = engine.context.keys.lookup(rkey);
             if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_READ, va, len)) {
-                errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+                refuse(qp, Mr.refusal(mr, qp, Access.REMOTE_READ, va, len), psn);
                 return;
             }
         }
@@ -465,12 +466,12 @@ final class Responder {
             return;
         }
         if ((qp.accessFlags & Access.REMOTE_ATOMIC) == 0) {
-            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            refuse(qp, Counter.RCVD_NO_ACCESS, psn);
             return;
         }
         Mr mr = engine.context.keys.lookup(rkey);
         if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_ATOMIC, va, 8)) {
-            errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+            refuse(qp, Mr.refusal(mr, qp, Access.REMOTE_ATOMIC, va, 8), psn);
             return;
         }
         if (qp.resp.resCount == qp.resp.resCapacity) {
@@ -556,7 +557,27 @@ final class Responder {
         queueNak(qp, Aeth.RNR_NAK | qp.minRnrTimer, psn, false);
     }
 
+    /** A NAK sent, by its reason (error path). */
+    private void countNak(int syndrome) {
+        switch (syndrome) {
+            case Aeth.NAK_PSN_SEQ_ERR -> engine.counters.increment(Counter.SENT_NAK_SEQ_ERR);
+            case Aeth.NAK_INVALID_REQUEST -> engine.counters.increment(Counter.SENT_NAK_INV_REQ);
+            case Aeth.NAK_REMOTE_ACCESS -> engine.counters.increment(Counter.SENT_NAK_REM_ACCESS);
+            case Aeth.NAK_REMOTE_OP -> engine.counters.increment(Counter.SENT_NAK_REM_OP);
+            default -> { } // RNR NAKs: send_rnr_err
+        }
+    }
+
+    /** A remote access refused: counted by its reason, then NAKed (Remote Access Error) or, on UC, dropped. */
+    private void refuse(RoceQp qp, Counter reason, int psn) {
+        engine.counters.increment(reason);
+        errorNak(qp, Aeth.NAK_REMOTE_ACCESS, psn);
+    }
+
     private void errorNak(RoceQp qp, int syndrome, int psn) {
+        if (syndrome == Aeth.NAK_INVALID_REQUEST) {
+            engine.counters.increment(Counter.RCVD_INV_REQ);
+        }
         if (qp.unreliable) {
             dropUcMessage(qp); // UC has no NAKs: a bad request loses its message, the QP goes on (rxe: drop_msg)
             return;
@@ -644,7 +665,9 @@ final class Responder {
                 return sent;
             }
             engine.counters.increment(Counter.SEND_NAKS);
+            engine.counters.increment(qp.stats, QpCounter.SENT_NAKS);
             int syndrome = qp.resp.nakPendingSyndrome;
+            countNak(syndrome);
             qp.resp.nakPendingSyndrome = -1;
             if (qp.resp.errorAfterNak) {
                 // IBA 11.6.3: the responder's own QP learns why it stopped as an affiliated event

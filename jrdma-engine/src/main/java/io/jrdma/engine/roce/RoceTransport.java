@@ -11,6 +11,7 @@ import io.jrdma.engine.core.Engine;
 import io.jrdma.engine.core.Fallbacks;
 import io.jrdma.engine.core.Pd;
 import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.Transport;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
@@ -336,7 +337,12 @@ public final class RoceTransport implements Transport {
      * @return false when the link is full (nothing was sent; the caller retries later)
      */
     boolean send(RoceQp qp, int len) {
-        return send(qp.local, qp.remote, len, qp.peerAcksUnrequested);
+        if (!send(qp.local, qp.remote, len, qp.peerAcksUnrequested)) {
+            return false;
+        }
+        counters.increment(qp.stats, QpCounter.SENT_PKTS);
+        counters.add(qp.stats, QpCounter.SENT_BYTES, len + Icrc.LENGTH);
+        return true;
     }
 
     /**
@@ -355,6 +361,7 @@ public final class RoceTransport implements Transport {
             return false;
         }
         counters.increment(Counter.SENT_PKTS);
+        counters.add(Counter.SENT_BYTES, len + Icrc.LENGTH);
         if (linkHolds) { // the link may still hold this slot: build the next packet in the next one
             int next = txSlot + 1 == txBufs.length ? 0 : txSlot + 1;
             txSlot = next;

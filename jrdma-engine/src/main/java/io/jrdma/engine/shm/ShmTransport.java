@@ -94,6 +94,8 @@ final class ShmTransport implements Transport {
         this.ctrlAddr = ctrlAddr;
         this.ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
         this.cm = new TcpConnectionManager(context, true);
+        // peers find published keys by rkey >>> 8 and can read them all: plain rxe keys, lkey = rkey
+        context.keys.plain();
     }
 
     /** @return the GID of a context of process {@code pid} whose control segment is descriptor {@code fd} */

@@ -134,4 +134,111 @@ class KeyTableTest {
         assertTrue(reads.get() > 0);
         org.junit.jupiter.api.Assertions.assertEquals(0, misses.get(), "lookups of a live key that failed");
     }
+
+    @Test
+    void thePermutationIsABijectionWithItsInverse() {
+        long[] rounds = {0x1234_5678_9ABC_DEF0L, -1L, 42L, 0x0F0F_0F0F_0F0F_0F0FL};
+        boolean[] seen = new boolean[1 << 24];
+        for (int x = 0; x < 1 << 24; x++) {
+            int y = KeyTable.permute(x, rounds);
+            org.junit.jupiter.api.Assertions.assertEquals(0, y >>> 24, "24 bits");
+            assertFalse(seen[y], "two indices give " + y);
+            seen[y] = true;
+            if ((x & 0xFFF) == 0) {
+                org.junit.jupiter.api.Assertions.assertEquals(x, KeyTable.inverse(y, rounds));
+            }
+        }
+    }
+
+    @Test
+    void rkeysDifferFromLkeysAndAnLkeyIsNotFoundAsAnRkey() {
+        KeyTable t = new KeyTable();
+        assertTrue(t.scrambled());
+        int equal = 0;
+        for (int n = 0; n < 1_000; n++) {
+            Mr m = region(t.newKey());
+            t.add(m);
+            equal += m.lkey() == m.rkey() ? 1 : 0;
+            org.junit.jupiter.api.Assertions.assertSame(m, t.lookupLocal(m.lkey()));
+            org.junit.jupiter.api.Assertions.assertSame(m, t.lookup(m.rkey()));
+            if (m.lkey() != m.rkey()) {
+                assertNotSameEntry(m, t.lookup(m.lkey()), "an lkey used as an rkey");
+                assertNotSameEntry(m, t.lookupLocal(m.rkey()), "an rkey used as an lkey");
+            }
+            org.junit.jupiter.api.Assertions.assertSame(m, t.lookupAny(m.lkey()));
+            org.junit.jupiter.api.Assertions.assertSame(m, t.lookupAny(m.rkey()));
+        }
+        assertTrue(equal <= 1, equal + " of 1,000 regions have lkey = rkey");
+    }
+
+    private static void assertNotSameEntry(Mr m, Mr found, String what) {
+        org.junit.jupiter.api.Assertions.assertNotSame(m, found, what + " finds the region");
+    }
+
+    @Test
+    void keysDifferBetweenTablesAndDoNotShowTheirIndex() {
+        KeyTable a = new KeyTable();
+        KeyTable b = new KeyTable();
+        int sameUpper = 0;
+        int consecutive = 0;
+        int previous = -1;
+        for (int n = 0; n < 1_000; n++) {
+            int ka = a.newKey();
+            int kb = b.newKey();
+            sameUpper += (ka >>> 8) == (kb >>> 8) ? 1 : 0;
+            consecutive += previous >= 0 && (ka >>> 8) == (previous >>> 8) + 1 ? 1 : 0;
+            previous = ka;
+        }
+        assertTrue(sameUpper <= 2, sameUpper + " of 1,000 keys share their upper 24 bits between two contexts");
+        assertTrue(consecutive <= 2, consecutive + " of 1,000 successive keys have consecutive upper bits");
+    }
+
+    @Test
+    void everyKeyBitIsBalanced() {
+        KeyTable t = new KeyTable();
+        int[] ones = new int[32];
+        int n = 20_000;
+        for (int i = 0; i < n; i++) {
+            int k = t.newKey();
+            for (int bit = 0; bit < 32; bit++) {
+                ones[bit] += (k >>> bit) & 1;
+            }
+        }
+        for (int bit = 0; bit < 32; bit++) {
+            double f = ones[bit] / (double) n;
+            // 20,000 fair coins: 0.5 +- 0.0035 (one sigma); 0.47..0.53 is over 8 sigma
+            assertTrue(f > 0.47 && f < 0.53, "bit " + bit + " is set in " + f + " of the keys");
+        }
+    }
+
+    @Test
+    void randomKeysFindNothingAmongAThousandLiveOnes() {
+        KeyTable t = new KeyTable();
+        for (int n = 0; n < 1_000; n++) {
+            t.add(region(t.newKey()));
+        }
+        java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+        int hits = 0;
+        for (int n = 0; n < 1_000_000; n++) {
+            int k = r.nextInt();
+            hits += t.lookup(k) != null ? 1 : 0;
+            hits += t.lookupLocal(k) != null ? 1 : 0;
+        }
+        // expected 2e6 * 1000 / 2^32 = 0.47
+        assertTrue(hits <= 4, hits + " of 2,000,000 guesses found a live key");
+    }
+
+    @Test
+    void aPlainTableKeepsRxesLayout() {
+        KeyTable t = new KeyTable();
+        t.plain();
+        assertFalse(t.scrambled());
+        for (int n = 1; n <= 100; n++) {
+            Mr m = region(t.newKey());
+            t.add(m);
+            org.junit.jupiter.api.Assertions.assertEquals(n, m.rkey() >>> 8, "index << 8 | key byte");
+            org.junit.jupiter.api.Assertions.assertEquals(m.rkey(), m.lkey());
+        }
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, t::plain);
+    }
 }

@@ -37,8 +37,38 @@ class FaultInjectionTest {
     }
 
     private void run(WrOpcode op, long seed) {
+        run(op, seed, 0.05);
+    }
+
+    /**
+     * {@value #COUNT} requests of {@code op} through a network that drops, duplicates, reorders and corrupts each
+     * packet with probability {@code rate} (seeded): each completes exactly once, in order, with the right data.
+     *
+     * @return the packets the network dropped
+     */
+    static long run(WrOpcode op, long seed, double rate) {
+        long dropped = run(op, seed, rate, false).dropped();
+        assertTrue(dropped > 0, "the network dropped packets");
+        return dropped;
+    }
+
+    /**
+     * What a run did: the packets dropped, and when {@code exhaustionAllowed}, the request that exhausted its
+     * transport retries (RETRY_EXC_ERR: the network lost it and its seven retries, or their ACKs), or -1.
+     */
+    record Outcome(long dropped, int exhaustedAt) {
+    }
+
+    /**
+     * As {@link #run(WrOpcode, long, double)}; with {@code exhaustionAllowed} a request whose retries all fail may
+     * complete with RETRY_EXC_ERR (the right error: at 10 % loss, duplication, reordering and corruption each, an
+     * attempt fails about one time in three, and all eight about once in 5,000 requests). Then every request
+     * before it must have completed successfully, in order, with the right data, and every one after it with
+     * WR_FLUSH_ERR.
+     */
+    static Outcome run(WrOpcode op, long seed, double rate, boolean exhaustionAllowed) {
         try (Pair p = new Pair(Mtu.MTU_1024, COUNT * SLOT + 4096)) {
-            p.net.faults(seed, 0.05, 0.05, 0.05, 0.05);
+            p.net.faults(seed, rate, rate, rate, rate);
             boolean atomic = op.isAtomic();
             int size = atomic ? 8 : SLOT - 7 * (int) (seed % 3);
             if (op.consumesRecv()) {
@@ -84,6 +114,32 @@ class FaultInjectionTest {
                 assertTrue(p.pump(() -> p.a.completions.size() >= target
                         || p.a.qp.state() == io.jrdma.verbs.QpState.ERROR, 2_000_000), "stuck: " + p.a.completions.size()
                         + " of " + COUNT + " " + op + " seed " + seed);
+                if (exhaustionAllowed && p.a.qp.state() == io.jrdma.verbs.QpState.ERROR) {
+                    int posts = posted;
+                    assertTrue(p.pump(() -> p.a.completions.size() >= posts, 2_000_000), "the flush did not come");
+                    int k = 0;
+                    while (k < posts && p.a.completions.get(k).status() == WcStatus.SUCCESS) {
+                        WorkCompletion wc = p.a.completions.get(k);
+                        assertEquals(k, wc.wrId(), "completions in order");
+                        long off = (long) k * SLOT;
+                        if (op == WrOpcode.RDMA_READ) {
+                            check(p.a.buf, off, size, k);
+                        } else if (!atomic) {
+                            check(p.b.buf, off, size, k);
+                        }
+                        k++;
+                    }
+                    assertEquals(WcStatus.RETRY_EXC_ERR, p.a.completions.get(k).status(), "the request that failed: "
+                            + p.a.completions.get(k));
+                    for (int i = k + 1; i < posts; i++) {
+                        assertEquals(WcStatus.WR_FLUSH_ERR, p.a.completions.get(i).status(), "after the failure");
+                    }
+                    assertEquals(posts, p.a.completions.size(), "exactly once");
+                    if (inv != null) {
+                        inv.close();
+                    }
+                    return new Outcome(p.net.dropped, k);
+                }
                 assertEquals(io.jrdma.verbs.QpState.RTS, p.a.qp.state(), "requester failed with " + firstError(p.a.completions));
             }
             for (int i = 0; i < COUNT; i++) {
@@ -127,7 +183,7 @@ class FaultInjectionTest {
             if (inv != null) {
                 inv.close();
             }
-            assertTrue(p.net.dropped > 0, "the network dropped packets");
+            return new Outcome(p.net.dropped, -1);
         }
     }
 

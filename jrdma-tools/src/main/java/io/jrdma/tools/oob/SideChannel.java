@@ -49,6 +49,10 @@ public final class SideChannel implements AutoCloseable {
     private final Selector selector;
     private final long timeoutNanos;
     private final String peer;
+    /** bytes {@link #peerClosed} read ahead of the next read (a read takes them first) */
+    private final ByteBuffer ahead = ByteBuffer.allocate(4096).flip();
+    /** the peer closed its end ({@link #peerClosed} saw the end of the stream) */
+    private boolean eof;
 
     private SideChannel(SocketChannel ch, long timeoutNanos) throws IOException {
         this.ch = ch;
@@ -219,8 +223,45 @@ public final class SideChannel implements AutoCloseable {
         return r;
     }
 
+    /**
+     * Whether the peer has closed its end (it stopped, or died: the kernel closes a dead process's
+     * sockets). Never blocks and loses nothing: bytes that arrived are kept for the next read.
+     */
+    public boolean peerClosed() {
+        if (eof) {
+            return true;
+        }
+        try {
+            if (ahead.hasRemaining() && ahead.limit() == ahead.capacity()) {
+                return false; // the read-ahead is full: the peer is alive enough to send
+            }
+            ahead.compact();
+            int n;
+            try {
+                n = ch.read(ahead);
+            } finally {
+                ahead.flip();
+            }
+            if (n < 0) {
+                eof = true;
+            }
+        } catch (IOException e) {
+            eof = true; // reset by the peer
+        }
+        return eof;
+    }
+
     private int readSome(byte[] out, int min, String what, Pump pump, boolean failOnTimeout) {
         ByteBuffer b = ByteBuffer.wrap(out);
+        if (ahead.hasRemaining()) {
+            int k = Math.min(ahead.remaining(), b.remaining());
+            b.put(b.position(), ahead, ahead.position(), k);
+            b.position(b.position() + k);
+            ahead.position(ahead.position() + k);
+        }
+        if (eof && b.position() < min) {
+            return b.position();
+        }
         io.jrdma.tools.Progress.step(() -> "waiting for " + what + " from " + peer + " (" + b.position() + " of " + min
                 + " bytes arrived)");
         long last = System.nanoTime();
@@ -267,12 +308,29 @@ public final class SideChannel implements AutoCloseable {
 
     /** Reads what the peer still sends until it closes, for at most {@code nanos}; never fails. */
     public void drain(long nanos) {
+        drain(Long.MAX_VALUE, nanos);
+    }
+
+    /**
+     * Reads what the peer still sends until it closes or {@code enough} bytes came, for at most {@code nanos};
+     * never fails.
+     */
+    public void drain(long enough, long nanos) {
         byte[] sink = new byte[64];
         long end = System.nanoTime() + nanos;
+        long got = ahead.remaining();
+        ahead.position(ahead.limit());
+        if (eof || got >= enough) {
+            return;
+        }
         try {
             while (System.nanoTime() - end < 0) {
                 int n = ch.read(ByteBuffer.wrap(sink));
                 if (n < 0) {
+                    return;
+                }
+                got += n;
+                if (got >= enough) {
                     return;
                 }
                 if (n == 0) {

@@ -89,6 +89,10 @@ public final class PerfCommand {
             .option((char) 0, "loopback", null, "run server and client in this process over 127.0.0.1")
             .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30); a server"
                     + " gives up waiting for its client after SEC only when given")
+            .option((char) 0, "server", null, "a long-running server: serve client after client (each with this test"
+                    + " and these flags) until killed; a client that fails or dies ends only its own run")
+            .option((char) 0, "clients", "N", "with --server: stop after N clients; on a client: run N times in a row"
+                    + " (a churn against a --server)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
             .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
@@ -102,6 +106,9 @@ public final class PerfCommand {
     public static int run(List<String> args, PrintStream out, PrintStream err) {
         PerfOptions o = null;
         PerftestOptions po = null;
+        boolean serverLoop = false;
+        boolean clientRuns = false;
+        long maxClients = Long.MAX_VALUE;
         try {
             ArgParser.Parsed p = PARSER.parse(args);
             if (p.help()) {
@@ -117,10 +124,35 @@ public final class PerfCommand {
             } else {
                 po = PerftestOptions.of(p);
             }
+            if (p.has("clients") && !p.has("server")) {
+                if (po == null || po.host() == null) {
+                    throw new ArgParser.UsageException("option --clients: N clients of a --server, or N runs of a"
+                            + " client (give the server's host)");
+                }
+                maxClients = longValue(p, "clients", (char) 0, 1, Long.MAX_VALUE);
+                clientRuns = true;
+            }
+            if (p.has("server")) {
+                if (po.host() != null || po.loopback()) {
+                    throw new ArgParser.UsageException("--server is the server side: give no host"
+                            + (po.loopback() ? " and no --loopback" : " ('" + po.host() + "')"));
+                }
+                if (po.rdmaCm()) {
+                    throw new ArgParser.UsageException("--server serves perftest's TCP exchange: it does not take -R");
+                }
+                serverLoop = true;
+                maxClients = p.has("clients") ? longValue(p, "clients", (char) 0, 1, Long.MAX_VALUE) : Long.MAX_VALUE;
+            }
         } catch (ArgParser.UsageException e) {
             err.println("jrdma perf: " + e.getMessage());
             err.print(PARSER.usage());
             return 2;
+        }
+        if (serverLoop) {
+            return PerftestCommand.serve(po, maxClients, out, err, port -> { });
+        }
+        if (clientRuns) {
+            return PerftestCommand.repeat(po, maxClients, out, err);
         }
         return o != null ? execute(o, out, err) : PerftestCommand.execute(po, out, err);
     }

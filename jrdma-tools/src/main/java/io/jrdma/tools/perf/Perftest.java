@@ -191,11 +191,14 @@ final class Perftest {
         if (server && !rdmaCm && o.device() == null) {
             // as rdma_cm: a server without -d answers on the device the client reached, so it takes
             // the client's connection first, then opens the device that owns the address it came to
-            try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+            SideChannel.Listener l = openListener();
+            try {
                 out.println(PerftestReport.BANNER); // after listening: a taken port fails at once
                 out.flush();
                 listening.accept(l.port());
                 early = l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, SideChannel.IDLE);
+            } finally {
+                closeListener(l);
             }
             dev = deviceReached(early.localAddress());
         } else {
@@ -207,6 +210,25 @@ final class Perftest {
             if (early != null && ex == null) {
                 early.close();
             }
+        }
+    }
+
+    /** A long-running server's listening socket, kept from client to client ({@code --server}); null otherwise. */
+    private SideChannel.Listener shared;
+
+    /** Serves the next client on {@code l}, which stays open afterwards ({@code jrdma perf --server}). */
+    Perftest listenOn(SideChannel.Listener l) {
+        this.shared = l;
+        return this;
+    }
+
+    private SideChannel.Listener openListener() {
+        return shared != null ? shared : SideChannel.listen(new InetSocketAddress(o.port()));
+    }
+
+    private void closeListener(SideChannel.Listener l) {
+        if (l != shared) {
+            l.close();
         }
     }
 
@@ -264,12 +286,15 @@ final class Perftest {
                     listening.accept(cmListener.address().getPort());
                     ex = RdmaCmExchange.accept(ctx, cmListener, o.waitClient() ? timeoutNanos : 0, pump, timeoutNanos);
                 } else {
-                    try (SideChannel.Listener l = SideChannel.listen(new InetSocketAddress(o.port()))) {
+                    SideChannel.Listener l = openListener();
+                    try {
                         out.println(PerftestReport.BANNER);
                         out.flush();
                         listening.accept(l.port());
                         ex = new PerftestExchange.Tcp(l.accept(o.waitClient() ? timeoutNanos : 0, timeoutNanos, pump),
                                 pump);
+                    } finally {
+                        closeListener(l);
                     }
                 }
             } else if (rdmaCm) {
@@ -278,6 +303,9 @@ final class Perftest {
             } else {
                 ex = new PerftestExchange.Tcp(SideChannel.connect(new InetSocketAddress(peer, o.port()), timeoutNanos),
                         pump);
+            }
+            if (ex instanceof PerftestExchange.Tcp t) {
+                dog.watchPeer(t::peerClosed); // a peer that stops or dies is noticed at once, not after --timeout
             }
             try {
                 exchangeParameters(port);

@@ -1,6 +1,7 @@
 package io.jrdma.tools.perf;
 
 import io.jrdma.tools.DeviceChoice;
+import io.jrdma.tools.oob.SideChannel;
 import io.jrdma.tools.oob.SideChannelException;
 import io.jrdma.verbs.RdmaException;
 
@@ -38,6 +39,100 @@ public final class PerftestCommand {
         } catch (Throwable e) {
             return report(e, out, err, "");
         }
+    }
+
+    /**
+     * {@code jrdma perf <test> --server}: a long-running server. It keeps one listening socket and serves
+     * client after client (each with the test and flags given here, as perftest's server), until killed or
+     * {@code maxClients} were served. A client that fails, stops or dies ends only its own run: the server
+     * says so and waits for the next one. A client that goes away is noticed through the side channel at
+     * once, not after {@code --timeout}.
+     *
+     * @param maxClients how many clients to serve, or {@link Long#MAX_VALUE} for no end
+     * @return 0 when every client's run succeeded, 1 when one failed, 2 for a bad flag or device
+     */
+    public static int serve(PerftestOptions o, long maxClients, PrintStream out, PrintStream err,
+                            IntConsumer listening) {
+        SideChannel.Listener l;
+        try {
+            l = SideChannel.listen(new java.net.InetSocketAddress(o.port()));
+        } catch (SideChannelException e) {
+            return report(e, out, err, "");
+        }
+        long failed = 0;
+        try (l) {
+            out.println(" jrdma perf server: " + o.test().cliName() + " for client after client on TCP port " + l.port()
+                    + (maxClients == Long.MAX_VALUE ? ", until stopped" : ", " + maxClients + " clients"));
+            out.flush();
+            listening.accept(l.port());
+            for (long n = 1; n <= maxClients; n++) {
+                long t0 = System.nanoTime();
+                try {
+                    new Perftest(o, out, err, new Watchdog(o.timeoutSec(), null), p -> { }, true).listenOn(l).run();
+                    out.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                            + resources());
+                } catch (PerfCommand.BadValue | DeviceChoice.NoSuchDevice e) {
+                    return report(e, out, err, "");
+                } catch (PerfFailure | SideChannelException | RdmaException e) {
+                    failed++;
+                    report(e, out, err, " (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+                    out.println(" client " + n + ": failed; waiting for the next one");
+                }
+                out.flush();
+            }
+        }
+        return failed == 0 ? 0 : 1;
+    }
+
+    /**
+     * @return this process's resources as a long-running server reports them after each client: open file
+     *         descriptors (Linux), threads, heap in use and direct/mapped buffer memory (a churn shows growth here)
+     */
+    static String resources() {
+        long fds = -1;
+        try (var s = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            fds = s.count();
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: no count
+        }
+        long direct = 0;
+        for (var b : java.lang.management.ManagementFactory.getPlatformMXBeans(
+                java.lang.management.BufferPoolMXBean.class)) {
+            direct += b.getMemoryUsed();
+        }
+        long afterGc = 0; // what the last collection of each heap pool left: growth shows without forcing a GC
+        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+            var u = pool.getType() == java.lang.management.MemoryType.HEAP ? pool.getCollectionUsage() : null;
+            afterGc += u == null ? 0 : u.getUsed();
+        }
+        return "fds " + fds + ", threads " + java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount()
+                + ", heap " + java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
+                / 1024 + " KiB (" + afterGc / 1024 + " KiB after the last GC), direct " + direct / 1024 + " KiB";
+    }
+
+    /**
+     * {@code jrdma perf <test> <host> --clients N}: N runs of the client one after the other, in this process (a
+     * churn against a {@code --server}); stops at the first failure.
+     *
+     * @return 0 when all N runs succeeded, else the failing run's exit code
+     */
+    public static int repeat(PerftestOptions o, long n, PrintStream out, PrintStream err) {
+        PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream(), true,
+                java.nio.charset.StandardCharsets.UTF_8);
+        long t0 = System.nanoTime();
+        for (long i = 1; i <= n; i++) {
+            int rc = execute(o, i == n ? out : quiet, err);
+            if (rc != 0) {
+                err.println("jrdma perf: run " + i + " of " + n + " failed");
+                return rc;
+            }
+            if (i % 100 == 0 || i == n) {
+                out.println(" run " + i + " of " + n + " done, " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                        + resources());
+                out.flush();
+            }
+        }
+        return 0;
     }
 
     /** @return the exit code for a failure, after printing it */

@@ -65,16 +65,24 @@ interface PerftestExchange extends AutoCloseable {
             return PerftestWire.KEY_SIZE;
         }
 
-        /** Both sides write "done" with its NUL and close; the peer's "done" and its close are read for up to 1 s. */
+        /**
+         * Both sides write "done" with its NUL and close; the peer's "done" (or its close) is awaited for up to
+         * 1 s, and no longer once it came: a long-running server is ready for its next client at once.
+         */
         @Override
         public void finish() {
             sc.write(PerftestWire.DONE, "\"done\"");
-            sc.drain(1_000_000_000L);
+            sc.drain(PerftestWire.DONE.length, 1_000_000_000L);
         }
 
         @Override
         public void close() {
             sc.close();
+        }
+
+        /** @return whether the peer closed the side channel (never blocks) */
+        boolean peerClosed() {
+            return sc.peerClosed();
         }
     }
 }

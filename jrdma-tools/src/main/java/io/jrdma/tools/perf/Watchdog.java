@@ -15,6 +15,10 @@ final class Watchdog {
     private long last = System.nanoTime();
     private int idle;
     private String what = "starting";
+    /** the peer's side channel: true once it closed; checked at most every {@value #PEER_CHECK_NANOS} ns */
+    private java.util.function.BooleanSupplier peerClosed;
+    private long peerCheckedAt;
+    private static final long PEER_CHECK_NANOS = 100_000_000L;
 
     Watchdog(int timeoutSec, AtomicBoolean peerFailed) {
         this.limitNanos = timeoutSec * 1_000_000_000L;
@@ -23,6 +27,14 @@ final class Watchdog {
 
     long limitNanos() {
         return limitNanos;
+    }
+
+    /**
+     * Watches the peer's side channel: a wait fails within a fraction of a second once the peer closed it (it
+     * stopped or died), not after the timeout.
+     */
+    void watchPeer(java.util.function.BooleanSupplier closed) {
+        this.peerClosed = closed;
     }
 
     /** Starts a new wait, named for the error message. */
@@ -53,6 +65,12 @@ final class Watchdog {
         }
         if (peerFailed != null && peerFailed.get()) {
             throw new PerfFailure("stopped " + what + ": the other side of the loopback run failed");
+        }
+        if (peerClosed != null && now - peerCheckedAt > PEER_CHECK_NANOS) {
+            peerCheckedAt = now;
+            if (peerClosed.getAsBoolean()) {
+                throw new PerfFailure("stopped " + what + ": the peer closed the side channel (it stopped or died)");
+            }
         }
         if (now - last > limitNanos) {
             throw new PerfFailure("timed out " + what + ": nothing happened for " + limitNanos / 1_000_000_000L

@@ -1,0 +1,118 @@
+package io.jrdma.engine.cm;
+
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.ThreadingMode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Fuzzing jrdma's connection manager (soft-RoCE) through the bytes on its TCP socket only: random bytes, cut and
+ * mutated REQ messages, each on a connection of its own that the fuzzer then closes. The listener must survive all
+ * of them (a request that still parses is rejected) and then connect a real client whose QP reaches RTS.
+ * {@code -Djrdma.fuzz.cm=N} sets the number of inputs.
+ */
+@Timeout(value = 3, unit = TimeUnit.HOURS) // bounded inside; the scripts run 10^6 inputs
+class CmFuzzTest {
+    @Test
+    void hostileHellosNeitherCrashNorStopTheListener() throws Exception {
+        int inputs = Integer.getInteger("jrdma.fuzz.cm", 1_000);
+        SplittableRandom r = new SplittableRandom(Long.getLong("jrdma.fuzz.seed", 16));
+        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        TcpConnectionManager.write(new DataOutputStream(bytes), TcpConnectionManager.REQ,
+                new TcpConnectionManager.Hello(0x123456, 0xABCDEF, Gid.of(InetAddress.getByName("127.0.0.1")), 4791,
+                        new ConnParam(new byte[] {1, 2, 3}, 4, 5, 6, 7, Mtu.MTU_1024), 0));
+        byte[] valid = bytes.toByteArray();
+        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             DeviceContext client = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             ProtectionDomain spd = server.allocPd();
+             ProtectionDomain cpd = client.allocPd();
+             CompletionQueue scq = server.createCq(16);
+             CompletionQueue ccq = client.createCq(16)) {
+            ConnectionManager.Listener listener = server.connectionManager()
+                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            long t0 = System.nanoTime();
+            int parsed = 0;
+            long runDeadline = System.nanoTime() + 60_000_000_000L + inputs * 50_000_000L; // no hang
+            for (int i = 0; i < inputs; i++) {
+                assertTrue(System.nanoTime() < runDeadline, "the fuzzing stopped making progress at input " + i);
+                byte[] in = switch (i % 3) {
+                    case 0 -> {
+                        byte[] b = new byte[r.nextInt(0, 200)];
+                        r.nextBytes(b);
+                        yield b;
+                    }
+                    case 1 -> java.util.Arrays.copyOf(valid, r.nextInt(0, valid.length));
+                    default -> {
+                        byte[] b = valid.clone();
+                        for (int k = 1 + r.nextInt(3); k > 0; k--) {
+                            b[r.nextInt(b.length)] ^= (byte) (1 << r.nextInt(8));
+                        }
+                        yield b;
+                    }
+                };
+                try (SocketChannel ch = SocketChannel.open(listener.address())) {
+                    ch.write(ByteBuffer.wrap(in));
+                    ch.shutdownOutput();
+                    ConnectionManager.ConnectRequest req = listener.poll(Duration.ofMillis(i % 3 == 2 ? 20 : 0));
+                    if (req != null) {
+                        req.reject(new byte[0]);
+                        parsed++;
+                    }
+                }
+            }
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            try (QueuePair sqp = spd.createQp(QpInitAttr.rc(scq)); QueuePair cqp = cpd.createQp(QpInitAttr.rc(ccq))) {
+                CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(() -> {
+                    long deadline = System.nanoTime() + 20_000_000_000L;
+                    while (System.nanoTime() < deadline) {
+                        ConnectionManager.ConnectRequest req = listener.poll(Duration.ofMillis(100));
+                        if (req != null && req.peerParam().privateData().length == 1) {
+                            return req.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(10));
+                        }
+                        if (req != null) {
+                            req.reject(new byte[0]); // a late hostile one
+                        }
+                    }
+                    throw new AssertionError("the real client's request never came");
+                });
+                ConnectionManager.Connection c = client.connectionManager().connect(cqp, listener.address(),
+                        ConnParam.defaults().withPrivateData(new byte[] {42}), Duration.ofSeconds(20));
+                ConnectionManager.Connection s = accepted.get(30, TimeUnit.SECONDS);
+                assertEquals(QpState.RTS, cqp.state());
+                assertEquals(QpState.RTS, sqp.state());
+                c.close();
+                s.close();
+            }
+            listener.close();
+            System.out.println("cm fuzz: " + inputs + " inputs in " + ms + " ms (" + parsed
+                    + " still parsed, rejected); then a real client connected");
+            assertTrue(parsed < inputs);
+        }
+    }
+}
