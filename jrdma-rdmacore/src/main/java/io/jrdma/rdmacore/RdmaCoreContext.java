@@ -12,7 +12,11 @@ import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.RdmaException;
 
+import io.jrdma.verbs.AsyncEvent;
+
 import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -34,25 +38,84 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
- * A context of an rdma-core device ({@code struct ibv_context}), for queries only so far:
- * {@code ibv_query_device}, {@code ibv_query_port}, {@code ibv_query_gid} and the GID types and counters
- * the kernel shows in sysfs. PDs, completion channels, CQs and the connection manager answer
- * EOPNOTSUPP saying they are not built yet. Not thread-safe: one thread at a time.
+ * A context of an rdma-core device ({@code struct ibv_context}): queries ({@code ibv_query_device},
+ * {@code ibv_query_port}, {@code ibv_query_gid}, the GID types and counters the kernel shows in sysfs), PDs,
+ * MRs, completion channels, CQs, QPs (RC, UC, UD), AHs and SRQs through libibverbs' exported functions, the
+ * data path through the context's ops table ({@link ContextOps}), async events from the context's
+ * {@code async_fd}, and jrdma's TCP connection manager (RoCE). Memory windows and librdmacm are not built.
+ * Queries and object creation are control-path calls (they allocate); posting and polling do not.
  */
 public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
-    static final String NOT_BUILT = "the rdmacore provider queries devices only so far: PDs, MRs, CQs, QPs,"
-            + " SRQs, AHs, memory windows and rdma_cm are not built yet; use a jrdma software device for those";
+    static final String NOT_BUILT = "the rdmacore provider has no memory windows (ibv_alloc_mw, ibv_bind_mw), no"
+            + " fast registration and no librdmacm (rdma_cm) yet: connections use jrdma's TCP exchange, which"
+            + " iWARP devices (siw) cannot use";
 
     private final RdmaCoreDevice device;
     private final LibIbverbs lib;
     private final DeviceOptions options;
-    private MemorySegment ctx;
+    private final IbvVerbs verbs;
+    private final ContextOps ops;
+    private final Map<Long, RdmaCoreCq> cqs = new ConcurrentHashMap<>();
+    private final Map<Long, RdmaCoreQp> qps = new ConcurrentHashMap<>();
+    private final Map<Long, RdmaCoreSrq> srqs = new ConcurrentHashMap<>();
+    private final Set<RdmaCoreChannel> channels = ConcurrentHashMap.newKeySet();
+    private final Arena eventArena = Arena.ofShared();
+    private final MemorySegment eventState = IbvVerbs.callState(eventArena);
+    private final MemorySegment eventPollfd = eventArena.allocate(Structs.POLLFD);
+    private final MemorySegment event = eventArena.allocate(Structs.IBV_ASYNC_EVENT);
+    private final int asyncFd;
+    private ConnectionManager cm;
+    private volatile MemorySegment ctx;
 
     RdmaCoreContext(RdmaCoreDevice device, LibIbverbs lib, MemorySegment ctx, DeviceOptions options) {
         this.device = device;
         this.lib = lib;
-        this.ctx = ctx;
+        this.ctx = ctx.reinterpret(Structs.IBV_CONTEXT.byteSize());
         this.options = options;
+        this.verbs = lib.verbs();
+        this.ops = ContextOps.of(this.ctx, device.name());
+        this.asyncFd = this.ctx.get(JAVA_INT, Structs.CTX_ASYNC_FD);
+    }
+
+    IbvVerbs verbs() {
+        return verbs;
+    }
+
+    ContextOps ops() {
+        return ops;
+    }
+
+    void remember(RdmaCoreCq cq) {
+        cqs.put(cq.cq.address(), cq);
+    }
+
+    void remember(RdmaCoreQp qp) {
+        qps.put(qp.qp.address(), qp);
+    }
+
+    void remember(RdmaCoreSrq srq) {
+        srqs.put(srq.srq.address(), srq);
+    }
+
+    void forget(RdmaCoreCq cq) {
+        cqs.remove(cq.cq.address());
+    }
+
+    void forget(RdmaCoreQp qp) {
+        qps.remove(qp.qp.address());
+    }
+
+    void forget(RdmaCoreSrq srq) {
+        srqs.remove(srq.srq.address());
+    }
+
+    void forget(RdmaCoreChannel channel) {
+        channels.remove(channel);
+    }
+
+    /** {@return the CQ of this context at that native address, or null} */
+    RdmaCoreCq cqOf(long address) {
+        return cqs.get(address);
     }
 
     private MemorySegment ctx() {
@@ -61,10 +124,6 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                     + " is closed: open a new one with Device.open()");
         }
         return ctx;
-    }
-
-    private static RdmaException notBuilt(String verb) {
-        return new RdmaException(RdmaException.Errno.EOPNOTSUPP, verb + " is not built yet: " + NOT_BUILT);
     }
 
     @Override
@@ -264,22 +323,132 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return -1;
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet */
+    /**
+     * {@return a protection domain ({@code ibv_alloc_pd})}
+     *
+     * @throws RdmaException the errno of ibv_alloc_pd; EINVAL when the context is closed
+     */
     @Override
     public ProtectionDomain allocPd() {
-        throw notBuilt("allocPd (ibv_alloc_pd)");
+        try {
+            return new RdmaCorePd(this, verbs.allocPd(ctx()).reinterpret(Structs.IBV_PD.byteSize()));
+        } catch (LibIbverbs.NativeCallException e) {
+            throw RdmaCoreProvider.toRdma(e);
+        }
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet */
+    /**
+     * {@return a completion channel ({@code ibv_create_comp_channel}), whose fd {@code await} blocks on}
+     *
+     * @throws RdmaException the errno of ibv_create_comp_channel
+     */
     @Override
     public CompletionChannel createCompletionChannel() {
-        throw notBuilt("createCompletionChannel (ibv_create_comp_channel)");
+        try {
+            RdmaCoreChannel ch = new RdmaCoreChannel(this, verbs.createCompChannel(ctx()));
+            channels.add(ch);
+            return ch;
+        } catch (LibIbverbs.NativeCallException e) {
+            throw RdmaCoreProvider.toRdma(e);
+        }
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet */
+    /**
+     * {@return a CQ of at least {@code cqe} entries ({@code ibv_create_cq}), notifying {@code channel} if not null}
+     *
+     * @throws RdmaException EINVAL for cqe below 1 or a channel of another context; the errno of ibv_create_cq
+     */
     @Override
     public CompletionQueue createCq(int cqe, CompletionChannel channel) {
-        throw notBuilt("createCq (ibv_create_cq)");
+        if (cqe < 1) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "a CQ needs at least 1 entry, not " + cqe);
+        }
+        if (channel != null && (!(channel instanceof RdmaCoreChannel ch) || !channels.contains(ch))) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the completion channel is no open channel of this"
+                    + " context (" + device.name() + "): create it with this context's createCompletionChannel()");
+        }
+        RdmaCoreChannel ch = (RdmaCoreChannel) channel;
+        try {
+            RdmaCoreCq cq = new RdmaCoreCq(this, verbs.createCq(ctx(), cqe, ch == null ? MemorySegment.NULL : ch.channel), ch);
+            remember(cq);
+            return cq;
+        } catch (LibIbverbs.NativeCallException e) {
+            throw RdmaCoreProvider.toRdma(e);
+        }
+    }
+
+    /**
+     * Reads the next async event if one is waiting ({@code poll(2)} on the context's {@code async_fd} without
+     * waiting, {@code ibv_get_async_event}, {@code ibv_ack_async_event}).
+     */
+    @Override
+    public boolean pollAsyncEvent(AsyncEvent out) {
+        return awaitAsyncEvent(out, Duration.ZERO);
+    }
+
+    /**
+     * Waits at most {@code timeout} for the next async event: {@code poll(2)} on the context's
+     * {@code async_fd}, then {@code ibv_get_async_event} and {@code ibv_ack_async_event}. An event about a QP,
+     * CQ or SRQ that is already destroyed, or of a type the verbs API does not have, is acknowledged and skipped.
+     */
+    @Override
+    public synchronized boolean awaitAsyncEvent(AsyncEvent out, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        MemorySegment c = ctx();
+        while (true) {
+            long ms = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000L);
+            try {
+                if (!verbs.pollIn(eventState, eventPollfd, asyncFd, ms)) {
+                    return false;
+                }
+            } catch (LibIbverbs.NativeCallException e) {
+                throw RdmaCoreProvider.toRdma(e);
+            }
+            int rc = verbs.getAsyncEvent(eventState, c, event);
+            if (rc != 0) {
+                throw new RdmaException(RdmaException.Errno.of(rc), "ibv_get_async_event failed (errno " + rc + ")");
+            }
+            boolean known = decodeEvent(out);
+            verbs.ackAsyncEvent(eventState, event);
+            if (known) {
+                return true;
+            }
+        }
+    }
+
+    private boolean decodeEvent(AsyncEvent out) {
+        int t = event.get(JAVA_INT, Structs.off(Structs.IBV_ASYNC_EVENT, "event_type"));
+        AsyncEvent.Type[] types = AsyncEvent.Type.values();
+        if (t < 0 || t >= types.length) {
+            return false;
+        }
+        AsyncEvent.Type type = types[t];
+        long element = event.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+        switch (type.element()) {
+            case QP -> {
+                RdmaCoreQp qp = qps.get(element);
+                if (qp == null) {
+                    return false;
+                }
+                out.setQp(type, qp);
+            }
+            case CQ -> {
+                RdmaCoreCq cq = cqs.get(element);
+                if (cq == null) {
+                    return false;
+                }
+                out.setCq(type, cq);
+            }
+            case SRQ -> {
+                RdmaCoreSrq srq = srqs.get(element);
+                if (srq == null) {
+                    return false;
+                }
+                out.setSrq(type, srq);
+            }
+            case PORT, DEVICE -> out.setPort(type, event.get(JAVA_INT, 0));
+        }
+        return true;
     }
 
     /** {@return 0: rdma-core devices progress in the kernel or the NIC, and this context has no queues yet} */
@@ -309,10 +478,24 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return out;
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet (librdmacm) */
+    /**
+     * {@return jrdma's connection manager: a TCP exchange of QPN, PSN, GID and MTU that then moves the QP
+     * through INIT, RTR and RTS ({@code ibv_modify_qp}); a jrdma soft-RoCE peer speaks the same}
+     *
+     * @throws RdmaException EOPNOTSUPP on an iWARP device: its QPs connect through the kernel's iWARP CM
+     *                       (librdmacm), which this provider does not bind yet
+     */
     @Override
-    public ConnectionManager connectionManager() {
-        throw notBuilt("connectionManager (librdmacm)");
+    public synchronized ConnectionManager connectionManager() {
+        if (device.transportType() == RdmaCoreDevice.TRANSPORT_IWARP) {
+            throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, device.name() + " is an iWARP device: its QPs"
+                    + " connect through the kernel's iWARP connection manager (librdmacm's rdma_connect), which the"
+                    + " rdmacore provider does not bind yet");
+        }
+        if (cm == null) {
+            cm = new io.jrdma.engine.cm.TcpConnectionManager(this);
+        }
+        return cm;
     }
 
     /**
@@ -328,6 +511,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         MemorySegment c = ctx;
         ctx = null;
         int rc = lib.close(c);
+        eventArena.close();
         if (rc != 0) {
             throw new RdmaException(RdmaException.Errno.EIO, "ibv_close_device(" + device.name() + ") returned " + rc);
         }
