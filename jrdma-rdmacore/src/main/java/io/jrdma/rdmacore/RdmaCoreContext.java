@@ -50,6 +50,14 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
             + " fast registration and no librdmacm (rdma_cm) yet: connections use jrdma's TCP exchange, which"
             + " iWARP devices (siw) cannot use";
 
+    /**
+     * Device capabilities this provider does not offer yet, cleared from what {@link #queryDevice} reports:
+     * memory windows ({@code IBV_DEVICE_MEM_WINDOW}, types 2A and 2B) and the memory management extensions
+     * (fast registration has no libibverbs verb).
+     */
+    static final int NOT_BUILT_CAPS = io.jrdma.verbs.DeviceCap.MEM_WINDOW | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2A
+            | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2B | io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS;
+
     private final RdmaCoreDevice device;
     private final LibIbverbs lib;
     private final DeviceOptions options;
@@ -59,6 +67,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     private final Map<Long, RdmaCoreQp> qps = new ConcurrentHashMap<>();
     private final Map<Long, RdmaCoreSrq> srqs = new ConcurrentHashMap<>();
     private final Set<RdmaCoreChannel> channels = ConcurrentHashMap.newKeySet();
+    private final Set<RdmaCorePd> pds = ConcurrentHashMap.newKeySet();
     private final Arena eventArena = Arena.ofShared();
     private final MemorySegment eventState = IbvVerbs.callState(eventArena);
     private final MemorySegment eventPollfd = eventArena.allocate(Structs.POLLFD);
@@ -109,6 +118,10 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         srqs.remove(srq.srq.address());
     }
 
+    void forget(RdmaCorePd pd) {
+        pds.remove(pd);
+    }
+
     void forget(RdmaCoreChannel channel) {
         channels.remove(channel);
     }
@@ -138,12 +151,27 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     /**
      * {@return the device's attributes ({@code ibv_query_device}); the QP types are the ones the transport
-     * requires (InfiniBand/RoCE: RC, UC, UD as rxe offers them; iWARP: RC), as rdma-core reports no list}
+     * requires (InfiniBand/RoCE: RC, UC, UD as rxe offers them; iWARP: RC), as rdma-core reports no list; the
+     * capabilities this provider does not offer yet ({@link #NOT_BUILT_CAPS}) are cleared and {@code max_mw} is 0,
+     * so that code which checks them before use does not try them ({@link #queryDeviceAsReported()}: the device's)}
      *
      * @throws RdmaException EPROTO if the library wrote a bigger struct than verbs.h's, else the returned errno
      */
     @Override
     public DeviceAttr queryDevice() {
+        return queryDevice(false);
+    }
+
+    /**
+     * {@return the device's attributes exactly as {@code ibv_query_device} reports them (what {@code ibv_devinfo -v}
+     * prints), the memory window and memory management capabilities this provider does not offer yet included}
+     */
+    public DeviceAttr queryDeviceAsReported() {
+        return queryDevice(true);
+    }
+
+    private DeviceAttr queryDevice(boolean asReported) {
+        int hide = asReported ? 0 : NOT_BUILT_CAPS;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(IBV_DEVICE_ATTR.byteSize() + LibIbverbs.CANARY_BYTES, 8);
             lib.queryDevice(ctx(), a);
@@ -158,9 +186,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                     a.get(JAVA_LONG, off(IBV_DEVICE_ATTR, "max_mr_size")),
                     a.get(JAVA_LONG, off(IBV_DEVICE_ATTR, "page_size_cap")),
                     i(a, "vendor_id"), i(a, "vendor_part_id"), i(a, "hw_ver"), i(a, "max_qp"), i(a, "max_qp_wr"),
-                    i(a, "device_cap_flags"), i(a, "max_sge"), i(a, "max_sge_rd"), i(a, "max_cq"), i(a, "max_cqe"),
+                    i(a, "device_cap_flags") & ~hide, i(a, "max_sge"), i(a, "max_sge_rd"), i(a, "max_cq"), i(a, "max_cqe"),
                     i(a, "max_mr"), i(a, "max_pd"), i(a, "max_qp_rd_atom"), i(a, "max_res_rd_atom"),
-                    i(a, "max_qp_init_rd_atom"), cap, i(a, "max_mw"), i(a, "max_ah"), i(a, "max_srq"),
+                    i(a, "max_qp_init_rd_atom"), cap, asReported ? i(a, "max_mw") : 0, i(a, "max_ah"), i(a, "max_srq"),
                     i(a, "max_srq_wr"), i(a, "max_srq_sge"),
                     Short.toUnsignedInt(a.get(JAVA_SHORT, off(IBV_DEVICE_ATTR, "max_pkeys"))),
                     Byte.toUnsignedInt(a.get(JAVA_BYTE, off(IBV_DEVICE_ATTR, "phys_port_cnt"))), types);
@@ -331,7 +359,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     @Override
     public ProtectionDomain allocPd() {
         try {
-            return new RdmaCorePd(this, verbs.allocPd(ctx()).reinterpret(Structs.IBV_PD.byteSize()));
+            RdmaCorePd pd = new RdmaCorePd(this, verbs.allocPd(ctx()).reinterpret(Structs.IBV_PD.byteSize()));
+            pds.add(pd);
+            return pd;
         } catch (LibIbverbs.NativeCallException e) {
             throw RdmaCoreProvider.toRdma(e);
         }
@@ -501,12 +531,18 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     /**
      * Closes the context ({@code ibv_close_device}); a second close does nothing.
      *
-     * @throws RdmaException EIO if the library fails to close it
+     * @throws RdmaException EBUSY while PDs, CQs or completion channels of it are open (libibverbs would close the
+     *                       device under them); EIO if the library fails to close it
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (ctx == null) {
             return;
+        }
+        if (!pds.isEmpty() || !cqs.isEmpty() || !channels.isEmpty()) {
+            throw new RdmaException(RdmaException.Errno.EBUSY, "the context of " + device.name() + " still has "
+                    + pds.size() + " PD(s), " + cqs.size() + " CQ(s) and " + channels.size()
+                    + " completion channel(s) open: close them (QPs, MRs, AHs and SRQs first) before the context");
         }
         MemorySegment c = ctx;
         ctx = null;

@@ -45,6 +45,8 @@ final class RdmaCoreCq implements CompletionQueue {
     private final java.lang.invoke.MethodHandle pollCq;
     private final java.lang.invoke.MethodHandle reqNotify;
     private volatile boolean closed;
+    /** Whether a UD QP receives into this CQ: only then may a receive completion carry the GRH flag. */
+    private volatile boolean udReceives;
 
     RdmaCoreCq(RdmaCoreContext context, MemorySegment cq, RdmaCoreChannel channel) {
         this.context = context;
@@ -54,6 +56,11 @@ final class RdmaCoreCq implements CompletionQueue {
         this.wcs = arena.allocate(Structs.IBV_WC.byteSize() * WC_BATCH, 8);
         this.pollCq = context.ops().pollCq;
         this.reqNotify = context.ops().reqNotifyCq;
+    }
+
+    /** Notes that a UD QP receives into this CQ. */
+    void hasUd() {
+        udReceives = true;
     }
 
     RdmaCoreContext context() {
@@ -97,17 +104,20 @@ final class RdmaCoreCq implements CompletionQueue {
             throw new RdmaException(RdmaException.Errno.EIO, "ibv_poll_cq failed (" + n + "): the CQ is in error"
                     + " (overrun); destroy it and its QPs");
         }
+        int keep = udReceives ? WC_FLAG_BITS : WC_FLAG_BITS & ~WorkCompletion.GRH;
         for (int i = 0; i < n; i++) {
-            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i]);
+            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i], keep);
         }
         return n;
     }
 
     /** Copies the {@code struct ibv_wc} at {@code at} into {@code wc}. */
-    static void decode(MemorySegment s, long at, WorkCompletion wc) {
+    static void decode(MemorySegment s, long at, WorkCompletion wc, int keepFlags) {
         int status = s.get(JAVA_INT, at + Structs.WC_STATUS);
         int op = s.get(JAVA_INT, at + Structs.WC_OPCODE);
-        int flags = s.get(JAVA_INT, at + Structs.WC_FLAGS) & WC_FLAG_BITS;
+        // rxe flags RC/UC receives with IBV_WC_GRH too, though only a UD receive buffer holds a GRH: kept for
+        // CQs that UD QPs receive into, cleared on the others
+        int flags = s.get(JAVA_INT, at + Structs.WC_FLAGS) & keepFlags;
         int imm = (flags & WorkCompletion.WITH_IMM) != 0 ? s.get(JAVA_INT_BE, at + Structs.WC_IMM)
                 : (flags & WorkCompletion.WITH_INV) != 0 ? s.get(JAVA_INT, at + Structs.WC_IMM) : 0;
         WcOpcode opcode = op >= 0 && op < SEND_OPCODES.length ? SEND_OPCODES[op]

@@ -137,5 +137,6 @@ final class RdmaCorePd implements ProtectionDomain {
                     + (rc == 16 ? ": QPs, MRs, SRQs or AHs of this PD are still open; close them first" : ""));
         }
         closed = true;
+        context.forget(this);
     }
 }

@@ -55,7 +55,7 @@ final class RdmaCoreQp implements QueuePair {
         WR_OPCODE[WrOpcode.REG_MR.ordinal()] = -1;
     }
 
-    private static final int EINVAL = 22, EOPNOTSUPP = 95;
+    private static final int EINVAL = 22, EMSGSIZE = 90, EOPNOTSUPP = 95;
     /** Every {@code IBV_QP_*} attribute bit {@link #query} asks for. */
     private static final int QUERY_ALL = QpAttr.STATE | QpAttr.ACCESS_FLAGS | QpAttr.PKEY_INDEX | QpAttr.PORT
             | QpAttr.QKEY | QpAttr.AV | QpAttr.PATH_MTU | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
@@ -72,6 +72,8 @@ final class RdmaCoreQp implements QueuePair {
     private final Arena arena;
     private final MemorySegment sendWr, sendSges, recvWr, recvSges, badWr, queryAttr, queryInit, queryState;
     private final int maxSendSge, maxRecvSge;
+    /** A UD QP's largest message: port 1's active MTU. */
+    private final long udMtu;
     private final MethodHandle postSendOp, postRecvOp;
     private volatile boolean closed;
 
@@ -99,6 +101,11 @@ final class RdmaCoreQp implements QueuePair {
         sendWr.set(ADDRESS, Structs.SWR_SG_LIST, sendSges);
         recvWr.set(ADDRESS, off(Structs.IBV_RECV_WR, "next"), MemorySegment.NULL);
         recvWr.set(ADDRESS, Structs.RWR_SG_LIST, recvSges);
+        this.udMtu = type == QpType.UD ? Mtu.ofCode(Math.max(1, Math.min(5, context.portInfo(1).activeMtu()))).bytes()
+                : Long.MAX_VALUE;
+        if (type == QpType.UD) {
+            recvCq.hasUd();
+        }
         this.postSendOp = context.ops().postSend;
         this.postRecvOp = context.ops().postRecv;
     }
@@ -238,14 +245,52 @@ final class RdmaCoreQp implements QueuePair {
                 RdmaCorePd.writeAhAttr(s, off(IBV_QP_ATTR, "ah_attr"), av.dgid().raw(), 0, av.sgidIndex(),
                         av.hopLimit(), av.trafficClass(), 0, attr.portNum());
             }
+            QpState from = (mask & QpAttr.STATE) != 0 ? state() : null;
             int rc = context.verbs().modifyQp(qp, s, mask);
             if (rc != 0) {
+                String missing = from == null ? "" : missing(type, from, attr.state(), mask);
                 throw new RdmaException(RdmaException.Errno.of(rc), "ibv_modify_qp of QP 0x" + Integer.toHexString(qpn)
-                        + " (" + type + ") to " + attr.state() + " with mask 0x" + Integer.toHexString(mask)
-                        + " failed (errno " + rc + "): the device refuses the transition or one of the attributes ("
-                        + attr + ")");
+                        + " (" + type + ") " + (from == null ? "" : "from " + from + " ") + "to " + attr.state()
+                        + " with mask 0x" + Integer.toHexString(mask) + " failed (errno " + rc + ")"
+                        + (missing.isEmpty() ? ": the device refuses the transition or one of the attributes"
+                        : ": the transition requires " + missing + ", which the request does not set"));
             }
         }
+    }
+
+    /**
+     * {@return the attributes a transition requires (the InfiniBand specification's table, as the kernel's
+     * {@code ib_modify_qp_is_ok} checks it) that {@code mask} lacks, by their {@code IBV_QP_*} names; empty when none
+     * is missing or the transition is not one with required attributes}
+     */
+    static String missing(QpType type, QpState from, QpState to, int mask) {
+        int required = 0;
+        if (from == QpState.RESET && to == QpState.INIT) {
+            required = QpAttr.PKEY_INDEX | QpAttr.PORT | (type == QpType.UD ? QpAttr.QKEY : QpAttr.ACCESS_FLAGS);
+        } else if (from == QpState.INIT && to == QpState.RTR) {
+            required = switch (type) {
+                case RC -> QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN | QpAttr.MAX_DEST_RD_ATOMIC
+                        | QpAttr.MIN_RNR_TIMER;
+                case UC -> QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN;
+                case UD -> 0;
+            };
+        } else if (from == QpState.RTR && to == QpState.RTS) {
+            required = type == QpType.RC ? QpAttr.SQ_PSN | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
+                    | QpAttr.MAX_QP_RD_ATOMIC : QpAttr.SQ_PSN;
+        }
+        int lacking = required & ~mask;
+        StringBuilder b = new StringBuilder();
+        String[] names = {"IBV_QP_STATE", "IBV_QP_CUR_STATE", "IBV_QP_EN_SQD_ASYNC_NOTIFY", "IBV_QP_ACCESS_FLAGS",
+                "IBV_QP_PKEY_INDEX", "IBV_QP_PORT", "IBV_QP_QKEY", "IBV_QP_AV", "IBV_QP_PATH_MTU", "IBV_QP_TIMEOUT",
+                "IBV_QP_RETRY_CNT", "IBV_QP_RNR_RETRY", "IBV_QP_RQ_PSN", "IBV_QP_MAX_QP_RD_ATOMIC", "IBV_QP_ALT_PATH",
+                "IBV_QP_MIN_RNR_TIMER", "IBV_QP_SQ_PSN", "IBV_QP_MAX_DEST_RD_ATOMIC", "IBV_QP_PATH_MIG_STATE",
+                "IBV_QP_CAP", "IBV_QP_DEST_QPN"};
+        for (int i = 0; i < names.length; i++) {
+            if ((lacking & (1 << i)) != 0) {
+                b.append(b.isEmpty() ? "" : ", ").append(names[i]);
+            }
+        }
+        return b.toString();
     }
 
     /** {@return every attribute the device reports ({@code ibv_query_qp})} */
@@ -312,6 +357,17 @@ final class RdmaCoreQp implements QueuePair {
         int n = wr.numSge();
         if (n > maxSendSge) {
             return EINVAL;
+        }
+        if (type == QpType.UC && op.isReadOrAtomic()) {
+            return EINVAL; // UC has no READ and no atomics (rxe would take them and fail the QP later)
+        }
+        if (type == QpType.UD) {
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+                return EINVAL; // a UD QP sends, nothing else
+            }
+            if (wr.totalLength() > udMtu) {
+                return EMSGSIZE; // one datagram: at most the path MTU (rxe would send it anyway)
+            }
         }
         MemorySegment w = sendWr;
         for (int i = 0; i < n; i++) {
