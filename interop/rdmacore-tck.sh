@@ -8,7 +8,8 @@
 #   --no-build  use the build as it is (else: ./mvnw package -DskipTests of jrdma-rdmacore and what it needs)
 #   --keep      leave guest 1 running (by default it is stopped again if this script started it)
 # Env: JDK (a JDK 25 or newer; default $JAVA_HOME), VM (the harness's vm.sh), SHARE, CACHE, RUN, NS, VCPUS
-#      (1 unless set), as for vm.sh; OUT (results folder, default interop/results/rdmacore-tck-<UTC time>).
+#      (1 unless set), as for vm.sh; OUT (results folder, default interop/results/rdmacore-tck-<UTC time>);
+#      CM_LOG=1 prints the connection manager's debug log (why a connection failed on the passive side).
 # Needs root (vm.sh). Exit status 0 when no test failed.
 set -euo pipefail
 
@@ -59,6 +60,8 @@ for j in $(tr ':' ' ' < "$cp_file") "$launcher"; do
     esac
 done
 rm -f "$cp_file"
+printf 'handlers=java.util.logging.ConsoleHandler\n.level=INFO\njava.util.logging.ConsoleHandler.level=ALL\nio.jrdma.engine.cm.level=%s\n' \
+    "$([ "${CM_LOG:-0}" = 1 ] && echo FINE || echo INFO)" > "$dest/tck/logging.properties"
 "$JDK/bin/javac" -d "$dest/tck/runner" -cp "$dest/tck/lib/*" "$HERE/rdmacore/TckMain.java"
 if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
     rm -rf "$dest/jdk"
@@ -84,7 +87,7 @@ run() { # device out classes...
     local dev=$1 out=$2; shift 2
     "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
         --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
-        -Djrdma.tck.rdmacore.device=$dev \
+        -Djrdma.tck.rdmacore.device=$dev -Djava.util.logging.config.file=/mnt/host/rdmacore/tck/logging.properties \
         -cp '/mnt/host/rdmacore/tck/runner:/mnt/host/rdmacore/tck/test-classes:/mnt/host/rdmacore/tck/classes:$modules/mnt/host/rdmacore/tck/lib/*' \
         TckMain $*" > "$out" 2>&1
 }

@@ -126,6 +126,60 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         channels.remove(channel);
     }
 
+    /**
+     * Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions (rdma-core
+     * reports it for UD only): an open-addressing table of {@code (qpn + 1) << 32 | destQpn}, replaced whole on
+     * the control path (modify, close) and read without locks or allocation by {@link #peerOf}.
+     */
+    private volatile long[] peers = new long[64];
+
+    synchronized void setPeer(int qpn, int destQpn) {
+        long[] t = peers;
+        int used = 0;
+        for (long e : t) {
+            used += e != 0 ? 1 : 0;
+        }
+        long[] n = new long[used * 2 + 2 > t.length ? t.length * 2 : t.length];
+        for (long e : t) {
+            int q = (int) (e >>> 32) - 1;
+            if (e != 0 && q != qpn) {
+                put(n, q, (int) e);
+            }
+        }
+        if (destQpn >= 0) {
+            put(n, qpn, destQpn);
+        }
+        peers = n;
+    }
+
+    private static void put(long[] t, int qpn, int dest) {
+        int mask = t.length - 1;
+        int i = (qpn * 0x9E3779B9 >>> 7) & mask;
+        while (t[i] != 0) {
+            i = (i + 1) & mask;
+        }
+        t[i] = ((long) (qpn + 1) << 32) | (dest & 0xFFFFFFFFL);
+    }
+
+    /** {@return the destination QPN of this context's connected QP {@code qpn}, or -1} */
+    int peerOf(int qpn) {
+        long[] t = peers;
+        int mask = t.length - 1;
+        int i = (qpn * 0x9E3779B9 >>> 7) & mask;
+        long key = (long) (qpn + 1) << 32;
+        for (int n = 0; n < t.length; n++) {
+            long e = t[i];
+            if (e == 0) {
+                return -1;
+            }
+            if ((e & 0xFFFFFFFF00000000L) == key) {
+                return (int) e;
+            }
+            i = (i + 1) & mask;
+        }
+        return -1;
+    }
+
     /** {@return the CQ of this context at that native address, or null} */
     RdmaCoreCq cqOf(long address) {
         return cqs.get(address);
@@ -332,9 +386,11 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
      */
     @Override
     public Gid gid(int index) {
-        for (GidEntry e : gidTable(1)) {
-            if (e.index() == index) {
-                return e.gid();
+        for (int pass = 0; pass < 2; pass++) {
+            for (GidEntry e : gids(pass == 1)) {
+                if (e.index() == index) {
+                    return e.gid();
+                }
             }
         }
         throw new RdmaException(RdmaException.Errno.EINVAL, "GID index " + index + " of " + device.name()
@@ -343,12 +399,29 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     @Override
     public int gidIndexOf(Gid gid) {
-        for (GidEntry e : gidTable(1)) {
-            if (e.gid().equals(gid)) {
-                return e.index();
+        for (int pass = 0; pass < 2; pass++) {
+            for (GidEntry e : gids(pass == 1)) {
+                if (e.gid().equals(gid)) {
+                    return e.index();
+                }
             }
         }
         return -1;
+    }
+
+    private volatile List<GidEntry> gidCache;
+
+    /**
+     * {@return port 1's GID table, read once and again when {@code refresh} (a lookup missed: the table may
+     * have changed since, as addresses come and go), so that connection setup does not query it per call}
+     */
+    private List<GidEntry> gids(boolean refresh) {
+        List<GidEntry> g = gidCache;
+        if (g == null || refresh) {
+            g = gidTable(1);
+            gidCache = g;
+        }
+        return g;
     }
 
     /**
@@ -422,7 +495,13 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
      * CQ or SRQ that is already destroyed, or of a type the verbs API does not have, is acknowledged and skipped.
      */
     @Override
-    public synchronized boolean awaitAsyncEvent(AsyncEvent out, Duration timeout) {
+    public boolean awaitAsyncEvent(AsyncEvent out, Duration timeout) {
+        synchronized (eventArena) { // not the context's lock: a waiting thread must not hold up close() or the rest
+            return awaitAsyncEventLocked(out, timeout);
+        }
+    }
+
+    private boolean awaitAsyncEventLocked(AsyncEvent out, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         MemorySegment c = ctx();
         while (true) {

@@ -106,15 +106,19 @@ final class RdmaCoreCq implements CompletionQueue {
         }
         int keep = udReceives ? WC_FLAG_BITS : WC_FLAG_BITS & ~WorkCompletion.GRH;
         for (int i = 0; i < n; i++) {
-            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i], keep);
+            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i], keep, context);
         }
         return n;
     }
 
     /** Copies the {@code struct ibv_wc} at {@code at} into {@code wc}. */
-    static void decode(MemorySegment s, long at, WorkCompletion wc, int keepFlags) {
+    static void decode(MemorySegment s, long at, WorkCompletion wc, int keepFlags, RdmaCoreContext peers) {
         int status = s.get(JAVA_INT, at + Structs.WC_STATUS);
         int op = s.get(JAVA_INT, at + Structs.WC_OPCODE);
+        boolean receive = op >= IBV_WC_RECV;
+        if (!receive) {
+            keepFlags = 0; // rxe flags a SEND_WITH_IMM's own completion WITH_IMM: only receives carry these
+        }
         // rxe flags RC/UC receives with IBV_WC_GRH too, though only a UD receive buffer holds a GRH: kept for
         // CQs that UD QPs receive into, cleared on the others
         int flags = s.get(JAVA_INT, at + Structs.WC_FLAGS) & keepFlags;
@@ -122,10 +126,17 @@ final class RdmaCoreCq implements CompletionQueue {
                 : (flags & WorkCompletion.WITH_INV) != 0 ? s.get(JAVA_INT, at + Structs.WC_IMM) : 0;
         WcOpcode opcode = op >= 0 && op < SEND_OPCODES.length ? SEND_OPCODES[op]
                 : op == IBV_WC_RECV_RDMA_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
+        int qpNum = s.get(JAVA_INT, at + Structs.WC_QP_NUM);
+        int srcQp = s.get(JAVA_INT, at + Structs.WC_SRC_QP);
+        if (receive && srcQp == 0 && peers != null) {
+            // rdma-core fills src_qp for UD only; an RC/UC receive came from the QP this one is connected to
+            int peer = peers.peerOf(qpNum);
+            srcQp = peer < 0 ? 0 : peer;
+        }
         wc.set(s.get(JAVA_LONG, at + Structs.WC_WR_ID),
                 status >= 0 && status < STATUS.length ? STATUS[status] : WcStatus.GENERAL_ERR, opcode,
                 s.get(JAVA_INT, at + Structs.WC_VENDOR_ERR), s.get(JAVA_INT, at + Structs.WC_BYTE_LEN), imm, flags,
-                s.get(JAVA_INT, at + Structs.WC_QP_NUM), s.get(JAVA_INT, at + Structs.WC_SRC_QP))
+                qpNum, srcQp)
                 .ud(Short.toUnsignedInt(s.get(JAVA_SHORT, at + Structs.WC_PKEY_INDEX)),
                         Short.toUnsignedInt(s.get(JAVA_SHORT, at + Structs.WC_SLID)),
                         Byte.toUnsignedInt(s.get(JAVA_BYTE, at + Structs.WC_SL)),

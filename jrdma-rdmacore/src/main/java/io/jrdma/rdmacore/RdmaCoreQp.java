@@ -255,6 +255,9 @@ final class RdmaCoreQp implements QueuePair {
                         + (missing.isEmpty() ? ": the device refuses the transition or one of the attributes"
                         : ": the transition requires " + missing + ", which the request does not set"));
             }
+            if ((mask & QpAttr.DEST_QPN) != 0 && type != QpType.UD) {
+                context.setPeer(qpn, attr.destQpn());
+            }
         }
     }
 
@@ -463,6 +466,7 @@ final class RdmaCoreQp implements QueuePair {
         }
         closed = true;
         context.forget(this);
+        context.setPeer(qpn, -1);
         // the native requests stay until the arena is closed: a post racing with close returns EINVAL or reaches
         // the destroyed QP's handle, never freed memory
         arena.close();

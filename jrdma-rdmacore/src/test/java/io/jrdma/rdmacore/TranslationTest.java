@@ -40,7 +40,7 @@ class TranslationTest {
             wc.set(JAVA_SHORT, 40, (short) 3);
             wc.set(JAVA_BYTE, 44, (byte) 5);
             WorkCompletion out = new WorkCompletion();
-            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.GRH | WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV);
+            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.GRH | WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV, null);
             assertEquals(0x8000_0000_0000_0001L, out.wrId());
             assertEquals(WcStatus.REM_ACCESS_ERR, out.status());
             assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, out.opcode());
@@ -54,16 +54,23 @@ class TranslationTest {
             assertEquals(3, out.pkeyIndex());
             assertEquals(5, out.sl());
             // a CQ without UD QPs drops the GRH flag rxe sets on RC/UC receives; an invalidation's rkey is host order
-            wc.set(JAVA_INT, 12, 0);
+            wc.set(JAVA_INT, 12, RdmaCoreCq.IBV_WC_RECV);
             wc.set(JAVA_INT, 36, 1 | 8);
             wc.set(JAVA_INT, 24, 0xabcd);
-            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV);
+            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV, null);
             assertFalse(out.hasGrh());
             assertEquals(0xabcd, out.invalidatedRkey());
+            assertEquals(WorkCompletion.WITH_INV, out.flags());
+            // a send-side completion carries no flags (rxe sets WITH_IMM on a SEND_WITH_IMM's own completion)
+            wc.set(JAVA_INT, 12, 0);
+            wc.set(JAVA_INT, 36, 2);
+            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.GRH | WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV, null);
             assertEquals(WcOpcode.SEND, out.opcode());
+            assertEquals(0, out.flags());
+            assertEquals(0, out.imm());
             wc.set(JAVA_INT, 12, RdmaCoreCq.IBV_WC_RECV);
             wc.set(JAVA_INT, 8, 99); // a status this API does not know
-            RdmaCoreCq.decode(wc, 0, out, 0);
+            RdmaCoreCq.decode(wc, 0, out, 0, null);
             assertEquals(WcOpcode.RECV, out.opcode());
             assertEquals(WcStatus.GENERAL_ERR, out.status());
         }

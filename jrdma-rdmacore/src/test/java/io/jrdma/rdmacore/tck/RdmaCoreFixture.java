@@ -30,6 +30,7 @@ public final class RdmaCoreFixture extends ProviderFixture {
     public static final RdmaCoreFixture INSTANCE = new RdmaCoreFixture();
 
     private RdmaCoreDevice device;
+    private InetAddress address;
 
     private RdmaCoreFixture() {
     }
@@ -64,7 +65,14 @@ public final class RdmaCoreFixture extends ProviderFixture {
     }
 
     @Override
-    public InetAddress address() {
+    public synchronized InetAddress address() {
+        if (address == null) {
+            address = findAddress(); // once: a thousand-QP test asks for every QP
+        }
+        return address;
+    }
+
+    private InetAddress findAddress() {
         String given = System.getProperty(ADDRESS_PROPERTY);
         try {
             if (given != null && !given.isEmpty()) {
