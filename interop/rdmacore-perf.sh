@@ -77,11 +77,11 @@ JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/
 pair() {
     local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
     "$VM" exec "$sg" "pkill -x ib_write_bw; pkill -x ib_send_bw; pkill -x ib_read_lat; true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 150 $scmd" > "$out.server" 2>&1 &
+    "$VM" exec "$sg" "timeout 150 bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
     sleep_until_listening "$sg"
     local rc=0
-    "$VM" exec "$cg" "timeout 140 $ccmd" > "$out.client" 2>&1 || rc=$?
+    "$VM" exec "$cg" "timeout 140 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
 }
