@@ -126,58 +126,16 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         channels.remove(channel);
     }
 
-    /**
-     * Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions (rdma-core
-     * reports it for UD only): an open-addressing table of {@code (qpn + 1) << 32 | destQpn}, replaced whole on
-     * the control path (modify, close) and read without locks or allocation by {@link #peerOf}.
-     */
-    private volatile long[] peers = new long[64];
+    /** Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions. */
+    private final PeerTable peers = new PeerTable();
 
-    synchronized void setPeer(int qpn, int destQpn) {
-        long[] t = peers;
-        int used = 0;
-        for (long e : t) {
-            used += e != 0 ? 1 : 0;
-        }
-        long[] n = new long[used * 2 + 2 > t.length ? t.length * 2 : t.length];
-        for (long e : t) {
-            int q = (int) (e >>> 32) - 1;
-            if (e != 0 && q != qpn) {
-                put(n, q, (int) e);
-            }
-        }
-        if (destQpn >= 0) {
-            put(n, qpn, destQpn);
-        }
-        peers = n;
-    }
-
-    private static void put(long[] t, int qpn, int dest) {
-        int mask = t.length - 1;
-        int i = (qpn * 0x9E3779B9 >>> 7) & mask;
-        while (t[i] != 0) {
-            i = (i + 1) & mask;
-        }
-        t[i] = ((long) (qpn + 1) << 32) | (dest & 0xFFFFFFFFL);
+    void setPeer(int qpn, int destQpn) {
+        peers.set(qpn, destQpn);
     }
 
     /** {@return the destination QPN of this context's connected QP {@code qpn}, or -1} */
     int peerOf(int qpn) {
-        long[] t = peers;
-        int mask = t.length - 1;
-        int i = (qpn * 0x9E3779B9 >>> 7) & mask;
-        long key = (long) (qpn + 1) << 32;
-        for (int n = 0; n < t.length; n++) {
-            long e = t[i];
-            if (e == 0) {
-                return -1;
-            }
-            if ((e & 0xFFFFFFFF00000000L) == key) {
-                return (int) e;
-            }
-            i = (i + 1) & mask;
-        }
-        return -1;
+        return peers.get(qpn);
     }
 
     /** {@return the CQ of this context at that native address, or null} */
