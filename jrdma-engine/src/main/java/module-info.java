@@ -21,6 +21,8 @@ module io.jrdma.engine {
     exports io.jrdma.engine.iwarp to io.jrdma.tools;
     exports io.jrdma.engine.link to io.jrdma.tools;
     exports io.jrdma.engine.shm to io.jrdma.tools;
+    // jrdma's TCP connection manager, which the rdma-core provider's RoCE contexts use as well
+    exports io.jrdma.engine.cm to io.jrdma.rdmacore;
 
     provides io.jrdma.verbs.spi.RdmaProvider with io.jrdma.engine.roce.SoftRoceProvider,
             io.jrdma.engine.iwarp.SoftIwarpProvider, io.jrdma.engine.shm.ShmProvider;

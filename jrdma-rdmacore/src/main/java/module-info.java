@@ -5,6 +5,7 @@
  */
 module io.jrdma.rdmacore {
     requires io.jrdma.verbs;
+    requires io.jrdma.engine; // its TCP connection manager only
 
     exports io.jrdma.rdmacore;
 

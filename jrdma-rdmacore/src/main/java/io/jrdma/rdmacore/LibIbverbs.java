@@ -143,10 +143,16 @@ final class LibIbverbs {
     private final String library;
     private final String reason;
     private final String version;
+    private final IbvVerbs verbs;
     private final MethodHandle getDeviceList, freeDeviceList, getDeviceName, getDeviceGuid, openDevice, closeDevice,
             queryDevice, queryPort, queryGid;
 
     private LibIbverbs(String library, String reason, String version, MethodHandle[] h) {
+        this(library, reason, version, h, null);
+    }
+
+    private LibIbverbs(String library, String reason, String version, MethodHandle[] h, IbvVerbs verbs) {
+        this.verbs = verbs;
         this.library = library;
         this.reason = reason;
         this.version = version;
@@ -227,7 +233,17 @@ final class LibIbverbs {
             return new LibIbverbs(library, "the loaded libibverbs.so." + version + " is not ABI 1: the struct layouts"
                     + " of this provider are those of libibverbs.so.1 (rdma-core's verbs.h)", version, h);
         }
-        return new LibIbverbs(library, null, version, h);
+        IbvVerbs.Bound bound = IbvVerbs.bind(library, lookup);
+        if (bound.reason() != null) {
+            return new LibIbverbs(library, bound.reason(), version, h);
+        }
+        return new LibIbverbs(library, null, version, h, bound.verbs());
+    }
+
+    /** {@return the object verbs (PD, MR, CQ, QP, ...), bound with the rest} */
+    IbvVerbs verbs() {
+        requireUsable();
+        return verbs;
     }
 
     /**
@@ -240,6 +256,20 @@ final class LibIbverbs {
      * @return null when it is that version or when this libc cannot tell (no {@code dlvsym}); else the mismatch
      */
     static String symbolVersionMismatch(String library, String sym, MemorySegment found) {
+        return symbolVersionMismatch(library, sym, SYMBOL_VERSION, found);
+    }
+
+    /**
+     * As {@link #symbolVersionMismatch(String, String, MemorySegment)}, for a symbol whose layouts are those of
+     * {@code version} ({@code ibv_create_comp_channel} has only {@code IBVERBS_1.0}).
+     *
+     * @param library the library, as loaded
+     * @param sym     the symbol
+     * @param version the symbol version expected
+     * @param found   the address {@code SymbolLookup} found
+     * @return null when it is that version or when this libc cannot tell; else the mismatch
+     */
+    static String symbolVersionMismatch(String library, String sym, String version, MemorySegment found) {
         Linker linker = Linker.nativeLinker();
         Optional<MemorySegment> dlopenSym = linker.defaultLookup().find("dlopen");
         Optional<MemorySegment> dlvsymSym = linker.defaultLookup().find("dlvsym");
@@ -256,14 +286,14 @@ final class LibIbverbs {
                 return null;
             }
             MemorySegment versioned = (MemorySegment) dlvsym.invokeExact(handle, arena.allocateFrom(sym),
-                    arena.allocateFrom(SYMBOL_VERSION));
+                    arena.allocateFrom(version));
             if (versioned.equals(MemorySegment.NULL)) {
-                return library + " has no " + sym + "@" + SYMBOL_VERSION + ": the layouts of this provider are"
+                return library + " has no " + sym + "@" + version + ": the layouts of this provider are"
                         + " those of that symbol version";
             }
             if (versioned.address() != found.address()) {
-                return library + "'s default " + sym + " is not its " + SYMBOL_VERSION + " version: a newer"
-                        + " rdma-core changed that function's structs; this provider's layouts are " + SYMBOL_VERSION + "'s";
+                return library + "'s default " + sym + " is not its " + version + " version: a newer"
+                        + " rdma-core changed that function's structs; this provider's layouts are " + version + "'s";
             }
             return null; // the dlopen reference is not dropped: the library stays loaded for the provider anyway
         } catch (Throwable t) {

@@ -12,7 +12,11 @@ import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.RdmaException;
 
+import io.jrdma.verbs.AsyncEvent;
+
 import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -34,25 +38,109 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
- * A context of an rdma-core device ({@code struct ibv_context}), for queries only so far:
- * {@code ibv_query_device}, {@code ibv_query_port}, {@code ibv_query_gid} and the GID types and counters
- * the kernel shows in sysfs. PDs, completion channels, CQs and the connection manager answer
- * EOPNOTSUPP saying they are not built yet. Not thread-safe: one thread at a time.
+ * A context of an rdma-core device ({@code struct ibv_context}): queries ({@code ibv_query_device},
+ * {@code ibv_query_port}, {@code ibv_query_gid}, the GID types and counters the kernel shows in sysfs), PDs,
+ * MRs, completion channels, CQs, QPs (RC, UC, UD), AHs and SRQs through libibverbs' exported functions, the
+ * data path through the context's ops table ({@link ContextOps}), async events from the context's
+ * {@code async_fd}, and jrdma's TCP connection manager (RoCE). Memory windows and librdmacm are not built.
+ * Queries and object creation are control-path calls (they allocate); posting and polling do not.
  */
 public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
-    static final String NOT_BUILT = "the rdmacore provider queries devices only so far: PDs, MRs, CQs, QPs,"
-            + " SRQs, AHs, memory windows and rdma_cm are not built yet; use a jrdma software device for those";
+    static final String NOT_BUILT = "the rdmacore provider has no memory windows (ibv_alloc_mw, ibv_bind_mw), no"
+            + " fast registration and no librdmacm (rdma_cm) yet: connections use jrdma's TCP exchange, which"
+            + " iWARP devices (siw) cannot use";
+
+    /**
+     * Device capabilities this provider does not offer yet, cleared from what {@link #queryDevice} reports:
+     * memory windows ({@code IBV_DEVICE_MEM_WINDOW}, types 2A and 2B) and the memory management extensions
+     * (fast registration has no libibverbs verb).
+     */
+    static final int NOT_BUILT_CAPS = io.jrdma.verbs.DeviceCap.MEM_WINDOW | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2A
+            | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2B | io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS;
 
     private final RdmaCoreDevice device;
     private final LibIbverbs lib;
     private final DeviceOptions options;
-    private MemorySegment ctx;
+    private final IbvVerbs verbs;
+    private final ContextOps ops;
+    private final Map<Long, RdmaCoreCq> cqs = new ConcurrentHashMap<>();
+    private final Map<Long, RdmaCoreQp> qps = new ConcurrentHashMap<>();
+    private final Map<Long, RdmaCoreSrq> srqs = new ConcurrentHashMap<>();
+    private final Set<RdmaCoreChannel> channels = ConcurrentHashMap.newKeySet();
+    private final Set<RdmaCorePd> pds = ConcurrentHashMap.newKeySet();
+    private final Arena eventArena = Arena.ofShared();
+    private final MemorySegment eventState = IbvVerbs.callState(eventArena);
+    private final MemorySegment eventPollfd = eventArena.allocate(Structs.POLLFD);
+    private final MemorySegment event = eventArena.allocate(Structs.IBV_ASYNC_EVENT);
+    private final int asyncFd;
+    private ConnectionManager cm;
+    private volatile MemorySegment ctx;
 
     RdmaCoreContext(RdmaCoreDevice device, LibIbverbs lib, MemorySegment ctx, DeviceOptions options) {
         this.device = device;
         this.lib = lib;
-        this.ctx = ctx;
+        this.ctx = ctx.reinterpret(Structs.IBV_CONTEXT.byteSize());
         this.options = options;
+        this.verbs = lib.verbs();
+        this.ops = ContextOps.of(this.ctx, device.name());
+        this.asyncFd = this.ctx.get(JAVA_INT, Structs.CTX_ASYNC_FD);
+    }
+
+    IbvVerbs verbs() {
+        return verbs;
+    }
+
+    ContextOps ops() {
+        return ops;
+    }
+
+    void remember(RdmaCoreCq cq) {
+        cqs.put(cq.cq.address(), cq);
+    }
+
+    void remember(RdmaCoreQp qp) {
+        qps.put(qp.qp.address(), qp);
+    }
+
+    void remember(RdmaCoreSrq srq) {
+        srqs.put(srq.srq.address(), srq);
+    }
+
+    void forget(RdmaCoreCq cq) {
+        cqs.remove(cq.cq.address());
+    }
+
+    void forget(RdmaCoreQp qp) {
+        qps.remove(qp.qp.address());
+    }
+
+    void forget(RdmaCoreSrq srq) {
+        srqs.remove(srq.srq.address());
+    }
+
+    void forget(RdmaCorePd pd) {
+        pds.remove(pd);
+    }
+
+    void forget(RdmaCoreChannel channel) {
+        channels.remove(channel);
+    }
+
+    /** Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions. */
+    private final PeerTable peers = new PeerTable();
+
+    void setPeer(int qpn, int destQpn) {
+        peers.set(qpn, destQpn);
+    }
+
+    /** {@return the destination QPN of this context's connected QP {@code qpn}, or -1} */
+    int peerOf(int qpn) {
+        return peers.get(qpn);
+    }
+
+    /** {@return the CQ of this context at that native address, or null} */
+    RdmaCoreCq cqOf(long address) {
+        return cqs.get(address);
     }
 
     private MemorySegment ctx() {
@@ -61,10 +149,6 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                     + " is closed: open a new one with Device.open()");
         }
         return ctx;
-    }
-
-    private static RdmaException notBuilt(String verb) {
-        return new RdmaException(RdmaException.Errno.EOPNOTSUPP, verb + " is not built yet: " + NOT_BUILT);
     }
 
     @Override
@@ -79,12 +163,27 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     /**
      * {@return the device's attributes ({@code ibv_query_device}); the QP types are the ones the transport
-     * requires (InfiniBand/RoCE: RC, UC, UD as rxe offers them; iWARP: RC), as rdma-core reports no list}
+     * requires (InfiniBand/RoCE: RC, UC, UD as rxe offers them; iWARP: RC), as rdma-core reports no list; the
+     * capabilities this provider does not offer yet ({@link #NOT_BUILT_CAPS}) are cleared and {@code max_mw} is 0,
+     * so that code which checks them before use does not try them ({@link #queryDeviceAsReported()}: the device's)}
      *
      * @throws RdmaException EPROTO if the library wrote a bigger struct than verbs.h's, else the returned errno
      */
     @Override
     public DeviceAttr queryDevice() {
+        return queryDevice(false);
+    }
+
+    /**
+     * {@return the device's attributes exactly as {@code ibv_query_device} reports them (what {@code ibv_devinfo -v}
+     * prints), the memory window and memory management capabilities this provider does not offer yet included}
+     */
+    public DeviceAttr queryDeviceAsReported() {
+        return queryDevice(true);
+    }
+
+    private DeviceAttr queryDevice(boolean asReported) {
+        int hide = asReported ? 0 : NOT_BUILT_CAPS;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(IBV_DEVICE_ATTR.byteSize() + LibIbverbs.CANARY_BYTES, 8);
             lib.queryDevice(ctx(), a);
@@ -99,9 +198,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                     a.get(JAVA_LONG, off(IBV_DEVICE_ATTR, "max_mr_size")),
                     a.get(JAVA_LONG, off(IBV_DEVICE_ATTR, "page_size_cap")),
                     i(a, "vendor_id"), i(a, "vendor_part_id"), i(a, "hw_ver"), i(a, "max_qp"), i(a, "max_qp_wr"),
-                    i(a, "device_cap_flags"), i(a, "max_sge"), i(a, "max_sge_rd"), i(a, "max_cq"), i(a, "max_cqe"),
+                    i(a, "device_cap_flags") & ~hide, i(a, "max_sge"), i(a, "max_sge_rd"), i(a, "max_cq"), i(a, "max_cqe"),
                     i(a, "max_mr"), i(a, "max_pd"), i(a, "max_qp_rd_atom"), i(a, "max_res_rd_atom"),
-                    i(a, "max_qp_init_rd_atom"), cap, i(a, "max_mw"), i(a, "max_ah"), i(a, "max_srq"),
+                    i(a, "max_qp_init_rd_atom"), cap, asReported ? i(a, "max_mw") : 0, i(a, "max_ah"), i(a, "max_srq"),
                     i(a, "max_srq_wr"), i(a, "max_srq_sge"),
                     Short.toUnsignedInt(a.get(JAVA_SHORT, off(IBV_DEVICE_ATTR, "max_pkeys"))),
                     Byte.toUnsignedInt(a.get(JAVA_BYTE, off(IBV_DEVICE_ATTR, "phys_port_cnt"))), types);
@@ -245,9 +344,11 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
      */
     @Override
     public Gid gid(int index) {
-        for (GidEntry e : gidTable(1)) {
-            if (e.index() == index) {
-                return e.gid();
+        for (int pass = 0; pass < 2; pass++) {
+            for (GidEntry e : gids(pass == 1)) {
+                if (e.index() == index) {
+                    return e.gid();
+                }
             }
         }
         throw new RdmaException(RdmaException.Errno.EINVAL, "GID index " + index + " of " + device.name()
@@ -256,30 +357,165 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     @Override
     public int gidIndexOf(Gid gid) {
-        for (GidEntry e : gidTable(1)) {
-            if (e.gid().equals(gid)) {
-                return e.index();
+        for (int pass = 0; pass < 2; pass++) {
+            for (GidEntry e : gids(pass == 1)) {
+                if (e.gid().equals(gid)) {
+                    return e.index();
+                }
             }
         }
         return -1;
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet */
+    private volatile List<GidEntry> gidCache;
+
+    /**
+     * {@return port 1's GID table, read once and again when {@code refresh} (a lookup missed: the table may
+     * have changed since, as addresses come and go), so that connection setup does not query it per call}
+     */
+    private List<GidEntry> gids(boolean refresh) {
+        List<GidEntry> g = gidCache;
+        if (g == null || refresh) {
+            g = gidTable(1);
+            gidCache = g;
+        }
+        return g;
+    }
+
+    /**
+     * {@return a protection domain ({@code ibv_alloc_pd})}
+     *
+     * @throws RdmaException the errno of ibv_alloc_pd; EINVAL when the context is closed
+     */
     @Override
     public ProtectionDomain allocPd() {
-        throw notBuilt("allocPd (ibv_alloc_pd)");
+        try {
+            RdmaCorePd pd = new RdmaCorePd(this, verbs.allocPd(ctx()).reinterpret(Structs.IBV_PD.byteSize()));
+            pds.add(pd);
+            return pd;
+        } catch (LibIbverbs.NativeCallException e) {
+            throw RdmaCoreProvider.toRdma(e);
+        }
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet */
+    /**
+     * {@return a completion channel ({@code ibv_create_comp_channel}), whose fd {@code await} blocks on}
+     *
+     * @throws RdmaException the errno of ibv_create_comp_channel
+     */
     @Override
     public CompletionChannel createCompletionChannel() {
-        throw notBuilt("createCompletionChannel (ibv_create_comp_channel)");
+        try {
+            RdmaCoreChannel ch = new RdmaCoreChannel(this, verbs.createCompChannel(ctx()));
+            channels.add(ch);
+            return ch;
+        } catch (LibIbverbs.NativeCallException e) {
+            throw RdmaCoreProvider.toRdma(e);
+        }
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet */
+    /**
+     * {@return a CQ of at least {@code cqe} entries ({@code ibv_create_cq}), notifying {@code channel} if not null}
+     *
+     * @throws RdmaException EINVAL for cqe below 1 or a channel of another context; the errno of ibv_create_cq
+     */
     @Override
     public CompletionQueue createCq(int cqe, CompletionChannel channel) {
-        throw notBuilt("createCq (ibv_create_cq)");
+        if (cqe < 1) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "a CQ needs at least 1 entry, not " + cqe);
+        }
+        if (channel != null && (!(channel instanceof RdmaCoreChannel ch) || !channels.contains(ch))) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the completion channel is no open channel of this"
+                    + " context (" + device.name() + "): create it with this context's createCompletionChannel()");
+        }
+        RdmaCoreChannel ch = (RdmaCoreChannel) channel;
+        try {
+            RdmaCoreCq cq = new RdmaCoreCq(this, verbs.createCq(ctx(), cqe, ch == null ? MemorySegment.NULL : ch.channel), ch);
+            remember(cq);
+            return cq;
+        } catch (LibIbverbs.NativeCallException e) {
+            throw RdmaCoreProvider.toRdma(e);
+        }
+    }
+
+    /**
+     * Reads the next async event if one is waiting ({@code poll(2)} on the context's {@code async_fd} without
+     * waiting, {@code ibv_get_async_event}, {@code ibv_ack_async_event}).
+     */
+    @Override
+    public boolean pollAsyncEvent(AsyncEvent out) {
+        return awaitAsyncEvent(out, Duration.ZERO);
+    }
+
+    /**
+     * Waits at most {@code timeout} for the next async event: {@code poll(2)} on the context's
+     * {@code async_fd}, then {@code ibv_get_async_event} and {@code ibv_ack_async_event}. An event about a QP,
+     * CQ or SRQ that is already destroyed, or of a type the verbs API does not have, is acknowledged and skipped.
+     */
+    @Override
+    public boolean awaitAsyncEvent(AsyncEvent out, Duration timeout) {
+        synchronized (eventArena) { // not the context's lock: a waiting thread must not hold up close() or the rest
+            return awaitAsyncEventLocked(out, timeout);
+        }
+    }
+
+    private boolean awaitAsyncEventLocked(AsyncEvent out, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        MemorySegment c = ctx();
+        while (true) {
+            long ms = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000L);
+            try {
+                if (!verbs.pollIn(eventState, eventPollfd, asyncFd, ms)) {
+                    return false;
+                }
+            } catch (LibIbverbs.NativeCallException e) {
+                throw RdmaCoreProvider.toRdma(e);
+            }
+            int rc = verbs.getAsyncEvent(eventState, c, event);
+            if (rc != 0) {
+                throw new RdmaException(RdmaException.Errno.of(rc), "ibv_get_async_event failed (errno " + rc + ")");
+            }
+            boolean known = decodeEvent(out);
+            verbs.ackAsyncEvent(eventState, event);
+            if (known) {
+                return true;
+            }
+        }
+    }
+
+    private boolean decodeEvent(AsyncEvent out) {
+        int t = event.get(JAVA_INT, Structs.off(Structs.IBV_ASYNC_EVENT, "event_type"));
+        AsyncEvent.Type[] types = AsyncEvent.Type.values();
+        if (t < 0 || t >= types.length) {
+            return false;
+        }
+        AsyncEvent.Type type = types[t];
+        long element = event.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+        switch (type.element()) {
+            case QP -> {
+                RdmaCoreQp qp = qps.get(element);
+                if (qp == null) {
+                    return false;
+                }
+                out.setQp(type, qp);
+            }
+            case CQ -> {
+                RdmaCoreCq cq = cqs.get(element);
+                if (cq == null) {
+                    return false;
+                }
+                out.setCq(type, cq);
+            }
+            case SRQ -> {
+                RdmaCoreSrq srq = srqs.get(element);
+                if (srq == null) {
+                    return false;
+                }
+                out.setSrq(type, srq);
+            }
+            case PORT, DEVICE -> out.setPort(type, event.get(JAVA_INT, 0));
+        }
+        return true;
     }
 
     /** {@return 0: rdma-core devices progress in the kernel or the NIC, and this context has no queues yet} */
@@ -309,25 +545,46 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return out;
     }
 
-    /** @throws RdmaException EOPNOTSUPP: not built yet (librdmacm) */
+    /**
+     * {@return jrdma's connection manager: a TCP exchange of QPN, PSN, GID and MTU that then moves the QP
+     * through INIT, RTR and RTS ({@code ibv_modify_qp}); a jrdma soft-RoCE peer speaks the same}
+     *
+     * @throws RdmaException EOPNOTSUPP on an iWARP device: its QPs connect through the kernel's iWARP CM
+     *                       (librdmacm), which this provider does not bind yet
+     */
     @Override
-    public ConnectionManager connectionManager() {
-        throw notBuilt("connectionManager (librdmacm)");
+    public synchronized ConnectionManager connectionManager() {
+        if (device.transportType() == RdmaCoreDevice.TRANSPORT_IWARP) {
+            throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, device.name() + " is an iWARP device: its QPs"
+                    + " connect through the kernel's iWARP connection manager (librdmacm's rdma_connect), which the"
+                    + " rdmacore provider does not bind yet");
+        }
+        if (cm == null) {
+            cm = new io.jrdma.engine.cm.TcpConnectionManager(this);
+        }
+        return cm;
     }
 
     /**
      * Closes the context ({@code ibv_close_device}); a second close does nothing.
      *
-     * @throws RdmaException EIO if the library fails to close it
+     * @throws RdmaException EBUSY while PDs, CQs or completion channels of it are open (libibverbs would close the
+     *                       device under them); EIO if the library fails to close it
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (ctx == null) {
             return;
+        }
+        if (!pds.isEmpty() || !cqs.isEmpty() || !channels.isEmpty()) {
+            throw new RdmaException(RdmaException.Errno.EBUSY, "the context of " + device.name() + " still has "
+                    + pds.size() + " PD(s), " + cqs.size() + " CQ(s) and " + channels.size()
+                    + " completion channel(s) open: close them (QPs, MRs, AHs and SRQs first) before the context");
         }
         MemorySegment c = ctx;
         ctx = null;
         int rc = lib.close(c);
+        eventArena.close();
         if (rc != 0) {
             throw new RdmaException(RdmaException.Errno.EIO, "ibv_close_device(" + device.name() + ") returned " + rc);
         }

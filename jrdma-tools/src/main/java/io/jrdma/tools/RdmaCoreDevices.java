@@ -19,7 +19,7 @@ final class RdmaCoreDevices {
 
     static void print(RdmaCoreDevice d, boolean verbose, PrintStream out) {
         try (RdmaCoreContext ctx = d.open()) {
-            DeviceAttr a = ctx.queryDevice();
+            DeviceAttr a = ctx.queryDeviceAsReported();
             out.printf("hca_id:\t%s%n", d.name());
             out.printf("\ttransport:\t\t\t%s (%d)%n", d.transportType() == 1 ? "iWARP" : "InfiniBand", d.transportType());
             out.printf("\tprovider:\t\t\t%s, %s%n", d.provider(), library(d));

@@ -215,7 +215,9 @@ public final class TcpConnectionManager implements ConnectionManager {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         }
-        ((Context) context).peerAcksUnrequested(qp, (peer.flags() & FLAG_ACKS_UNREQUESTED) != 0);
+        if (context instanceof Context c) { // the rdma-core provider's contexts use this manager too
+            c.peerAcksUnrequested(qp, (peer.flags() & FLAG_ACKS_UNREQUESTED) != 0);
+        }
         qp.modify(new QpAttr().state(QpState.RTR)
                 .av(new AddressVector(peer.gid(), sgidIndex, 64, 0, peer.udpPort()))
                 .pathMtu(mtu).destQpn(peer.qpn()).rqPsn(peer.psn())

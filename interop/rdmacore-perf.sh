@@ -1,0 +1,153 @@
+#!/bin/bash
+# interop/rdmacore-perf.sh - `jrdma perf` over the rdma-core provider (-d rxe0: Linux rxe through
+# libibverbs, no jrdma engine) against C perftest on the same device pair: guests 1 and 2 of the
+# interop harness, jrdma (this build and the host's JDK, shared over 9p) in guest 1, perftest in guest 2,
+# both roles; and C against C on the same pair in the same run, alternating, so that each Java/C ratio
+# compares runs of the same sitting. Prints a table of BW average (MB/s) or t_typical (usec) per round.
+#
+# usage: interop/rdmacore-perf.sh [--no-build] [--keep] [--rounds N] [TEST...]
+#   TEST        write_bw send_bw read_lat (default), or any of perftest's that jrdma perf has
+#   --rounds N  A/B rounds per test and role (default 3)
+#   --no-build  use jrdma-tools/target as it is (else: ./mvnw package of jrdma-tools and what it needs)
+#   --keep      leave the guests running (by default they are stopped again if this script started them)
+# Env: JDK, VM, SHARE, CACHE, RUN, NS, VCPUS (1 unless set) as for vm.sh; OUT (results folder, default
+#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (2000), N_LAT (1000).
+# Needs root (vm.sh) and python3. Exit status 0 when every run completed.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+VM=${VM:-$HERE/harness/vm.sh}
+JDK=${JDK:-${JAVA_HOME:-}}
+export SHARE=${SHARE:-$HERE/harness/share}
+export VCPUS=${VCPUS:-1}
+OUT=${OUT:-$HERE/results/rdmacore-perf-$(date -u +%Y%m%dT%H%M%SZ)}
+SIZE_BW=${SIZE_BW:-65536} SIZE_LAT=${SIZE_LAT:-2} N_BW=${N_BW:-2000} N_LAT=${N_LAT:-1000}
+build=1 keep=0 rounds=3 tests=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-build) build=0 ;;
+        --keep) keep=1 ;;
+        --rounds) rounds=$2; shift ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "rdmacore-perf.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+        *) tests+=("$1") ;;
+    esac
+    shift
+done
+[ ${#tests[@]} -gt 0 ] || tests=(write_bw send_bw read_lat)
+[ "$(id -u)" = 0 ] || { echo "rdmacore-perf.sh: run as root (the harness's namespace and taps)" >&2; exit 1; }
+if [ -z "$JDK" ] || ! "$JDK/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
+    echo "rdmacore-perf.sh: set JDK (or JAVA_HOME) to a JDK 25 or newer; got '${JDK}'" >&2; exit 1
+fi
+if [ "$build" = 1 ]; then
+    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+        package -pl jrdma-tools -am)
+fi
+dest=$SHARE/rdmacore
+rm -rf "$dest/jrdma"
+mkdir -p "$dest/jrdma"
+cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
+cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
+if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
+    rm -rf "$dest/jdk"
+    cp -a "$(readlink -f "$JDK")" "$dest/jdk"
+    readlink -f "$JDK" > "$dest/jdk.from"
+fi
+
+started=0
+if ! "$VM" exec 1 true 2>/dev/null || ! "$VM" exec 2 true 2>/dev/null; then
+    "$VM" up 2
+    started=1
+fi
+stop() { if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi; }
+trap stop EXIT
+
+mkdir -p "$OUT"
+"$VM" exec 1 'mountpoint -q /mnt/host || mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host'
+"$VM" exec 1 'test -x /mnt/host/rdmacore/jdk/bin/java' \
+    || { echo "rdmacore-perf.sh: guest 1 does not see $dest as /mnt/host/rdmacore: booted with another SHARE?" >&2; exit 1; }
+"$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest' > "$OUT/guest.txt"
+G1=10.77.0.11 G2=10.77.0.12
+JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m \
+ --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
+ -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main perf"
+
+# one run: server in guest $1 with command $2, client in guest $3 with command $4; outputs in $5.{server,client}
+pair() {
+    local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
+    "$VM" exec "$sg" "pkill -x ib_write_bw; pkill -x ib_send_bw; pkill -x ib_read_lat; true" >/dev/null 2>&1 || true
+    "$VM" exec "$sg" "timeout 150 bash -c '$scmd'" > "$out.server" 2>&1 &
+    local spid=$!
+    sleep_until_listening "$sg"
+    local rc=0
+    "$VM" exec "$cg" "timeout 140 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
+    wait $spid || rc=$?
+    return $rc
+}
+# the server's TCP port 18515 is listening (perftest's and jrdma perf's default): polled, bounded
+sleep_until_listening() {
+    local g=$1 i
+    for i in $(seq 1 120); do
+        "$VM" exec "$g" "ss -ltn | grep -q ':18515 '" 2>/dev/null && return 0
+        sleep 0.5
+    done
+    echo "rdmacore-perf.sh: no server listening on guest $g after 60 s" >&2
+    return 1
+}
+
+rc=0
+: > "$OUT/runs.txt"
+for t in "${tests[@]}"; do
+    case $t in *_lat) s=$SIZE_LAT n=$N_LAT ;; *) s=$SIZE_BW n=$N_BW ;; esac
+    copt="-d rxe0 -x 1 -s $s -n $n"
+    for r in $(seq 1 "$rounds"); do
+        # jrdma client in g1 -> C server in g2, and its baseline: C client in g1 -> C server in g2
+        pair 2 "ib_$t $copt" 1 "ib_$t $copt $G2" "$OUT/$t-r$r-C-client" || rc=1
+        pair 2 "ib_$t $copt" 1 "$JRDMA $t $copt --timeout 120 $G2" "$OUT/$t-r$r-J-client" || rc=1
+        # jrdma server in g1 <- C client in g2, and its baseline: C server in g1 <- C client in g2
+        pair 1 "ib_$t $copt" 2 "ib_$t $copt $G1" "$OUT/$t-r$r-C-server" || rc=1
+        pair 1 "$JRDMA $t $copt --timeout 120" 2 "ib_$t $copt $G1" "$OUT/$t-r$r-J-server" || rc=1
+        echo "$t round $r done (rc so far $rc)" | tee -a "$OUT/runs.txt"
+    done
+done
+
+python3 - "$OUT" "$rounds" "${tests[@]}" > "$OUT/summary.md" <<'PY' || rc=1
+import os, re, sys
+out, rounds, tests = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+
+def result(path, lat):
+    """BW average [MB/s] (bw) or t_typical [usec] (lat) from a perftest-style report, or None."""
+    try:
+        lines = open(path, errors="replace").read().splitlines()
+    except OSError:
+        return None
+    for i, line in enumerate(lines):
+        if "#bytes" in line and ("BW average" in line or "t_typical" in line):
+            for nxt in lines[i + 1:i + 4]:
+                f = nxt.split()
+                if len(f) >= 5 and re.match(r"^\d+$", f[0]):
+                    return float(f[4] if lat else f[3])
+    return None
+
+print("| test | role of jrdma | round | C (MB/s or usec) | jrdma (MB/s or usec) | jrdma/C |")
+print("|---|---|---|---|---|---|")
+for t in tests:
+    lat = t.endswith("_lat")
+    for role in ("client", "server"):
+        ratios = []
+        for r in range(1, rounds + 1):
+            # the initiating side reports latency; bandwidth is read on the client (perftest prints it on both)
+            side = "client"
+            c = result(f"{out}/{t}-r{r}-C-{role}.{side}", lat)
+            j = result(f"{out}/{t}-r{r}-J-{role}.{side}", lat)
+            ratio = (j / c) if c and j else None
+            if ratio:
+                ratios.append(ratio)
+            print(f"| {t} | {role} | {r} | {c} | {j} | {ratio:.3f} |" if ratio else f"| {t} | {role} | {r} | {c} | {j} | - |")
+        if ratios:
+            print(f"| {t} | {role} | min-max | | | {min(ratios):.3f}-{max(ratios):.3f} |")
+PY
+cat "$OUT/summary.md"
+echo "results in $OUT"
+exit $rc

@@ -1,0 +1,201 @@
+package io.jrdma.rdmacore;
+
+import io.jrdma.verbs.CompletionChannel;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * A completion queue of an rdma-core device ({@code ibv_create_cq}). {@link #poll} calls the context's
+ * {@code ops.poll_cq} into an array of {@code struct ibv_wc} laid out once, off-heap, and copies each entry
+ * into the caller's {@link WorkCompletion}: no allocation.
+ */
+final class RdmaCoreCq implements CompletionQueue {
+    /** How many {@code struct ibv_wc} one poll call fills at most. */
+    static final int WC_BATCH = 32;
+    /** {@code __be32 imm_data}: big-endian in memory, as on the wire. */
+    static final ValueLayout.OfInt JAVA_INT_BE = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
+    /** The {@code IBV_WC_*} flags that {@link WorkCompletion} has with the same values: GRH, WITH_IMM, WITH_INV. */
+    private static final int WC_FLAG_BITS = WorkCompletion.GRH | WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV;
+    private static final WcStatus[] STATUS = WcStatus.values();
+    /** {@code enum ibv_wc_opcode} 0..6 in order: SEND, RDMA_WRITE, RDMA_READ, COMP_SWAP, FETCH_ADD, BIND_MW, LOCAL_INV. */
+    private static final WcOpcode[] SEND_OPCODES = {WcOpcode.SEND, WcOpcode.RDMA_WRITE, WcOpcode.RDMA_READ,
+            WcOpcode.COMP_SWAP, WcOpcode.FETCH_ADD, WcOpcode.BIND_MW, WcOpcode.LOCAL_INV};
+    static final int IBV_WC_RECV = 128;
+    static final int IBV_WC_RECV_RDMA_WITH_IMM = 129;
+
+    private final RdmaCoreContext context;
+    final MemorySegment cq;
+    private final RdmaCoreChannel channel;
+    private final int capacity;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment wcs;
+    private final java.lang.invoke.MethodHandle pollCq;
+    private final java.lang.invoke.MethodHandle reqNotify;
+    private volatile boolean closed;
+    /** Whether a UD QP receives into this CQ: only then may a receive completion carry the GRH flag. */
+    private volatile boolean udReceives;
+
+    RdmaCoreCq(RdmaCoreContext context, MemorySegment cq, RdmaCoreChannel channel) {
+        this.context = context;
+        this.cq = cq.reinterpret(Structs.IBV_CQ.byteSize());
+        this.channel = channel;
+        this.capacity = this.cq.get(JAVA_INT, Structs.CQ_CQE);
+        this.wcs = arena.allocate(Structs.IBV_WC.byteSize() * WC_BATCH, 8);
+        this.pollCq = context.ops().pollCq;
+        this.reqNotify = context.ops().reqNotifyCq;
+    }
+
+    /** Notes that a UD QP receives into this CQ. */
+    void hasUd() {
+        udReceives = true;
+    }
+
+    RdmaCoreContext context() {
+        return context;
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    /**
+     * Polls ({@code ops.poll_cq}) up to {@code wcs.length} completions, at most {@value #WC_BATCH} per call.
+     *
+     * @throws RdmaException EINVAL on a closed CQ; EIO if the provider's poll fails
+     */
+    @Override
+    public int poll(WorkCompletion[] out) {
+        return pollInto(out, null, Math.min(out.length, WC_BATCH));
+    }
+
+    @Override
+    public int poll(WorkCompletion wc) {
+        return pollInto(null, wc, 1);
+    }
+
+    private int pollInto(WorkCompletion[] out, WorkCompletion one, int max) {
+        if (closed) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the CQ is closed");
+        }
+        if (max == 0) {
+            return 0;
+        }
+        int n;
+        try {
+            n = (int) pollCq.invokeExact(cq, max, wcs);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (n < 0) {
+            throw new RdmaException(RdmaException.Errno.EIO, "ibv_poll_cq failed (" + n + "): the CQ is in error"
+                    + " (overrun); destroy it and its QPs");
+        }
+        int keep = udReceives ? WC_FLAG_BITS : WC_FLAG_BITS & ~WorkCompletion.GRH;
+        for (int i = 0; i < n; i++) {
+            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i], keep, context);
+        }
+        return n;
+    }
+
+    /** Copies the {@code struct ibv_wc} at {@code at} into {@code wc}. */
+    static void decode(MemorySegment s, long at, WorkCompletion wc, int keepFlags, RdmaCoreContext peers) {
+        int status = s.get(JAVA_INT, at + Structs.WC_STATUS);
+        int op = s.get(JAVA_INT, at + Structs.WC_OPCODE);
+        boolean receive = op >= IBV_WC_RECV;
+        if (!receive) {
+            keepFlags = 0; // rxe flags a SEND_WITH_IMM's own completion WITH_IMM: only receives carry these
+        }
+        // rxe flags RC/UC receives with IBV_WC_GRH too, though only a UD receive buffer holds a GRH: kept for
+        // CQs that UD QPs receive into, cleared on the others
+        int flags = s.get(JAVA_INT, at + Structs.WC_FLAGS) & keepFlags;
+        int imm = (flags & WorkCompletion.WITH_IMM) != 0 ? s.get(JAVA_INT_BE, at + Structs.WC_IMM)
+                : (flags & WorkCompletion.WITH_INV) != 0 ? s.get(JAVA_INT, at + Structs.WC_IMM) : 0;
+        WcOpcode opcode = op >= 0 && op < SEND_OPCODES.length ? SEND_OPCODES[op]
+                : op == IBV_WC_RECV_RDMA_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
+        int qpNum = s.get(JAVA_INT, at + Structs.WC_QP_NUM);
+        int srcQp = s.get(JAVA_INT, at + Structs.WC_SRC_QP);
+        if (receive && srcQp == 0 && peers != null) {
+            // rdma-core fills src_qp for UD only; an RC/UC receive came from the QP this one is connected to
+            int peer = peers.peerOf(qpNum);
+            srcQp = peer < 0 ? 0 : peer;
+        }
+        wc.set(s.get(JAVA_LONG, at + Structs.WC_WR_ID),
+                status >= 0 && status < STATUS.length ? STATUS[status] : WcStatus.GENERAL_ERR, opcode,
+                s.get(JAVA_INT, at + Structs.WC_VENDOR_ERR), s.get(JAVA_INT, at + Structs.WC_BYTE_LEN), imm, flags,
+                qpNum, srcQp)
+                .ud(Short.toUnsignedInt(s.get(JAVA_SHORT, at + Structs.WC_PKEY_INDEX)),
+                        Short.toUnsignedInt(s.get(JAVA_SHORT, at + Structs.WC_SLID)),
+                        Byte.toUnsignedInt(s.get(JAVA_BYTE, at + Structs.WC_SL)),
+                        Byte.toUnsignedInt(s.get(JAVA_BYTE, at + Structs.WC_DLID_PATH_BITS)));
+    }
+
+    /**
+     * Arms the CQ ({@code ops.req_notify_cq}).
+     *
+     * @throws RdmaException EINVAL without a channel or on a closed CQ; the provider's errno if it fails
+     */
+    @Override
+    public void requestNotify(boolean solicitedOnly) {
+        if (channel == null) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the CQ has no completion channel: create it with"
+                    + " createCq(cqe, channel) to be notified");
+        }
+        if (closed) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the CQ is closed");
+        }
+        int rc;
+        try {
+            rc = (int) reqNotify.invokeExact(cq, solicitedOnly ? 1 : 0);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            int e = Math.abs(rc);
+            throw new RdmaException(RdmaException.Errno.of(e), "ibv_req_notify_cq failed (errno " + e + ")");
+        }
+    }
+
+    @Override
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /**
+     * Destroys the CQ ({@code ibv_destroy_cq}); a second close does nothing.
+     *
+     * @throws RdmaException EBUSY while a QP uses it
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        int rc = context.verbs().destroyCq(cq);
+        if (rc != 0) {
+            throw new RdmaException(RdmaException.Errno.of(rc), "ibv_destroy_cq failed (errno " + rc + ")"
+                    + (rc == 16 ? ": a QP uses it; close the QP first" : ""));
+        }
+        closed = true;
+        context.forget(this);
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaCoreCq{cqe=" + capacity + '}';
+    }
+}

@@ -1,0 +1,479 @@
+package io.jrdma.rdmacore;
+
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QpType;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.SharedReceiveQueue;
+import io.jrdma.verbs.WrOpcode;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static io.jrdma.rdmacore.Structs.IBV_QP_ATTR;
+import static io.jrdma.rdmacore.Structs.IBV_QP_INIT_ATTR;
+import static io.jrdma.rdmacore.Structs.off;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * A queue pair of an rdma-core device ({@code ibv_create_qp}): RC, UC or UD. Its native
+ * {@code struct ibv_send_wr}, {@code struct ibv_recv_wr} and their {@code struct ibv_sge} arrays are laid
+ * out once, off-heap; {@link #postSend} and {@link #postRecv} write the request's fields into them and call
+ * the context's {@code ops.post_send}/{@code ops.post_recv}: no allocation. One thread posts to each
+ * queue at a time (send and receive may be posted from two threads).
+ */
+final class RdmaCoreQp implements QueuePair {
+    private static final int IBV_QPT_RC = 2, IBV_QPT_UC = 3, IBV_QPT_UD = 4;
+    /** {@code enum ibv_wr_opcode} per {@link WrOpcode} ordinal; -1: no rdma-core work request (REG_MR). */
+    private static final int[] WR_OPCODE = new int[WrOpcode.values().length];
+
+    static {
+        WR_OPCODE[WrOpcode.RDMA_WRITE.ordinal()] = 0;
+        WR_OPCODE[WrOpcode.RDMA_WRITE_WITH_IMM.ordinal()] = 1;
+        WR_OPCODE[WrOpcode.SEND.ordinal()] = 2;
+        WR_OPCODE[WrOpcode.SEND_WITH_IMM.ordinal()] = 3;
+        WR_OPCODE[WrOpcode.RDMA_READ.ordinal()] = 4;
+        WR_OPCODE[WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()] = 5;
+        WR_OPCODE[WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal()] = 6;
+        WR_OPCODE[WrOpcode.LOCAL_INV.ordinal()] = 7;
+        WR_OPCODE[WrOpcode.BIND_MW.ordinal()] = -1; // through bindMw, not built
+        WR_OPCODE[WrOpcode.SEND_WITH_INV.ordinal()] = 9;
+        WR_OPCODE[WrOpcode.REG_MR.ordinal()] = -1;
+    }
+
+    private static final int EINVAL = 22, EMSGSIZE = 90, EOPNOTSUPP = 95;
+    /** Every {@code IBV_QP_*} attribute bit {@link #query} asks for. */
+    private static final int QUERY_ALL = QpAttr.STATE | QpAttr.ACCESS_FLAGS | QpAttr.PKEY_INDEX | QpAttr.PORT
+            | QpAttr.QKEY | QpAttr.AV | QpAttr.PATH_MTU | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
+            | QpAttr.RQ_PSN | QpAttr.MAX_QP_RD_ATOMIC | QpAttr.MIN_RNR_TIMER | QpAttr.SQ_PSN
+            | QpAttr.MAX_DEST_RD_ATOMIC | QpAttr.DEST_QPN;
+
+    private final RdmaCorePd pd;
+    private final RdmaCoreContext context;
+    final MemorySegment qp;
+    private final QpType type;
+    private final RdmaCoreCq sendCq, recvCq;
+    private final RdmaCoreSrq srq;
+    private final int qpn;
+    private final Arena arena;
+    private final MemorySegment sendWr, sendSges, recvWr, recvSges, badWr, queryAttr, queryInit, queryState;
+    private final int maxSendSge, maxRecvSge;
+    /** A UD QP's largest message: port 1's active MTU. */
+    private final long udMtu;
+    private final MethodHandle postSendOp, postRecvOp;
+    private volatile boolean closed;
+
+    private RdmaCoreQp(RdmaCorePd pd, MemorySegment qp, QpInitAttr attr, Arena arena, int maxSendSge, int maxRecvSge) {
+        this.pd = pd;
+        this.context = pd.context();
+        this.qp = qp.reinterpret(Structs.IBV_QP.byteSize());
+        this.type = attr.type();
+        this.sendCq = (RdmaCoreCq) attr.sendCq();
+        this.recvCq = (RdmaCoreCq) attr.recvCq();
+        this.srq = (RdmaCoreSrq) attr.srq();
+        this.qpn = this.qp.get(JAVA_INT, Structs.QP_NUM);
+        this.arena = arena;
+        this.maxSendSge = maxSendSge;
+        this.maxRecvSge = maxRecvSge;
+        this.sendWr = arena.allocate(Structs.IBV_SEND_WR);
+        this.sendSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxSendSge, 8);
+        this.recvWr = arena.allocate(Structs.IBV_RECV_WR);
+        this.recvSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxRecvSge, 8);
+        this.badWr = arena.allocate(ADDRESS);
+        this.queryAttr = arena.allocate(IBV_QP_ATTR);
+        this.queryInit = arena.allocate(IBV_QP_INIT_ATTR);
+        this.queryState = IbvVerbs.callState(arena);
+        sendWr.set(ADDRESS, Structs.SWR_NEXT, MemorySegment.NULL);
+        sendWr.set(ADDRESS, Structs.SWR_SG_LIST, sendSges);
+        recvWr.set(ADDRESS, off(Structs.IBV_RECV_WR, "next"), MemorySegment.NULL);
+        recvWr.set(ADDRESS, Structs.RWR_SG_LIST, recvSges);
+        this.udMtu = type == QpType.UD ? Mtu.ofCode(Math.max(1, Math.min(5, context.portInfo(1).activeMtu()))).bytes()
+                : Long.MAX_VALUE;
+        if (type == QpType.UD) {
+            recvCq.hasUd();
+        }
+        this.postSendOp = context.ops().postSend;
+        this.postRecvOp = context.ops().postRecv;
+    }
+
+    static RdmaCoreQp create(RdmaCorePd pd, QpInitAttr attr) {
+        RdmaCoreContext ctx = pd.context();
+        for (CompletionQueue cq : new CompletionQueue[]{attr.sendCq(), attr.recvCq()}) {
+            if (!(cq instanceof RdmaCoreCq c) || c.context() != ctx) {
+                throw new RdmaException(RdmaException.Errno.EINVAL, "the QP's CQs must be CQs of the same rdma-core"
+                        + " context as its PD (" + ctx.device().name() + ")");
+            }
+        }
+        if (attr.srq() != null && (!(attr.srq() instanceof RdmaCoreSrq s) || s.pd().context() != ctx)) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the QP's SRQ must be an SRQ of the same rdma-core context");
+        }
+        int qpType = switch (attr.type()) {
+            case RC -> IBV_QPT_RC;
+            case UC -> IBV_QPT_UC;
+            case UD -> IBV_QPT_UD;
+        };
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment init;
+            MemorySegment qp;
+            try (Arena a = Arena.ofConfined()) {
+                init = a.allocate(IBV_QP_INIT_ATTR);
+                init.set(ADDRESS, off(IBV_QP_INIT_ATTR, "send_cq"), ((RdmaCoreCq) attr.sendCq()).cq);
+                init.set(ADDRESS, off(IBV_QP_INIT_ATTR, "recv_cq"), ((RdmaCoreCq) attr.recvCq()).cq);
+                init.set(ADDRESS, off(IBV_QP_INIT_ATTR, "srq"),
+                        attr.srq() == null ? MemorySegment.NULL : ((RdmaCoreSrq) attr.srq()).srq);
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_send_wr"), attr.maxSendWr());
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_recv_wr"), attr.srq() == null ? attr.maxRecvWr() : 0);
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_send_sge"), attr.maxSendSge());
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_recv_sge"), attr.srq() == null ? attr.maxRecvSge() : 0);
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_inline_data"), attr.maxInlineData());
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "qp_type"), qpType);
+                init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "sq_sig_all"), attr.sqSigAll() ? 1 : 0);
+                qp = ctx.verbs().createQp(pd.pd, init);
+            }
+            RdmaCoreQp q = new RdmaCoreQp(pd, qp, attr, arena, attr.maxSendSge(), Math.max(1, attr.maxRecvSge()));
+            ctx.remember(q);
+            return q;
+        } catch (LibIbverbs.NativeCallException e) {
+            arena.close();
+            throw RdmaCoreProvider.toRdma(e);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public int qpn() {
+        return qpn;
+    }
+
+    @Override
+    public QpType type() {
+        return type;
+    }
+
+    /** {@return the state the device reports ({@code ibv_query_qp} with {@code IBV_QP_STATE})} */
+    @Override
+    public synchronized QpState state() {
+        if (closed) {
+            return QpState.ERROR;
+        }
+        int rc = context.verbs().queryQp(queryState, qp, queryAttr, QpAttr.STATE, queryInit);
+        if (rc != 0) {
+            throw new RdmaException(RdmaException.Errno.of(rc), "ibv_query_qp failed (errno " + rc + ")");
+        }
+        return qpState(queryAttr.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state")));
+    }
+
+    private static QpState qpState(int s) {
+        QpState[] v = QpState.values();
+        return s >= 0 && s < v.length ? v[s] : QpState.ERROR;
+    }
+
+    @Override
+    public RdmaCorePd pd() {
+        return pd;
+    }
+
+    @Override
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    @Override
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    @Override
+    public SharedReceiveQueue srq() {
+        return srq;
+    }
+
+    /**
+     * {@code ibv_modify_qp} with the attributes set in {@code attr}: the mask bits of {@link QpAttr} are the
+     * {@code IBV_QP_*} bits; an address vector becomes a global {@code ibv_ah_attr} (RoCE and iWARP have no
+     * LIDs) on {@code attr.portNum()}.
+     *
+     * @throws RdmaException with the errno of ibv_modify_qp (EINVAL for a transition or attribute the device refuses)
+     */
+    @Override
+    public synchronized void modify(QpAttr attr) {
+        requireOpen();
+        int mask = attr.mask();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment s = a.allocate(IBV_QP_ATTR);
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "qp_state"), attr.state().ordinal());
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "path_mtu"), attr.pathMtu().code());
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "qkey"), attr.qkey());
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "rq_psn"), attr.rqPsn());
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "sq_psn"), attr.sqPsn());
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "dest_qp_num"), attr.destQpn());
+            s.set(JAVA_INT, off(IBV_QP_ATTR, "qp_access_flags"), attr.accessFlags() & RdmaCorePd.IBV_ACCESS_BITS);
+            s.set(JAVA_SHORT, off(IBV_QP_ATTR, "pkey_index"), (short) attr.pkeyIndex());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "max_rd_atomic"), (byte) attr.maxRdAtomic());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "max_dest_rd_atomic"), (byte) attr.maxDestRdAtomic());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "min_rnr_timer"), (byte) attr.minRnrTimer());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "port_num"), (byte) attr.portNum());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "timeout"), (byte) attr.timeout());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "retry_cnt"), (byte) attr.retryCnt());
+            s.set(JAVA_BYTE, off(IBV_QP_ATTR, "rnr_retry"), (byte) attr.rnrRetry());
+            if ((mask & QpAttr.AV) != 0) {
+                AddressVector av = attr.av();
+                if (av == null) {
+                    throw new RdmaException(RdmaException.Errno.EINVAL, "the AV attribute is set without an address vector");
+                }
+                if (av.udpPort() != DeviceOptions.ROCE_V2_PORT && context.device().transportType() != RdmaCoreDevice.TRANSPORT_IWARP) {
+                    throw new RdmaException(RdmaException.Errno.EINVAL, "rdma-core devices send RoCEv2 to UDP port "
+                            + DeviceOptions.ROCE_V2_PORT + " only, not " + av.udpPort());
+                }
+                RdmaCorePd.writeAhAttr(s, off(IBV_QP_ATTR, "ah_attr"), av.dgid().raw(), 0, av.sgidIndex(),
+                        av.hopLimit(), av.trafficClass(), 0, attr.portNum());
+            }
+            QpState from = (mask & QpAttr.STATE) != 0 ? state() : null;
+            int rc = context.verbs().modifyQp(qp, s, mask);
+            if (rc != 0) {
+                String missing = from == null ? "" : missing(type, from, attr.state(), mask);
+                throw new RdmaException(RdmaException.Errno.of(rc), "ibv_modify_qp of QP 0x" + Integer.toHexString(qpn)
+                        + " (" + type + ") " + (from == null ? "" : "from " + from + " ") + "to " + attr.state()
+                        + " with mask 0x" + Integer.toHexString(mask) + " failed (errno " + rc + ")"
+                        + (missing.isEmpty() ? ": the device refuses the transition or one of the attributes"
+                        : ": the transition requires " + missing + ", which the request does not set"));
+            }
+            if ((mask & QpAttr.DEST_QPN) != 0 && type != QpType.UD) {
+                context.setPeer(qpn, attr.destQpn());
+            }
+        }
+    }
+
+    /**
+     * {@return the attributes a transition requires (the InfiniBand specification's table, as the kernel's
+     * {@code ib_modify_qp_is_ok} checks it) that {@code mask} lacks, by their {@code IBV_QP_*} names; empty when none
+     * is missing or the transition is not one with required attributes}
+     */
+    static String missing(QpType type, QpState from, QpState to, int mask) {
+        int required = 0;
+        if (from == QpState.RESET && to == QpState.INIT) {
+            required = QpAttr.PKEY_INDEX | QpAttr.PORT | (type == QpType.UD ? QpAttr.QKEY : QpAttr.ACCESS_FLAGS);
+        } else if (from == QpState.INIT && to == QpState.RTR) {
+            required = switch (type) {
+                case RC -> QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN | QpAttr.MAX_DEST_RD_ATOMIC
+                        | QpAttr.MIN_RNR_TIMER;
+                case UC -> QpAttr.AV | QpAttr.PATH_MTU | QpAttr.DEST_QPN | QpAttr.RQ_PSN;
+                case UD -> 0;
+            };
+        } else if (from == QpState.RTR && to == QpState.RTS) {
+            required = type == QpType.RC ? QpAttr.SQ_PSN | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
+                    | QpAttr.MAX_QP_RD_ATOMIC : QpAttr.SQ_PSN;
+        }
+        int lacking = required & ~mask;
+        StringBuilder b = new StringBuilder();
+        String[] names = {"IBV_QP_STATE", "IBV_QP_CUR_STATE", "IBV_QP_EN_SQD_ASYNC_NOTIFY", "IBV_QP_ACCESS_FLAGS",
+                "IBV_QP_PKEY_INDEX", "IBV_QP_PORT", "IBV_QP_QKEY", "IBV_QP_AV", "IBV_QP_PATH_MTU", "IBV_QP_TIMEOUT",
+                "IBV_QP_RETRY_CNT", "IBV_QP_RNR_RETRY", "IBV_QP_RQ_PSN", "IBV_QP_MAX_QP_RD_ATOMIC", "IBV_QP_ALT_PATH",
+                "IBV_QP_MIN_RNR_TIMER", "IBV_QP_SQ_PSN", "IBV_QP_MAX_DEST_RD_ATOMIC", "IBV_QP_PATH_MIG_STATE",
+                "IBV_QP_CAP", "IBV_QP_DEST_QPN"};
+        for (int i = 0; i < names.length; i++) {
+            if ((lacking & (1 << i)) != 0) {
+                b.append(b.isEmpty() ? "" : ", ").append(names[i]);
+            }
+        }
+        return b.toString();
+    }
+
+    /** {@return every attribute the device reports ({@code ibv_query_qp})} */
+    @Override
+    public synchronized QpAttr query() {
+        requireOpen();
+        MemorySegment s = queryAttr;
+        s.fill((byte) 0);
+        int rc = context.verbs().queryQp(queryState, qp, s, QUERY_ALL, queryInit);
+        if (rc != 0) {
+            throw new RdmaException(RdmaException.Errno.of(rc), "ibv_query_qp failed (errno " + rc + ")");
+        }
+        int mtu = s.get(JAVA_INT, off(IBV_QP_ATTR, "path_mtu"));
+        QpAttr a = new QpAttr().state(qpState(s.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state"))))
+                .accessFlags(s.get(JAVA_INT, off(IBV_QP_ATTR, "qp_access_flags")))
+                .pkeyIndex(Short.toUnsignedInt(s.get(JAVA_SHORT, off(IBV_QP_ATTR, "pkey_index"))))
+                .portNum(u8(s, "port_num"))
+                .pathMtu(mtu >= 1 && mtu <= 5 ? Mtu.ofCode(mtu) : Mtu.MTU_1024)
+                .timeout(Math.min(31, u8(s, "timeout"))).retryCnt(Math.min(7, u8(s, "retry_cnt")))
+                .rnrRetry(Math.min(7, u8(s, "rnr_retry"))).rqPsn(s.get(JAVA_INT, off(IBV_QP_ATTR, "rq_psn")))
+                .sqPsn(s.get(JAVA_INT, off(IBV_QP_ATTR, "sq_psn"))).maxRdAtomic(u8(s, "max_rd_atomic"))
+                .maxDestRdAtomic(u8(s, "max_dest_rd_atomic")).minRnrTimer(Math.min(31, u8(s, "min_rnr_timer")))
+                .destQpn(s.get(JAVA_INT, off(IBV_QP_ATTR, "dest_qp_num")))
+                .qkey(s.get(JAVA_INT, off(IBV_QP_ATTR, "qkey")));
+        long ah = off(IBV_QP_ATTR, "ah_attr");
+        byte[] dgid = s.asSlice(ah, 16).toArray(JAVA_BYTE);
+        if (type != QpType.UD && !java.util.Arrays.equals(dgid, new byte[16])) {
+            a.av(new AddressVector(Gid.of(dgid),
+                    Byte.toUnsignedInt(s.get(JAVA_BYTE, ah + off(Structs.IBV_AH_ATTR, "grh.sgid_index"))),
+                    Byte.toUnsignedInt(s.get(JAVA_BYTE, ah + off(Structs.IBV_AH_ATTR, "grh.hop_limit"))),
+                    Byte.toUnsignedInt(s.get(JAVA_BYTE, ah + off(Structs.IBV_AH_ATTR, "grh.traffic_class"))),
+                    DeviceOptions.ROCE_V2_PORT));
+        }
+        return a;
+    }
+
+    private static int u8(MemorySegment s, String field) {
+        return Byte.toUnsignedInt(s.get(JAVA_BYTE, off(IBV_QP_ATTR, field)));
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "QP 0x" + Integer.toHexString(qpn) + " is destroyed");
+        }
+    }
+
+    /**
+     * Writes {@code wr} into the QP's native {@code ibv_send_wr} and calls {@code ops.post_send}.
+     *
+     * @return 0, or the provider's errno (ENOMEM full, EINVAL malformed or wrong state), EINVAL for more SGEs
+     *         than the QP was created with, a UD request without an address handle of this provider or a
+     *         destroyed QP; EOPNOTSUPP for BIND_MW and REG_MR (not built)
+     */
+    @Override
+    public int postSend(SendWorkRequest wr) {
+        if (closed) {
+            return EINVAL;
+        }
+        WrOpcode op = wr.opcode();
+        int code = WR_OPCODE[op.ordinal()];
+        if (code < 0) {
+            return EOPNOTSUPP;
+        }
+        int n = wr.numSge();
+        if (n > maxSendSge) {
+            return EINVAL;
+        }
+        if (type == QpType.UC && op.isReadOrAtomic()) {
+            return EINVAL; // UC has no READ and no atomics (rxe would take them and fail the QP later)
+        }
+        if (type == QpType.UD) {
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+                return EINVAL; // a UD QP sends, nothing else
+            }
+            if (wr.totalLength() > udMtu) {
+                return EMSGSIZE; // one datagram: at most the path MTU (rxe would send it anyway)
+            }
+        }
+        MemorySegment w = sendWr;
+        for (int i = 0; i < n; i++) {
+            long at = (long) i * 16;
+            sendSges.set(JAVA_LONG, at, wr.sgeAddr(i));
+            sendSges.set(JAVA_INT, at + 8, wr.sgeLength(i));
+            sendSges.set(JAVA_INT, at + 12, wr.sgeLkey(i));
+        }
+        w.set(JAVA_LONG, Structs.SWR_WR_ID, wr.wrId());
+        w.set(JAVA_INT, Structs.SWR_NUM_SGE, n);
+        w.set(JAVA_INT, Structs.SWR_OPCODE, code);
+        w.set(JAVA_INT, Structs.SWR_SEND_FLAGS, wr.flags());
+        if (op.hasImm()) {
+            w.set(RdmaCoreCq.JAVA_INT_BE, Structs.SWR_IMM, wr.imm());
+        } else {
+            w.set(JAVA_INT, Structs.SWR_IMM, wr.imm()); // invalidate_rkey (SEND_WITH_INV, LOCAL_INV): host order
+        }
+        if (type == QpType.UD) {
+            if (!(wr.ah() instanceof RdmaCoreAh ah) || ah.closed()) {
+                return EINVAL;
+            }
+            w.set(ADDRESS, Structs.SWR_UD_AH, ah.ah);
+            w.set(JAVA_INT, Structs.SWR_UD_REMOTE_QPN, wr.remoteQpn());
+            w.set(JAVA_INT, Structs.SWR_UD_REMOTE_QKEY, wr.remoteQkey());
+        } else if (op.isAtomic()) {
+            w.set(JAVA_LONG, Structs.SWR_ATOMIC_REMOTE_ADDR, wr.remoteAddr());
+            w.set(JAVA_LONG, Structs.SWR_ATOMIC_COMPARE_ADD, wr.compareAdd());
+            w.set(JAVA_LONG, Structs.SWR_ATOMIC_SWAP, wr.swap());
+            w.set(JAVA_INT, Structs.SWR_ATOMIC_RKEY, wr.rkey());
+        } else {
+            w.set(JAVA_LONG, Structs.SWR_RDMA_REMOTE_ADDR, wr.remoteAddr());
+            w.set(JAVA_INT, Structs.SWR_RDMA_RKEY, wr.rkey());
+        }
+        int rc;
+        try {
+            rc = (int) postSendOp.invokeExact(qp, w, badWr);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return rc < 0 ? -rc : rc;
+    }
+
+    /**
+     * Writes {@code wr} into the QP's native {@code ibv_recv_wr} and calls {@code ops.post_recv}.
+     *
+     * @return 0, or the provider's errno; EINVAL for more SGEs than the QP was created with, a QP with an SRQ,
+     *         or a destroyed QP
+     */
+    @Override
+    public int postRecv(RecvWorkRequest wr) {
+        if (closed || srq != null) {
+            return EINVAL;
+        }
+        int n = wr.numSge();
+        if (n > maxRecvSge) {
+            return EINVAL;
+        }
+        writeRecv(wr, recvWr, recvSges, n);
+        int rc;
+        try {
+            rc = (int) postRecvOp.invokeExact(qp, recvWr, badWr);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return rc < 0 ? -rc : rc;
+    }
+
+    /** Writes a receive request into a native {@code ibv_recv_wr} whose {@code sg_list} is {@code sges}. */
+    static void writeRecv(RecvWorkRequest wr, MemorySegment native_, MemorySegment sges, int n) {
+        for (int i = 0; i < n; i++) {
+            long at = (long) i * 16;
+            sges.set(JAVA_LONG, at, wr.sgeAddr(i));
+            sges.set(JAVA_INT, at + 8, wr.sgeLength(i));
+            sges.set(JAVA_INT, at + 12, wr.sgeLkey(i));
+        }
+        native_.set(JAVA_LONG, Structs.RWR_WR_ID, wr.wrId());
+        native_.set(JAVA_INT, Structs.RWR_NUM_SGE, n);
+    }
+
+    /**
+     * Destroys the QP ({@code ibv_destroy_qp}); a second close does nothing.
+     *
+     * @throws RdmaException with the errno of ibv_destroy_qp
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        int rc = context.verbs().destroyQp(qp);
+        if (rc != 0) {
+            throw new RdmaException(RdmaException.Errno.of(rc), "ibv_destroy_qp failed (errno " + rc + ")");
+        }
+        closed = true;
+        context.forget(this);
+        context.setPeer(qpn, -1);
+        // the native requests stay until the arena is closed: a post racing with close returns EINVAL or reaches
+        // the destroyed QP's handle, never freed memory
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaCoreQp{" + type + ", qpn=0x" + Integer.toHexString(qpn) + '}';
+    }
+}

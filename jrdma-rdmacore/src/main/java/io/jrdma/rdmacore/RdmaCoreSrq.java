@@ -1,0 +1,148 @@
+package io.jrdma.rdmacore;
+
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SharedReceiveQueue;
+import io.jrdma.verbs.SrqAttr;
+import io.jrdma.verbs.SrqInitAttr;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static io.jrdma.rdmacore.Structs.IBV_SRQ_ATTR;
+import static io.jrdma.rdmacore.Structs.IBV_SRQ_INIT_ATTR;
+import static io.jrdma.rdmacore.Structs.off;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * A shared receive queue of an rdma-core device ({@code ibv_create_srq}); {@link #postRecv} calls the
+ * context's {@code ops.post_srq_recv} with a native {@code ibv_recv_wr} laid out once.
+ */
+final class RdmaCoreSrq implements SharedReceiveQueue {
+    private static final int EINVAL = 22, EOPNOTSUPP = 95;
+    private final RdmaCorePd pd;
+    final MemorySegment srq;
+    private final Arena arena;
+    private final MemorySegment recvWr, sges, badWr;
+    private final int maxSge;
+    private final MethodHandle post;
+    private volatile boolean closed;
+
+    private RdmaCoreSrq(RdmaCorePd pd, MemorySegment srq, Arena arena, int maxSge) {
+        this.pd = pd;
+        this.srq = srq;
+        this.arena = arena;
+        this.maxSge = maxSge;
+        this.recvWr = arena.allocate(Structs.IBV_RECV_WR);
+        this.sges = arena.allocate(Structs.IBV_SGE.byteSize() * maxSge, 8);
+        this.badWr = arena.allocate(ADDRESS);
+        recvWr.set(ADDRESS, Structs.RWR_SG_LIST, sges);
+        this.post = pd.context().ops().postSrqRecv;
+    }
+
+    static RdmaCoreSrq create(RdmaCorePd pd, SrqInitAttr attr) {
+        if (pd.context().ops().postSrqRecv == null) {
+            throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, pd.context().device().name()
+                    + "'s provider has no post_srq_recv: it has no SRQs");
+        }
+        Arena arena = Arena.ofShared();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment init = a.allocate(IBV_SRQ_INIT_ATTR);
+            init.set(JAVA_INT, off(IBV_SRQ_INIT_ATTR, "attr.max_wr"), attr.maxWr());
+            init.set(JAVA_INT, off(IBV_SRQ_INIT_ATTR, "attr.max_sge"), attr.maxSge());
+            init.set(JAVA_INT, off(IBV_SRQ_INIT_ATTR, "attr.srq_limit"), attr.srqLimit());
+            MemorySegment srq = pd.context().verbs().createSrq(pd.pd, init).reinterpret(128);
+            RdmaCoreSrq s = new RdmaCoreSrq(pd, srq, arena, attr.maxSge());
+            pd.context().remember(s);
+            return s;
+        } catch (LibIbverbs.NativeCallException e) {
+            arena.close();
+            throw RdmaCoreProvider.toRdma(e);
+        }
+    }
+
+    @Override
+    public RdmaCorePd pd() {
+        return pd;
+    }
+
+    /**
+     * {@code ibv_modify_srq}: {@link SrqAttr#MAX_WR} and {@link SrqAttr#LIMIT} are {@code IBV_SRQ_MAX_WR} and
+     * {@code IBV_SRQ_LIMIT}.
+     */
+    @Override
+    public synchronized void modify(SrqAttr attr, int mask) {
+        requireOpen();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment s = a.allocate(IBV_SRQ_ATTR);
+            s.set(JAVA_INT, off(IBV_SRQ_ATTR, "max_wr"), attr.maxWr());
+            s.set(JAVA_INT, off(IBV_SRQ_ATTR, "max_sge"), attr.maxSge());
+            s.set(JAVA_INT, off(IBV_SRQ_ATTR, "srq_limit"), attr.srqLimit());
+            int rc = pd.context().verbs().modifySrq(srq, s, mask);
+            if (rc != 0) {
+                throw new RdmaException(RdmaException.Errno.of(rc), "ibv_modify_srq (mask " + mask + ", " + attr
+                        + ") failed (errno " + rc + ")");
+            }
+        }
+    }
+
+    @Override
+    public synchronized SrqAttr query() {
+        requireOpen();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment s = a.allocate(IBV_SRQ_ATTR);
+            int rc = pd.context().verbs().querySrq(srq, s);
+            if (rc != 0) {
+                throw new RdmaException(RdmaException.Errno.of(rc), "ibv_query_srq failed (errno " + rc + ")");
+            }
+            return new SrqAttr(s.get(JAVA_INT, 0), s.get(JAVA_INT, 4), s.get(JAVA_INT, 8));
+        }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the SRQ is destroyed");
+        }
+    }
+
+    @Override
+    public int postRecv(RecvWorkRequest wr) {
+        if (closed) {
+            return EINVAL;
+        }
+        int n = wr.numSge();
+        if (n > maxSge) {
+            return EINVAL;
+        }
+        RdmaCoreQp.writeRecv(wr, recvWr, sges, n);
+        int rc;
+        try {
+            rc = (int) post.invokeExact(srq, recvWr, badWr);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return rc < 0 ? -rc : rc;
+    }
+
+    /**
+     * Destroys it ({@code ibv_destroy_srq}); a second close does nothing.
+     *
+     * @throws RdmaException EBUSY while a QP uses it
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        int rc = pd.context().verbs().destroySrq(srq);
+        if (rc != 0) {
+            throw new RdmaException(RdmaException.Errno.of(rc), "ibv_destroy_srq failed (errno " + rc + ")"
+                    + (rc == 16 ? ": a QP uses it; close the QP first" : ""));
+        }
+        closed = true;
+        pd.context().forget(this);
+        arena.close();
+    }
+}
