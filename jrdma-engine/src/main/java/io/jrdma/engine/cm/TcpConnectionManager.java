@@ -1,5 +1,6 @@
 package io.jrdma.engine.cm;
 
+import io.jrdma.engine.core.ConnEvents;
 import io.jrdma.engine.core.Context;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;

@@ -1,6 +1,6 @@
 package io.jrdma.engine.ibcm;
 
-import io.jrdma.engine.cm.ConnEvents;
+import io.jrdma.engine.core.ConnEvents;
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.verbs.Access;

@@ -554,7 +554,7 @@ final class IwarpConnectionManager implements ConnectionManager {
         private final ConnParam peer;
         private final int peerQpn;
         private volatile boolean closed;
-        private final io.jrdma.engine.cm.ConnEvents events = new io.jrdma.engine.cm.ConnEvents();
+        private final io.jrdma.engine.core.ConnEvents events = new io.jrdma.engine.core.ConnEvents();
 
         Conn(IwarpQp q, SocketChannel ch, ConnParam peer, int peerQpn) {
             this.q = q;

@@ -1,4 +1,4 @@
-package io.jrdma.engine.cm;
+package io.jrdma.engine.core;
 
 import io.jrdma.verbs.ConnectionManager.Event;
 
