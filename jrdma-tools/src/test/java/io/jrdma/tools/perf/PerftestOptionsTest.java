@@ -83,7 +83,7 @@ class PerftestOptionsTest {
     }
 
     @Test
-    void badFlagsAreRefusedWithAReason() {
+    void badFlagsAreRefusedWithAReason() throws Exception {
         assertEquals("roce_lo", PerfCommand.parsePerftest("write_bw", "-R", "-d", "roce_lo").device(),
                 "-R on RoCE: rdma_cm through the InfiniBand CM");
         assertTrue(message("write_bw", "-z").contains("-z/--comm_rdma_cm is not supported: use -R"));
