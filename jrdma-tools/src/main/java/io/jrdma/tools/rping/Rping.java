@@ -7,6 +7,7 @@ import io.jrdma.verbs.ConnParam;
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.ProtectionDomain;
@@ -136,7 +137,11 @@ public final class Rping {
                     + " speaks over iWARP (TCP + MPA) and RoCE (the InfiniBand CM)");
         }
         debug("device " + dev.name());
-        try (DeviceContext ctx = dev.open(); Arena arena = Arena.ofShared()) {
+        // Linux rxe's IPv4 packets carry real IP Identifications that their ICRC covers: accepted (SoftRoceOptions)
+        DeviceOptions opts = dev.transport() == Transport.ROCE_V2
+                ? DeviceOptions.defaults().with(io.jrdma.soft.SoftRoceOptions.defaults().withAnyIpv4Id(true))
+                : DeviceOptions.defaults();
+        try (DeviceContext ctx = dev.open(opts); Arena arena = Arena.ofShared()) {
             if (o.server()) {
                 InetSocketAddress at = new InetSocketAddress(
                         o.address() == null ? InetAddress.getByName("0.0.0.0") : o.address(), o.port());
@@ -353,7 +358,9 @@ public final class Rping {
                     s.sendInfo(null, null); // done: begin again
                 }
             } catch (Disconnected e) {
-                debug("client disconnected");
+                // rping's RDMA_CM_EVENT_DISCONNECTED: the connection manager says the client is gone
+                ConnectionManager.Event ev = s.conn == null ? null : s.conn.pollEvent(Duration.ofSeconds(1));
+                debug(ev == ConnectionManager.Event.DISCONNECTED ? "server DISCONNECT EVENT..." : "client disconnected");
             }
         }
     }

@@ -89,6 +89,17 @@ class RpingTest {
         }
     }
 
+    /** The client's disconnect reaches the server as rdma_cm's DISCONNECTED event (rping -d prints it, as rping does). */
+    @Test
+    void theServerSeesTheClientsDisconnectAsAnEvent() throws Exception {
+        for (String dev : new String[] {"roce_lo", "iwarp_lo"}) {
+            Run r = run(List.of("-d", "-D", dev), List.of("-C", "2", "-D", dev));
+            assertEquals(0, r.clientRc(), r.clientErr());
+            assertEquals(0, r.serverRc(), r.serverErr());
+            assertTrue(r.serverErr().contains("server DISCONNECT EVENT..."), dev + ": " + r.serverErr());
+        }
+    }
+
     @Test
     void largestBufferAndManyPingsWrapTheLetters() throws Exception {
         Run r = run(List.of("-S", "65535"), List.of("-V", "-C", "60", "-S", "65535", "-v"));
