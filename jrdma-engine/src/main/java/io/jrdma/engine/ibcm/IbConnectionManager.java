@@ -669,7 +669,7 @@ public final class IbConnectionManager implements ConnectionManager {
                 return;
             }
         }
-        Endpoint back = Endpoint.of(from, udpPortOfLid(req.primary().localLid()));
+        Endpoint back = Endpoint.of(scoped(from, dst), udpPortOfLid(req.primary().localLid()));
         if (!Arrays.equals(req.primary().localGid(), Gid.of(from).raw())
                 || !Arrays.equals(req.primary().remoteGid(), Gid.of(to).raw())) {
             rejectReq(req, tid, dst, back, CmRej.REASON_INVALID_GID, Gid.of(to).raw());
@@ -770,7 +770,7 @@ public final class IbConnectionManager implements ConnectionManager {
         if (id == null || dreq.localCommId() != id.remoteCommId) {
             // gone already (time-wait over): answer all the same, as Linux does, so the peer stops asking
             transmit(new CmDrep(dreq.remoteCommId(), dreq.localCommId(), null).toMad(tid), dst,
-                    Endpoint.of(src.socketAddress().getAddress(), id != null ? id.remote.port()
+                    Endpoint.of(scoped(src.socketAddress().getAddress(), dst), id != null ? id.remote.port()
                             : DeviceOptions.ROCE_V2_PORT));
             return;
         }
@@ -914,6 +914,19 @@ public final class IbConnectionManager implements ConnectionManager {
                 id.events.disconnected();
             });
         }
+    }
+
+    /** An IPv6 link-local peer address with the scope of the local endpoint it was heard on (a reply needs it). */
+    private static InetAddress scoped(InetAddress a, Endpoint local) {
+        if (a instanceof java.net.Inet6Address v6 && v6.isLinkLocalAddress() && v6.getScopeId() == 0
+                && local.socketAddress().getAddress() instanceof java.net.Inet6Address l6 && l6.getScopeId() != 0) {
+            try {
+                return java.net.Inet6Address.getByAddress(null, v6.getAddress(), l6.getScopeId());
+            } catch (java.net.UnknownHostException e) {
+                return a;
+            }
+        }
+        return a;
     }
 
     private static Mtu min(Mtu a, Mtu b) {
