@@ -355,5 +355,24 @@ class IbCmTest {
             long dropped = s.ctx.counters().get("gsi_mads_dropped");
             assertEquals(n, held + rejected + dropped, "each REQ held, refused or dropped: " + s.ctx.counters());
         }
+        // half-open: the client sends no RTU; accept gives up at its timeout and tells the client with a REJ
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            raw.send(raw.req(0x4242, l.address().getPort(), 0x55).toMad(1));
+            ConnectRequest r = l.poll(T);
+            RdmaException e = assertThrows(RdmaException.class, () -> r.accept(s.qp, ConnParam.defaults(),
+                    Duration.ofMillis(700)));
+            assertEquals(RdmaException.Errno.ETIMEDOUT, e.errno());
+            assertEquals(QpState.ERROR, s.qp.state());
+            CmRej rej = null;
+            for (byte[] m; rej == null && (m = raw.receive(2000)) != null; ) {
+                if (CmMessage.decode(m, 0, Mad.LENGTH) instanceof CmRej j) {
+                    rej = j; // after the REP and its retry
+                }
+            }
+            assertNotNull(rej, "a REJ after the REP went unconfirmed");
+            assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
+            assertEquals(0x4242, rej.remoteCommId());
+        }
     }
 }
