@@ -89,7 +89,7 @@ one_try() {
   local dir=$1 side=$2 scmd=$3 ccmd=$4 port=$5 check=$6 rc_s rc_c
   mkdir -p "$dir"
   peer "pkill -x rping; pkill -f '^ib_(write|read|send)_'; true" >/dev/null 2>&1
-  here timeout 300 tcpdump --immediate-mode -B 65536 -i "$LOCAL_IF" -U -s 300 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
+  here timeout 300 tcpdump --immediate-mode -B 65536 -i "$LOCAL_IF" -U -s 512 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
   local cap=$! waited=0
   until grep -q 'listening on' "$dir/tcpdump.txt" 2>/dev/null || [ $waited -ge 100 ]; do sleep 0.1; waited=$((waited + 1)); done
   NOTE=""
@@ -111,7 +111,7 @@ one_try() {
   fi
   wait $spid; rc_s=$?
   sleep 0.5
-  pkill -INT -f "tcpdump --immediate-mode -B 65536 -i $LOCAL_IF -U -s 300 -w $dir/capture.pcap" 2>/dev/null
+  pkill -INT -f "tcpdump --immediate-mode -B 65536 -i $LOCAL_IF -U -s 512 -w $dir/capture.pcap" 2>/dev/null
   wait $cap 2>/dev/null
   [ $rc_s -ne 0 ] && NOTE="$NOTE server exit $rc_s;"
   [ $rc_c -ne 0 ] && NOTE="$NOTE client exit $rc_c;"
