@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop suite of rdma_cm over RoCE: rdma-core's rping and perftest 4.5 with -R against jrdma, both
+# Interop suite of rdma_cm over RoCE: rdma-core's rping, rdma_server/rdma_client and perftest 4.5 with -R against jrdma, both
 # directions, with a Linux Soft-RoCE (rxe) peer: the connections are made by the InfiniBand CM (MADs to
 # QP 1 over RoCEv2), with IPv4 and IPv6 link-local addresses. See interop/README.md.
 #
@@ -88,7 +88,7 @@ echo "|---|---|---|---|" >> "$SUMMARY"
 one_try() {
   local dir=$1 side=$2 scmd=$3 ccmd=$4 port=$5 check=$6 rc_s rc_c
   mkdir -p "$dir"
-  peer "pkill -x rping; pkill -f '^ib_(write|read|send)_'; true" >/dev/null 2>&1
+  peer "pkill -x rping; pkill -x rdma_server; pkill -f '^ib_(write|read|send)_'; true" >/dev/null 2>&1
   here timeout 300 tcpdump --immediate-mode -B 65536 -i "$LOCAL_IF" -U -s 512 -w "$dir/capture.pcap" "udp port 4791" > "$dir/tcpdump.txt" 2>&1 &
   local cap=$! waited=0
   until grep -q 'listening on' "$dir/tcpdump.txt" 2>/dev/null || [ $waited -ge 100 ]; do sleep 0.1; waited=$((waited + 1)); done
@@ -194,6 +194,24 @@ perftest_pair() { # test size
 }
 if [ $QUICK = 1 ]; then SIZES="4096"; else SIZES="2 4096 65536"; fi
 for t in write_bw send_bw read_lat; do for s in $SIZES; do perftest_pair $t "$s"; done; done
+
+# --- librdmacm's rdma_server / rdma_client examples: one 16-byte SEND each way, then a disconnect
+rdmacm_check() {
+  grep -q 'rdma_client: end 0' "$1/client.txt" || echo -n "client did not end 0;"
+  grep -q 'rdma_server: end 0' "$1/server.txt" || echo -n "server did not end 0;"
+}
+run_case "rdma_server-ipv4-jrdma-server" jrdma \
+  "$J rdma_server -s $LOCAL_IP4 -D $LOCAL_DEV --timeout 120" \
+  "rdma_client -s $LOCAL_IP4 -p 7471" 7471 rdmacm_check
+run_case "rdma_client-ipv4-jrdma-client" peer \
+  "rdma_server -p 7471" \
+  "$J rdma_client -s $PEER_IP -D $LOCAL_DEV --timeout 120" 7471 rdmacm_check
+run_case "rdma_server-ipv6-jrdma-server" jrdma \
+  "$J rdma_server -s $LOCAL_IP6%$LOCAL_IF -D $LOCAL_DEV --timeout 120" \
+  "rdma_client -s $LOCAL_IP6%$PEER_IF -p 7471" 7471 rdmacm_check
+run_case "rdma_client-ipv6-jrdma-client" peer \
+  "rdma_server -p 7471" \
+  "$J rdma_client -s $PEER_IP6%$LOCAL_IF -D $LOCAL_DEV --timeout 120" 7471 rdmacm_check
 
 # --- the peer goes away mid-transfer: Linux rping's client is killed while it pings; jrdma's server must
 #     learn it from the connection manager (the kernel's DREQ for the dead process's connection)
