@@ -100,7 +100,7 @@ one_try() {
   fi
   local spid=$!
   # rdma_cm over RoCE listens on no TCP port: give the server time to bind its listener
-  sleep "$([ "$side" = jrdma ] && echo 4 || echo 1)"
+  sleep "$([ "$side" = jrdma ] && echo 4 || echo 3)"
   if [ "$side" = jrdma ]; then
     peer "timeout 150 $ccmd" > "$dir/client.txt" 2>&1; rc_c=$?
   else
