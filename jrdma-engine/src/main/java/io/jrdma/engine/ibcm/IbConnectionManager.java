@@ -292,7 +292,9 @@ public final class IbConnectionManager implements ConnectionManager {
             int rd = Math.min(param.initiatorDepth(), req.responderResources());
             int psn = random.nextInt(1 << 24);
             try {
-                bringUp(qp, id, req.localQpn(), req.startingPsn(), psn, mtu, destRd, rd,
+                // Linux's convention (the capture of two rxe peers shows it): the REQ's starting PSN is the one the
+                // passive side sends with, the REP's the one the active side sends with
+                bringUp(qp, id, req.localQpn(), psn, req.startingPsn(), mtu, destRd, rd,
                         req.primary().localAckTimeout() == 0 ? LOCAL_ACK_TIMEOUT : req.primary().localAckTimeout(),
                         req.retryCount(), req.rnrRetryCount());
             } catch (RuntimeException e) {
@@ -420,7 +422,7 @@ public final class IbConnectionManager implements ConnectionManager {
         CmRep rep = (CmRep) answer;
         try {
             Mtu pathMtu = min(mtu, Mtu.ofCode(id.req.pathMtu()));
-            bringUp(qp, id, rep.localQpn(), rep.startingPsn(), psn, pathMtu,
+            bringUp(qp, id, rep.localQpn(), psn, rep.startingPsn(), pathMtu,
                     Math.min(param.responderResources(), Math.max(1, rep.initiatorDepth())),
                     Math.min(param.initiatorDepth(), rep.responderResources()), LOCAL_ACK_TIMEOUT,
                     param.retryCount(), rep.rnrRetryCount());

@@ -324,6 +324,9 @@ class IbCmTest {
             Connection c = accepted.get(20, TimeUnit.SECONDS);
             assertEquals(0x99, c.peerQpn());
             assertEquals(QpState.RTS, s.qp.state());
+            // as Linux: the passive side sends from the REQ's starting PSN and receives from the REP's
+            assertEquals(req.startingPsn(), s.qp.query().sqPsn());
+            assertEquals(rep.startingPsn(), s.qp.query().rqPsn());
         }
     }
 
