@@ -20,7 +20,7 @@
 #   --out DIR          results directory (default interop/results/rdmacm-<UTC time>)
 #   --jrdma PATH       the jrdma launcher (default: ./jrdma of this checkout)
 # Every case captures UDP 4791; a case fails if either side exits non-zero, the expected output is missing,
-# or tshark does not decode the capture's CM MADs cleanly (a REQ, a REP and an RTU, no malformed packet).
+# or tshark does not decode the capture's CM MADs cleanly (a REQ, a REP and an RTU, no malformed MAD).
 # Exit status: 0 when every case passed.
 # Needs root (tcpdump) and, on this side: apt-get install tcpdump tshark iproute2.
 set -uo pipefail
@@ -67,10 +67,12 @@ here "$JRDMA" devices | grep -q "$LOCAL_DEV" || { echo "jrdma has no device $LOC
 # cm_check PCAP -> "" or what is wrong with the IB CM MADs as tshark decodes them
 cm_check() {
   local counts
-  counts=$(tshark -r "$1" -V 2>/dev/null | awk '
+  # the MADs only (QP 1): Wireshark 4.0 marks some of rxe's own small RC SENDs "Malformed" (the golden
+  # capture of two Linux peers has them too), and the data packets are cut at the capture's snap length
+  counts=$(tshark -r "$1" -V -Y 'infiniband.bth.destqp == 1' 2>/dev/null | awk '
     /CM ConnectRequest/ { req++ } /CM ConnectReply/ { rep++ } /CM ReadyToUse/ { rtu++ }
     /CM DisconnectRequest/ { dreq++ } /CM DisconnectReply/ { drep++ } /CM ConnectReject/ { rej++ }
-    /Malformed Packet|Expert Info \(Error/ { bad++ }
+    /Malformed Packet/ { bad++ } /Expert Info \(Error/ && !/Checksum/ { bad++ }   # rxe sends IPv6 with UDP checksum 0
     END { printf "%d %d %d %d %d %d %d %d\n", NR, req, rep, rtu, dreq, drep, rej, bad }')
   local lines req rep rtu dreq drep rej bad
   read -r lines req rep rtu dreq drep rej bad <<< "$counts"
