@@ -211,9 +211,7 @@ run_case "rdma_client-ipv4-jrdma-client" peer \
 run_case "rdma_server-ipv6-jrdma-server" jrdma \
   "$J rdma_server -s $LOCAL_IP6%$LOCAL_IF -D $LOCAL_DEV --timeout 120" \
   "rdma_client -s $LOCAL_IP6%$PEER_IF -p 7471" 7471 rdmacm_check
-run_case "rdma_client-ipv6-jrdma-client" peer \
-  "rdma_server -p 7471" \
-  "$J rdma_client -s $PEER_IP6%$LOCAL_IF -D $LOCAL_DEV --timeout 120" 7471 rdmacm_check
+# (no IPv6 case with Linux's rdma_server: it listens on 0.0.0.0 only, and rejects an IPv6 request with REJ 28)
 
 # --- the peer goes away mid-transfer: Linux rping's client is killed while it pings; jrdma's server must
 #     learn it from the connection manager (the kernel's DREQ for the dead process's connection)
