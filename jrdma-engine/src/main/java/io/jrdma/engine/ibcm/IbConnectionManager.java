@@ -507,6 +507,7 @@ public final class IbConnectionManager implements ConnectionManager {
                 return;
             }
             closed = true;
+            sendOwedAck(id.qp); // a message this side already completed is acknowledged before the QP stops answering
             toError(id.qp);
             if (IbConnectionManager.this.closed) {
                 id.events.timewaitExit();
@@ -889,6 +890,17 @@ public final class IbConnectionManager implements ConnectionManager {
                 .pathMtu(mtu).destQpn(destQpn).rqPsn(rqPsn).maxDestRdAtomic(destRd).minRnrTimer(12));
         qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(timeout).retryCnt(retry).rnrRetry(rnrRetry)
                 .maxRdAtomic(rd));
+    }
+
+    /** Sends the ACK the QP's responder still owes (a coalesced one), as before a QP is destroyed. */
+    private void sendOwedAck(QueuePair qp) {
+        if (qp instanceof io.jrdma.engine.core.Qp q && qp.state() == QpState.RTS) {
+            try {
+                context.control(() -> context.engine.transport.destroying(q));
+            } catch (RdmaException e) {
+                // the engine is gone: nothing owed can leave any more
+            }
+        }
     }
 
     private static void toError(QueuePair qp) {
