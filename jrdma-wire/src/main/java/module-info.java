@@ -7,4 +7,5 @@ module io.jrdma.wire {
     // Internal to jrdma (no public API yet): the engine's codecs and the tool's pcap checks.
     exports io.jrdma.wire to io.jrdma.engine, io.jrdma.tools;
     exports io.jrdma.wire.iwarp to io.jrdma.engine, io.jrdma.tools;
+    exports io.jrdma.wire.mad to io.jrdma.engine, io.jrdma.tools;
 }

@@ -206,4 +206,38 @@ public abstract class ConnectionTck extends TckSupport {
             assertEquals(l.cqp.qpn(), getLong(server.buf, 64));
         }
     }
+
+    /**
+     * rdma_cm's event stream on an established connection: when the client disconnects, the server's
+     * connection reports DISCONNECTED within a second with its QP in ERROR, then TIMEWAIT_EXIT, and nothing more;
+     * the client's own connection reports the same two after its disconnect.
+     */
+    @Test
+    void aPeersDisconnectIsAnEventWithinASecond() {
+        Link l = connect();
+        assertNull(l.sconn.pollEvent(java.time.Duration.ZERO), "no event while connected");
+        assertNull(l.cconn.pollEvent(java.time.Duration.ofMillis(5)), "no event while connected");
+        long t0 = System.nanoTime();
+        l.cconn.close();
+        assertEquals(io.jrdma.verbs.ConnectionManager.Event.DISCONNECTED, l.sconn.pollEvent(WAIT), "server's event");
+        long took = System.nanoTime() - t0;
+        assertTrue(took < 1_000_000_000L, "the server learned of the disconnect in " + took / 1_000_000 + " ms");
+        assertEquals(QpState.ERROR, l.sqp.state(), "server QP after the peer disconnected");
+        assertEquals(io.jrdma.verbs.ConnectionManager.Event.TIMEWAIT_EXIT, l.sconn.pollEvent(WAIT));
+        assertNull(l.sconn.pollEvent(java.time.Duration.ZERO), "nothing after TIMEWAIT_EXIT");
+        // the client's own: its engine and the server's run meanwhile (an INVOKER context answers only so)
+        java.util.List<io.jrdma.verbs.ConnectionManager.Event> mine = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (mine.size() < 2 && System.nanoTime() - deadline < 0) {
+            server.ctx.progress();
+            io.jrdma.verbs.ConnectionManager.Event e = l.cconn.pollEvent(java.time.Duration.ofMillis(1));
+            if (e != null) {
+                mine.add(e);
+            }
+        }
+        assertEquals(java.util.List.of(io.jrdma.verbs.ConnectionManager.Event.DISCONNECTED,
+                io.jrdma.verbs.ConnectionManager.Event.TIMEWAIT_EXIT), mine, "client's events");
+        assertEquals(QpState.ERROR, l.cqp.state(), "client QP after its disconnect");
+        l.sconn.close(); // idempotent after the peer's disconnect
+    }
 }

@@ -19,7 +19,8 @@ public final class Main {
                                            send_bw send_lat atomic_bw atomic_lat (ib_<test> can be the peer)
               pingpong [options] [host]    ibv_rc_pingpong, with --uc/--ud ibv_uc_pingpong/ibv_ud_pingpong
                                            (the rdma-core tool can be the peer)
-              rping -s|-c [options]        rping (rdma-core's librdmacm example; Linux siw can be the peer)
+              rping -s|-c [options]        rping (rdma-core's librdmacm example; Linux siw or rxe can be the peer)
+              rdma_server, rdma_client     librdmacm's rdma_server/rdma_client examples (the Linux ones can be the peer)
               pcap FILE [--from IP]        check the RoCEv2 ICRC of every packet in a capture
               stat [--watch] [--pid P]     the counters of every open jrdma device context of this user
                                            (like rdma statistic), read from their counters files
@@ -97,6 +98,8 @@ public final class Main {
             case "perf" -> PerfCommand.run(rest, out, err);
             case "pingpong" -> PingpongCommand.run(rest, out, err);
             case "rping" -> RpingCommand.run(rest, out, err);
+            case "rdma_server" -> io.jrdma.tools.rdmacm.RdmaCmExampleCommand.run(true, rest, out, err);
+            case "rdma_client" -> io.jrdma.tools.rdmacm.RdmaCmExampleCommand.run(false, rest, out, err);
             case "pcap" -> PcapCommand.run(rest, out, err);
             case "stat" -> StatCommand.run(rest, out, err);
             default -> {

@@ -103,10 +103,36 @@ public interface ConnectionManager {
         int peerQpn();
 
         /**
+         * Waits for the next event on this connection, as {@code rdma_get_cm_event} does for an
+         * established {@code rdma_cm_id}: {@link Event#DISCONNECTED} once, when the peer disconnected
+         * (its DREQ, its end of the stream closed, or a disconnect of this side that the peer
+         * answered or that timed out), then {@link Event#TIMEWAIT_EXIT} once, when the connection's
+         * identifiers may be reused. After the peer disconnected the local QP is in ERROR. Events
+         * are kept until taken; after {@code TIMEWAIT_EXIT} there are no more (null).
+         *
+         * @param timeout how long to wait; {@link Duration#ZERO} only takes one already there
+         * @return the next event, or null when none came before the timeout
+         */
+        Event pollEvent(Duration timeout);
+
+        /**
          * Disconnects, as {@code rdma_disconnect}: the local QP moves to ERROR. Idempotent. The QP
-         * itself stays open: close it (and its CQs, regions and PD) afterwards.
+         * itself stays open: close it (and its CQs, regions and PD) afterwards. The connection's
+         * events ({@link #pollEvent}) can still be taken after it.
          */
         @Override
         void close();
+    }
+
+    /**
+     * What happens to an established connection ({@code enum rdma_cm_event_type}'s share of it).
+     * Establishment itself is what {@code connect} and {@code accept} return; a rejection, an
+     * unreachable peer or a timeout is what they throw ({@link ConnectionRejectedException}, ETIMEDOUT).
+     */
+    enum Event {
+        /** {@code RDMA_CM_EVENT_DISCONNECTED}: the connection is down (the peer's disconnect, or the answer to ours). */
+        DISCONNECTED,
+        /** {@code RDMA_CM_EVENT_TIMEWAIT_EXIT}: the connection left time-wait: its QP may be reused or destroyed. */
+        TIMEWAIT_EXIT
     }
 }

@@ -175,6 +175,19 @@ public interface DeviceContext extends AutoCloseable {
     ConnectionManager connectionManager();
 
     /**
+     * {@return the connection manager that speaks {@code librdmacm}'s own wire protocol, so that rdma_cm
+     * applications (rping, perftest {@code -R}, rdma_server/rdma_client) are its peers}: on soft-RoCE the
+     * InfiniBand CM (MADs to QP 1, the rdma_cm header in the REQ's private data, service ID
+     * {@code 0x0000000001060000 | port}); on soft-iWARP MPA, the same manager as {@link #connectionManager()}.
+     *
+     * @throws RdmaException ENOSYS for a provider without one (its {@link #connectionManager()} is the way)
+     */
+    default ConnectionManager rdmaCm() {
+        throw new RdmaException(RdmaException.Errno.ENOSYS, device().name() + " has no rdma_cm wire protocol: use"
+                + " connectionManager()");
+    }
+
+    /**
      * Closes the context and stops its engine.
      *
      * @throws RdmaException EBUSY while PDs, CQs or completion channels of it are open: close them first

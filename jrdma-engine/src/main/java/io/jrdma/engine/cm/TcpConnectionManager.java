@@ -1,5 +1,6 @@
 package io.jrdma.engine.cm;
 
+import io.jrdma.engine.core.ConnEvents;
 import io.jrdma.engine.core.Context;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
@@ -486,6 +487,7 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Socket socket;
         private final Hello peer;
         private volatile boolean closed;
+        private final ConnEvents events = new ConnEvents();
         /** its two ends, for the log (read while the socket is open) */
         private final String name;
 
@@ -522,12 +524,42 @@ public final class TcpConnectionManager implements ConnectionManager {
             return peer.qpn();
         }
 
+        /**
+         * DISCONNECTED when the peer's DREQ arrives or its end of the side channel closes (the local QP then
+         * moves to ERROR), or after this side's {@link #close}; TIMEWAIT_EXIT right after (the side channel
+         * holds no identifiers that need a time-wait).
+         */
+        @Override
+        public ConnectionManager.Event pollEvent(Duration timeout) {
+            return events.poll(timeout, wait -> {
+                if (closed) {
+                    return true;
+                }
+                try {
+                    int type = readType(socket, new DataInputStream(socket.getInputStream()),
+                            System.nanoTime() + Math.max(1_000_000, wait));
+                    if (type != DREQ) {
+                        return false; // nothing else comes after RTU: ignored
+                    }
+                } catch (SocketTimeoutException e) {
+                    return false;
+                } catch (IOException | RdmaException e) {
+                    // EOF or a reset: the peer is gone
+                }
+                LOG.log(System.Logger.Level.DEBUG, () -> "peer disconnected: " + this);
+                closeQuietly(socket);
+                disconnectQp();
+                return true;
+            });
+        }
+
         @Override
         public void close() {
             if (closed) {
                 return;
             }
             closed = true;
+            events.timewaitExit();
             open.remove(this);
             try {
                 if (!socket.isClosed()) {

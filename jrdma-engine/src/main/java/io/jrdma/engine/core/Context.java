@@ -478,6 +478,12 @@ public final class Context implements DeviceContext {
         return cm;
     }
 
+    @Override
+    public ConnectionManager rdmaCm() {
+        ConnectionManager cm = engine.transport.rdmaCm();
+        return cm != null ? cm : DeviceContext.super.rdmaCm();
+    }
+
     public synchronized void release(Object child) {
         children.remove(child);
     }

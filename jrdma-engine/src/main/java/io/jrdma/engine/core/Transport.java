@@ -144,6 +144,11 @@ public interface Transport {
     /** @return the connection manager of contexts on this transport */
     ConnectionManager connectionManager();
 
+    /** {@return the connection manager speaking rdma_cm's wire protocol, or null when the transport has none} */
+    default ConnectionManager rdmaCm() {
+        return null;
+    }
+
     /** @return what this context gives up for a missing JVM flag or platform feature, for its port attributes */
     default List<String> limitations() {
         return List.of();

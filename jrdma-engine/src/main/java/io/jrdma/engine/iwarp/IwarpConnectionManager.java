@@ -553,7 +553,8 @@ final class IwarpConnectionManager implements ConnectionManager {
         private final SocketChannel ch;
         private final ConnParam peer;
         private final int peerQpn;
-        private boolean closed;
+        private volatile boolean closed;
+        private final io.jrdma.engine.core.ConnEvents events = new io.jrdma.engine.core.ConnEvents();
 
         Conn(IwarpQp q, SocketChannel ch, ConnParam peer, int peerQpn) {
             this.q = q;
@@ -590,12 +591,31 @@ final class IwarpConnectionManager implements ConnectionManager {
             return peerQpn;
         }
 
+        /**
+         * DISCONNECTED when the stream is gone (the peer closed or reset it: the QP is in ERROR, as siw's) or after
+         * this side's {@link #close}; TIMEWAIT_EXIT right after (TCP keeps its own time-wait).
+         */
+        @Override
+        public ConnectionManager.Event pollEvent(java.time.Duration timeout) {
+            return events.poll(timeout, wait -> {
+                if (closed || q.destroyed || q.state == QpState.ERROR) {
+                    return true;
+                }
+                if (context.invoker) {
+                    context.progress(); // the engine reads the stream only when the application drives it
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                return q.destroyed || q.state == QpState.ERROR;
+            });
+        }
+
         @Override
         public synchronized void close() {
             if (closed) {
                 return;
             }
             closed = true;
+            events.timewaitExit();
             open.remove(this);
             try {
                 context.control(() -> {

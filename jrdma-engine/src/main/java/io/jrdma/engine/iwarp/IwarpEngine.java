@@ -208,6 +208,12 @@ public final class IwarpEngine implements Transport {
         return cm;
     }
 
+    /** rdma_cm over iWARP is MPA: the same manager. */
+    @Override
+    public io.jrdma.verbs.ConnectionManager rdmaCm() {
+        return cm;
+    }
+
     @Override
     public io.jrdma.verbs.DeviceAttr deviceAttr(io.jrdma.verbs.DeviceAttr base) {
         // as siw: fast registration, LOCAL_INV and SEND_WITH_INV; no memory windows (siw has none: maxMw 0)

@@ -72,7 +72,12 @@ final class PacketReceiver implements PacketSink {
             counters.increment(Counter.RCVD_MALFORMED);
             return;
         }
-        RoceQp qp = (RoceQp) engine.qps.get(Bth.destQp(seg, 0)); // every QP of a RoCE context is one
+        int destQp = Bth.destQp(seg, 0);
+        if (destQp == 1) { // the GSI: MADs for the IB CM (copied into its ring; dropped and counted when full)
+            roce.ibcm.gsi().onPacket(seg, opcode, hdr, payload, src, dst);
+            return;
+        }
+        RoceQp qp = (RoceQp) engine.qps.get(destQp); // every QP of a RoCE context is one
         if (qp == null) {
             counters.increment(Counter.RCVD_UNKNOWN_QP);
             return;

@@ -13,6 +13,7 @@ import io.jrdma.engine.core.Pd;
 import io.jrdma.engine.core.Qp;
 import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.Transport;
+import io.jrdma.engine.ibcm.IbConnectionManager;
 import io.jrdma.engine.link.Endpoint;
 import io.jrdma.engine.link.Link;
 import io.jrdma.engine.link.UdpLink;
@@ -66,6 +67,9 @@ public final class RoceTransport implements Transport {
     final Completer completer;
     final Responder responder;
     private final TcpConnectionManager cm;
+    /** rdma_cm over RoCE: the IB CM, whose GSI (QP 1) the receiver feeds and the duty cycle drains */
+    final IbConnectionManager ibcm;
+    private final io.jrdma.engine.ibcm.Gsi.Sender gsiSender = this::sendGsi;
     private final List<String> limitations;
 
     RoceTransport(Engine engine) {
@@ -90,6 +94,7 @@ public final class RoceTransport implements Transport {
         tx = txBufs[0];
         txSeg = txSegs[0];
         this.cm = new TcpConnectionManager(context);
+        this.ibcm = new IbConnectionManager(context);
         this.limitations = link instanceof UdpLink u && !u.isNative()
                 ? List.of(nativeUdpLimitation(UdpLink.nativeUnavailableReason())) : List.of();
         Fallbacks.sayOnce("soft-RoCE", limitations);
@@ -119,6 +124,9 @@ public final class RoceTransport implements Transport {
 
     @Override
     public void beforeReceive() {
+        if (ibcm.gsi().pending()) { // MADs the IB CM queued (control path: at most a few per connection)
+            ibcm.gsi().drain(gsiSender);
+        }
         if (linkHolds) {
             link.flush(); // fresh posts leave before this cycle's receive system call
         }
@@ -243,6 +251,11 @@ public final class RoceTransport implements Transport {
     }
 
     @Override
+    public ConnectionManager rdmaCm() {
+        return ibcm;
+    }
+
+    @Override
     public List<String> limitations() {
         return limitations;
     }
@@ -277,6 +290,7 @@ public final class RoceTransport implements Transport {
 
     @Override
     public void addCounters(Map<String, Long> m) {
+        ibcm.addCounters(m);
         if (link instanceof UdpLink u) { // the link's own (opaque reads of engine-thread counts: a snapshot)
             m.put("tx_syscalls", u.txCalls());
             m.put("rx_syscalls", u.rxCalls());
@@ -327,6 +341,7 @@ public final class RoceTransport implements Transport {
     @Override
     public void close() {
         cm.close();
+        ibcm.close();
     }
 
     // ------------------------------------------------------------------ transmit
@@ -369,6 +384,15 @@ public final class RoceTransport implements Transport {
             txSeg = txSegs[next];
         }
         return true;
+    }
+
+    /** Engine thread: one GSI MAD as a UD SEND_ONLY to QP 1 (BTH, DETH with the GSI Q_Key and source QP 1, the MAD). */
+    private boolean sendGsi(byte[] mad, Endpoint local, Endpoint remote, int psn) {
+        int hdr = io.jrdma.wire.IbOpcode.headerLength(io.jrdma.wire.IbOpcode.UD_SEND_ONLY);
+        io.jrdma.wire.Bth.write(txSeg, 0, io.jrdma.wire.IbOpcode.UD_SEND_ONLY, false, false, 0, 0xFFFF, 1, true, psn);
+        io.jrdma.wire.Deth.write(txSeg, io.jrdma.wire.Bth.LENGTH, io.jrdma.wire.Deth.GSI_QKEY, 1);
+        MemorySegment.copy(mad, 0, txSeg, java.lang.foreign.ValueLayout.JAVA_BYTE, hdr, mad.length);
+        return send(local, remote, hdr + mad.length, false);
     }
 
     /** Zero-fills the pad bytes after a payload ending at {@code end}; @return the pad count. */

@@ -128,6 +128,8 @@ final class Perftest {
     private SideChannel.Pump pump;
     // -R
     private final boolean rdmaCm;
+    /** The InfiniBand CM's REJ reason when nobody listens on the service ID (rdma_cm's status 8). */
+    private static final int REJ_INVALID_SERVICE_ID = 8;
     private ConnectionManager.Listener cmListener;
     private InetSocketAddress serverAddress;
     private ConnectionManager.Connection[] dataConns;
@@ -175,7 +177,8 @@ final class Perftest {
     }
 
     void run() {
-        if (!rdmaCm) { // RoCE: the first packets of the peer must meet compiled code (EngineWarmup)
+        if (!rdmaCm || (o.device() != null && !PerfCommand.isIwarp(o.device()))) {
+            // RoCE: the first packets of the peer must meet compiled code (EngineWarmup)
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
         InetAddress peer = null;
@@ -274,7 +277,7 @@ final class Perftest {
                     // rdma_server_connect on 0.0.0.0 (AF_INET); the listener stays until the data QPs are accepted,
                     // so that it listens before this side's sync (a client connects its QPs right after it)
                     try {
-                        cmListener = ctx.connectionManager().listen(new InetSocketAddress("0.0.0.0", o.port()));
+                        cmListener = ctx.rdmaCm().listen(new InetSocketAddress("0.0.0.0", o.port()));
                     } catch (RdmaException e) {
                         throw new PerfFailure("couldn't listen to port " + o.port() + " (" + e.getMessage() + ")"
                                 + (e.errno() == RdmaException.Errno.EADDRINUSE ? ": " + SideChannel.PORT_BUSY : ""));
@@ -359,9 +362,8 @@ final class Perftest {
         } else {
             dev = o.server() ? DeviceChoice.forServer(Transport.ROCE_V2) : DeviceChoice.toward(peer);
         }
-        if (o.rdmaCm() && dev.transport() != Transport.IWARP) {
-            throw new PerfCommand.BadValue(PerftestOptions.RDMA_CM_NEEDS_IWARP + " (" + dev.name() + " is a RoCE"
-                    + " device)");
+        if (o.rdmaCm() && dev.transport() != Transport.IWARP && dev.transport() != Transport.ROCE_V2) {
+            throw new PerfCommand.BadValue(PerftestOptions.RDMA_CM_NEEDS_IWARP + " (" + dev.name() + " is neither)");
         }
         if (!o.rdmaCm() && dev.transport() == Transport.IWARP) {
             throw new PerfCommand.BadValue(dev.name() + " is an iWARP device: perftest's TCP exchange cannot connect"
@@ -552,7 +554,7 @@ final class Perftest {
             int psn = rdmaCm ? rnd.nextInt(1 << 24) : jrdmaPsn(qps[i].qpn(), mr.rkey(), vaddr);
             my[i] = new PerftestWire.Dest(lid, o.outstandingReads(), qps[i].qpn(), psn, mr.rkey(), vaddr, gid, 0);
         }
-        if (rdmaCm && test == PerfTest.SEND_BW) {
+        if (rdmaCm && ctx.device().transport() == Transport.IWARP && test == PerfTest.SEND_BW) {
             allocCredit();
         }
     }
@@ -666,15 +668,25 @@ final class Perftest {
     }
 
     private ConnectionManager.Connection connectQp(int i, ConnParam param) {
-        ConnectionManager cm = ctx.connectionManager();
+        ConnectionManager cm = ctx.rdmaCm();
         long start = System.nanoTime();
         int refused = 0;
         while (true) {
             try {
                 return cm.connect(qps[i], serverAddress, param, Duration.ofNanos(timeoutNanos));
             } catch (ConnectionRejectedException e) {
-                throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM: the server at "
-                        + serverAddress + " rejected it (" + e.getMessage() + ")");
+                // over the InfiniBand CM "nobody listens there (yet)" is a REJ with reason 8: refused, as TCP's RST
+                if (e.reason() != REJ_INVALID_SERVICE_ID) {
+                    throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM: the server at "
+                            + serverAddress + " rejected it (" + e.getMessage() + ")");
+                }
+                refused++;
+                if (System.nanoTime() - start > timeoutNanos) {
+                    throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM to " + serverAddress
+                            + ": refused " + refused + " times in " + timeoutNanos / 1_000_000_000L + " s (the server"
+                            + " listens for its QPs after the sync; is it still running?)");
+                }
+                LockSupport.parkNanos(20_000_000L);
             } catch (RdmaException e) {
                 if (e.errno() != RdmaException.Errno.ECONNREFUSED) {
                     throw new PerfFailure("Failed to connect QP " + i + " through RDMA CM to " + serverAddress + ": "

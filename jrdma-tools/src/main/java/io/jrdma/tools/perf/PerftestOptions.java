@@ -123,10 +123,9 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
                 newHost, false, timeoutSec, true, rdmaCm, connection, useSrq);
     }
 
-    /** Why {@code -R} is refused on a RoCE device. */
-    static final String RDMA_CM_NEEDS_IWARP = "option -R/--rdma_cm: jrdma speaks rdma_cm only over iWARP (-d"
-            + " iwarp_<if>): rdma_cm over RoCE needs InfiniBand CM MADs, which jrdma does not speak; on RoCE run"
-            + " both sides without -R (perftest's TCP exchange)";
+    /** Why {@code -R} is refused on a device that is neither iWARP nor RoCE, or when no iWARP device is there. */
+    static final String RDMA_CM_NEEDS_IWARP = "option -R/--rdma_cm: jrdma speaks rdma_cm over iWARP (-d iwarp_<if>:"
+            + " MPA) and RoCE (-d roce_<if>: the InfiniBand CM); without -d, -R picks the iWARP device";
 
     /** The options only {@code --jrdma-cm} has. */
     static final List<String> CM_ONLY = List.of("verify", "no-warmup", "duration");
@@ -291,9 +290,6 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         String device = p.value("ib-dev");
         if (device != null && device.isBlank()) {
             throw new ArgParser.UsageException("option -d/--ib-dev: empty device name");
-        }
-        if (rdmaCm && device != null && !PerfCommand.isIwarp(device) && PerfCommand.exists(device)) {
-            throw new ArgParser.UsageException(RDMA_CM_NEEDS_IWARP + " (" + device + " is a RoCE device)");
         }
         int gid = (int) num(p, "gid-index", 'x', 0, 64, -1);
         int qpTimeout = (int) num(p, "qp-timeout", 'u', 0, 31, 14);

@@ -52,7 +52,7 @@ final class PerftestReport {
         sb.append(t.isBw() ? "BW " : "Latency ").append("Test\n");
         sb.append(" Dual-port       : OFF\t\tDevice         : ").append(i.device()).append('\n');
         sb.append(" Number of qps   : ").append(i.numQps()).append("\t\tTransport type : ")
-                .append(i.rdmaCm() ? "IW" : "IB").append('\n');
+                .append(i.rdmaCm() && !i.device().startsWith("roce_") ? "IW" : "IB").append('\n'); // -R over RoCE: IB
         sb.append(" Connection type : RC\t\tUsing SRQ      : ").append(i.useSrq() ? "ON" : "OFF").append('\n');
         sb.append(" PCIe relax order: ").append(i.disablePcir() ? "OFF" : "ON").append('\n');
         sb.append(" ibv_wr* API     : OFF\n");

@@ -102,13 +102,14 @@ final class RdmaCmExchange implements PerftestExchange {
         RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos);
         x.peer = server.getAddress().getHostAddress() + ":" + server.getPort();
         try {
-            io.jrdma.tools.Progress.step("connecting to " + server + " (rdma_cm over iWARP)");
-            x.conn = ctx.connectionManager().connect(x.qp, server, param(), Duration.ofNanos(timeoutNanos));
+            io.jrdma.tools.Progress.step("connecting to " + server + " (rdma_cm over "
+                    + (ctx.device().transport() == io.jrdma.verbs.Transport.IWARP ? "iWARP)" : "RoCE)"));
+            x.conn = ctx.rdmaCm().connect(x.qp, server, param(), Duration.ofNanos(timeoutNanos));
             return x;
         } catch (RdmaException e) {
             x.close();
             throw new SideChannelException("couldn't connect to " + x.peer + " through rdma_cm (" + e.getMessage()
-                    + "): is the server running the same test with -R on an iWARP device?", e);
+                    + "): is the server running the same test with -R on the same kind of device?", e);
         }
     }
 

@@ -7,6 +7,7 @@ import io.jrdma.verbs.ConnParam;
 import io.jrdma.verbs.ConnectionManager;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.ProtectionDomain;
@@ -42,7 +43,7 @@ import java.util.function.IntConsumer;
  * advertises a buffer (address, rkey, length in a 16-byte SEND), the server READs it, says "go on"
  * with a SEND, the client advertises a second buffer, the server WRITEs what it read into it and
  * says "done" with another SEND; the client can then check that the two buffers match. Either end
- * can be rdma-core's rping (over iWARP: Linux siw), as the messages and their order are rping's.
+ * can be rdma-core's rping (over iWARP: Linux siw; over RoCE: Linux rxe), as the messages and their order are rping's.
  */
 public final class Rping {
     /** rping's default port. */
@@ -130,18 +131,23 @@ public final class Rping {
 
     int run() {
         Device dev = device();
-        if (dev.transport() != Transport.IWARP) {
-            throw new DeviceChoice.NoSuchDevice("rping runs over iWARP devices (iwarp_<interface>), not " + dev.name()
-                    + ": rping's peers find each other through rdma_cm, which jrdma speaks over iWARP (TCP + MPA)");
+        if (dev.transport() != Transport.IWARP && dev.transport() != Transport.ROCE_V2) {
+            throw new DeviceChoice.NoSuchDevice("rping runs over iWARP (iwarp_<interface>) and RoCE (roce_<interface>)"
+                    + " devices, not " + dev.name() + ": rping's peers find each other through rdma_cm, which jrdma"
+                    + " speaks over iWARP (TCP + MPA) and RoCE (the InfiniBand CM)");
         }
         debug("device " + dev.name());
-        try (DeviceContext ctx = dev.open(); Arena arena = Arena.ofShared()) {
+        // Linux rxe's IPv4 packets carry real IP Identifications that their ICRC covers: accepted (SoftRoceOptions)
+        DeviceOptions opts = dev.transport() == Transport.ROCE_V2
+                ? DeviceOptions.defaults().with(io.jrdma.soft.SoftRoceOptions.defaults().withAnyIpv4Id(true))
+                : DeviceOptions.defaults();
+        try (DeviceContext ctx = dev.open(opts); Arena arena = Arena.ofShared()) {
             if (o.server()) {
                 InetSocketAddress at = new InetSocketAddress(
                         o.address() == null ? InetAddress.getByName("0.0.0.0") : o.address(), o.port());
                 ConnectionManager.Listener l;
                 try {
-                    l = ctx.connectionManager().listen(at);
+                    l = ctx.rdmaCm().listen(at);
                 } catch (RdmaException e) {
                     throw new Failure(e.getMessage() + (e.errno() == RdmaException.Errno.EADDRINUSE
                             ? ": " + io.jrdma.tools.oob.SideChannel.PORT_BUSY : ""));
@@ -352,7 +358,9 @@ public final class Rping {
                     s.sendInfo(null, null); // done: begin again
                 }
             } catch (Disconnected e) {
-                debug("client disconnected");
+                // rping's RDMA_CM_EVENT_DISCONNECTED: the connection manager says the client is gone
+                ConnectionManager.Event ev = s.conn == null ? null : s.conn.pollEvent(Duration.ofSeconds(1));
+                debug(ev == ConnectionManager.Event.DISCONNECTED ? "server DISCONNECT EVENT..." : "client disconnected");
             }
         }
     }
@@ -360,7 +368,7 @@ public final class Rping {
     private void pingOnce(DeviceContext ctx, Arena arena) {
         try (Session s = new Session(ctx, arena)) {
             io.jrdma.tools.Progress.step("connecting to " + o.address().getHostAddress() + ":" + o.port());
-            s.conn = ctx.connectionManager().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
+            s.conn = ctx.rdmaCm().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
                     Duration.ofSeconds(o.timeout()));
             debug("connected");
             int start = 65;

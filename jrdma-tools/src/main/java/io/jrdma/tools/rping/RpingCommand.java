@@ -13,7 +13,7 @@ import java.util.function.IntConsumer;
 
 /**
  * {@code jrdma rping}: rdma-core's {@code rping}, flag for flag and message for message, so that
- * either end can be the Linux tool over iWARP (Linux siw) through rdma_cm.
+ * either end can be the Linux tool over iWARP (Linux siw) or RoCE (Linux rxe) through rdma_cm.
  */
 public final class RpingCommand {
     static final ArgParser PARSER = new ArgParser("""
@@ -22,8 +22,9 @@ public final class RpingCommand {
 
             As rping (rdma-core, librdmacm examples): the client advertises a buffer, the server READs
             it, the client advertises a second one, the server WRITEs the data back into it, and each
-            step is announced with a SEND. Either end can be rping, e.g. over Linux SoftiWARP. The device
-            is the iWARP device of the address unless -D names one.""")
+            step is announced with a SEND. Either end can be rping, e.g. over Linux SoftiWARP or soft-RoCE.
+            The device is the iWARP device of the address unless -D names one; -D roce_<interface> runs
+            rdma_cm over RoCE (the InfiniBand CM, as rping on Linux rxe).""")
             .option('s', "server", null, "run as the server")
             .option('c', "client", null, "run as the client")
             .option('a', "addr", "ADDRESS", "the server's address (a server binds to it; default: all)")
@@ -36,7 +37,7 @@ public final class RpingCommand {
             .option('d', "debug", null, "debug output (on standard error)")
             .option('P', "persistent", null, "the server serves one client after another")
             .option('q', "qp-only", null, "rping's -q (create only the QP): not supported")
-            .option('D', "device", "DEV", "use device DEV (jrdma; default: the iWARP device of the address)")
+            .option('D', "device", "DEV", "use device DEV (jrdma; default: the iWARP device of the address; roce_<if>: over RoCE)")
             .option((char) 0, "timeout", "SEC", "fail after SEC s without progress (default 30); a server waits "
                     + "that long for its client only when given");
 

@@ -73,6 +73,33 @@ class RpingTest {
         assertEquals("", r.serverErr() + r.clientErr());
     }
 
+    /** rdma_cm over RoCE: the InfiniBand CM on roce_lo, with rping's sizes of the interop suite. */
+    @Test
+    void overRoceThroughTheInfinibandCm() throws Exception {
+        String dev = "roce_lo";
+        for (int size : new int[] {64, 4096, 65535}) {
+            String s = String.valueOf(size);
+            Run r = run(List.of("-v", "-S", s, "-D", dev), List.of("-v", "-V", "-C", "3", "-S", s, "-D", dev));
+            assertEquals(0, r.clientRc(), r.clientOut() + r.clientErr());
+            assertEquals(0, r.serverRc(), r.serverOut() + r.serverErr());
+            String[] lines = r.clientOut().split("\n");
+            assertEquals(3, lines.length, r.clientOut());
+            assertEquals("ping data: " + text(2, 67, size), lines[2]);
+            assertEquals("", r.serverErr() + r.clientErr());
+        }
+    }
+
+    /** The client's disconnect reaches the server as rdma_cm's DISCONNECTED event (rping -d prints it, as rping does). */
+    @Test
+    void theServerSeesTheClientsDisconnectAsAnEvent() throws Exception {
+        for (String dev : new String[] {"roce_lo", "iwarp_lo"}) {
+            Run r = run(List.of("-d", "-D", dev), List.of("-C", "2", "-D", dev));
+            assertEquals(0, r.clientRc(), r.clientErr());
+            assertEquals(0, r.serverRc(), r.serverErr());
+            assertTrue(r.serverErr().contains("server DISCONNECT EVENT..."), dev + ": " + r.serverErr());
+        }
+    }
+
     @Test
     void largestBufferAndManyPingsWrapTheLetters() throws Exception {
         Run r = run(List.of("-S", "65535"), List.of("-V", "-C", "60", "-S", "65535", "-v"));
@@ -115,7 +142,10 @@ class RpingTest {
         assertEquals(2, RpingCommand.run(List.of("-s", "-S", "10"), o, e));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("outside 23..65535"), err.toString());
         assertEquals(2, RpingCommand.run(List.of("-c", "-a", "127.0.0.1", "-D", "nosuch"), o, e));
-        assertEquals(2, RpingCommand.run(List.of("-c", "-a", "127.0.0.1", "-D", "roce_lo"), o, e));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("rping runs over iWARP devices"), err.toString());
+        if (io.jrdma.verbs.Rdma.devices().stream().anyMatch(d -> d.name().equals("shm0"))) {
+            assertEquals(2, RpingCommand.run(List.of("-c", "-a", "127.0.0.1", "-D", "shm0"), o, e));
+            assertTrue(err.toString(StandardCharsets.UTF_8).contains("rping runs over iWARP (iwarp_<interface>) and"
+                    + " RoCE"), err.toString());
+        }
     }
 }

@@ -1,0 +1,1055 @@
+package io.jrdma.engine.ibcm;
+
+import io.jrdma.engine.core.ConnEvents;
+import io.jrdma.engine.core.Context;
+import io.jrdma.engine.link.Endpoint;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.ConnectionRejectedException;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.wire.mad.CmDrep;
+import io.jrdma.wire.mad.CmDreq;
+import io.jrdma.wire.mad.CmMessage;
+import io.jrdma.wire.mad.CmMra;
+import io.jrdma.wire.mad.CmPath;
+import io.jrdma.wire.mad.CmRej;
+import io.jrdma.wire.mad.CmRep;
+import io.jrdma.wire.mad.CmReq;
+import io.jrdma.wire.mad.CmRtu;
+import io.jrdma.wire.mad.CmaHeader;
+import io.jrdma.wire.mad.Mad;
+import io.jrdma.wire.mad.MadFormatException;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.DatagramChannel;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * rdma_cm over RoCE: the InfiniBand communication manager (IBA vol 1 ch. 12) of a soft-RoCE context,
+ * speaking with Linux's {@code ib_cm}/{@code rdma_cm} byte for byte. Connections are RC; the service ID
+ * is rdma_cm's TCP port space ({@code 0x0000000001060000 | port}); the REQ's private data starts with the
+ * rdma_cm header ({@link CmaHeader}). MADs travel through the context's {@link Gsi} (QP 1); the state
+ * machines run on the {@link CmThread}; API calls hand it tasks and wait for their outcome.
+ *
+ * <p>Timers (all on the CM thread): REQ, REP and DREQ are sent again after 0.5 s, doubling up to 4 s, at
+ * most 15 times (the REQ's Max CM Retries); a REQ retry is answered with the REP already sent, a REP
+ * retry with the RTU, a DREQ retry in time-wait with the DREP. A request the application leaves unanswered
+ * for 60 s, and a REP never confirmed by an RTU, get a REJ with reason timeout. Time-wait lasts 0.5 s.
+ * At most 1024 connections in setup or time-wait per context and 64 unpolled requests per listener:
+ * beyond, a REQ gets a REJ (no resources), so a REQ flood cannot grow memory.
+ *
+ * <p>jrdma's UDP port: a context that could not get UDP 4791 puts its port in the REQ's primary local
+ * LID (Linux sends 0xFFFF, the permissive LID, which means 4791); a client finds the port of a listener of
+ * this JVM by itself, and otherwise sends to 4791.
+ */
+public final class IbConnectionManager implements ConnectionManager {
+    private static final System.Logger LOG = System.getLogger(IbConnectionManager.class.getName());
+
+    static final int RESPONSE_TIMEOUT = 20; // what Linux's rdma_cm advertises (4.096 us << 20 = 4.3 s)
+    static final int MAX_CM_RETRIES = 15;
+    static final long FIRST_RETRY_NANOS = 500_000_000L;
+    static final long MAX_RETRY_NANOS = 4_000_000_000L;
+    static final long TIMEWAIT_NANOS = 500_000_000L;
+    static final long UNANSWERED_REQUEST_NANOS = 60_000_000_000L;
+    static final int MAX_IDS = 1024;
+    static final int BACKLOG = 64;
+    static final int LOCAL_ACK_TIMEOUT = 14;
+    static final int TARGET_ACK_DELAY = 15; // rxe's local_ca_ack_delay
+    static final int REASON_NO_RESOURCES = 3;
+    static final int REASON_INVALID_COMM_ID = 6;
+
+    /** Listeners of this JVM, by address, with their context's UDP port: how a client here finds a jrdma server's port. */
+    private static final Map<InetSocketAddress, Integer> LISTENING = new ConcurrentHashMap<>();
+
+    final Context context;
+    final Gsi gsi = new Gsi();
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** CM thread only: connections in setup, established or in time-wait, by local communication ID. */
+    private final Map<Integer, CmId> ids = new HashMap<>();
+    private final Map<Integer, IbListener> listeners = new ConcurrentHashMap<>();
+    private final SecureRandom random = new SecureRandom();
+    private volatile boolean closed;
+
+    public IbConnectionManager(Context context) {
+        this.context = context;
+        CmThread.register(this);
+    }
+
+    enum State { REQ_SENT, REP_RCVD, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT }
+
+    /** One connection's CM state (Linux's cm_id). CM thread only, apart from the immutable fields. */
+    private final class CmId {
+        final boolean active;
+        final int localCommId;
+        int remoteCommId;
+        long tid;
+        State state;
+        final Endpoint local;
+        final Endpoint remote;
+        final int sgidIndex;
+        CmReq req;
+        CmRep rep;
+        QueuePair qp;
+        int peerQpn;
+        byte[] lastMad;
+        int retriesLeft;
+        long retryInterval;
+        long due;
+        CompletableFuture<CmMessage> waiter = new CompletableFuture<>();
+        final ConnEvents events = new ConnEvents();
+
+        CmId(boolean active, int localCommId, Endpoint local, Endpoint remote, int sgidIndex) {
+            this.active = active;
+            this.localCommId = localCommId;
+            this.local = local;
+            this.remote = remote;
+            this.sgidIndex = sgidIndex;
+        }
+
+        void send(CmMessage m, long tid) {
+            lastMad = m.toMad(tid);
+            transmit(lastMad, local, remote);
+        }
+
+        /** Sends {@code m} and waits for its answer, sending it again on the retry schedule. */
+        void sendWithRetries(CmMessage m, long tid, long now) {
+            send(m, tid);
+            retriesLeft = MAX_CM_RETRIES;
+            retryInterval = FIRST_RETRY_NANOS;
+            due = now + retryInterval;
+        }
+
+        @Override
+        public String toString() {
+            return (active ? "active" : "passive") + " comm ID 0x" + Integer.toHexString(localCommId) + " ("
+                    + state + ") with " + remote;
+        }
+    }
+
+    // ------------------------------------------------------------------ API: listen
+
+    @Override
+    public Listener listen(InetSocketAddress address) {
+        checkOpen();
+        InetAddress a = address.getAddress();
+        if (!a.isAnyLocalAddress() && context.gidIndexOf(Gid.of(a)) < 0) {
+            throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": " + a.getHostAddress()
+                    + " is not an address of " + context.device().name());
+        }
+        int port = address.getPort();
+        IbListener l;
+        synchronized (listeners) {
+            if (port == 0) {
+                do {
+                    port = 49152 + random.nextInt(16384);
+                } while (listeners.containsKey(port));
+            }
+            if (listeners.containsKey(port)) {
+                throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": port " + port
+                        + " already has a listener on " + context.device().name());
+            }
+            l = new IbListener(new InetSocketAddress(a, port));
+            listeners.put(port, l);
+        }
+        LISTENING.put(l.address, context.udpPort());
+        return l;
+    }
+
+    private final class IbListener implements Listener {
+        final InetSocketAddress address;
+        final LinkedBlockingQueue<Request> backlog = new LinkedBlockingQueue<>(BACKLOG);
+        volatile boolean closed;
+
+        IbListener(InetSocketAddress address) {
+            this.address = address;
+        }
+
+        boolean matches(InetAddress dst) {
+            return address.getAddress().isAnyLocalAddress() || address.getAddress().equals(dst);
+        }
+
+        @Override
+        public InetSocketAddress address() {
+            return address;
+        }
+
+        @Override
+        public ConnectRequest poll(Duration timeout) {
+            long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+            while (true) {
+                Request r = backlog.poll();
+                if (r != null) {
+                    return r;
+                }
+                if (closed || IbConnectionManager.this.closed) {
+                    return null;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                try {
+                    if (context.invoker) { // the engine receives MADs only while the application drives it
+                        context.progress();
+                        r = backlog.poll(Math.min(left, 200_000), TimeUnit.NANOSECONDS);
+                    } else {
+                        r = backlog.poll(left, TimeUnit.NANOSECONDS);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+                if (r != null) {
+                    return r;
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            listeners.remove(address.getPort(), this);
+            LISTENING.remove(address);
+            for (Request r; (r = backlog.poll()) != null; ) {
+                r.reject(new byte[0]);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ API: the server's answer
+
+    private final class Request implements ConnectRequest {
+        final CmId id;
+        final CmReq req;
+        final ConnParam peer;
+        final InetSocketAddress peerAddress;
+        private boolean answered;
+
+        Request(CmId id, CmReq req, CmaHeader cma) {
+            this.id = id;
+            this.req = req;
+            byte[] user = Arrays.copyOfRange(req.privateData(), CmaHeader.LENGTH, CmReq.PRIVATE_DATA);
+            this.peer = new ConnParam(user, req.responderResources(), req.initiatorDepth(), req.retryCount(),
+                    req.rnrRetryCount(), Mtu.ofCode(req.pathMtu()));
+            this.peerAddress = new InetSocketAddress(cma.src(), cma.srcPort());
+        }
+
+        @Override
+        public ConnParam peerParam() {
+            return peer;
+        }
+
+        @Override
+        public InetSocketAddress peerAddress() {
+            return peerAddress;
+        }
+
+        private synchronized void once() {
+            if (answered) {
+                throw new RdmaException(Errno.EINVAL, "this connection request was already accepted or rejected");
+            }
+            answered = true;
+        }
+
+        @Override
+        public Connection accept(QueuePair qp, ConnParam param, Duration timeout) {
+            byte[] pd = param.privateData();
+            if (pd.length > CmRep.PRIVATE_DATA) {
+                throw new RdmaException(Errno.EINVAL, "an accept over the InfiniBand CM carries up to "
+                        + CmRep.PRIVATE_DATA + " bytes of private data (the REP's), not " + pd.length);
+            }
+            checkQp(qp);
+            once();
+            long deadline = System.nanoTime() + timeout.toNanos();
+            Mtu mtu = min(min(Mtu.ofCode(req.pathMtu()), param.mtu()), context.activeMtu());
+            int destRd = Math.min(param.responderResources(), Math.max(1, req.initiatorDepth()));
+            int rd = Math.min(param.initiatorDepth(), req.responderResources());
+            int psn = random.nextInt(1 << 24);
+            try {
+                // Linux's convention (the capture of two rxe peers shows it): the REQ's starting PSN is the one the
+                // passive side sends with, the REP's the one the active side sends with
+                bringUp(qp, id, req.localQpn(), psn, req.startingPsn(), mtu, destRd, rd,
+                        req.primary().localAckTimeout() == 0 ? LOCAL_ACK_TIMEOUT : req.primary().localAckTimeout(),
+                        req.retryCount(), req.rnrRetryCount());
+            } catch (RuntimeException e) {
+                call(() -> {
+                    if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
+                        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0, REASON_NO_RESOURCES,
+                                null, null), id.tid);
+                        ids.remove(id.localCommId);
+                    }
+                    return null;
+                });
+                throw e;
+            }
+            CmRep rep = new CmRep(id.localCommId, id.remoteCommId, 0, qp.qpn(), 0, psn, destRd, rd, TARGET_ACK_DELAY,
+                    0, false, param.rnrRetryCount(), qp.srq() != null, context.queryDevice().nodeGuid(), pd);
+            CompletableFuture<CmMessage> w = call(() -> {
+                if (ids.get(id.localCommId) != id || id.state != State.REQ_RCVD) {
+                    throw new RdmaException(Errno.ETIMEDOUT, "the connection request from " + peerAddress
+                            + " timed out or was withdrawn before it was accepted");
+                }
+                id.qp = qp;
+                id.peerQpn = req.localQpn();
+                id.rep = rep;
+                id.state = State.REP_SENT;
+                id.sendWithRetries(rep, id.tid, System.nanoTime());
+                return id.waiter;
+            });
+            flush();
+            try {
+                await(w, deadline);
+            } catch (TimeoutException e) {
+                call(() -> {
+                    if (id.state == State.REP_SENT) {
+                        rejectTimeout(id);
+                    }
+                    return null;
+                });
+                toError(qp);
+                throw failed(new RdmaException(Errno.ETIMEDOUT, "no ready-to-use from " + peerAddress + " within "
+                        + timeout));
+            } catch (RdmaException e) {
+                toError(qp);
+                throw failed(e);
+            }
+            IbConnection c = new IbConnection(id, peer);
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + id);
+            return c;
+        }
+
+        @Override
+        public void reject(byte[] privateData) {
+            byte[] pd = privateData == null ? new byte[0] : privateData;
+            if (pd.length > CmRej.PRIVATE_DATA) {
+                throw new RdmaException(Errno.EINVAL, "a reject over the InfiniBand CM carries up to "
+                        + CmRej.PRIVATE_DATA + " bytes of private data (the REJ's), not " + pd.length);
+            }
+            once();
+            call(() -> {
+                if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
+                    id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
+                            CmRej.REASON_CONSUMER_DEFINED, null, pd), id.tid);
+                    ids.remove(id.localCommId);
+                }
+                return null;
+            });
+            flush();
+        }
+    }
+
+    // ------------------------------------------------------------------ API: connect
+
+    @Override
+    public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
+        byte[] user = param.privateData();
+        if (user.length > CmaHeader.USER_DATA) {
+            throw new RdmaException(Errno.EINVAL, "a connect over the InfiniBand CM carries up to "
+                    + CmaHeader.USER_DATA + " bytes of private data (the REQ's 92 less the rdma_cm header), not "
+                    + user.length);
+        }
+        checkQp(qp);
+        checkOpen();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        InetAddress dst = server.getAddress();
+        int sgidIndex = sgidIndexFor(dst);
+        Endpoint local = context.link.localEndpoints().get(sgidIndex);
+        InetAddress src = local.socketAddress().getAddress();
+        Endpoint remote = Endpoint.of(dst, peerUdpPort(server));
+        if (qp.state() == QpState.RESET) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        }
+        Mtu mtu = min(param.mtu(), context.activeMtu());
+        int psn = random.nextInt(1 << 24);
+        CmaHeader cma = new CmaHeader(CmaHeader.VERSION, dst instanceof Inet4Address ? 4 : 6,
+                32768 + random.nextInt(28232), src, dst);
+        CmPath path = new CmPath(ourLid(), CmPath.PERMISSIVE_LID, Gid.of(src).raw(), Gid.of(dst).raw(), 0, 0, 0, 64, 0,
+                false, LOCAL_ACK_TIMEOUT);
+        long tid = random.nextLong() & 0xFFFF_FFFF_FFFFL;
+        CmId id = call(() -> {
+            CmId i = new CmId(true, newCommId(), local, remote, sgidIndex);
+            i.qp = qp;
+            i.tid = tid;
+            i.req = new CmReq(i.localCommId, CmaHeader.tcpServiceId(server.getPort()), context.queryDevice().nodeGuid(),
+                    0, qp.qpn(), param.responderResources(), 0, param.initiatorDepth(), 0, RESPONSE_TIMEOUT,
+                    CmReq.TRANSPORT_RC, false, psn, RESPONSE_TIMEOUT, param.retryCount(), 0xFFFF, mtu.code(), false,
+                    param.rnrRetryCount(), MAX_CM_RETRIES, qp.srq() != null, 0, path, CmPath.NONE,
+                    cma.withUserData(user));
+            i.state = State.REQ_SENT;
+            ids.put(i.localCommId, i);
+            i.sendWithRetries(i.req, tid, System.nanoTime());
+            return i;
+        });
+        flush();
+        CmMessage answer;
+        try {
+            answer = await(id.waiter, deadline);
+        } catch (TimeoutException e) {
+            call(() -> ids.remove(id.localCommId));
+            throw failed(new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " (UDP port "
+                    + remote.port() + ") within " + timeout + ": unreachable"));
+        }
+        if (answer instanceof CmRej rej) {
+            throw failed(new ConnectionRejectedException(rejectText(rej, server), rej.reason(), rej.privateData()));
+        }
+        CmRep rep = (CmRep) answer;
+        try {
+            Mtu pathMtu = min(mtu, Mtu.ofCode(id.req.pathMtu()));
+            bringUp(qp, id, rep.localQpn(), psn, rep.startingPsn(), pathMtu,
+                    Math.min(param.responderResources(), Math.max(1, rep.initiatorDepth())),
+                    Math.min(param.initiatorDepth(), rep.responderResources()), LOCAL_ACK_TIMEOUT,
+                    param.retryCount(), rep.rnrRetryCount());
+        } catch (RuntimeException e) {
+            call(() -> {
+                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REP, 0, REASON_NO_RESOURCES, null,
+                        null), id.tid);
+                ids.remove(id.localCommId);
+                return null;
+            });
+            throw failed(e);
+        }
+        call(() -> {
+            id.peerQpn = rep.localQpn();
+            id.state = State.ESTABLISHED;
+            id.send(new CmRtu(id.localCommId, id.remoteCommId, null), id.tid);
+            return null;
+        });
+        flush();
+        ConnParam peer = new ConnParam(rep.privateData(), rep.responderResources(), rep.initiatorDepth(),
+                param.retryCount(), rep.rnrRetryCount(), min(mtu, Mtu.ofCode(id.req.pathMtu())));
+        IbConnection c = new IbConnection(id, peer);
+        LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + id);
+        return c;
+    }
+
+    private static String rejectText(CmRej rej, InetSocketAddress server) {
+        String why = switch (rej.reason()) {
+            case CmRej.REASON_INVALID_SERVICE_ID -> "nobody listens on port " + server.getPort() + " there";
+            case CmRej.REASON_CONSUMER_DEFINED -> "the server application rejected it";
+            case CmRej.REASON_TIMEOUT -> "the server timed out";
+            case REASON_NO_RESOURCES -> "the server has no resources for it";
+            case CmRej.REASON_INVALID_GID -> "the server does not own the address it was sent to";
+            default -> "reject reason " + rej.reason();
+        };
+        return "the connection request was rejected by " + server + ": " + why + " (IB CM REJ reason " + rej.reason()
+                + ")";
+    }
+
+    // ------------------------------------------------------------------ the connection
+
+    private final class IbConnection implements Connection {
+        final CmId id;
+        final ConnParam peer;
+        private volatile boolean closed;
+
+        IbConnection(CmId id, ConnParam peer) {
+            this.id = id;
+            this.peer = peer;
+        }
+
+        @Override
+        public QueuePair qp() {
+            return id.qp;
+        }
+
+        @Override
+        public ConnParam peerParam() {
+            return peer;
+        }
+
+        @Override
+        public int peerQpn() {
+            return id.peerQpn;
+        }
+
+        @Override
+        public Event pollEvent(Duration timeout) {
+            if (!context.invoker) {
+                return id.events.poll(timeout, null);
+            }
+            return id.events.poll(timeout, wait -> { // the engine receives the DREQ only while the application drives it
+                context.progress();
+                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(wait, 200_000));
+                return false;
+            });
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            sendOwedAck(id.qp); // a message this side already completed is acknowledged before the QP stops answering
+            toError(id.qp);
+            if (IbConnectionManager.this.closed) {
+                id.events.timewaitExit();
+                return;
+            }
+            call(() -> {
+                if (id.state == State.ESTABLISHED) {
+                    id.state = State.DREQ_SENT;
+                    id.tid = random.nextLong() & 0xFFFF_FFFF_FFFFL;
+                    id.sendWithRetries(new CmDreq(id.localCommId, id.remoteCommId, id.peerQpn, null), id.tid,
+                            System.nanoTime());
+                }
+                return null;
+            });
+            flush();
+            LOG.log(System.Logger.Level.DEBUG, () -> "disconnecting: " + id);
+        }
+
+        @Override
+        public String toString() {
+            return "QP 0x" + Integer.toHexString(id.qp.qpn()) + " <-> QP 0x" + Integer.toHexString(id.peerQpn) + " "
+                    + id.remote;
+        }
+    }
+
+    // ------------------------------------------------------------------ the CM thread
+
+    /** CM thread: tasks, received MADs, timers. @return when it wants to run again (System.nanoTime) */
+    long work(long now) {
+        for (Runnable r; (r = tasks.poll()) != null; ) {
+            r.run();
+        }
+        gsi.take(this::onMad);
+        long next = now + 1_000_000_000L;
+        for (Iterator<CmId> it = ids.values().iterator(); it.hasNext(); ) {
+            CmId id = it.next();
+            if (id.due - now <= 0 && timer(id, now)) {
+                it.remove();
+                continue;
+            }
+            if (id.due - next < 0) {
+                next = id.due;
+            }
+        }
+        return next;
+    }
+
+    /** A connection's timer ran out. @return true when it is done (removed) */
+    private boolean timer(CmId id, long now) {
+        switch (id.state) {
+            case REQ_SENT, REP_SENT, DREQ_SENT -> {
+                if (id.retriesLeft > 0) {
+                    id.retriesLeft--;
+                    transmit(id.lastMad, id.local, id.remote);
+                    id.retryInterval = Math.min(MAX_RETRY_NANOS, id.retryInterval * 2);
+                    id.due = now + id.retryInterval;
+                    return false;
+                }
+                if (id.state == State.REQ_SENT) {
+                    id.waiter.completeExceptionally(new RdmaException(Errno.ETIMEDOUT, "no answer to "
+                            + (MAX_CM_RETRIES + 1) + " REQs: unreachable"));
+                    return true;
+                }
+                if (id.state == State.REP_SENT) {
+                    id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0, CmRej.REASON_TIMEOUT,
+                            null, null), id.tid);
+                    id.waiter.completeExceptionally(new RdmaException(Errno.ETIMEDOUT, "no RTU after "
+                            + (MAX_CM_RETRIES + 1) + " REPs"));
+                    return true;
+                }
+                id.events.disconnected(); // DREQ unanswered: down all the same (rdma_cm: DISCONNECTED, ETIMEDOUT)
+                enterTimewait(id, now);
+                return false;
+            }
+            case REQ_RCVD -> {
+                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0, CmRej.REASON_TIMEOUT,
+                        null, null), id.tid);
+                return true; // the application never answered: the client is told, the request forgotten
+            }
+            case TIMEWAIT -> {
+                id.events.timewaitExit();
+                return true;
+            }
+            default -> {
+                id.due = now + 3_600_000_000_000L;
+                return false;
+            }
+        }
+    }
+
+    private void enterTimewait(CmId id, long now) {
+        id.state = State.TIMEWAIT;
+        id.due = now + TIMEWAIT_NANOS;
+    }
+
+    private void rejectTimeout(CmId id) {
+        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0, CmRej.REASON_TIMEOUT, null, null),
+                id.tid);
+        ids.remove(id.localCommId);
+    }
+
+    private void onMad(byte[] mad, Endpoint src, Endpoint dst) {
+        CmMessage m;
+        long tid;
+        try {
+            m = CmMessage.decode(mad, 0, mad.length);
+            tid = Mad.decode(mad, 0, mad.length).tid();
+        } catch (MadFormatException e) {
+            bad(src, e.getMessage());
+            return;
+        }
+        long now = System.nanoTime();
+        switch (m) {
+            case CmReq req -> onReq(req, tid, src, dst, now);
+            case CmRep rep -> onRep(rep, src);
+            case CmRtu rtu -> {
+                CmId id = ids.get(rtu.remoteCommId());
+                if (id != null && !id.active && id.state == State.REP_SENT && rtu.localCommId() == id.remoteCommId) {
+                    id.state = State.ESTABLISHED;
+                    id.due = now + 3_600_000_000_000L;
+                    id.waiter.complete(rtu);
+                } else if (id == null || id.state != State.ESTABLISHED) {
+                    bad(src, "an RTU for no connection waiting for one");
+                }
+            }
+            case CmRej rej -> onRej(rej, src, now);
+            case CmDreq dreq -> onDreq(dreq, tid, src, dst, now);
+            case CmDrep drep -> {
+                CmId id = ids.get(drep.remoteCommId());
+                if (id != null && id.state == State.DREQ_SENT && drep.localCommId() == id.remoteCommId) {
+                    id.events.disconnected();
+                    enterTimewait(id, now);
+                } else if (id == null || id.state != State.TIMEWAIT) {
+                    bad(src, "a DREP for no connection disconnecting");
+                }
+            }
+            case CmMra mra -> {
+                CmId id = ids.get(mra.remoteCommId());
+                if (id != null && (id.state == State.REQ_SENT || id.state == State.REP_SENT)) {
+                    // the peer needs longer: wait its service timeout before the next try
+                    id.due = now + Math.min(60_000_000_000L, 4096L << Math.min(mra.serviceTimeout(), 23));
+                } else {
+                    bad(src, "an MRA for no connection waiting");
+                }
+            }
+        }
+    }
+
+    private void bad(Endpoint src, String why) {
+        gsi.madsBad.incrementAndGet();
+        LOG.log(System.Logger.Level.DEBUG, () -> context.device().name() + ": dropped a CM MAD from " + src + ": " + why);
+    }
+
+    private void onReq(CmReq req, long tid, Endpoint src, Endpoint dst, long now) {
+        InetAddress from = src.socketAddress().getAddress();
+        InetAddress to = dst.socketAddress().getAddress();
+        for (CmId id : ids.values()) { // a retry of a REQ already here
+            if (!id.active && id.remoteCommId == req.localCommId() && id.remote.sameAddress(src)) {
+                if (id.state == State.REP_SENT) {
+                    transmit(id.lastMad, id.local, id.remote); // our REP was lost: the same again
+                }
+                return;
+            }
+        }
+        Endpoint back = Endpoint.of(scoped(from, dst), udpPortOfLid(req.primary().localLid()));
+        if (!Arrays.equals(req.primary().localGid(), Gid.of(from).raw())
+                || !Arrays.equals(req.primary().remoteGid(), Gid.of(to).raw())) {
+            rejectReq(req, tid, dst, back, CmRej.REASON_INVALID_GID, Gid.of(to).raw());
+            return;
+        }
+        CmaHeader cma;
+        try {
+            cma = CmaHeader.decode(req.privateData());
+        } catch (MadFormatException e) {
+            bad(src, e.getMessage());
+            return;
+        }
+        if (!cma.src().equals(from) || !cma.dst().equals(to) && !(cma.ipVersion() == 4 && Gid.of(cma.dst()).equals(Gid.of(to)))) {
+            bad(src, "the rdma_cm header's addresses " + cma.src() + " -> " + cma.dst() + " are not the packet's");
+            return;
+        }
+        if ((req.serviceId() & CmaHeader.SERVICE_ID_SPACE_MASK) != CmaHeader.SERVICE_ID_TCP) {
+            rejectReq(req, tid, dst, back, CmRej.REASON_INVALID_SERVICE_ID, null);
+            return;
+        }
+        IbListener l = listeners.get((int) (req.serviceId() & 0xFFFF));
+        if (l == null || l.closed || !l.matches(to)) {
+            rejectReq(req, tid, dst, back, CmRej.REASON_INVALID_SERVICE_ID, null);
+            return;
+        }
+        if (req.transportServiceType() != CmReq.TRANSPORT_RC) {
+            rejectReq(req, tid, dst, back, CmRej.REASON_INVALID_TRANSPORT_TYPE, null);
+            return;
+        }
+        int sgid = context.gidIndexOf(Gid.of(to));
+        if (ids.size() >= MAX_IDS || sgid < 0) {
+            rejectReq(req, tid, dst, back, REASON_NO_RESOURCES, null);
+            return;
+        }
+        CmId id = new CmId(false, newCommId(), dst, back, sgid);
+        id.remoteCommId = req.localCommId();
+        id.tid = tid;
+        id.req = req;
+        id.state = State.REQ_RCVD;
+        id.due = now + UNANSWERED_REQUEST_NANOS;
+        if (!l.backlog.offer(new Request(id, req, cma))) {
+            rejectReq(req, tid, dst, back, REASON_NO_RESOURCES, null);
+            return;
+        }
+        ids.put(id.localCommId, id);
+    }
+
+    private void rejectReq(CmReq req, long tid, Endpoint local, Endpoint remote, int reason, byte[] ari) {
+        LOG.log(System.Logger.Level.DEBUG, () -> context.device().name() + ": REJ reason " + reason + " to a REQ from "
+                + remote + " for service ID 0x" + Long.toHexString(req.serviceId()));
+        transmit(new CmRej(0, req.localCommId(), CmRej.REJECTED_REQ, ari == null ? 0 : ari.length, reason, ari, null)
+                .toMad(tid), local, remote);
+    }
+
+    private void onRep(CmRep rep, Endpoint src) {
+        CmId id = ids.get(rep.remoteCommId());
+        if (id == null || !id.active) {
+            bad(src, "a REP for no connection of this side");
+            return;
+        }
+        if (id.state == State.REQ_SENT) {
+            id.remoteCommId = rep.localCommId();
+            id.rep = rep;
+            id.state = State.REP_RCVD;
+            id.due = System.nanoTime() + 3_600_000_000_000L;
+            id.waiter.complete(rep);
+        } else if (id.state == State.ESTABLISHED && rep.localCommId() == id.remoteCommId) {
+            transmit(id.lastMad, id.local, id.remote); // our RTU was lost: the same again
+        }
+    }
+
+    private void onRej(CmRej rej, Endpoint src, long now) {
+        CmId id = ids.get(rej.remoteCommId());
+        if (id == null) {
+            bad(src, "a REJ for no connection of this side");
+            return;
+        }
+        switch (id.state) {
+            case REQ_SENT, REP_RCVD -> {
+                ids.remove(id.localCommId);
+                id.waiter.complete(rej);
+            }
+            case REP_SENT -> {
+                ids.remove(id.localCommId);
+                id.waiter.completeExceptionally(new ConnectionRejectedException("the client rejected the REP (IB CM "
+                        + "REJ reason " + rej.reason() + ")", rej.reason(), rej.privateData()));
+            }
+            case ESTABLISHED -> {
+                peerGone(id);
+                enterTimewait(id, now);
+            }
+            default -> bad(src, "a REJ in state " + id.state);
+        }
+    }
+
+    private void onDreq(CmDreq dreq, long tid, Endpoint src, Endpoint dst, long now) {
+        CmId id = ids.get(dreq.remoteCommId());
+        if (id == null || dreq.localCommId() != id.remoteCommId) {
+            // gone already (time-wait over): answer all the same, as Linux does, so the peer stops asking
+            transmit(new CmDrep(dreq.remoteCommId(), dreq.localCommId(), null).toMad(tid), dst,
+                    Endpoint.of(scoped(src.socketAddress().getAddress(), dst), id != null ? id.remote.port()
+                            : DeviceOptions.ROCE_V2_PORT));
+            return;
+        }
+        switch (id.state) {
+            case ESTABLISHED, DREQ_SENT, REP_SENT -> {
+                if (id.state == State.REP_SENT) {
+                    id.waiter.completeExceptionally(new RdmaException(Errno.ECONNRESET, "the client disconnected"
+                            + " before its RTU arrived"));
+                }
+                id.send(new CmDrep(id.localCommId, id.remoteCommId, null), tid);
+                peerGone(id);
+                enterTimewait(id, now);
+            }
+            case TIMEWAIT -> transmit(new CmDrep(id.localCommId, id.remoteCommId, null).toMad(tid), id.local, id.remote);
+            default -> bad(src, "a DREQ in state " + id.state);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void transmit(byte[] mad, Endpoint local, Endpoint remote) {
+        gsi.queue(mad, local, remote);
+        Thread t = context.engine.thread;
+        if (t != null) {
+            java.util.concurrent.locks.LockSupport.unpark(t); // the engine sends it in its next duty cycle
+        }
+        context.engine.transport.wake();
+    }
+
+    /** API thread, after handing the CM thread a send: an INVOKER context's engine sends it now. */
+    private void flush() {
+        if (context.invoker) {
+            context.progress();
+        }
+    }
+
+    /** Runs {@code task} on the CM thread and returns its result (its exception, rethrown). */
+    private <T> T call(java.util.concurrent.Callable<T> task) {
+        if (CmThread.onThread()) {
+            try {
+                return task.call();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new RdmaException(Errno.EIO, e.getMessage(), e);
+            }
+        }
+        CompletableFuture<T> f = new CompletableFuture<>();
+        tasks.add(() -> {
+            try {
+                f.complete(task.call());
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        });
+        CmThread.wake();
+        try {
+            return f.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new RdmaException(Errno.EIO, String.valueOf(e.getCause()), e.getCause());
+        } catch (TimeoutException e) {
+            throw new RdmaException(Errno.ETIMEDOUT, "the IB CM thread did not run a task within 30 s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmaException(Errno.EINTR, "interrupted while waiting for the IB CM");
+        }
+    }
+
+    /** Waits for {@code f} until {@code deadline}, driving an INVOKER context's engine meanwhile. */
+    private <T> T await(CompletableFuture<T> f, long deadline) throws TimeoutException {
+        while (true) {
+            long left = deadline - System.nanoTime();
+            try {
+                if (context.invoker) {
+                    context.progress();
+                    return f.get(Math.max(0, Math.min(left, 200_000)), TimeUnit.NANOSECONDS);
+                }
+                return f.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                if (deadline - System.nanoTime() <= 0) {
+                    throw e;
+                }
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RuntimeException r) {
+                    throw r;
+                }
+                throw new RdmaException(Errno.EIO, String.valueOf(e.getCause()), e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RdmaException(Errno.EINTR, "interrupted while connecting");
+            }
+        }
+    }
+
+    private int newCommId() {
+        int c;
+        do {
+            c = random.nextInt();
+        } while (c == 0 || ids.containsKey(c));
+        return c;
+    }
+
+    private void bringUp(QueuePair qp, CmId id, int destQpn, int rqPsn, int sqPsn, Mtu mtu, int destRd, int rd,
+                         int timeout, int retry, int rnrRetry) {
+        if (qp.state() == QpState.RESET) {
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        }
+        Gid peer = Gid.of(id.remote.socketAddress().getAddress());
+        qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(peer, id.sgidIndex, 64, 0, id.remote.port()))
+                .pathMtu(mtu).destQpn(destQpn).rqPsn(rqPsn).maxDestRdAtomic(destRd).minRnrTimer(12));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(sqPsn).timeout(timeout).retryCnt(retry).rnrRetry(rnrRetry)
+                .maxRdAtomic(rd));
+    }
+
+    /** Sends the ACK the QP's responder still owes (a coalesced one), as before a QP is destroyed. */
+    private void sendOwedAck(QueuePair qp) {
+        if (qp instanceof io.jrdma.engine.core.Qp q && qp.state() == QpState.RTS) {
+            try {
+                context.control(() -> context.engine.transport.destroying(q));
+            } catch (RdmaException e) {
+                // the engine is gone: nothing owed can leave any more
+            }
+        }
+    }
+
+    private static void toError(QueuePair qp) {
+        try {
+            if (qp != null && qp.state() != QpState.RESET && qp.state() != QpState.ERROR) {
+                qp.modify(new QpAttr().state(QpState.ERROR));
+            }
+        } catch (RdmaException e) {
+            // destroyed meanwhile
+        }
+    }
+
+    /**
+     * CM thread: the peer disconnected. The QP moves to ERROR (its queued work flushes), then DISCONNECTED is
+     * queued, so an application that sees the event finds the QP in ERROR. Off the CM thread (the move waits
+     * for the engine) unless the context has none.
+     */
+    private void peerGone(CmId id) {
+        if (context.invoker) {
+            toError(id.qp); // inline, under the context's lock
+            id.events.disconnected();
+        } else {
+            Thread.ofVirtual().start(() -> {
+                toError(id.qp);
+                id.events.disconnected();
+            });
+        }
+    }
+
+    /** An IPv6 link-local peer address with the scope of the local endpoint it was heard on (a reply needs it). */
+    private static InetAddress scoped(InetAddress a, Endpoint local) {
+        if (a instanceof java.net.Inet6Address v6 && v6.isLinkLocalAddress() && v6.getScopeId() == 0
+                && local.socketAddress().getAddress() instanceof java.net.Inet6Address l6 && l6.getScopeId() != 0) {
+            try {
+                return java.net.Inet6Address.getByAddress(null, v6.getAddress(), l6.getScopeId());
+            } catch (java.net.UnknownHostException e) {
+                return a;
+            }
+        }
+        return a;
+    }
+
+    private static Mtu min(Mtu a, Mtu b) {
+        return a.bytes() <= b.bytes() ? a : b;
+    }
+
+    private void checkQp(QueuePair qp) {
+        if (qp.pd().context() != context) {
+            throw new RdmaException(Errno.EINVAL, "the QP belongs to another device context than this connection manager");
+        }
+        if (qp.type() != io.jrdma.verbs.QpType.RC) {
+            throw new RdmaException(Errno.EINVAL, "rdma_cm over the InfiniBand CM connects RC QPs, not " + qp.type());
+        }
+        if (qp.state() != QpState.RESET && qp.state() != QpState.INIT) {
+            throw new RdmaException(Errno.EINVAL, "connect/accept need a QP in RESET or INIT, not " + qp.state());
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new RdmaException(Errno.EINVAL, "the device context is closed");
+        }
+    }
+
+    private int ourLid() {
+        int p = context.udpPort();
+        return p == DeviceOptions.ROCE_V2_PORT ? CmPath.PERMISSIVE_LID : p;
+    }
+
+    static int udpPortOfLid(int lid) {
+        return lid == CmPath.PERMISSIVE_LID || lid == 0 ? DeviceOptions.ROCE_V2_PORT : lid;
+    }
+
+    /** The UDP port of the server's RoCE: a listener's of this JVM, else 4791. */
+    private static int peerUdpPort(InetSocketAddress server) {
+        Integer p = LISTENING.get(server);
+        if (p == null) {
+            InetAddress any;
+            try {
+                any = InetAddress.getByAddress(new byte[server.getAddress() instanceof Inet4Address ? 4 : 16]);
+            } catch (java.net.UnknownHostException e) {
+                throw new IllegalStateException(e);
+            }
+            p = LISTENING.get(new InetSocketAddress(any, server.getPort()));
+        }
+        return p != null ? p : DeviceOptions.ROCE_V2_PORT;
+    }
+
+    /**
+     * The GID index to connect from, as rdma_resolve_addr picks the source: the kernel route's source when
+     * it is this context's, else this context's first address of the same IP version.
+     */
+    private int sgidIndexFor(InetAddress destination) {
+        InetAddress routed = null;
+        try (DatagramChannel ch = DatagramChannel.open()) {
+            ch.connect(new InetSocketAddress(destination, 9)); // routes only; sends nothing
+            routed = ((InetSocketAddress) ch.getLocalAddress()).getAddress();
+        } catch (IOException e) {
+            // no route: fall through to the first address of the family
+        }
+        if (routed != null) {
+            int i = context.gidIndexOf(Gid.of(routed));
+            if (i >= 0) {
+                return i;
+            }
+        }
+        List<Gid> gids = context.queryPort().gids();
+        for (int i = 0; i < gids.size(); i++) {
+            InetAddress a = gids.get(i).toInetAddress();
+            if (a.getClass() == destination.getClass() && !a.isAnyLocalAddress() && !gids.get(i).equals(Gid.of(new byte[16]))) {
+                return i;
+            }
+        }
+        throw new RdmaException(Errno.ENETUNREACH, "no address of " + context.device().name() + " reaches "
+                + destination.getHostAddress() + (routed == null ? "" : " (the route leaves from "
+                + routed.getHostAddress() + ")") + "; open the device that owns the route's source (Rdma.resolve picks it)");
+    }
+
+    private static RuntimeException failed(RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, () -> "connection failed: " + e.getMessage());
+        return e;
+    }
+
+    /** {@return the context's QP 1, which the transport feeds and drains} */
+    public Gsi gsi() {
+        return gsi;
+    }
+
+    /** The GSI and CM counters, for the context's counter snapshot. */
+    public void addCounters(Map<String, Long> m) {
+        m.put("gsi_mads_rcvd", gsi.madsReceived.get());
+        m.put("gsi_mads_sent", gsi.madsSent.get());
+        m.put("gsi_mads_dropped", gsi.madsDropped.get());
+        m.put("cm_mads_bad", gsi.madsBad.get());
+    }
+
+    /** Context close: listeners stop, connections are dropped (their QPs go with the context). */
+    public void close() {
+        closed = true;
+        CmThread.unregister(this);
+        for (IbListener l : new ArrayList<>(listeners.values())) {
+            l.closed = true;
+            LISTENING.remove(l.address);
+        }
+        listeners.clear();
+    }
+
+    @Override
+    public String toString() {
+        return "IB CM of " + context.device().name();
+    }
+}

@@ -1,0 +1,385 @@
+package io.jrdma.engine.ibcm;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jrdma.soft.SoftRoceOptions;
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.ConnParam;
+import io.jrdma.verbs.ConnectionManager;
+import io.jrdma.verbs.ConnectionManager.Connection;
+import io.jrdma.verbs.ConnectionManager.ConnectRequest;
+import io.jrdma.verbs.ConnectionManager.Event;
+import io.jrdma.verbs.ConnectionManager.Listener;
+import io.jrdma.verbs.ConnectionRejectedException;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import io.jrdma.wire.Bth;
+import io.jrdma.wire.Deth;
+import io.jrdma.wire.IbOpcode;
+import io.jrdma.wire.Icrc;
+import io.jrdma.wire.mad.CmMessage;
+import io.jrdma.wire.mad.CmPath;
+import io.jrdma.wire.mad.CmRej;
+import io.jrdma.wire.mad.CmRep;
+import io.jrdma.wire.mad.CmReq;
+import io.jrdma.wire.mad.CmRtu;
+import io.jrdma.wire.mad.CmaHeader;
+import io.jrdma.wire.mad.Mad;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * rdma_cm over RoCE between two soft-RoCE contexts on loopback, and against a raw peer that speaks
+ * MADs through a plain UDP socket (as a Linux rxe peer would put them on the wire).
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class IbCmTest {
+    static final Duration T = Duration.ofSeconds(10);
+    static final InetAddress LO = InetAddress.getLoopbackAddress();
+
+    static DeviceContext open(ThreadingMode mode) throws Exception {
+        return Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device()
+                .open(DeviceOptions.defaults().withThreadingMode(mode)
+                        .with(SoftRoceOptions.defaults().withAnyIpv4Id(true)));
+    }
+
+    /** One side: PD, CQ, an RC QP, 4 KiB registered. */
+    static final class Side implements AutoCloseable {
+        final DeviceContext ctx;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final Arena arena = Arena.ofShared();
+        final MemorySegment buf;
+        final MemoryRegion mr;
+
+        Side(ThreadingMode mode) throws Exception {
+            ctx = open(mode);
+            pd = ctx.allocPd();
+            cq = ctx.createCq(64);
+            qp = pd.createQp(QpInitAttr.rc(cq));
+            buf = arena.allocate(4096, 4096);
+            mr = pd.register(buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+        }
+
+        /** Waits for a completion, driving {@code other}'s engine too (INVOKER mode). */
+        WorkCompletion await(Side other) {
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + T.toNanos();
+            while (cq.poll(wc) == 0) {
+                ctx.progress();
+                other.ctx.progress();
+                assertTrue(System.nanoTime() - deadline < 0, "no completion within " + T + ": " + ctx.counters()
+                        + " QP " + qp.query());
+                Thread.onSpinWait();
+            }
+            return wc;
+        }
+
+        @Override
+        public void close() {
+            qp.close();
+            mr.close();
+            cq.close();
+            pd.close();
+            ctx.close();
+            arena.close();
+        }
+    }
+
+    @Test
+    void connectSendAndPeerDisconnectIsAnEvent() throws Exception {
+        for (ThreadingMode mode : new ThreadingMode[] {ThreadingMode.DEDICATED, ThreadingMode.INVOKER}) {
+            try (Side s = new Side(mode); Side c = new Side(mode);
+                 Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+                byte[] hello = "hello".getBytes();
+                CompletableFuture<Connection> client = CompletableFuture.supplyAsync(() -> c.ctx.rdmaCm().connect(c.qp,
+                        l.address(), ConnParam.defaults().withPrivateData(hello), T));
+                ConnectRequest r = l.poll(T);
+                assertNotNull(r, mode + ": no request");
+                assertArrayEquals(hello, Arrays.copyOf(r.peerParam().privateData(), 5));
+                assertEquals(CmaHeader.USER_DATA, r.peerParam().privateData().length);
+                assertEquals(LO, r.peerAddress().getAddress());
+                Connection sc = r.accept(s.qp, ConnParam.defaults().withPrivateData(new byte[] {7, 8}), T);
+                assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(1).sge(0, s.mr, 0, 64)));
+                Connection cc = client.get(20, TimeUnit.SECONDS);
+                assertEquals(QpState.RTS, c.qp.state());
+                assertEquals(QpState.RTS, s.qp.state());
+                assertEquals(c.qp.qpn(), sc.peerQpn());
+                assertEquals(s.qp.qpn(), cc.peerQpn());
+                assertEquals(7, cc.peerParam().privateData()[0]);
+                assertEquals(CmRep.PRIVATE_DATA, cc.peerParam().privateData().length);
+
+                c.buf.setString(0, "over the IB CM");
+                c.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                        .sge(0, c.mr, 0, 15));
+                assertEquals(WcStatus.SUCCESS, c.await(s).status());
+                WorkCompletion rw = s.await(c);
+                assertEquals(WcStatus.SUCCESS, rw.status());
+                assertEquals("over the IB CM", s.buf.getString(0));
+
+                assertNull(sc.pollEvent(Duration.ZERO), "no event while connected");
+                long t0 = System.nanoTime();
+                cc.close(); // DREQ
+                assertEquals(Event.DISCONNECTED, sc.pollEvent(T));
+                assertTrue(System.nanoTime() - t0 < 1_000_000_000L, mode + ": the server learned of it within a second");
+                assertEquals(QpState.ERROR, s.qp.state());
+                assertEquals(Event.TIMEWAIT_EXIT, sc.pollEvent(T));
+                assertNull(sc.pollEvent(Duration.ZERO));
+                assertEquals(Event.DISCONNECTED, event(cc, s)); // the DREP
+                assertEquals(Event.TIMEWAIT_EXIT, event(cc, s));
+                sc.close(); // idempotent after the peer's disconnect
+                Long sent = c.ctx.counters().get("gsi_mads_sent");
+                assertTrue(sent != null && sent >= 3, "REQ, RTU, DREQ sent: " + sent);
+            }
+        }
+    }
+
+    /** The next event of {@code conn}, while the peer's engine runs too (its DREP leaves only then in INVOKER mode). */
+    static Event event(Connection conn, Side peer) {
+        long deadline = System.nanoTime() + T.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            peer.ctx.progress();
+            Event e = conn.pollEvent(Duration.ofMillis(1));
+            if (e != null) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void rejectsCarryTheReasonLinuxChecks() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); Side c = new Side(ThreadingMode.DEDICATED);
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            CompletableFuture<Connection> client = CompletableFuture.supplyAsync(() -> c.ctx.rdmaCm().connect(c.qp,
+                    l.address(), ConnParam.defaults(), T));
+            ConnectRequest r = l.poll(T);
+            r.reject(new byte[] {42, 43});
+            assertThrows(RdmaException.class, () -> r.reject(null), "answered once");
+            Exception e = assertThrows(Exception.class, () -> client.get(20, TimeUnit.SECONDS));
+            ConnectionRejectedException rej = (ConnectionRejectedException) e.getCause();
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej.reason());
+            assertEquals(42, rej.privateData()[0]);
+            assertEquals(CmRej.PRIVATE_DATA, rej.privateData().length);
+
+            // nobody listens on that port: REJ, invalid service ID (a raw peer: a jrdma client finds only listeners' UDP ports)
+            try (RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort())) {
+                int unused = l.address().getPort() == 65000 ? 65001 : 65000;
+                raw.send(raw.req(0x5150, unused, 0x77).toMad(3));
+                byte[] m = raw.receive(5000);
+                assertNotNull(m, "a REJ");
+                CmRej none = (CmRej) CmMessage.decode(m, 0, Mad.LENGTH);
+                assertEquals(CmRej.REASON_INVALID_SERVICE_ID, none.reason());
+                assertEquals(0x5150, none.remoteCommId());
+                assertEquals(CmRej.REJECTED_REQ, none.messageRejected());
+                assertEquals(3, Mad.decode(m, 0, Mad.LENGTH).tid());
+            }
+
+            // private data beyond what a REQ carries is a usage error that says so
+            QueuePair qp3 = c.pd.createQp(QpInitAttr.rc(c.cq));
+            RdmaException big = assertThrows(RdmaException.class, () -> c.ctx.rdmaCm().connect(qp3, l.address(),
+                    ConnParam.defaults().withPrivateData(new byte[57]), T));
+            assertEquals(RdmaException.Errno.EINVAL, big.errno());
+            assertTrue(big.getMessage().contains("56"), big.getMessage());
+            qp3.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ a raw peer on a UDP socket
+
+    /** Sends MADs to QP 1 of a context as a Linux peer would, from a plain UDP socket, and reads the answers. */
+    static final class RawPeer implements AutoCloseable {
+        final DatagramChannel ch = DatagramChannel.open();
+        final InetSocketAddress target;
+        final Icrc icrc = new Icrc();
+        int psn;
+
+        RawPeer(int targetPort) throws Exception {
+            ch.bind(new InetSocketAddress(LO, 0));
+            ch.socket().setSoTimeout(100);
+            target = new InetSocketAddress(LO, targetPort);
+        }
+
+        int port() {
+            return ch.socket().getLocalPort();
+        }
+
+        void send(byte[] mad) throws Exception {
+            ByteBuffer b = ByteBuffer.allocateDirect(Bth.LENGTH + Deth.LENGTH + mad.length + Icrc.LENGTH);
+            MemorySegment s = MemorySegment.ofBuffer(b);
+            Bth.write(s, 0, IbOpcode.UD_SEND_ONLY, false, false, 0, 0xFFFF, 1, true, psn++);
+            Deth.write(s, Bth.LENGTH, Deth.GSI_QKEY, 1);
+            MemorySegment.copy(mad, 0, s, ValueLayout.JAVA_BYTE, Bth.LENGTH + Deth.LENGTH, mad.length);
+            int len = Bth.LENGTH + Deth.LENGTH + mad.length;
+            int ip = 0x7F000001;
+            Icrc.write(s, len, icrc.computeIpv4(ip, ip, 0, port(), target.getPort(), b, 0, len));
+            b.clear();
+            ch.send(b, target);
+        }
+
+        /** @return the next MAD received within {@code ms}, or null */
+        byte[] receive(long ms) throws Exception {
+            ByteBuffer b = ByteBuffer.allocate(2048);
+            ch.socket().setSoTimeout((int) ms);
+            java.net.DatagramPacket p = new java.net.DatagramPacket(b.array(), b.capacity());
+            try {
+                ch.socket().receive(p);
+            } catch (SocketTimeoutException e) {
+                return null;
+            }
+            MemorySegment s = MemorySegment.ofArray(b.array());
+            assertEquals(1, Bth.destQp(s, 0));
+            assertEquals(Deth.GSI_QKEY, Deth.qkey(s, Bth.LENGTH));
+            assertEquals(1, Deth.srcQp(s, Bth.LENGTH));
+            assertEquals(Bth.LENGTH + Deth.LENGTH + Mad.LENGTH + Icrc.LENGTH, p.getLength());
+            return Arrays.copyOfRange(b.array(), Bth.LENGTH + Deth.LENGTH, Bth.LENGTH + Deth.LENGTH + Mad.LENGTH);
+        }
+
+        CmReq req(int commId, int port, int qpn) throws Exception {
+            byte[] g = io.jrdma.verbs.Gid.of(LO).raw();
+            CmaHeader cma = new CmaHeader(0, 4, 40000, LO, LO);
+            return new CmReq(commId, CmaHeader.tcpServiceId(port), 0x1122334455667788L, 0, qpn, 1, 0, 1, 0, 20, 0,
+                    false, 0x123456, 20, 7, 0xFFFF, 3, false, 7, 15, false, 0,
+                    new CmPath(port(), CmPath.PERMISSIVE_LID, g, g, 0, 0, 0, 64, 0, false, 14), CmPath.NONE,
+                    cma.withUserData(new byte[] {1}));
+        }
+
+        @Override
+        public void close() throws Exception {
+            ch.close();
+        }
+    }
+
+    @Test
+    void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            // bad input first: a MAD of another class, a short datagram, a REQ whose rdma_cm header is garbage
+            byte[] sa = new byte[Mad.LENGTH];
+            new Mad(1, 0x03, 2, 1, 0, 0, 9, 0x10, 0).encode(sa, 0);
+            raw.send(sa);
+            raw.send(new byte[100]);
+            CmReq req = raw.req(0x0BADF00D, l.address().getPort(), 0x99);
+            byte[] garbage = req.toMad(5);
+            garbage[Mad.HEADER + 140 + 1] = 0x50; // IP version 5
+            raw.send(garbage);
+            assertNull(raw.receive(300), "bad MADs get no answer");
+            long deadline = System.nanoTime() + T.toNanos();
+            while (s.ctx.counters().get("cm_mads_bad") < 2 || s.ctx.counters().get("gsi_mads_dropped") < 1) {
+                assertTrue(System.nanoTime() - deadline < 0, "counted: " + s.ctx.counters());
+                Thread.onSpinWait();
+            }
+
+            raw.send(req.toMad(77));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r);
+            assertEquals(new InetSocketAddress(LO, 40000), r.peerAddress());
+            CompletableFuture<Connection> accepted = CompletableFuture.supplyAsync(() -> r.accept(s.qp,
+                    ConnParam.defaults(), T));
+            byte[] rep1 = raw.receive(5000);
+            assertNotNull(rep1, "REP");
+            CmRep rep = (CmRep) CmMessage.decode(rep1, 0, Mad.LENGTH);
+            assertEquals(77, Mad.decode(rep1, 0, Mad.LENGTH).tid(), "the REP answers in the REQ's transaction");
+            assertEquals(req.localCommId(), rep.remoteCommId());
+            assertEquals(s.qp.qpn(), rep.localQpn());
+            assertEquals(1, rep.responderResources()); // min(16, the REQ's initiator depth 1)
+            raw.send(req.toMad(77)); // the REQ again: our REP was "lost"
+            byte[] rep2 = raw.receive(5000);
+            assertArrayEquals(rep1, rep2, "a REQ retry is answered with the REP already sent");
+            raw.send(new CmRtu(req.localCommId(), rep.localCommId(), null).toMad(77));
+            Connection c = accepted.get(20, TimeUnit.SECONDS);
+            assertEquals(0x99, c.peerQpn());
+            assertEquals(QpState.RTS, s.qp.state());
+            // as Linux: the passive side sends from the REQ's starting PSN and receives from the REP's
+            assertEquals(req.startingPsn(), s.qp.query().sqPsn());
+            assertEquals(rep.startingPsn(), s.qp.query().rqPsn());
+        }
+    }
+
+    @Test
+    void aReqFloodIsBoundedAndAnUnansweredRepTimesOut() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            int n = 200;
+            int rejected = 0;
+            for (int i = 0; i < n; i++) {
+                raw.send(raw.req(0x10000 + i, l.address().getPort(), 0x100 + i).toMad(i));
+                if (i % 16 == 15) {
+                    for (byte[] m; (m = raw.receive(50)) != null; ) {
+                        CmRej rej = (CmRej) CmMessage.decode(m, 0, Mad.LENGTH);
+                        assertEquals(IbConnectionManager.REASON_NO_RESOURCES, rej.reason());
+                        rejected++;
+                    }
+                }
+            }
+            for (byte[] m; (m = raw.receive(500)) != null; ) {
+                rejected++;
+            }
+            // the listener holds its backlog (64); the rest were refused, none kept (a ring overrun only drops)
+            int held = 0;
+            while (l.poll(Duration.ZERO) != null) {
+                held++;
+            }
+            assertEquals(IbConnectionManager.BACKLOG, held);
+            // what reached the engine (a loaded host's kernel may drop some of the flood before it) went into the
+            // GSI's ring or was dropped at it; what went into the ring was held or refused, nothing kept beyond
+            var c = s.ctx.counters();
+            assertEquals((long) c.get("rcvd_pkts"), c.get("gsi_mads_rcvd") + c.get("gsi_mads_dropped"), c.toString());
+            assertEquals((long) c.get("gsi_mads_rcvd"), held + rejected, "each REQ in the ring held or refused: " + c);
+            assertTrue(rejected > 0 && c.get("rcvd_pkts") <= n, c.toString());
+        }
+        // half-open: the client sends no RTU; accept gives up at its timeout and tells the client with a REJ
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            raw.send(raw.req(0x4242, l.address().getPort(), 0x55).toMad(1));
+            ConnectRequest r = l.poll(T);
+            RdmaException e = assertThrows(RdmaException.class, () -> r.accept(s.qp, ConnParam.defaults(),
+                    Duration.ofMillis(700)));
+            assertEquals(RdmaException.Errno.ETIMEDOUT, e.errno());
+            assertEquals(QpState.ERROR, s.qp.state());
+            CmRej rej = null;
+            for (byte[] m; rej == null && (m = raw.receive(2000)) != null; ) {
+                if (CmMessage.decode(m, 0, Mad.LENGTH) instanceof CmRej j) {
+                    rej = j; // after the REP and its retry
+                }
+            }
+            assertNotNull(rej, "a REJ after the REP went unconfirmed");
+            assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
+            assertEquals(0x4242, rej.remoteCommId());
+        }
+    }
+}
