@@ -2,6 +2,7 @@ package io.jrdma.engine.cm;
 
 import io.jrdma.engine.core.ConnEvents;
 import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.ConnParam;
@@ -113,18 +114,7 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     /** The listener counters, for the context's counter snapshot. */
     public void addCounters(java.util.Map<String, Long> m) {
-        addCounters(handshakeStats, m);
-    }
-
-    /** Puts a manager's listener counters into a counter snapshot (shared with the MPA manager). */
-    public static void addCounters(Handshakes.Stats s, java.util.Map<String, Long> m) {
-        m.put("cm_listen_accepted", s.accepted.get());
-        m.put("cm_listen_requests", s.requests.get());
-        m.put("cm_listen_timed_out", s.timedOut.get());
-        m.put("cm_listen_dropped_half_open", s.droppedFull.get());
-        m.put("cm_listen_malformed", s.malformed.get());
-        m.put("cm_listen_peer_closed", s.peerClosed.get());
-        m.put("cm_listen_dropped_ready", s.droppedReady.get());
+        handshakeStats.addTo(m);
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.jrdma.engine.iwarp;
 
-import io.jrdma.engine.cm.Handshakes;
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.verbs.Access;

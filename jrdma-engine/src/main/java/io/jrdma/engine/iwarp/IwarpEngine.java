@@ -211,7 +211,7 @@ public final class IwarpEngine implements Transport {
     /** The MPA listeners' counters: handshakes accepted, timed out, dropped. */
     @Override
     public void addCounters(java.util.Map<String, Long> m) {
-        io.jrdma.engine.cm.TcpConnectionManager.addCounters(cm.handshakeStats(), m);
+        cm.handshakeStats().addTo(m);
     }
 
     /** rdma_cm over iWARP is MPA: the same manager. */

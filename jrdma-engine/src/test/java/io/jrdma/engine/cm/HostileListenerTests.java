@@ -1,5 +1,6 @@
 package io.jrdma.engine.cm;
 
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.ConnParam;
 import io.jrdma.verbs.ConnectionManager;

@@ -1,5 +1,6 @@
 package io.jrdma.engine.cm;
 
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.engine.roce.SoftRoceDevice;
 import io.jrdma.soft.SoftRoceOptions;
 import io.jrdma.verbs.ConnectionManager.Listener;

@@ -155,7 +155,7 @@ class IwarpPrivateDataTest {
             // a peer that resolves its route before it speaks: its MPA Request comes after the TCP connection
             // and after the poll that accepted it returned empty-handed; the connection waits, half-open, for it
             assertNull(l.poll(Duration.ofMillis(50)), "no request was sent yet");
-            assertEquals(1, ((io.jrdma.engine.cm.Handshakes.Bounded) l).halfOpen(), "the poll accepted the connection");
+            assertEquals(1, ((io.jrdma.engine.core.Handshakes.Bounded) l).halfOpen(), "the poll accepted the connection");
             RawMpa.write(client, MpaRequestReply.enhanced(false, false, false, 1, 1, false, false, false,
                     false, new byte[] {42}));
             ConnectionManager.ConnectRequest r = l.poll(Duration.ofSeconds(10));

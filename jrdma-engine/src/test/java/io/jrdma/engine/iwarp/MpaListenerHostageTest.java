@@ -1,6 +1,6 @@
 package io.jrdma.engine.iwarp;
 
-import io.jrdma.engine.cm.Handshakes;
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.engine.cm.HostileListenerTests;
 import io.jrdma.verbs.ConnectionManager.Listener;
 import io.jrdma.verbs.DeviceContext;

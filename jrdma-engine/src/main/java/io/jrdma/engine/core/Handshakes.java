@@ -1,4 +1,4 @@
-package io.jrdma.engine.cm;
+package io.jrdma.engine.core;
 
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
@@ -122,6 +122,17 @@ public final class Handshakes<T> implements AutoCloseable {
         public final AtomicLong peerClosed = new AtomicLong();
         /** complete requests closed because {@link #MAX_READY} were waiting for the application */
         public final AtomicLong droppedReady = new AtomicLong();
+
+        /** Puts the counters into a context's counter snapshot, as {@code cm_listen_*}. */
+        public void addTo(java.util.Map<String, Long> m) {
+            m.put("cm_listen_accepted", accepted.get());
+            m.put("cm_listen_requests", requests.get());
+            m.put("cm_listen_timed_out", timedOut.get());
+            m.put("cm_listen_dropped_half_open", droppedFull.get());
+            m.put("cm_listen_malformed", malformed.get());
+            m.put("cm_listen_peer_closed", peerClosed.get());
+            m.put("cm_listen_dropped_ready", droppedReady.get());
+        }
 
         @Override
         public String toString() {
