@@ -128,12 +128,11 @@ public abstract class HostileListenerTests {
         for (QueuePair qp : serverQps) {
             qp.close();
         }
-        scq.close();
-        ccq.close();
-        spd.close();
-        cpd.close();
-        server.close();
-        client.close();
+        for (AutoCloseable c : new AutoCloseable[] {scq, ccq, spd, cpd, server, client}) {
+            if (c != null) { // a context that failed to open leaves the rest null
+                c.close();
+            }
+        }
     }
 
     private List<SocketChannel> silentConnections(InetSocketAddress at, int n) throws IOException {
