@@ -2,6 +2,7 @@ package io.jrdma.engine.cm;
 
 import io.jrdma.engine.core.ConnEvents;
 import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.ConnParam;
@@ -20,10 +21,12 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.ByteArrayInputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.net.ServerSocket;
+import java.nio.channels.SocketChannel;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.security.SecureRandom;
@@ -58,6 +61,7 @@ public final class TcpConnectionManager implements ConnectionManager {
     private final DeviceContext context;
     private final SecureRandom random = new SecureRandom();
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    private final Handshakes.Stats handshakeStats = new Handshakes.Stats();
 
     /**
      * Whether the side channel's own addresses are unrelated to the QP's GIDs: the shared-memory
@@ -85,16 +89,32 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     @Override
     public Listener listen(InetSocketAddress address) {
+        return listen(address, Handshakes.Limits.fromProperties());
+    }
+
+    /**
+     * Listens with explicit bounds on its handshakes (see {@link Handshakes}): each client's REQ must
+     * arrive within {@code limits.timeout()} of its TCP connection, and at most {@code limits.maxHalfOpen()}
+     * connections may be waiting for theirs.
+     */
+    public Listener listen(InetSocketAddress address, Handshakes.Limits limits) {
         try {
-            ServerSocket ss = new ServerSocket();
-            ss.setReuseAddress(true);
-            ss.bind(address);
-            TcpListener l = new TcpListener(ss);
+            TcpListener l = new TcpListener(new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats));
             open.add(l);
             return l;
         } catch (IOException e) {
             throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": " + e.getMessage(), e);
         }
+    }
+
+    /** What this manager's listeners accepted and dropped, all listeners together. */
+    public Handshakes.Stats handshakeStats() {
+        return handshakeStats;
+    }
+
+    /** The listener counters, for the context's counter snapshot. */
+    public void addCounters(java.util.Map<String, Long> m) {
+        handshakeStats.addTo(m);
     }
 
     @Override
@@ -339,62 +359,80 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     // ------------------------------------------------------------------ server side
 
-    private final class TcpListener implements Listener {
-        private final ServerSocket ss;
+    /** A client's first message: a JRCM header, then the REQ's hello. */
+    private final class ReqProtocol implements Handshakes.Protocol<Request> {
+        /** a hello with 256 bytes of private data */
+        private static final int MAX_BODY = 1 + 4 + 4 + 16 + 2 + 1 + 4 + 1 + 2 + ConnParam.MAX_PRIVATE_DATA;
 
-        TcpListener(ServerSocket ss) {
-            this.ss = ss;
+        @Override
+        public int headerLength() {
+            return 7;
+        }
+
+        @Override
+        public int messageLength(byte[] h) {
+            ByteBuffer b = ByteBuffer.wrap(h);
+            int magic = b.getInt();
+            if (magic != MAGIC) {
+                throw new RdmaException(Errno.EPROTO, "not a jrdma connection manager peer (bad magic 0x"
+                        + Integer.toHexString(magic) + ")");
+            }
+            int type = b.get() & 0xFF;
+            if (type != REQ) {
+                throw new RdmaException(Errno.EPROTO, "a client's first message must be a REQ, not type " + type);
+            }
+            int len = b.getShort() & 0xFFFF;
+            if (len > MAX_BODY) {
+                throw new RdmaException(Errno.EPROTO, "a REQ of " + len + " bytes (at most " + MAX_BODY + ")");
+            }
+            return 7 + len;
+        }
+
+        @Override
+        public Request request(SocketChannel ch, byte[] message) throws IOException {
+            ch.socket().setTcpNoDelay(true);
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(message, 7, message.length - 7));
+            return new Request(ch.socket(), readHello(in));
+        }
+
+        @Override
+        public void discard(Request r) {
+            closeQuietly(r.socket);
+        }
+    }
+
+    private final class TcpListener implements Listener, Handshakes.Bounded {
+        private final Handshakes<Request> handshakes;
+
+        TcpListener(Handshakes<Request> handshakes) {
+            this.handshakes = handshakes;
         }
 
         @Override
         public InetSocketAddress address() {
-            return (InetSocketAddress) ss.getLocalSocketAddress();
+            return handshakes.address();
+        }
+
+        /** Runs every client's handshake at once (see {@link Handshakes}) until one REQ is complete. */
+        @Override
+        public ConnectRequest poll(Duration timeout) {
+            return handshakes.poll(timeout);
         }
 
         @Override
-        public ConnectRequest poll(Duration timeout) {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (true) {
-                long left = (deadline - System.nanoTime()) / 1_000_000;
-                if (left <= 0) {
-                    return null;
-                }
-                Socket s;
-                try {
-                    ss.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
-                    s = ss.accept();
-                } catch (SocketTimeoutException e) {
-                    return null;
-                } catch (IOException e) {
-                    throw new RdmaException(Errno.EIO, "listener on " + address() + " failed: " + e.getMessage(), e);
-                }
-                try {
-                    s.setTcpNoDelay(true);
-                    DataInputStream in = new DataInputStream(s.getInputStream());
-                    int type = readType(s, in, deadline + 5_000_000_000L);
-                    if (type != REQ) {
-                        closeQuietly(s);
-                        continue;
-                    }
-                    Hello peer = readHello(in);
-                    return new Request(s, peer);
-                } catch (IOException | RdmaException e) {
-                    closeQuietly(s); // a bad or silent client does not stop the listener
-                    Object from = s.getRemoteSocketAddress();
-                    LOG.log(System.Logger.Level.DEBUG, () -> "listener on " + address() + " dropped " + from
-                            + " before its request: " + e);
-                }
-            }
+        public int halfOpen() {
+            return handshakes.halfOpen();
+        }
+
+        @Override
+        public Handshakes.Limits limits() {
+            return handshakes.limits();
         }
 
         @Override
         public void close() {
             open.remove(this);
-            try {
-                ss.close();
-            } catch (IOException ignored) {
-                // best effort
-            }
+            handshakes.close();
         }
     }
 

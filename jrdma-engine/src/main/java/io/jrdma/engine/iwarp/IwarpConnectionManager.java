@@ -1,5 +1,6 @@
 package io.jrdma.engine.iwarp;
 
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Engine;
 import io.jrdma.verbs.Access;
@@ -26,7 +27,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Arrays;
@@ -74,8 +74,6 @@ final class IwarpConnectionManager implements ConnectionManager {
      * lands in between is never read (the connection hangs; perftest -R's "hang 1 in 4").
      */
     static final String PLAIN_PEER_DELAY_PROPERTY = "jrdma.iwarp.plainPeerDelayMs";
-    /** How long a server waits for the MPA Request after the TCP connection (RFC 5044 §7.1.1 leaves it to us). */
-    static final long MPA_REQUEST_TIMEOUT_NANOS = 10_000_000_000L;
     static final int EXT_MAGIC = 0x4A52_4431; // "JRD1"
     static final int EXT_LENGTH = 16;
     static final int EXT_FLAG_RFC7306 = 1;
@@ -91,6 +89,7 @@ final class IwarpConnectionManager implements ConnectionManager {
 
     private final Context context;
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    private final Handshakes.Stats handshakeStats = new Handshakes.Stats();
 
     IwarpConnectionManager(Context context) {
         this.context = context;
@@ -391,10 +390,17 @@ final class IwarpConnectionManager implements ConnectionManager {
 
     @Override
     public Listener listen(InetSocketAddress address) {
+        return listen(address, Handshakes.Limits.fromProperties());
+    }
+
+    /**
+     * Listens with explicit bounds on its handshakes (see {@link Handshakes}): each client's MPA Request
+     * must arrive within {@code limits.timeout()} of its TCP connection (RFC 5044 §7.1.1 leaves the time to
+     * the implementation), and at most {@code limits.maxHalfOpen()} connections may be waiting for theirs.
+     */
+    Listener listen(InetSocketAddress address, Handshakes.Limits limits) {
         try {
-            ServerSocketChannel ssc = ServerSocketChannel.open();
-            ssc.bind(address);
-            Lsn l = new Lsn(ssc);
+            Lsn l = new Lsn(new Handshakes<>(address, new RequestProtocol(), limits, handshakeStats));
             open.add(l);
             return l;
         } catch (IOException e) {
@@ -402,66 +408,78 @@ final class IwarpConnectionManager implements ConnectionManager {
         }
     }
 
-    private final class Lsn implements Listener {
-        private final ServerSocketChannel ssc;
-        private final InetSocketAddress bound;
+    /** What this manager's listeners accepted and dropped. */
+    Handshakes.Stats handshakeStats() {
+        return handshakeStats;
+    }
 
-        Lsn(ServerSocketChannel ssc) throws IOException {
-            this.ssc = ssc;
-            this.bound = (InetSocketAddress) ssc.getLocalAddress();
+    /** A client's first message: an MPA Request (header, then its private data). */
+    private final class RequestProtocol implements Handshakes.Protocol<Request> {
+        @Override
+        public int headerLength() {
+            return Mpa.HEADER_LENGTH;
+        }
+
+        @Override
+        public int messageLength(byte[] header) throws IOException, IwarpProtocolException {
+            MemorySegment h = MemorySegment.ofArray(header);
+            int pdLength = Mpa.privateDataLength(h, 0);
+            int r = Mpa.check(h, 0, Mpa.HEADER_LENGTH, false);
+            if (r < 0 || pdLength > Mpa.MAX_PRIVATE_DATA) {
+                MpaRequestReply.decode(h, 0, Mpa.HEADER_LENGTH, false); // throws with the reason
+                throw new IOException("not an MPA Request (PD_Length " + pdLength + ")");
+            }
+            return Mpa.HEADER_LENGTH + pdLength;
+        }
+
+        @Override
+        public Request request(SocketChannel ch, byte[] message) throws IOException, IwarpProtocolException {
+            Peer p = parse(MpaRequestReply.decode(MemorySegment.ofArray(message), 0, message.length, false));
+            if (p.markers()) { // RFC 5044 §7.1: we cannot use markers; refuse with the R bit
+                write(ch, frame(true, p.revision(), p.crc(), true, 0, 0, new byte[0]));
+                return null;
+            }
+            return new Request(ch, p);
+        }
+
+        @Override
+        public void discard(Request r) {
+            closeQuietly(r.ch);
+        }
+    }
+
+    private final class Lsn implements Listener, Handshakes.Bounded {
+        private final Handshakes<Request> handshakes;
+
+        Lsn(Handshakes<Request> handshakes) {
+            this.handshakes = handshakes;
         }
 
         @Override
         public InetSocketAddress address() {
-            return bound;
+            return handshakes.address();
+        }
+
+        /** Runs every client's MPA Request at once (see {@link Handshakes}) until one is complete. */
+        @Override
+        public ConnectRequest poll(Duration timeout) {
+            return handshakes.poll(timeout);
         }
 
         @Override
-        public ConnectRequest poll(Duration timeout) {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (true) {
-                long left = (deadline - System.nanoTime()) / 1_000_000;
-                if (left <= 0 || !ssc.isOpen()) {
-                    return null;
-                }
-                SocketChannel ch;
-                try {
-                    ssc.socket().setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
-                    Socket s = ssc.socket().accept();
-                    ch = s.getChannel();
-                } catch (SocketTimeoutException e) {
-                    return null;
-                } catch (IOException e) {
-                    if (!ssc.isOpen()) {
-                        return null;
-                    }
-                    throw new RdmaException(Errno.EIO, "accepting on " + bound + " failed: " + e, e);
-                }
-                try {
-                    // the Request gets its own time, whatever is left of this poll (a slow peer resolves
-                    // its route and connects before it sends it)
-                    MpaRequestReply req = read(ch, false, System.nanoTime() + MPA_REQUEST_TIMEOUT_NANOS);
-                    Peer p = parse(req);
-                    if (p.markers()) { // RFC 5044 §7.1: we cannot use markers; refuse with the R bit
-                        write(ch, frame(true, p.revision(), p.crc(), true, 0, 0, new byte[0]));
-                        closeQuietly(ch);
-                        continue;
-                    }
-                    return new Request(ch, p);
-                } catch (IOException | IwarpProtocolException e) {
-                    closeQuietly(ch); // not an MPA peer, or gone: wait for the next one
-                }
-            }
+        public int halfOpen() {
+            return handshakes.halfOpen();
+        }
+
+        @Override
+        public Handshakes.Limits limits() {
+            return handshakes.limits();
         }
 
         @Override
         public void close() {
             open.remove(this);
-            try {
-                ssc.close();
-            } catch (IOException ignored) {
-                // closing anyway
-            }
+            handshakes.close();
         }
     }
 

@@ -208,6 +208,12 @@ public final class IwarpEngine implements Transport {
         return cm;
     }
 
+    /** The MPA listeners' counters: handshakes accepted, timed out, dropped. */
+    @Override
+    public void addCounters(java.util.Map<String, Long> m) {
+        cm.handshakeStats().addTo(m);
+    }
+
     /** rdma_cm over iWARP is MPA: the same manager. */
     @Override
     public io.jrdma.verbs.ConnectionManager rdmaCm() {

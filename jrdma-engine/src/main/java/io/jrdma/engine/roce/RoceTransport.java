@@ -291,6 +291,7 @@ public final class RoceTransport implements Transport {
     @Override
     public void addCounters(Map<String, Long> m) {
         ibcm.addCounters(m);
+        cm.addCounters(m); // its listeners: handshakes accepted, timed out, dropped
         if (link instanceof UdpLink u) { // the link's own (opaque reads of engine-thread counts: a snapshot)
             m.put("tx_syscalls", u.txCalls());
             m.put("rx_syscalls", u.rxCalls());

@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -151,19 +152,13 @@ class IwarpPrivateDataTest {
         ConnectionManager.Listener l = ctx.connectionManager().listen(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         try (SocketChannel client = SocketChannel.open(l.address())) {
-            // a peer that resolves its route before it speaks: its MPA Request arrives after the TCP
-            // connection and after the 50 ms the server's poll was given
-            CompletableFuture<Void> late = CompletableFuture.runAsync(() -> {
-                try {
-                    Thread.sleep(300);
-                    RawMpa.write(client, MpaRequestReply.enhanced(false, false, false, 1, 1, false, false, false,
-                            false, new byte[] {42}));
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            ConnectionManager.ConnectRequest r = l.poll(Duration.ofMillis(50));
-            late.get(10, TimeUnit.SECONDS);
+            // a peer that resolves its route before it speaks: its MPA Request comes after the TCP connection
+            // and after the poll that accepted it returned empty-handed; the connection waits, half-open, for it
+            assertNull(l.poll(Duration.ofMillis(50)), "no request was sent yet");
+            assertEquals(1, ((io.jrdma.engine.core.Handshakes.Bounded) l).halfOpen(), "the poll accepted the connection");
+            RawMpa.write(client, MpaRequestReply.enhanced(false, false, false, 1, 1, false, false, false,
+                    false, new byte[] {42}));
+            ConnectionManager.ConnectRequest r = l.poll(Duration.ofSeconds(10));
             assertTrue(r != null, "the connection that was accepted must be served, not dropped at the poll's deadline");
             assertArrayEquals(new byte[] {42}, r.peerParam().privateData());
             r.reject(new byte[0]);
