@@ -4,7 +4,8 @@
 #   bench/ab.sh A_DIR B_DIR [ROUNDS]
 #
 # A_DIR and B_DIR each hold a jrdma-tools.jar and its lib/ (copies of jrdma-tools/target from two
-# builds, e.g. main and a branch). Each round runs, for A then B (B then A in even rounds), the
+# builds, e.g. main and a branch), and optionally a jvm.options file (one line of extra JVM options for
+# that build, e.g. -Djrdma.stat=false). Each round runs, for A then B (B then A in even rounds), the
 # same figures: --jrdma-cm write_bw 4 KiB / 64 KiB / 1 MiB / 8 B for 2 s, write_lat 8 B (20,000
 # iterations), and the README's first command (perftest's exchange, --loopback, its default 5,000
 # iterations) at 64 KiB. Prints one line per figure and build, then medians with min-max and B/A.
@@ -12,22 +13,25 @@ set -uo pipefail
 A=${1:?A_DIR}; B=${2:?B_DIR}; ROUNDS=${3:-3}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JAVA_HOME="$("$here/jrdma" --java-home)" || exit 1
+AB_DEV="${AB_DEV:-roce_lo}" # the device of the --jrdma-cm pairs: AB_DEV=iwarp_lo bench/ab.sh ... for soft-iWARP
 out="$(mktemp -d /tmp/jrdma-ab.XXXXXX)"
 raw="$out/raw.txt"; : > "$raw"
 port=$(( 31000 + $$ % 1000 ))
 perf() { # perf DIR ARGS...
   local d=$1; shift
+  local opts=()
+  if [ -f "$d/jvm.options" ]; then read -r -a opts < "$d/jvm.options"; fi # extra JVM options of that build, one line
   timeout 120 "$JAVA_HOME/bin/java" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine \
-    -XX:+UseParallelGC -Xss1m -p "$d/jrdma-tools.jar:$d/lib" -m io.jrdma.tools/io.jrdma.tools.Main perf "$@"
+    "${opts[@]}" -XX:+UseParallelGC -Xss1m -p "$d/jrdma-tools.jar:$d/lib" -m io.jrdma.tools/io.jrdma.tools.Main perf "$@"
 }
 row() { awk '/^ #bytes/ {h=1; next} h && NF >= 5 && $1 ~ /^[0-9]+$/ {print; exit}'; }
 pair() { # pair DIR TEST ARGS... : a --jrdma-cm server and client on 127.0.0.1; prints the client's row
   local d=$1 t=$2; shift 2
   port=$((port + 1))
-  perf "$d" "$t" --jrdma-cm -d roce_lo -p "$port" --timeout 60 > "$out/srv.out" 2>&1 &
+  perf "$d" "$t" --jrdma-cm -d "$AB_DEV" -p "$port" --timeout 60 > "$out/srv.out" 2>&1 &
   local sp=$! i=0
   while ! grep -q "Listening on TCP port" "$out/srv.out" 2> /dev/null && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
-  perf "$d" "$t" --jrdma-cm -d roce_lo -p "$port" --timeout 60 "$@" 127.0.0.1 2>&1 | row
+  perf "$d" "$t" --jrdma-cm -d "$AB_DEV" -p "$port" --timeout 60 "$@" 127.0.0.1 2>&1 | row
   wait "$sp"
 }
 one() { # one NAME DIR
