@@ -99,7 +99,8 @@ public final class TcpConnectionManager implements ConnectionManager {
      */
     public Listener listen(InetSocketAddress address, Handshakes.Limits limits) {
         try {
-            TcpListener l = new TcpListener(new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats));
+            Handshakes.Listening<Request> l = new Handshakes.Listening<>(
+                    new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats), open);
             open.add(l);
             return l;
         } catch (IOException e) {
@@ -398,41 +399,6 @@ public final class TcpConnectionManager implements ConnectionManager {
         @Override
         public void discard(Request r) {
             closeQuietly(r.socket);
-        }
-    }
-
-    private final class TcpListener implements Listener, Handshakes.Bounded {
-        private final Handshakes<Request> handshakes;
-
-        TcpListener(Handshakes<Request> handshakes) {
-            this.handshakes = handshakes;
-        }
-
-        @Override
-        public InetSocketAddress address() {
-            return handshakes.address();
-        }
-
-        /** Runs every client's handshake at once (see {@link Handshakes}) until one REQ is complete. */
-        @Override
-        public ConnectRequest poll(Duration timeout) {
-            return handshakes.poll(timeout);
-        }
-
-        @Override
-        public int halfOpen() {
-            return handshakes.halfOpen();
-        }
-
-        @Override
-        public Handshakes.Limits limits() {
-            return handshakes.limits();
-        }
-
-        @Override
-        public void close() {
-            open.remove(this);
-            handshakes.close();
         }
     }
 

@@ -106,6 +106,49 @@ public final class Handshakes<T> implements AutoCloseable {
         Limits limits();
     }
 
+    /**
+     * The listener a connection manager hands out when its handshakes are these: every call is the
+     * handshakes', and closing it also takes it out of its manager's set of open things ({@code open}).
+     */
+    public static final class Listening<R extends io.jrdma.verbs.ConnectionManager.ConnectRequest>
+            implements io.jrdma.verbs.ConnectionManager.Listener, Bounded {
+        private final Handshakes<R> handshakes;
+        private final java.util.Set<AutoCloseable> open;
+
+        /** @param open the manager's set of open listeners and connections, which the caller adds this to */
+        public Listening(Handshakes<R> handshakes, java.util.Set<AutoCloseable> open) {
+            this.handshakes = handshakes;
+            this.open = open;
+        }
+
+        @Override
+        public InetSocketAddress address() {
+            return handshakes.address();
+        }
+
+        /** Runs every client's handshake at once until one request is complete (see {@link Handshakes}). */
+        @Override
+        public io.jrdma.verbs.ConnectionManager.ConnectRequest poll(Duration timeout) {
+            return handshakes.poll(timeout);
+        }
+
+        @Override
+        public int halfOpen() {
+            return handshakes.halfOpen();
+        }
+
+        @Override
+        public Limits limits() {
+            return handshakes.limits();
+        }
+
+        @Override
+        public void close() {
+            open.remove(this);
+            handshakes.close();
+        }
+    }
+
     /** What a listener accepted and dropped; each counter only grows. */
     public static final class Stats {
         /** TCP connections accepted */

@@ -400,7 +400,8 @@ final class IwarpConnectionManager implements ConnectionManager {
      */
     Listener listen(InetSocketAddress address, Handshakes.Limits limits) {
         try {
-            Lsn l = new Lsn(new Handshakes<>(address, new RequestProtocol(), limits, handshakeStats));
+            Handshakes.Listening<Request> l = new Handshakes.Listening<>(
+                    new Handshakes<>(address, new RequestProtocol(), limits, handshakeStats), open);
             open.add(l);
             return l;
         } catch (IOException e) {
@@ -445,41 +446,6 @@ final class IwarpConnectionManager implements ConnectionManager {
         @Override
         public void discard(Request r) {
             closeQuietly(r.ch);
-        }
-    }
-
-    private final class Lsn implements Listener, Handshakes.Bounded {
-        private final Handshakes<Request> handshakes;
-
-        Lsn(Handshakes<Request> handshakes) {
-            this.handshakes = handshakes;
-        }
-
-        @Override
-        public InetSocketAddress address() {
-            return handshakes.address();
-        }
-
-        /** Runs every client's MPA Request at once (see {@link Handshakes}) until one is complete. */
-        @Override
-        public ConnectRequest poll(Duration timeout) {
-            return handshakes.poll(timeout);
-        }
-
-        @Override
-        public int halfOpen() {
-            return handshakes.halfOpen();
-        }
-
-        @Override
-        public Handshakes.Limits limits() {
-            return handshakes.limits();
-        }
-
-        @Override
-        public void close() {
-            open.remove(this);
-            handshakes.close();
         }
     }
 
