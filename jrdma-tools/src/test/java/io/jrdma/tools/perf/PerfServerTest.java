@@ -184,6 +184,34 @@ class PerfServerTest {
         assertTrue(s.out().text().contains("client 2: done"), tail(s));
     }
 
+    /** The command line: {@code --server --jrdma-cm --clients 2}, and a client that runs twice with {@code --clients 2}. */
+    @Test
+    void theCommandLineServesAndRepeatsOverTheConnectionManager() throws Exception {
+        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+        assertEquals(2, PerfCommand.run(List.of("write_bw", "--jrdma-cm", "--server", "127.0.0.1"), quiet, quiet));
+        assertEquals(2, PerfCommand.run(List.of("write_bw", "--jrdma-cm", "--clients", "2"), quiet, quiet));
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        String p = String.valueOf(port);
+        Captured out = new Captured();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        AtomicInteger rc = new AtomicInteger(-1);
+        Thread t = Thread.ofPlatform().daemon().start(() -> rc.set(PerfCommand.run(List.of("write_bw", "--jrdma-cm",
+                "--server", "--clients", "2", "-d", "roce_lo", "-p", p, "--timeout", "20"), ps, ps)));
+        long t0 = System.nanoTime();
+        while (!out.text().contains("for client after client")) {
+            assertTrue(System.nanoTime() - t0 < 30_000_000_000L && t.isAlive(), "the server did not start: " + out.text());
+            Thread.sleep(5);
+        }
+        assertEquals(0, PerfCommand.run(List.of("write_bw", "--jrdma-cm", "--clients", "2", "-d", "roce_lo", "-p", p,
+                "-s", "4096", "-n", "200", "--timeout", "20", "127.0.0.1"), quiet, quiet), out.text());
+        t.join(30_000);
+        assertEquals(0, rc.get(), out.text());
+        assertTrue(out.text().contains(" client 2: done"), out.text());
+    }
+
     /** The bytes a real {@code --jrdma-cm} client sends first (its connection request), recorded by a raw listener. */
     private static byte[] recordCmRequest(String... test) throws Exception {
         try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
