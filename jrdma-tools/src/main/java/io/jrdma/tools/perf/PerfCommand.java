@@ -33,6 +33,7 @@ public final class PerfCommand {
             usage: jrdma perf <test> [options]            server: waits for one client
                    jrdma perf <test> [options] <host>     client: runs the test against the server on <host>
                    jrdma perf <test> [options] --loopback server and client in this process over 127.0.0.1
+                   jrdma perf <test> [options] --server   a long-running server: client after client
 
             tests: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw atomic_lat
 
