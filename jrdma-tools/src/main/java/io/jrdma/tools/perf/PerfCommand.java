@@ -95,6 +95,8 @@ public final class PerfCommand {
                     + " ends only its own run")
             .option((char) 0, "clients", "N", "with --server: stop after N clients; on a client: run N times in a row"
                     + " (a churn against a --server)")
+            .option((char) 0, "parallel", "N", "with --server --jrdma-cm: serve up to N clients at once, each on a thread"
+                    + " of its own (default 1: one after the other)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
             .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
@@ -111,6 +113,7 @@ public final class PerfCommand {
         boolean serverLoop = false;
         boolean clientRuns = false;
         long maxClients = Long.MAX_VALUE;
+        int parallel = 1;
         try {
             ArgParser.Parsed p = PARSER.parse(args);
             if (p.help()) {
@@ -147,13 +150,20 @@ public final class PerfCommand {
                 serverLoop = true;
                 maxClients = p.has("clients") ? longValue(p, "clients", (char) 0, 1, Long.MAX_VALUE) : Long.MAX_VALUE;
             }
+            if (p.has("parallel")) {
+                if (!p.has("server") || o == null) {
+                    throw new ArgParser.UsageException("option --parallel: clients served at once by a --server"
+                            + " --jrdma-cm");
+                }
+                parallel = (int) longValue(p, "parallel", (char) 0, 1, 256);
+            }
         } catch (ArgParser.UsageException e) {
             err.println("jrdma perf: " + e.getMessage());
             err.print(PARSER.usage());
             return 2;
         }
         if (serverLoop) {
-            return o != null ? serve(o, maxClients, out, err, port -> { })
+            return o != null ? serve(o, maxClients, parallel, out, err, port -> { })
                     : PerftestCommand.serve(po, maxClients, out, err, port -> { });
         }
         if (clientRuns) {
@@ -378,11 +388,12 @@ public final class PerfCommand {
      * (see {@link Server#serveClients}), on {@code -d}'s device or on every RoCE device that is up.
      *
      * @param maxClients how many clients to serve, or {@link Long#MAX_VALUE} for no end
+     * @param parallel   how many to serve at once (1: one after the other)
      * @param listening told the TCP port once the server listens
      * @return 0 when every client's run succeeded, 1 when one failed (or nothing could be listened on), 2 for a bad
      *         flag or device
      */
-    public static int serve(PerfOptions o, long maxClients, PrintStream out, PrintStream err,
+    public static int serve(PerfOptions o, long maxClients, int parallel, PrintStream out, PrintStream err,
                             java.util.function.IntConsumer listening) {
         try {
             List<Device> devices;
@@ -397,7 +408,7 @@ public final class PerfCommand {
                 }
             }
             long failed = new Server(o, out, new Watchdog(o.timeoutSec(), null), false)
-                    .serveClients(devices, o.port(), one, listening, maxClients, err);
+                    .serveClients(devices, o.port(), one, listening, maxClients, parallel, err);
             return failed == 0 ? 0 : 1;
         } catch (BadValue e) {
             err.println("jrdma perf: " + e.getMessage());

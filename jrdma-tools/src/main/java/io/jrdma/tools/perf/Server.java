@@ -217,11 +217,13 @@ final class Server {
      *                  reaches serves it)
      * @param port      the TCP port (0: any, the first listener's for all)
      * @param oneDevice listen on the wildcard address of the single device (-d) rather than on its addresses
+     * @param parallel  how many clients to serve at once, each on a thread of its own (1: one after the other, on
+     *                  this thread); above 1 the contexts' engines run DEDICATED
      * @return how many clients' runs failed
      * @throws PerfFailure when nothing could be listened on
      */
     long serveClients(java.util.List<Device> devices, int port, boolean oneDevice, IntConsumer listening,
-                      long maxClients, PrintStream err) {
+                      long maxClients, int parallel, PrintStream err) {
         if (devices.stream().anyMatch(d -> d.transport() == io.jrdma.verbs.Transport.ROCE_V2)) {
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
@@ -229,11 +231,16 @@ final class Server {
         java.util.List<ConnectionManager.Listener> listeners = new java.util.ArrayList<>();
         java.util.List<DeviceContext> owners = new java.util.ArrayList<>();
         long failed = 0;
+        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(parallel);
+        java.util.concurrent.atomic.AtomicLong failedInThreads = new java.util.concurrent.atomic.AtomicLong();
+        java.util.List<Thread> workers = new java.util.ArrayList<>();
+        // serving several clients at once takes an engine thread (an INVOKER context is driven by one thread)
+        io.jrdma.verbs.ThreadingMode mode = parallel > 1 ? io.jrdma.verbs.ThreadingMode.DEDICATED : modeFor(o.test());
         try {
             int bound = port;
             StringBuilder names = new StringBuilder();
             for (Device d : devices) {
-                DeviceContext ctx = d.open(DeviceOptions.defaults().withThreadingMode(modeFor(o.test()))
+                DeviceContext ctx = d.open(DeviceOptions.defaults().withThreadingMode(mode)
                         .withIdleStrategy(IdleStrategy.valueOf(System.getProperty("jrdma.perf.serverIdle", "BACKOFF"))));
                 ctxs.add(ctx);
                 PerfCommand.checkGidIndex(ctx, o.gidIndex());
@@ -275,13 +282,17 @@ final class Server {
             }
             out.println(" jrdma perf server: " + o.test().cliName() + " for client after client on TCP port " + bound
                     + (maxClients == Long.MAX_VALUE ? ", until stopped" : ", " + maxClients + " clients")
+                    + (parallel > 1 ? ", up to " + parallel + " at once" : "")
                     + " (jrdma's connection manager; device" + (listeners.size() > 1 && !oneDevice ? "s " : " ")
-                    + names + ", engine " + modeFor(o.test()) + ")");
+                    + names + ", engine " + mode + ")");
             out.flush();
             listening.accept(bound);
             for (long n = 1; n <= maxClients; n++) {
                 ConnectionManager.ConnectRequest cr = null;
                 DeviceContext owner = null;
+                if (parallel > 1) {
+                    slots.acquireUninterruptibly(); // at most `parallel` at once: the next request waits in the listener
+                }
                 io.jrdma.tools.Progress.step("waiting for client " + n + " on TCP port " + bound);
                 while (cr == null) { // a long-running server waits for its next client without a deadline
                     for (int i = 0; i < listeners.size() && cr == null; i++) {
@@ -289,20 +300,43 @@ final class Server {
                         owner = owners.get(i);
                     }
                 }
-                long t0 = System.nanoTime();
-                try {
-                    new Server(o, out, new Watchdog(o.timeoutSec(), null), false).serve(owner, cr);
-                    out.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
-                            + PerftestCommand.resources());
-                } catch (PerfFailure | RdmaException e) {
-                    failed++;
-                    out.flush();
-                    err.println("jrdma perf: FAILED (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000
-                            + " ms): " + e.getMessage());
-                    err.flush();
-                    out.println(" client " + n + ": failed; waiting for the next one");
+                if (parallel == 1) {
+                    if (!serveOne(n, owner, cr, out, err)) {
+                        failed++;
+                    }
+                    continue;
                 }
-                out.flush();
+                // a thread of its own; its report is printed in one piece when it ends
+                long num = n;
+                DeviceContext ctx = owner;
+                ConnectionManager.ConnectRequest req0 = cr;
+                workers.removeIf(t -> !t.isAlive());
+                workers.add(Thread.ofPlatform().name("jrdma-perf-client-" + n).start(() -> {
+                    java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+                    PrintStream mine = new PrintStream(b, true, java.nio.charset.StandardCharsets.UTF_8);
+                    try {
+                        if (!serveOne(num, ctx, req0, mine, mine)) {
+                            failedInThreads.incrementAndGet();
+                        }
+                    } catch (RuntimeException | Error e) {
+                        failedInThreads.incrementAndGet();
+                        mine.println("jrdma perf: FAILED (client " + num + "): " + e);
+                    } finally {
+                        synchronized (out) {
+                            out.print(b.toString(java.nio.charset.StandardCharsets.UTF_8));
+                            out.flush();
+                        }
+                        slots.release();
+                    }
+                }));
+            }
+            for (Thread t : workers) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
             }
         } finally {
             for (ConnectionManager.Listener l : listeners) {
@@ -313,7 +347,32 @@ final class Server {
                 c.close();
             }
         }
-        return failed;
+        return failed + failedInThreads.get();
+    }
+
+    /**
+     * Serves client {@code n} and prints how it went (its resources line when done, its failure on {@code err}).
+     *
+     * @return whether its run succeeded
+     */
+    private boolean serveOne(long n, DeviceContext ctx, ConnectionManager.ConnectRequest cr, PrintStream to,
+                             PrintStream err) {
+        long t0 = System.nanoTime();
+        try {
+            new Server(o, to, new Watchdog(o.timeoutSec(), null), false).serve(ctx, cr);
+            to.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                    + PerftestCommand.resources());
+            to.flush();
+            return true;
+        } catch (PerfFailure | RdmaException e) {
+            to.flush();
+            err.println("jrdma perf: FAILED (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000
+                    + " ms): " + e.getMessage());
+            err.flush();
+            to.println(" client " + n + ": failed; waiting for the next one");
+            to.flush();
+            return false;
+        }
     }
 
     private ConnectionManager.ConnectRequest awaitRequest(ConnectionManager.Listener listener, long timeoutNanos) {

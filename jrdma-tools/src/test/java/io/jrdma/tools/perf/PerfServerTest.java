@@ -64,6 +64,12 @@ class PerfServerTest {
 
     /** {@code jrdma perf <test> --server --jrdma-cm -d roce_lo}, serving {@code clients} clients. */
     private static Server startCmServer(long clients, String timeoutSec, String... testArgs) throws Exception {
+        return startCmServer(clients, 1, timeoutSec, testArgs);
+    }
+
+    /** The same, serving up to {@code parallel} clients at once. */
+    private static Server startCmServer(long clients, int parallel, String timeoutSec, String... testArgs)
+            throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(testArgs));
         args.addAll(List.of("--jrdma-cm", "-d", "roce_lo", "-p", "0", "--timeout", timeoutSec));
         PerfOptions o = PerfCommand.parse(args.toArray(String[]::new));
@@ -72,7 +78,7 @@ class PerfServerTest {
         CompletableFuture<Integer> port = new CompletableFuture<>();
         AtomicInteger rc = new AtomicInteger(-1);
         Thread t = Thread.ofPlatform().name("perf-cm-server-test").daemon().start(
-                () -> rc.set(PerfCommand.serve(o, clients, ps, ps, port::complete)));
+                () -> rc.set(PerfCommand.serve(o, clients, parallel, ps, ps, port::complete)));
         return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc);
     }
 
@@ -182,6 +188,48 @@ class PerfServerTest {
         assertEquals(0, cmClient(s.port(), test), tail(s));
         s.thread().join(30_000);
         assertTrue(s.out().text().contains("client 2: done"), tail(s));
+    }
+
+    /**
+     * {@code --parallel 2}: while one client runs a long test (write_bw for 20 s), another one's short run is served
+     * and done; the long one is then killed and seen DISCONNECTED, and the server ends with one failure.
+     */
+    @Test
+    void withParallelTwoAClientIsServedWhileAnotherOneRuns() throws Exception {
+        Server s = startCmServer(2, 2, "20", "write_bw");
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf", "write_bw",
+                "-s", "4096", "-D", "20", "--jrdma-cm", "-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout",
+                "20", "127.0.0.1"));
+        Process longOne = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (receivedByServer() < 2_000) { // the long run is under way
+                assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
+                        + s.out().text());
+                Thread.sleep(5);
+            }
+            long t0 = System.nanoTime();
+            assertEquals(0, cmClient(s.port(), "send_bw", "-s", "4096", "-n", "200", "--verify"), s.out().text());
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(longOne.isAlive(), "the long client ended before the short one was served");
+            long until = System.nanoTime() + 10_000_000_000L; // the server's report of it comes when its thread ends
+            while (!s.out().text().contains(" client 2: done")) {
+                assertTrue(System.nanoTime() < until, "client 2 is not reported done: " + s.out().text());
+                Thread.sleep(5);
+            }
+            assertTrue(!s.out().text().contains(" client 1:"), "client 1 ended first: " + s.out().text());
+            System.out.println("perf --server --jrdma-cm --parallel 2: a second client served in " + ms
+                    + " ms while the first one ran");
+        } finally {
+            longOne.destroyForcibly();
+        }
+        assertTrue(longOne.waitFor(30, TimeUnit.SECONDS));
+        s.thread().join(30_000);
+        assertTrue(s.out().text().contains(" client 1: failed"), s.out().text());
+        assertTrue(s.out().text().contains("the client disconnected"), s.out().text());
+        assertEquals(1, s.rc().get(), s.out().text());
     }
 
     /** The command line: {@code --server --jrdma-cm --clients 2}, and a client that runs twice with {@code --clients 2}. */
