@@ -479,7 +479,8 @@ public final class TcpConnectionManager implements ConnectionManager {
                 TcpConnection c = new TcpConnection(qp, channel, peer, deadline, timeout);
                 open.add(c);
                 unconfirmed.add(c);
-                LOG.log(System.Logger.Level.DEBUG, () -> "connection accepted, awaiting its RTU: " + c);
+                LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c + " (its RTU is due within " + timeout
+                        + ")");
                 return c;
             } catch (IOException e) {
                 closeQuietly(socket);
@@ -624,7 +625,7 @@ public final class TcpConnectionManager implements ConnectionManager {
                     if (type == RTU && !confirmed) {
                         confirmed = true;
                         unconfirmed.remove(this);
-                        LOG.log(System.Logger.Level.DEBUG, () -> "connection established (RTU received): " + this);
+                        LOG.log(System.Logger.Level.DEBUG, () -> "RTU received: " + this);
                         continue; // a DREQ may follow
                     }
                     if (type == DREQ) {
