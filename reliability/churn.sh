@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# reliability/churn.sh [CYCLES] [WARMUP]: connect/transfer/disconnect cycles against one server process.
+# reliability/churn.sh [CYCLES] [WARMUP] [--jrdma-cm]: connect/transfer/disconnect cycles against one server process.
 #
-# Starts `jrdma perf write_bw --server` (perftest's exchange, roce_lo, 4 KiB x 200 WRITEs per client) and one
-# client process that runs CYCLES + WARMUP clients in a row (`--clients N`). The server reports its own file
-# descriptors, threads, heap (after its last GC) and direct memory after every client; the script prints them
-# after the warm-up and after the last cycle, with the server's /proc fd count and thread count at both points.
+# Starts `jrdma perf write_bw --server` (roce_lo, 4 KiB x 200 WRITEs per client; perftest's exchange, or with
+# --jrdma-cm jrdma's connection manager) and one client process that runs CYCLES + WARMUP clients in a row
+# (`--clients N`). The server reports its own file descriptors, threads, heap (after its last GC) and direct memory
+# after every client; the script prints them after the warm-up and after the last cycle, with the server's /proc fd
+# count and thread count at both points.
 set -uo pipefail
-CYCLES=${1:-1000}; WARMUP=${2:-20}
+CYCLES=${1:-1000}; WARMUP=${2:-20}; MODE=${3:-}
+case "$MODE" in
+  ""|--jrdma-cm) ;;
+  *) echo "usage: reliability/churn.sh [CYCLES] [WARMUP] [--jrdma-cm]" >&2; exit 2 ;;
+esac
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mktemp -d /tmp/jrdma-churn.XXXXXX)"
 port=$(( 34000 + $$ % 1000 ))
 total=$((CYCLES + WARMUP))
-test=(write_bw -d roce_lo -s 4096 -n 200 -p "$port" --timeout 30)
-echo "churn.sh: $(date -u '+%F %T UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $CYCLES cycles after $WARMUP warm-up ones"
+test=(write_bw -d roce_lo -s 4096 -n 200 -p "$port" --timeout 30 $MODE)
+echo "churn.sh: $(date -u '+%F %T UTC'), load $(cut -d' ' -f1-3 /proc/loadavg); $CYCLES cycles after $WARMUP warm-up ones${MODE:+ ($MODE)}"
 "$here/jrdma" perf "${test[@]}" --server --clients $((total + 1)) > "$out/server.txt" 2>&1 &
 server=$!
 for i in $(seq 1 600); do grep -q "for client after client" "$out/server.txt" 2> /dev/null && break; sleep 0.1; done

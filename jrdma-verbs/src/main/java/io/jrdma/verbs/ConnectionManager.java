@@ -64,16 +64,20 @@ public interface ConnectionManager {
         InetSocketAddress peerAddress();
 
         /**
-         * Accepts: moves {@code qp} to RTS, replies with {@code param}, and waits for the client's
-         * ready-to-use message. Blocks the calling thread up to {@code timeout}.
+         * Accepts: moves {@code qp} to RTS and replies with {@code param}. Whether the calling thread
+         * then waits for the client's ready-to-use depends on the protocol: the InfiniBand CM waits for
+         * its RTU up to {@code timeout}; jrdma's TCP side channel returns once the reply is sent (a
+         * client that goes silent after its request cannot hold up the next accept) and ends the
+         * connection when the RTU does not come within {@code timeout} (its QP to ERROR,
+         * {@link Connection#pollEvent} DISCONNECTED); MPA has no ready-to-use.
          *
          * @param qp      a QP of the listener's device context, in RESET or INIT
          * @param param   this side's parameters and private data (up to 256 bytes) for the client
-         * @param timeout how long to wait for the client's ready-to-use
-         * @return the established connection
-         * @throws RdmaException ETIMEDOUT if the client did not confirm in time; ECONNRESET if its TCP
-         *                       connection broke; EINVAL if the request was already answered, the private data
-         *                       is too long, or the QP is of another context or state
+         * @param timeout how long the client has to confirm with its ready-to-use
+         * @return the connection
+         * @throws RdmaException ETIMEDOUT if the client did not confirm in time (where accept waits for it);
+         *                       ECONNRESET if its TCP connection broke; EINVAL if the request was already
+         *                       answered, the private data is too long, or the QP is of another context or state
          */
         Connection accept(QueuePair qp, ConnParam param, Duration timeout);
 

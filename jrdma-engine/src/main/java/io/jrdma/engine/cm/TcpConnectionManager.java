@@ -33,6 +33,9 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * jrdma's connection manager for soft-RoCE: a TCP side channel carrying a REQ / REP (or REJ) /
@@ -62,6 +65,10 @@ public final class TcpConnectionManager implements ConnectionManager {
     private final SecureRandom random = new SecureRandom();
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
     private final Handshakes.Stats handshakeStats = new Handshakes.Stats();
+    /** accepted connections whose client has not confirmed with its RTU yet (see {@link Request#accept}) */
+    private final Set<TcpConnection> unconfirmed = ConcurrentHashMap.newKeySet();
+    /** accepted connections closed because their client's RTU did not come in time */
+    private final AtomicLong rtuTimedOut = new AtomicLong();
 
     /**
      * Whether the side channel's own addresses are unrelated to the QP's GIDs: the shared-memory
@@ -100,7 +107,7 @@ public final class TcpConnectionManager implements ConnectionManager {
     public Listener listen(InetSocketAddress address, Handshakes.Limits limits) {
         try {
             Handshakes.Listening<Request> l = new Handshakes.Listening<>(
-                    new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats), open);
+                    new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats), open, this::sweepUnconfirmed);
             open.add(l);
             return l;
         } catch (IOException e) {
@@ -113,16 +120,38 @@ public final class TcpConnectionManager implements ConnectionManager {
         return handshakeStats;
     }
 
-    /** The listener counters, for the context's counter snapshot. */
+    /** The listener counters, for the context's counter snapshot, and {@code cm_rtu_timed_out}. */
     public void addCounters(java.util.Map<String, Long> m) {
         handshakeStats.addTo(m);
+        m.put("cm_rtu_timed_out", rtuTimedOut.get());
+    }
+
+    /**
+     * Run while the application polls a listener: takes the RTU of every accepted connection whose RTU has
+     * arrived, and ends the ones whose deadline passed without it. Never blocks on a connection another thread
+     * is reading.
+     */
+    private void sweepUnconfirmed() {
+        if (unconfirmed.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (TcpConnection c : unconfirmed) {
+            c.sweep(now);
+        }
     }
 
     @Override
     public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
         checkQp(qp);
         long deadline = System.nanoTime() + timeout.toNanos();
-        Socket s = new Socket();
+        SocketChannel ch;
+        try {
+            ch = SocketChannel.open();
+        } catch (IOException e) {
+            throw failed(new RdmaException(Errno.EIO, "cannot open a socket: " + e.getMessage(), e));
+        }
+        Socket s = ch.socket(); // blocking, with the caller's timeouts, until the RTU is sent
         try {
             s.setTcpNoDelay(true);
             InetAddress source = sourceFor(server.getAddress());
@@ -149,7 +178,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             Hello peer = readHello(in);
             bringUp(qp, sgidIndex, mine, peer);
             write(out, RTU, null);
-            TcpConnection c = new TcpConnection(qp, s, peer);
+            TcpConnection c = new TcpConnection(qp, ch, peer);
             open.add(c);
             LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c);
             return c;
@@ -339,7 +368,7 @@ public final class TcpConnectionManager implements ConnectionManager {
         return pd;
     }
 
-    static void closeQuietly(Socket s) {
+    static void closeQuietly(java.io.Closeable s) {
         try {
             s.close();
         } catch (IOException ignored) {
@@ -393,7 +422,7 @@ public final class TcpConnectionManager implements ConnectionManager {
         public Request request(SocketChannel ch, byte[] message) throws IOException {
             ch.socket().setTcpNoDelay(true);
             DataInputStream in = new DataInputStream(new ByteArrayInputStream(message, 7, message.length - 7));
-            return new Request(ch.socket(), readHello(in));
+            return new Request(ch, readHello(in));
         }
 
         @Override
@@ -403,12 +432,15 @@ public final class TcpConnectionManager implements ConnectionManager {
     }
 
     private final class Request implements ConnectRequest {
+        private final SocketChannel channel;
+        /** the channel's blocking view, until the connection is handed over */
         private final Socket socket;
         private final Hello peer;
         private boolean answered;
 
-        Request(Socket socket, Hello peer) {
-            this.socket = socket;
+        Request(SocketChannel channel, Hello peer) {
+            this.channel = channel;
+            this.socket = channel.socket();
             this.peer = peer;
         }
 
@@ -422,8 +454,20 @@ public final class TcpConnectionManager implements ConnectionManager {
             return (InetSocketAddress) socket.getRemoteSocketAddress();
         }
 
+        /**
+         * Moves the QP to RTS, sends the REP and returns: the client's RTU is not waited for here, so a client
+         * that sends its REQ and then nothing cannot hold up the application's next accept. The connection
+         * waits for it, with {@code timeout} as its deadline, whenever the application polls the listener or
+         * the connection's events; when the deadline passes without it, the connection ends as a peer's
+         * departure does (its QP to ERROR, the side channel closed, DISCONNECTED), counted as
+         * {@code cm_rtu_timed_out}.
+         */
         @Override
         public Connection accept(QueuePair qp, ConnParam param, Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new RdmaException(Errno.EINVAL, "accept needs a positive time for the client's ready-to-use,"
+                        + " not " + timeout);
+            }
             once();
             checkQp(qp);
             long deadline = System.nanoTime() + timeout.toNanos();
@@ -431,20 +475,13 @@ public final class TcpConnectionManager implements ConnectionManager {
                 int sgidIndex = sgidIndexFor(socket);
                 Hello mine = new Hello(qp.qpn(), random.nextInt(1 << 24), context.gid(sgidIndex), udpPort(), param);
                 bringUp(qp, sgidIndex, mine, peer);
-                DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-                write(out, REP, mine);
-                int type = readType(socket, new DataInputStream(socket.getInputStream()), deadline);
-                if (type != RTU) {
-                    throw new RdmaException(Errno.EPROTO, "expected RTU from " + peerAddress() + ", got type " + type);
-                }
-                TcpConnection c = new TcpConnection(qp, socket, peer);
+                write(new DataOutputStream(socket.getOutputStream()), REP, mine);
+                TcpConnection c = new TcpConnection(qp, channel, peer, deadline, timeout);
                 open.add(c);
-                LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c);
+                unconfirmed.add(c);
+                LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c + " (its RTU is due within " + timeout
+                        + ")");
                 return c;
-            } catch (SocketTimeoutException e) {
-                closeQuietly(socket);
-                throw failed(new RdmaException(Errno.ETIMEDOUT, "no ready-to-use from " + peerAddress() + " within "
-                        + timeout, e));
             } catch (IOException e) {
                 closeQuietly(socket);
                 throw failed(new RdmaException(Errno.ECONNRESET, "connection from " + peerAddress() + " broke: "
@@ -488,19 +525,41 @@ public final class TcpConnectionManager implements ConnectionManager {
      */
     private final class TcpConnection implements Connection {
         private final QueuePair qp;
-        private final Socket socket;
+        /** non-blocking from here on: only RTU and DREQ come, and events are looked for without blocking */
+        private final SocketChannel ch;
         private final Hello peer;
+        /** a message header being read (RTU and DREQ have no body) */
+        private final ByteBuffer header = ByteBuffer.allocate(7);
         private volatile boolean closed;
         private final ConnEvents events = new ConnEvents();
         /** its two ends, for the log (read while the socket is open) */
         private final String name;
 
-        TcpConnection(QueuePair qp, Socket socket, Hello peer) {
+        /** nanoTime by which the client's RTU must arrive (accepted connections) */
+        private final long rtuDeadline;
+        private final Duration rtuTimeout;
+        /** true once the client's RTU arrived, or from the start on the client's side */
+        private volatile boolean confirmed;
+        /** one reader of the side channel at a time: {@link #pollEvent} and the listener's sweep */
+        private final ReentrantLock reading = new ReentrantLock();
+
+        /** The client's side: established once it sent its RTU. */
+        TcpConnection(QueuePair qp, SocketChannel ch, Hello peer) throws IOException {
+            this(qp, ch, peer, 0, null);
+            confirmed = true;
+        }
+
+        /** The server's side, accepted: its client's RTU is due by {@code rtuDeadline} (nanoTime). */
+        TcpConnection(QueuePair qp, SocketChannel ch, Hello peer, long rtuDeadline, Duration rtuTimeout)
+                throws IOException {
             this.qp = qp;
-            this.socket = socket;
+            this.ch = ch;
             this.peer = peer;
-            this.name = "QP 0x" + Integer.toHexString(qp.qpn()) + " " + socket.getLocalSocketAddress() + " <-> QP 0x"
-                    + Integer.toHexString(peer.qpn()) + " " + socket.getRemoteSocketAddress();
+            this.rtuDeadline = rtuDeadline;
+            this.rtuTimeout = rtuTimeout;
+            this.name = "QP 0x" + Integer.toHexString(qp.qpn()) + " " + ch.socket().getLocalSocketAddress()
+                    + " <-> QP 0x" + Integer.toHexString(peer.qpn()) + " " + ch.socket().getRemoteSocketAddress();
+            ch.configureBlocking(false);
         }
 
         private void disconnectQp() {
@@ -539,22 +598,104 @@ public final class TcpConnectionManager implements ConnectionManager {
                 if (closed) {
                     return true;
                 }
+                reading.lock();
                 try {
-                    int type = readType(socket, new DataInputStream(socket.getInputStream()),
-                            System.nanoTime() + Math.max(1_000_000, wait));
-                    if (type != DREQ) {
-                        return false; // nothing else comes after RTU: ignored
-                    }
-                } catch (SocketTimeoutException e) {
-                    return false;
-                } catch (IOException | RdmaException e) {
-                    // EOF or a reset: the peer is gone
+                    return look(wait);
+                } finally {
+                    reading.unlock();
                 }
-                LOG.log(System.Logger.Level.DEBUG, () -> "peer disconnected: " + this);
-                closeQuietly(socket);
-                disconnectQp();
-                return true;
             });
+        }
+
+        /**
+         * Reads what the peer sent without blocking, then (once) parks up to {@code waitNanos} and reads again:
+         * its RTU, its DREQ, or the end of the stream; ends the connection when the peer left or its RTU is
+         * overdue. Holds {@link #reading}.
+         *
+         * @return true when the connection is down (DISCONNECTED and TIMEWAIT_EXIT are queued)
+         */
+        private boolean look(long waitNanos) {
+            if (events.isDown()) {
+                return true;
+            }
+            long wait = waitNanos;
+            try {
+                while (true) {
+                    int type = readHeader();
+                    if (type == RTU && !confirmed) {
+                        confirmed = true;
+                        unconfirmed.remove(this);
+                        LOG.log(System.Logger.Level.DEBUG, () -> "RTU received: " + this);
+                        continue; // a DREQ may follow
+                    }
+                    if (type == DREQ) {
+                        LOG.log(System.Logger.Level.DEBUG, () -> "peer disconnected: " + this);
+                        break;
+                    }
+                    if (type >= 0) {
+                        continue; // nothing else comes after RTU: ignored
+                    }
+                    long now = System.nanoTime();
+                    if (!confirmed && now - rtuDeadline >= 0) {
+                        rtuTimedOut.incrementAndGet();
+                        LOG.log(System.Logger.Level.DEBUG, () -> "no RTU within " + rtuTimeout + ", connection ended: "
+                                + this);
+                        break;
+                    }
+                    if (wait <= 0) {
+                        return false;
+                    }
+                    LockSupport.parkNanos(confirmed ? wait : Math.min(wait, rtuDeadline - now));
+                    wait = 0;
+                }
+            } catch (IOException | RdmaException e) {
+                // EOF, a reset or a message that is not ours: the peer is gone
+                LOG.log(System.Logger.Level.DEBUG, () -> "peer disconnected (" + e.getMessage() + "): " + this);
+            }
+            unconfirmed.remove(this);
+            disconnectQp(); // first: whoever sees the side channel close finds the QP in ERROR
+            events.timewaitExit();
+            closeQuietly(ch);
+            return true;
+        }
+
+        /**
+         * @return the type of the next message once its whole header has arrived, or -1 for not yet
+         * @throws EOFException at the end of the stream
+         */
+        private int readHeader() throws IOException {
+            if (ch.read(header) < 0) {
+                throw new EOFException("the peer closed the side channel");
+            }
+            if (header.hasRemaining()) {
+                return -1;
+            }
+            header.flip();
+            int magic = header.getInt();
+            int type = header.get() & 0xFF;
+            int length = header.getShort() & 0xFFFF;
+            header.clear();
+            if (magic != MAGIC || length != 0) {
+                throw new RdmaException(Errno.EPROTO, "not an RTU or DREQ (magic 0x" + Integer.toHexString(magic)
+                        + ", type " + type + ", length " + length + ")");
+            }
+            return type;
+        }
+
+        /** The listener's turn (see {@link #sweepUnconfirmed}): takes an RTU that is there, or ends an overdue connection. */
+        void sweep(long now) {
+            if (confirmed || closed || events.isDown()) {
+                unconfirmed.remove(this);
+                return;
+            }
+            if (!reading.tryLock()) {
+                return; // pollEvent is reading it
+            }
+            try {
+                look(0);
+            } finally {
+                reading.unlock();
+            }
         }
 
         @Override
@@ -565,14 +706,21 @@ public final class TcpConnectionManager implements ConnectionManager {
             closed = true;
             events.timewaitExit();
             open.remove(this);
+            unconfirmed.remove(this);
             try {
-                if (!socket.isClosed()) {
-                    write(new DataOutputStream(socket.getOutputStream()), DREQ, null);
+                if (ch.isOpen()) {
+                    // 7 bytes into an empty send buffer (nothing else is sent after RTU): written at once
+                    ByteBuffer dreq = ByteBuffer.allocate(7).putInt(MAGIC).put((byte) DREQ).putShort((short) 0).flip();
+                    for (int i = 0; i < 100 && dreq.hasRemaining(); i++) {
+                        if (ch.write(dreq) == 0) {
+                            Thread.onSpinWait();
+                        }
+                    }
                 }
             } catch (IOException ignored) {
                 // the peer may be gone already
             } finally {
-                closeQuietly(socket);
+                closeQuietly(ch);
             }
             disconnectQp();
             LOG.log(System.Logger.Level.DEBUG, () -> "connection closed: " + this);

@@ -112,13 +112,28 @@ public final class Handshakes<T> implements AutoCloseable {
      */
     public static final class Listening<R extends io.jrdma.verbs.ConnectionManager.ConnectRequest>
             implements io.jrdma.verbs.ConnectionManager.Listener, Bounded {
+        /** the longest a poll runs between two turns of {@link #housekeeping} */
+        private static final long SLICE_NANOS = 100_000_000L;
+
         private final Handshakes<R> handshakes;
         private final java.util.Set<AutoCloseable> open;
+        private final Runnable housekeeping;
 
         /** @param open the manager's set of open listeners and connections, which the caller adds this to */
         public Listening(Handshakes<R> handshakes, java.util.Set<AutoCloseable> open) {
+            this(handshakes, open, null);
+        }
+
+        /**
+         * @param open         the manager's set of open listeners and connections, which the caller adds this to
+         * @param housekeeping null, or what the manager runs while the application polls this listener, at least
+         *                     every 100 ms of a poll (the TCP side channel: the deadlines of accepted connections
+         *                     still waiting for their client's RTU)
+         */
+        public Listening(Handshakes<R> handshakes, java.util.Set<AutoCloseable> open, Runnable housekeeping) {
             this.handshakes = handshakes;
             this.open = open;
+            this.housekeeping = housekeeping;
         }
 
         @Override
@@ -129,7 +144,18 @@ public final class Handshakes<T> implements AutoCloseable {
         /** Runs every client's handshake at once until one request is complete (see {@link Handshakes}). */
         @Override
         public io.jrdma.verbs.ConnectionManager.ConnectRequest poll(Duration timeout) {
-            return handshakes.poll(timeout);
+            if (housekeeping == null) {
+                return handshakes.poll(timeout);
+            }
+            long end = System.nanoTime() + Math.max(0, timeout.toNanos());
+            while (true) {
+                housekeeping.run();
+                long left = end - System.nanoTime();
+                R r = handshakes.poll(Duration.ofNanos(Math.max(0, Math.min(left, SLICE_NANOS))));
+                if (r != null || end - System.nanoTime() <= 0 || handshakes.closed) {
+                    return r;
+                }
+            }
         }
 
         @Override

@@ -62,6 +62,17 @@ public abstract class HostileListenerTests {
     /** {@return the first part of a valid request, not all of it: what a client that stalls halfway sent} */
     protected abstract byte[] halfRequest();
 
+    /** {@return a whole, valid request, as client number {@code i} that then goes silent sends it} */
+    protected abstract byte[] fullRequest(int i);
+
+    /**
+     * {@return whether the protocol has the client confirm after the server's answer (the TCP side channel's
+     * RTU): an accepted connection whose confirmation never comes must then end at its deadline}
+     */
+    protected boolean confirmsAfterAccept() {
+        return false;
+    }
+
     /** {@return the provider's name, for the report} */
     protected abstract String name();
 
@@ -74,6 +85,8 @@ public abstract class HostileListenerTests {
     private Listener listener;
     private Thread serverThread;
     private volatile boolean stop;
+    /** what the server thread gives {@code accept} */
+    private volatile Duration acceptTimeout = Duration.ofSeconds(5);
     private final LinkedBlockingQueue<Connection> served = new LinkedBlockingQueue<>();
     private final List<QueuePair> serverQps = new ArrayList<>();
     private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -100,7 +113,7 @@ public abstract class HostileListenerTests {
                         serverQps.add(qp);
                     }
                     try {
-                        served.add(r.accept(qp, ConnParam.defaults(), Duration.ofSeconds(5)));
+                        served.add(r.accept(qp, ConnParam.defaults(), acceptTimeout));
                     } catch (RuntimeException e) {
                         // a client that went away during accept: the service goes on
                     }
@@ -177,6 +190,29 @@ public abstract class HostileListenerTests {
         InputStream in = ch.socket().getInputStream();
         try {
             return in.read() < 0;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // reset: closed as well
+        }
+    }
+
+    /** Reads what the server sent until the end of the stream: true when it came (closed) within the time. */
+    private static boolean readToEnd(SocketChannel ch, long timeoutMs) throws IOException {
+        long end = System.nanoTime() + timeoutMs * 1_000_000;
+        InputStream in = ch.socket().getInputStream();
+        byte[] b = new byte[512];
+        try {
+            while (true) {
+                long left = (end - System.nanoTime()) / 1_000_000;
+                if (left <= 0) {
+                    return false;
+                }
+                ch.socket().setSoTimeout((int) left);
+                if (in.read(b) < 0) {
+                    return true;
+                }
+            }
         } catch (SocketTimeoutException e) {
             return false;
         } catch (IOException e) {
@@ -307,6 +343,66 @@ public abstract class HostileListenerTests {
         assertTrue(took < 1_000_000_000L, "a later client took " + took / 1_000_000 + " ms");
         report("%s: with %d silent and half-request connections held, the server saw its peer leave after %.1f ms;"
                 + " a next client connected in %.1f ms", name(), SILENT, seen / 1e6, took / 1e6);
+    }
+
+    @Test
+    void clientsSilentAfterTheirRequestDoNotHoldUpTheNextAccept() throws Exception {
+        int n = 20;
+        Duration confirm = Duration.ofSeconds(1);
+        acceptTimeout = confirm;
+        InetSocketAddress at = serve(new Handshakes.Limits(Duration.ofSeconds(30), BOUND));
+        List<SocketChannel> silent = silentConnections(at, n);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            silent.get(i).write(ByteBuffer.wrap(fullRequest(i)));
+        }
+        // the server accepts each at once: its accept does not wait for a client's confirmation
+        List<Connection> accepted = new ArrayList<>();
+        long until = t0 + 3_000_000_000L;
+        for (int i = 0; i < n; i++) {
+            Connection c = served.poll(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            assertNotNull(c, "the server accepted " + i + " of " + n + " clients that sent their request and then"
+                    + " nothing within 3 s: its accept waits for them");
+            toClose.add(c);
+            accepted.add(c);
+        }
+        long allAccepted = System.nanoTime() - t0;
+        List<Connection> real = new ArrayList<>();
+        long took = realClient(at, real);
+        Connection serverSide = served.poll(5, TimeUnit.SECONDS);
+        assertNotNull(serverSide, "the server did not report the real client's connection");
+        assertTrue(took < 1_000_000_000L, "the real client took " + took / 1_000_000 + " ms behind " + n
+                + " clients silent after their request");
+        if (!confirmsAfterAccept()) {
+            // nothing to wait for in this protocol: the silent clients' connections are established, idle ones
+            for (Connection c : accepted) {
+                assertEquals(null, c.pollEvent(Duration.ZERO));
+            }
+            report("%s: %d clients silent after a whole request: all accepted in %.1f ms; then a real client"
+                    + " connected in %.1f ms", name(), n, allAccepted / 1e6, took / 1e6);
+            return;
+        }
+        // nobody polls the silent connections' events: the server thread's listener polls end each one at its
+        // deadline, which the client sees as the end of the stream (after the server's answer)
+        for (int i = 0; i < n; i++) {
+            assertTrue(readToEnd(silent.get(i), 10_000), "silent client " + i + " was never let go");
+        }
+        long endedAfter = System.nanoTime() - t0;
+        assertTrue(endedAfter >= confirm.toNanos() - 50_000_000L && endedAfter < confirm.toNanos() + 2_000_000_000L,
+                "the unconfirmed connections ended after " + endedAfter / 1_000_000 + " ms, their deadline is " + confirm);
+        for (Connection c : accepted) {
+            assertEquals(QpState.ERROR, c.qp().state(), "an unconfirmed connection's QP");
+            assertEquals(ConnectionManager.Event.DISCONNECTED, c.pollEvent(Duration.ZERO));
+            assertEquals(ConnectionManager.Event.TIMEWAIT_EXIT, c.pollEvent(Duration.ZERO));
+        }
+        assertEquals(n, counter("cm_rtu_timed_out"));
+        // the real client confirmed: its connection outlives the deadline
+        assertEquals(null, serverSide.pollEvent(Duration.ZERO));
+        assertEquals(QpState.RTS, serverSide.qp().state());
+        assertEquals(n, counter("cm_rtu_timed_out"));
+        report("%s: %d clients silent after a whole request: all accepted in %.1f ms; a real client then connected"
+                + " in %.1f ms; the %d unconfirmed connections ended after %d ms (deadline %d ms), counted",
+                name(), n, allAccepted / 1e6, took / 1e6, n, endedAfter / 1_000_000, confirm.toMillis());
     }
 
     private static void report(String format, Object... args) {

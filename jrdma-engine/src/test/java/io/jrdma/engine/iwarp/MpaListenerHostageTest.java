@@ -34,6 +34,15 @@ class MpaListenerHostageTest extends HostileListenerTests {
         return Arrays.copyOf(all, Mpa.HEADER_LENGTH + 5);
     }
 
+    /** A whole MPA Request (revision 2, enhanced, 24 bytes of private data). */
+    @Override
+    protected byte[] fullRequest(int i) {
+        MpaRequestReply req = new MpaRequestReply(false, Mpa.FLAG_ENHANCED, Mpa.REVISION_2, new byte[24]);
+        byte[] all = new byte[req.length()];
+        req.encode(MemorySegment.ofArray(all), 0);
+        return all;
+    }
+
     @Override
     protected String name() {
         return "MPA (soft-iWARP)";

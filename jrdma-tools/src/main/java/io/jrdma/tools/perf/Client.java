@@ -104,6 +104,8 @@ final class Client {
             throw new PerfFailure(e.getMessage());
         }
         s.connected(conn, rep.addr(), rep.rkey(), rep.length(), rep.ctrlOffset());
+        dog.watchPeer(() -> conn.pollEvent(Duration.ZERO) == ConnectionManager.Event.DISCONNECTED,
+                "the server disconnected (its connection ended: it closed it, stopped or died)");
         long warm = o.warmupIterations();
         if (!test.isBw()) {
             times = new long[(int) Math.max(durationMode ? 0 : o.iterations(), warm) + 1];

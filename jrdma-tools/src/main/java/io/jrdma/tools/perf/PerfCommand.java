@@ -33,6 +33,7 @@ public final class PerfCommand {
             usage: jrdma perf <test> [options]            server: waits for one client
                    jrdma perf <test> [options] <host>     client: runs the test against the server on <host>
                    jrdma perf <test> [options] --loopback server and client in this process over 127.0.0.1
+                   jrdma perf <test> [options] --server   a long-running server: client after client
 
             tests: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw atomic_lat
 
@@ -90,9 +91,12 @@ public final class PerfCommand {
             .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30); a server"
                     + " gives up waiting for its client after SEC only when given")
             .option((char) 0, "server", null, "a long-running server: serve client after client (each with this test"
-                    + " and these flags) until killed; a client that fails or dies ends only its own run")
+                    + " and these flags; with --jrdma-cm each client's own) until killed; a client that fails or dies"
+                    + " ends only its own run")
             .option((char) 0, "clients", "N", "with --server: stop after N clients; on a client: run N times in a row"
                     + " (a churn against a --server)")
+            .option((char) 0, "parallel", "N", "with --server --jrdma-cm: serve up to N clients at once, each on a thread"
+                    + " of its own (default 1: one after the other)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
             .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
@@ -109,6 +113,7 @@ public final class PerfCommand {
         boolean serverLoop = false;
         boolean clientRuns = false;
         long maxClients = Long.MAX_VALUE;
+        int parallel = 1;
         try {
             ArgParser.Parsed p = PARSER.parse(args);
             if (p.help()) {
@@ -125,7 +130,7 @@ public final class PerfCommand {
                 po = PerftestOptions.of(p);
             }
             if (p.has("clients") && !p.has("server")) {
-                if (po == null || po.host() == null) {
+                if (po == null ? o.host() == null : po.host() == null) {
                     throw new ArgParser.UsageException("option --clients: N clients of a --server, or N runs of a"
                             + " client (give the server's host)");
                 }
@@ -133,15 +138,24 @@ public final class PerfCommand {
                 clientRuns = true;
             }
             if (p.has("server")) {
-                if (po.host() != null || po.loopback()) {
+                String host = po != null ? po.host() : o.host();
+                boolean loop = po != null ? po.loopback() : o.loopback();
+                if (host != null || loop) {
                     throw new ArgParser.UsageException("--server is the server side: give no host"
-                            + (po.loopback() ? " and no --loopback" : " ('" + po.host() + "')"));
+                            + (loop ? " and no --loopback" : " ('" + host + "')"));
                 }
-                if (po.rdmaCm()) {
+                if (po != null && po.rdmaCm()) {
                     throw new ArgParser.UsageException("--server serves perftest's TCP exchange: it does not take -R");
                 }
                 serverLoop = true;
                 maxClients = p.has("clients") ? longValue(p, "clients", (char) 0, 1, Long.MAX_VALUE) : Long.MAX_VALUE;
+            }
+            if (p.has("parallel")) {
+                if (!p.has("server") || o == null) {
+                    throw new ArgParser.UsageException("option --parallel: clients served at once by a --server"
+                            + " --jrdma-cm");
+                }
+                parallel = (int) longValue(p, "parallel", (char) 0, 1, 256);
             }
         } catch (ArgParser.UsageException e) {
             err.println("jrdma perf: " + e.getMessage());
@@ -149,10 +163,13 @@ public final class PerfCommand {
             return 2;
         }
         if (serverLoop) {
-            return PerftestCommand.serve(po, maxClients, out, err, port -> { });
+            return o != null ? serve(o, maxClients, parallel, out, err, port -> { })
+                    : PerftestCommand.serve(po, maxClients, out, err, port -> { });
         }
         if (clientRuns) {
-            return PerftestCommand.repeat(po, maxClients, out, err);
+            PerfOptions co = o;
+            return o != null ? PerftestCommand.repeat(maxClients, out, err, ps -> execute(co, ps, err))
+                    : PerftestCommand.repeat(po, maxClients, out, err);
         }
         return o != null ? execute(o, out, err) : PerftestCommand.execute(po, out, err);
     }
@@ -360,6 +377,43 @@ public final class PerfCommand {
             err.println("jrdma perf: FAILED: " + e.getMessage());
             return 1;
         } catch (RdmaException e) {
+            out.flush();
+            err.println("jrdma perf: FAILED: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    /**
+     * {@code jrdma perf <test> --server --jrdma-cm}: serves client after client over jrdma's connection manager
+     * (see {@link Server#serveClients}), on {@code -d}'s device or on every RoCE device that is up.
+     *
+     * @param maxClients how many clients to serve, or {@link Long#MAX_VALUE} for no end
+     * @param parallel   how many to serve at once (1: one after the other)
+     * @param listening told the TCP port once the server listens
+     * @return 0 when every client's run succeeded, 1 when one failed (or nothing could be listened on), 2 for a bad
+     *         flag or device
+     */
+    public static int serve(PerfOptions o, long maxClients, int parallel, PrintStream out, PrintStream err,
+                            java.util.function.IntConsumer listening) {
+        try {
+            List<Device> devices;
+            boolean one = o.device() != null;
+            if (one) {
+                devices = List.of(device(o.device()));
+            } else {
+                devices = Rdma.devices().stream().filter(d -> d.transport() == Transport.ROCE_V2 && d.isUp()).toList();
+                if (devices.isEmpty()) {
+                    devices = List.of(serverDevice());
+                    one = true;
+                }
+            }
+            long failed = new Server(o, out, new Watchdog(o.timeoutSec(), null), false)
+                    .serveClients(devices, o.port(), one, listening, maxClients, parallel, err);
+            return failed == 0 ? 0 : 1;
+        } catch (BadValue e) {
+            err.println("jrdma perf: " + e.getMessage());
+            return 2;
+        } catch (PerfFailure | RdmaException e) {
             out.flush();
             err.println("jrdma perf: FAILED: " + e.getMessage());
             return 1;

@@ -117,11 +117,21 @@ public final class PerftestCommand {
      * @return 0 when all N runs succeeded, else the failing run's exit code
      */
     public static int repeat(PerftestOptions o, long n, PrintStream out, PrintStream err) {
+        return repeat(n, out, err, ps -> execute(o, ps, err));
+    }
+
+    /**
+     * N runs of {@code run} one after the other (given where it prints: the last run's output is shown), the
+     * resources reported every 100 runs; stops at the first failure.
+     *
+     * @return 0 when all N runs succeeded, else the failing run's exit code
+     */
+    static int repeat(long n, PrintStream out, PrintStream err, java.util.function.ToIntFunction<PrintStream> run) {
         PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream(), true,
                 java.nio.charset.StandardCharsets.UTF_8);
         long t0 = System.nanoTime();
         for (long i = 1; i <= n; i++) {
-            int rc = execute(o, i == n ? out : quiet, err);
+            int rc = run.applyAsInt(i == n ? out : quiet);
             if (rc != 0) {
                 err.println("jrdma perf: run " + i + " of " + n + " failed");
                 return rc;

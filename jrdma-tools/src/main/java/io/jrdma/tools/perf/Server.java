@@ -29,6 +29,9 @@ import java.util.function.IntConsumer;
  * completion channel; INVOKER, this thread driving it, when it answers (latency, send_bw).
  */
 final class Server {
+    /** The longest a server gives a client between its accept and the client's ready-to-use (RTU). */
+    static final int RTU_SECONDS = 5;
+
     /** Tests only: the server damages one received byte before checking, to prove --verify catches it. */
     static volatile boolean corruptForTest;
 
@@ -201,6 +204,177 @@ final class Server {
         }
     }
 
+    /**
+     * {@code jrdma perf <test> --server --jrdma-cm}: a long-running server. It opens its device(s) and listens
+     * once, then serves client after client (each chooses its test, sizes and iterations, as with one client),
+     * until {@code maxClients} were served. A client that fails, stops or dies ends only its own run: its
+     * departure is seen through {@link ConnectionManager.Connection#pollEvent} (DISCONNECTED) within a fraction
+     * of a second, and a client that sends its request and never confirms (no RTU) is let go at the deadline
+     * its accept gives it. After each client it prints its resources (file descriptors, threads, heap, direct
+     * memory), as the perftest-exchange server does.
+     *
+     * @param devices   the devices to listen on: one (-d), or every RoCE device that is up (the one a client
+     *                  reaches serves it)
+     * @param port      the TCP port (0: any, the first listener's for all)
+     * @param oneDevice listen on the wildcard address of the single device (-d) rather than on its addresses
+     * @param parallel  how many clients to serve at once, each on a thread of its own (1: one after the other, on
+     *                  this thread); above 1 the contexts' engines run DEDICATED
+     * @return how many clients' runs failed
+     * @throws PerfFailure when nothing could be listened on
+     */
+    long serveClients(java.util.List<Device> devices, int port, boolean oneDevice, IntConsumer listening,
+                      long maxClients, int parallel, PrintStream err) {
+        if (devices.stream().anyMatch(d -> d.transport() == io.jrdma.verbs.Transport.ROCE_V2)) {
+            io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
+        }
+        java.util.List<DeviceContext> ctxs = new java.util.ArrayList<>();
+        java.util.List<ConnectionManager.Listener> listeners = new java.util.ArrayList<>();
+        java.util.List<DeviceContext> owners = new java.util.ArrayList<>();
+        long failed = 0;
+        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(parallel);
+        java.util.concurrent.atomic.AtomicLong failedInThreads = new java.util.concurrent.atomic.AtomicLong();
+        java.util.List<Thread> workers = new java.util.ArrayList<>();
+        // serving several clients at once takes an engine thread (an INVOKER context is driven by one thread)
+        io.jrdma.verbs.ThreadingMode mode = parallel > 1 ? io.jrdma.verbs.ThreadingMode.DEDICATED : modeFor(o.test());
+        try {
+            int bound = port;
+            StringBuilder names = new StringBuilder();
+            for (Device d : devices) {
+                DeviceContext ctx = d.open(DeviceOptions.defaults().withThreadingMode(mode)
+                        .withIdleStrategy(IdleStrategy.valueOf(System.getProperty("jrdma.perf.serverIdle", "BACKOFF"))));
+                ctxs.add(ctx);
+                PerfCommand.checkGidIndex(ctx, o.gidIndex());
+                java.util.List<InetSocketAddress> at = new java.util.ArrayList<>();
+                if (oneDevice) {
+                    at.add(new InetSocketAddress(bound));
+                } else {
+                    for (io.jrdma.verbs.Gid g : ctx.queryPort().gids()) {
+                        java.net.InetAddress a = g.toInetAddress();
+                        if (a != null && !a.isAnyLocalAddress()) {
+                            at.add(new InetSocketAddress(a, bound));
+                        }
+                    }
+                }
+                boolean any = false;
+                for (InetSocketAddress a : at) {
+                    try {
+                        ConnectionManager.Listener l = ctx.connectionManager().listen(
+                                bound == a.getPort() ? a : new InetSocketAddress(a.getAddress(), bound));
+                        bound = l.address().getPort(); // port 0: the first listener's, for all
+                        listeners.add(l);
+                        owners.add(ctx);
+                        any = true;
+                    } catch (RdmaException e) {
+                        if (oneDevice) {
+                            throw new PerfFailure("cannot listen on TCP port " + bound + ": " + e.getMessage()
+                                    + (e.errno() == RdmaException.Errno.EADDRINUSE
+                                    ? ": " + io.jrdma.tools.oob.SideChannel.PORT_BUSY : ""), e);
+                        }
+                        // an address that cannot be bound (a link-local one without its scope): not listened on
+                    }
+                }
+                if (any) {
+                    names.append(names.isEmpty() ? "" : ", ").append(d.name());
+                }
+            }
+            if (listeners.isEmpty()) {
+                throw new PerfFailure("cannot listen on TCP port " + port + " on any address of " + devices);
+            }
+            out.println(" jrdma perf server: " + o.test().cliName() + " for client after client on TCP port " + bound
+                    + (maxClients == Long.MAX_VALUE ? ", until stopped" : ", " + maxClients + " clients")
+                    + (parallel > 1 ? ", up to " + parallel + " at once" : "")
+                    + " (jrdma's connection manager; device" + (listeners.size() > 1 && !oneDevice ? "s " : " ")
+                    + names + ", engine " + mode + ")");
+            out.flush();
+            listening.accept(bound);
+            for (long n = 1; n <= maxClients; n++) {
+                ConnectionManager.ConnectRequest cr = null;
+                DeviceContext owner = null;
+                if (parallel > 1) {
+                    slots.acquireUninterruptibly(); // at most `parallel` at once: the next request waits in the listener
+                }
+                io.jrdma.tools.Progress.step("waiting for client " + n + " on TCP port " + bound);
+                while (cr == null) { // a long-running server waits for its next client without a deadline
+                    for (int i = 0; i < listeners.size() && cr == null; i++) {
+                        cr = listeners.get(i).poll(Duration.ofMillis(listeners.size() == 1 ? 200 : 20));
+                        owner = owners.get(i);
+                    }
+                }
+                if (parallel == 1) {
+                    if (!serveOne(n, owner, cr, out, err)) {
+                        failed++;
+                    }
+                    continue;
+                }
+                // a thread of its own; its report is printed in one piece when it ends
+                long num = n;
+                DeviceContext ctx = owner;
+                ConnectionManager.ConnectRequest req0 = cr;
+                workers.removeIf(t -> !t.isAlive());
+                workers.add(Thread.ofPlatform().name("jrdma-perf-client-" + n).start(() -> {
+                    java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+                    PrintStream mine = new PrintStream(b, true, java.nio.charset.StandardCharsets.UTF_8);
+                    try {
+                        if (!serveOne(num, ctx, req0, mine, mine)) {
+                            failedInThreads.incrementAndGet();
+                        }
+                    } catch (RuntimeException | Error e) {
+                        failedInThreads.incrementAndGet();
+                        mine.println("jrdma perf: FAILED (client " + num + "): " + e);
+                    } finally {
+                        synchronized (out) {
+                            out.print(b.toString(java.nio.charset.StandardCharsets.UTF_8));
+                            out.flush();
+                        }
+                        slots.release();
+                    }
+                }));
+            }
+            for (Thread t : workers) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        } finally {
+            for (ConnectionManager.Listener l : listeners) {
+                l.close();
+            }
+            for (DeviceContext c : ctxs) {
+                io.jrdma.tools.oob.Roce.printCounters(c, "server");
+                c.close();
+            }
+        }
+        return failed + failedInThreads.get();
+    }
+
+    /**
+     * Serves client {@code n} and prints how it went (its resources line when done, its failure on {@code err}).
+     *
+     * @return whether its run succeeded
+     */
+    private boolean serveOne(long n, DeviceContext ctx, ConnectionManager.ConnectRequest cr, PrintStream to,
+                             PrintStream err) {
+        long t0 = System.nanoTime();
+        try {
+            new Server(o, to, new Watchdog(o.timeoutSec(), null), false).serve(ctx, cr);
+            to.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                    + PerftestCommand.resources());
+            to.flush();
+            return true;
+        } catch (PerfFailure | RdmaException e) {
+            to.flush();
+            err.println("jrdma perf: FAILED (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000
+                    + " ms): " + e.getMessage());
+            err.flush();
+            to.println(" client " + n + ": failed; waiting for the next one");
+            to.flush();
+            return false;
+        }
+    }
+
     private ConnectionManager.ConnectRequest awaitRequest(ConnectionManager.Listener listener, long timeoutNanos) {
         io.jrdma.tools.Progress.step("waiting for a client on TCP port " + listener.address().getPort());
         dog.reset("waiting for a client");
@@ -218,7 +392,8 @@ final class Server {
         }
     }
 
-    private void serve(DeviceContext ctx, ConnectionManager.ConnectRequest cr) {
+    /** Serves one client: accepts its request, follows its test and sizes, and closes the connection. */
+    void serve(DeviceContext ctx, ConnectionManager.ConnectRequest cr) {
         try {
             req = Hello.decodeRequest(cr.peerParam().privateData());
         } catch (IllegalArgumentException e) {
@@ -240,7 +415,9 @@ final class Server {
             ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(reply));
             ConnectionManager.Connection conn;
             try {
-                conn = cr.accept(s.qp, param, Duration.ofSeconds(o.timeoutSec()));
+                // the client's RTU is due within this (the side channel's accept does not wait for it: a client
+                // that never sends it is seen as DISCONNECTED below)
+                conn = cr.accept(s.qp, param, Duration.ofSeconds(Math.min(RTU_SECONDS, o.timeoutSec())));
             } catch (RdmaException e) {
                 if (e.errno() == RdmaException.Errno.ENETUNREACH) {
                     throw new PerfFailure("the client " + cr.peerAddress().getAddress().getHostAddress()
@@ -251,6 +428,8 @@ final class Server {
                 throw new PerfFailure("accepting the client failed: " + e.getMessage(), e);
             }
             s.connected(conn, req.addr(), req.rkey(), req.length(), req.ctrlOffset());
+            dog.watchPeer(() -> conn.pollEvent(Duration.ZERO) == ConnectionManager.Event.DISCONNECTED,
+                    "the client disconnected (its connection ended: it closed it, stopped or died)");
             phases(ctx);
         } finally {
             s.close();
@@ -338,6 +517,9 @@ final class Server {
         }
         out.println(Report.DASHES);
         out.flush();
+        // the client disconnects once it has the final ACK, possibly before its acknowledgement of it arrived here:
+        // no longer a departure to fail on (a client that died now shows as the ACK's transport retries running out)
+        dog.watchPeer(null, null);
         // the ACK must reach the client before the QP goes away
         s.awaitCtrlSent("waiting for the client to acknowledge the final result");
         s.linger();

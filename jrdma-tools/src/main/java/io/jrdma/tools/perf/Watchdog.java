@@ -17,6 +17,7 @@ final class Watchdog {
     private String what = "starting";
     /** the peer's side channel: true once it closed; checked at most every {@value #PEER_CHECK_NANOS} ns */
     private java.util.function.BooleanSupplier peerClosed;
+    private String peerClosedWhy;
     private long peerCheckedAt;
     private static final long PEER_CHECK_NANOS = 100_000_000L;
 
@@ -34,7 +35,16 @@ final class Watchdog {
      * stopped or died), not after the timeout.
      */
     void watchPeer(java.util.function.BooleanSupplier closed) {
-        this.peerClosed = closed;
+        watchPeer(closed, "the peer closed the side channel (it stopped or died)");
+    }
+
+    /**
+     * Watches the peer through {@code gone} (checked at most every 100 ms, so cheap enough for the data path's idle
+     * turns): a wait fails with {@code why} once it says the peer is gone. Null stops watching.
+     */
+    void watchPeer(java.util.function.BooleanSupplier gone, String why) {
+        this.peerClosed = gone;
+        this.peerClosedWhy = why;
     }
 
     /** Starts a new wait, named for the error message. */
@@ -69,7 +79,7 @@ final class Watchdog {
         if (peerClosed != null && now - peerCheckedAt > PEER_CHECK_NANOS) {
             peerCheckedAt = now;
             if (peerClosed.getAsBoolean()) {
-                throw new PerfFailure("stopped " + what + ": the peer closed the side channel (it stopped or died)");
+                throw new PerfFailure("stopped " + what + ": " + peerClosedWhy);
             }
         }
         if (now - last > limitNanos) {

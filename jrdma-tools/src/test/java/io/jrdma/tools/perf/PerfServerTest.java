@@ -62,6 +62,34 @@ class PerfServerTest {
         return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc);
     }
 
+    /** {@code jrdma perf <test> --server --jrdma-cm -d roce_lo}, serving {@code clients} clients. */
+    private static Server startCmServer(long clients, String timeoutSec, String... testArgs) throws Exception {
+        return startCmServer(clients, 1, timeoutSec, testArgs);
+    }
+
+    /** The same, serving up to {@code parallel} clients at once. */
+    private static Server startCmServer(long clients, int parallel, String timeoutSec, String... testArgs)
+            throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of(testArgs));
+        args.addAll(List.of("--jrdma-cm", "-d", "roce_lo", "-p", "0", "--timeout", timeoutSec));
+        PerfOptions o = PerfCommand.parse(args.toArray(String[]::new));
+        Captured out = new Captured();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        AtomicInteger rc = new AtomicInteger(-1);
+        Thread t = Thread.ofPlatform().name("perf-cm-server-test").daemon().start(
+                () -> rc.set(PerfCommand.serve(o, clients, parallel, ps, ps, port::complete)));
+        return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc);
+    }
+
+    /** A {@code --jrdma-cm} client of {@code port} in this JVM; returns its exit code. */
+    private static int cmClient(int port, String... testArgs) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of(testArgs));
+        args.addAll(List.of("--jrdma-cm", "-d", "roce_lo", "-p", String.valueOf(port), "--timeout", "20", "127.0.0.1"));
+        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+        return PerfCommand.execute(PerfCommand.parse(args.toArray(String[]::new)), quiet, quiet);
+    }
+
     private static int client(int port, String... testArgs) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(testArgs));
         args.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(port), "--timeout", "20", "127.0.0.1"));
@@ -74,10 +102,40 @@ class PerfServerTest {
     void aClientThatDiesIsNoticedWithinASecondAndTheNextOneIsServed() throws Exception {
         String[] test = {"send_bw", "-s", "64", "-n", "100000"};
         Server s = startServer(2, test);
-        // a client in a JVM of its own, killed in the middle of its transfer
+        long noticedMs = killAClientMidway(s, test, List.of(), "the peer closed the side channel");
+        System.out.println("perf --server: a killed client noticed after " + noticedMs + " ms");
+        // the server goes on: the next client is served (a short run of the same test)
+        assertEquals(0, client(s.port(), test), s.out().text());
+        s.thread().join(30_000);
+        assertTrue(s.out().text().contains("client 2: done"), s.out().text());
+        assertEquals(1, s.rc().get(), "one client failed: exit code 1");
+    }
+
+    @Test
+    void overTheConnectionManagerAClientThatDiesIsSeenDisconnectedWithinASecondAndTheNextOneIsServed()
+            throws Exception {
+        Server s = startCmServer(2, "20", "send_bw");
+        long noticedMs = killAClientMidway(s, new String[] {"send_bw", "-s", "64", "-D", "60"}, List.of("--jrdma-cm"),
+                "the client disconnected");
+        System.out.println("perf --server --jrdma-cm: a killed client seen DISCONNECTED after " + noticedMs + " ms");
+        // the next client is served, with a test of its own choosing
+        assertEquals(0, cmClient(s.port(), "write_bw", "-s", "4096", "-n", "200", "--verify"), s.out().text());
+        s.thread().join(30_000);
+        assertTrue(s.out().text().contains("client 2: done"), s.out().text());
+        assertEquals(1, s.rc().get(), "one client failed: exit code 1");
+    }
+
+    /**
+     * Starts a client in a JVM of its own, kills it in the middle of its transfer (once the server's counters show
+     * 2,000 packets in) and waits for the server to say that client 1 failed.
+     *
+     * @return the milliseconds from the kill to the server's notice (asserted under a second)
+     */
+    private static long killAClientMidway(Server s, String[] test, List<String> more, String because) throws Exception {
         List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf"));
         cmd.addAll(List.of(test));
+        cmd.addAll(more);
         cmd.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout", "20", "127.0.0.1"));
         Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
@@ -98,14 +156,137 @@ class PerfServerTest {
             Thread.sleep(5);
         }
         long noticedMs = (System.nanoTime() - killed) / 1_000_000;
-        System.out.println("perf --server: a killed client noticed after " + noticedMs + " ms");
-        assertTrue(s.out().text().contains("the peer closed the side channel"), s.out().text());
+        assertTrue(s.out().text().contains(because), s.out().text());
         assertTrue(noticedMs < 1_000, "noticed after " + noticedMs + " ms, not within a second");
-        // the server goes on: the next client is served (a short run of the same test)
-        assertEquals(0, client(s.port(), test), s.out().text());
+        return noticedMs;
+    }
+
+    /**
+     * A client that sends its connection request and then nothing (no RTU) holds the server only until the RTU's
+     * deadline ({@code min(5 s, --timeout)}): the server's connection reports DISCONNECTED, that client's run fails,
+     * and the next client is served.
+     */
+    @Test
+    void overTheConnectionManagerAClientSilentAfterItsRequestIsLetGoAtItsDeadline() throws Exception {
+        String[] test = {"write_bw", "-s", "4096", "-n", "200"};
+        byte[] req = recordCmRequest(test);
+        assertTrue(req.length > 7, "the client sent no request");
+        Server s = startCmServer(2, "3", test);
+        try (java.net.Socket silent = new java.net.Socket("127.0.0.1", s.port())) {
+            silent.getOutputStream().write(req); // and never its RTU
+            long t0 = System.nanoTime();
+            while (!s.out().text().contains("client 1: failed")) {
+                assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "the server still waits for the silent client: "
+                        + tail(s));
+                Thread.sleep(5);
+            }
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            System.out.println("perf --server --jrdma-cm: a client silent after its request let go after " + ms + " ms");
+            assertTrue(s.out().text().contains("the client disconnected"), tail(s));
+            assertTrue(ms < 3_000 + 2_000, "let go after " + ms + " ms; its RTU was due within 3 s");
+        }
+        assertEquals(0, cmClient(s.port(), test), tail(s));
         s.thread().join(30_000);
-        assertTrue(s.out().text().contains("client 2: done"), s.out().text());
-        assertEquals(1, s.rc().get(), "one client failed: exit code 1");
+        assertTrue(s.out().text().contains("client 2: done"), tail(s));
+    }
+
+    /**
+     * {@code --parallel 2}: while one client runs a long test (write_bw for 20 s), another one's short run is served
+     * and done; the long one is then killed and seen DISCONNECTED, and the server ends with one failure.
+     */
+    @Test
+    void withParallelTwoAClientIsServedWhileAnotherOneRuns() throws Exception {
+        Server s = startCmServer(2, 2, "20", "write_bw");
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf", "write_bw",
+                "-s", "4096", "-D", "20", "--jrdma-cm", "-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout",
+                "20", "127.0.0.1"));
+        Process longOne = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (receivedByServer() < 2_000) { // the long run is under way
+                assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
+                        + s.out().text());
+                Thread.sleep(5);
+            }
+            long t0 = System.nanoTime();
+            assertEquals(0, cmClient(s.port(), "send_bw", "-s", "4096", "-n", "200", "--verify"), s.out().text());
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(longOne.isAlive(), "the long client ended before the short one was served");
+            long until = System.nanoTime() + 10_000_000_000L; // the server's report of it comes when its thread ends
+            while (!s.out().text().contains(" client 2: done")) {
+                assertTrue(System.nanoTime() < until, "client 2 is not reported done: " + s.out().text());
+                Thread.sleep(5);
+            }
+            assertTrue(!s.out().text().contains(" client 1:"), "client 1 ended first: " + s.out().text());
+            System.out.println("perf --server --jrdma-cm --parallel 2: a second client served in " + ms
+                    + " ms while the first one ran");
+        } finally {
+            longOne.destroyForcibly();
+        }
+        assertTrue(longOne.waitFor(30, TimeUnit.SECONDS));
+        s.thread().join(30_000);
+        assertTrue(s.out().text().contains(" client 1: failed"), s.out().text());
+        assertTrue(s.out().text().contains("the client disconnected"), s.out().text());
+        assertEquals(1, s.rc().get(), s.out().text());
+    }
+
+    /** The command line: {@code --server --jrdma-cm --clients 2}, and a client that runs twice with {@code --clients 2}. */
+    @Test
+    void theCommandLineServesAndRepeatsOverTheConnectionManager() throws Exception {
+        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+        assertEquals(2, PerfCommand.run(List.of("write_bw", "--jrdma-cm", "--server", "127.0.0.1"), quiet, quiet));
+        assertEquals(2, PerfCommand.run(List.of("write_bw", "--jrdma-cm", "--clients", "2"), quiet, quiet));
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        String p = String.valueOf(port);
+        Captured out = new Captured();
+        PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
+        AtomicInteger rc = new AtomicInteger(-1);
+        Thread t = Thread.ofPlatform().daemon().start(() -> rc.set(PerfCommand.run(List.of("write_bw", "--jrdma-cm",
+                "--server", "--clients", "2", "-d", "roce_lo", "-p", p, "--timeout", "20"), ps, ps)));
+        long t0 = System.nanoTime();
+        while (!out.text().contains("for client after client")) {
+            assertTrue(System.nanoTime() - t0 < 30_000_000_000L && t.isAlive(), "the server did not start: " + out.text());
+            Thread.sleep(5);
+        }
+        assertEquals(0, PerfCommand.run(List.of("write_bw", "--jrdma-cm", "--clients", "2", "-d", "roce_lo", "-p", p,
+                "-s", "4096", "-n", "200", "--timeout", "20", "127.0.0.1"), quiet, quiet), out.text());
+        t.join(30_000);
+        assertEquals(0, rc.get(), out.text());
+        assertTrue(out.text().contains(" client 2: done"), out.text());
+    }
+
+    /** The bytes a real {@code --jrdma-cm} client sends first (its connection request), recorded by a raw listener. */
+    private static byte[] recordCmRequest(String... test) throws Exception {
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            Thread c = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    List<String> args = new java.util.ArrayList<>(List.of(test));
+                    args.addAll(List.of("--jrdma-cm", "-d", "roce_lo", "-p", String.valueOf(ss.getLocalPort()),
+                            "--timeout", "2", "127.0.0.1"));
+                    PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
+                    PerfCommand.execute(PerfCommand.parse(args.toArray(String[]::new)), quiet, quiet);
+                } catch (Exception ignored) {
+                    // it fails: nobody answers it
+                }
+            });
+            ss.setSoTimeout(20_000);
+            try (java.net.Socket sock = ss.accept()) {
+                sock.setSoTimeout(20_000);
+                java.io.DataInputStream in = new java.io.DataInputStream(sock.getInputStream());
+                byte[] head = in.readNBytes(7); // "JRCM", type, body length
+                int len = ((head[5] & 0xFF) << 8) | (head[6] & 0xFF);
+                byte[] body = in.readNBytes(len);
+                c.join(10_000);
+                byte[] all = java.util.Arrays.copyOf(head, 7 + body.length);
+                System.arraycopy(body, 0, all, 7, body.length);
+                return all;
+            }
+        }
     }
 
     /** The bytes a real client sends first (its parameters), recorded by a raw listener. */
@@ -221,19 +402,35 @@ class PerfServerTest {
         }
     }
 
+    /** One client's run against a server's port; returns its exit code. */
+    private interface Cycle {
+        int run(int port) throws Exception;
+    }
+
     @Test
     void churnAgainstOneServerLeavesNothingBehind() throws Exception {
-        int cycles = Integer.getInteger("jrdma.churn.cycles", 300);
-        int warm = 20;
         String[] test = {"write_bw", "-s", "4096", "-n", "200"};
-        Server s = startServer(warm + cycles, test);
+        int cycles = Integer.getInteger("jrdma.churn.cycles", 300);
+        churn("perf --server", cycles, startServer(20 + cycles, test), port -> client(port, test));
+    }
+
+    @Test
+    void churnAgainstOneConnectionManagerServerLeavesNothingBehind() throws Exception {
+        String[] test = {"write_bw", "-s", "4096", "-n", "200"};
+        int cycles = Integer.getInteger("jrdma.churn.cmCycles", 100);
+        churn("perf --server --jrdma-cm", cycles, startCmServer(20 + cycles, "20", test), port -> cmClient(port, test));
+    }
+
+    /** 20 warm-up cycles, then {@code cycles} measured ones against {@code s}; fails on growth of any resource. */
+    private static void churn(String what, int cycles, Server s, Cycle client) throws Exception {
+        int warm = 20;
         for (int i = 0; i < warm; i++) {
-            assertEquals(0, client(s.port(), test), "warm-up cycle " + i + ": " + tail(s));
+            assertEquals(0, client.run(s.port()), "warm-up cycle " + i + ": " + tail(s));
         }
         Resources before = Resources.now();
         long t0 = System.nanoTime();
         for (int i = 0; i < cycles; i++) {
-            assertEquals(0, client(s.port(), test), "cycle " + i + ": " + tail(s));
+            assertEquals(0, client.run(s.port()), "cycle " + i + ": " + tail(s));
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
         s.thread().join(60_000);
@@ -245,7 +442,7 @@ class PerfServerTest {
         while (after.direct() > before.direct() + (1 << 20) && System.nanoTime() < deadline) {
             after = Resources.now();
         }
-        System.out.println("perf --server churn: " + cycles + " cycles in " + ms + " ms; before " + before + ", after "
+        System.out.println(what + " churn: " + cycles + " cycles in " + ms + " ms; before " + before + ", after "
                 + after);
         assertTrue(after.fds() <= before.fds() + 2, "file descriptors grew: " + before + " -> " + after);
         assertTrue(after.threads() <= before.threads() + 1, "threads grew: " + before + " -> " + after);
