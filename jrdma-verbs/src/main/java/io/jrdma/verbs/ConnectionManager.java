@@ -64,18 +64,18 @@ public interface ConnectionManager {
         InetSocketAddress peerAddress();
 
         /**
-         * Accepts: moves {@code qp} to RTS and replies with {@code param}. Whether the calling thread
-         * then waits for the client's ready-to-use depends on the protocol: the InfiniBand CM waits for
-         * its RTU up to {@code timeout}; jrdma's TCP side channel returns once the reply is sent (a
-         * client that goes silent after its request cannot hold up the next accept) and ends the
-         * connection when the RTU does not come within {@code timeout} (its QP to ERROR,
-         * {@link Connection#pollEvent} DISCONNECTED); MPA has no ready-to-use.
+         * Accepts: moves {@code qp} to RTS, replies with {@code param} and returns once the reply is
+         * sent: the calling thread does not wait for the client's ready-to-use, so a client that goes
+         * silent after its request cannot hold up the next accept. The InfiniBand CM and jrdma's TCP
+         * side channel end the connection when its RTU (on the InfiniBand CM, or a first request on the
+         * QP) does not come within {@code timeout} (its QP to ERROR, {@link Connection#pollEvent}
+         * DISCONNECTED then TIMEWAIT_EXIT); MPA has no ready-to-use.
          *
          * @param qp      a QP of the listener's device context, in RESET or INIT
          * @param param   this side's parameters and private data (up to 256 bytes) for the client
          * @param timeout how long the client has to confirm with its ready-to-use
          * @return the connection
-         * @throws RdmaException ETIMEDOUT if the client did not confirm in time (where accept waits for it);
+         * @throws RdmaException ETIMEDOUT if the request timed out before it was accepted;
          *                       ECONNRESET if its TCP connection broke; EINVAL if the request was already
          *                       answered, the private data is too long, or the QP is of another context or state
          */

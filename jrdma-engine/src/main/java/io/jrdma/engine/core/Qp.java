@@ -93,6 +93,11 @@ public abstract class Qp implements QueuePair {
     private boolean lastWqeRaised;
     /** COMM_EST was raised since the QP entered RTR (engine thread). */
     private boolean commEstRaised;
+    /**
+     * A request packet reached this QP since it last entered RTR: IBA's "communication established", which a
+     * connection manager that moved the QP on to RTS before its peer confirmed reads (engine thread writes it).
+     */
+    private volatile boolean requestSeen;
 
     // ---- attributes (written on the engine thread by modify) ----
     public volatile QpState state = QpState.RESET;
@@ -536,10 +541,18 @@ public abstract class Qp implements QueuePair {
      * packet); the first in RTR raises COMM_EST, as rxe's responder does. Allocation-free.
      */
     public void packetIn() {
+        if (!requestSeen) {
+            requestSeen = true;
+        }
         if (state == QpState.RTR && !commEstRaised) {
             commEstRaised = true;
             context.events.raise(io.jrdma.verbs.AsyncEvent.Type.COMM_EST, this);
         }
+    }
+
+    /** {@return whether a request packet reached this QP since it last entered RTR (any thread)} */
+    public boolean requestSeen() {
+        return requestSeen;
     }
 
     public long sqProducerAcquire() {
@@ -639,6 +652,8 @@ public abstract class Qp implements QueuePair {
         }
         if (next != QpState.RTR) {
             commEstRaised = false;
+        } else if (cur != QpState.RTR) {
+            requestSeen = false;
         }
         state = next;
         if (next != cur) {

@@ -60,7 +60,14 @@ import java.util.concurrent.TimeoutException;
  * <p>Timers (all on the CM thread): REQ, REP and DREQ are sent again after 0.5 s, doubling up to 4 s, at
  * most 15 times (the REQ's Max CM Retries); a REQ retry is answered with the REP already sent, a REP
  * retry with the RTU, a DREQ retry in time-wait with the DREP. A request the application leaves unanswered
- * for 60 s, and a REP never confirmed by an RTU, get a REJ with reason timeout. Time-wait lasts 0.5 s.
+ * for 60 s gets a REJ with reason timeout. Time-wait lasts 0.5 s.
+ *
+ * <p>{@code accept} does not wait for the RTU (as Linux's rdma_cm with a QP it manages): it moves the QP to
+ * RTS, sends the REP and returns the connection. The CM thread then takes the RTU, or the first request
+ * packet on the QP (IBA's "communication established"), as the confirmation; when neither came by the
+ * caller's deadline or the REP's last retry, it sends a REJ with reason timeout, moves the QP to ERROR and
+ * reports DISCONNECTED then TIMEWAIT_EXIT on the connection ({@code ibcm_rtu_timed_out}). So a client that
+ * sends a REQ and then nothing cannot hold the server's thread.
  * At most 1024 connections in setup or time-wait per context and 64 unpolled requests per listener:
  * beyond, a REQ gets a REJ (no resources), so a REQ flood cannot grow memory.
  *
@@ -95,6 +102,8 @@ public final class IbConnectionManager implements ConnectionManager {
     private final Map<Integer, IbListener> listeners = new ConcurrentHashMap<>();
     private final SecureRandom random = new SecureRandom();
     private volatile boolean closed;
+    /** accepted connections ended because neither an RTU nor a request packet confirmed them (CM thread writes) */
+    private final java.util.concurrent.atomic.AtomicLong rtuTimedOut = new java.util.concurrent.atomic.AtomicLong();
 
     public IbConnectionManager(Context context) {
         this.context = context;
@@ -121,6 +130,8 @@ public final class IbConnectionManager implements ConnectionManager {
         int retriesLeft;
         long retryInterval;
         long due;
+        /** passive side in REP_SENT: when the caller's time for the confirmation runs out (nanoTime) */
+        long confirmBy;
         CompletableFuture<CmMessage> waiter = new CompletableFuture<>();
         final ConnEvents events = new ConnEvents();
 
@@ -284,6 +295,10 @@ public final class IbConnectionManager implements ConnectionManager {
                 throw new RdmaException(Errno.EINVAL, "an accept over the InfiniBand CM carries up to "
                         + CmRep.PRIVATE_DATA + " bytes of private data (the REP's), not " + pd.length);
             }
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new RdmaException(Errno.EINVAL, "accept needs a positive time for the client's ready-to-use,"
+                        + " not " + timeout);
+            }
             checkQp(qp);
             once();
             long deadline = System.nanoTime() + timeout.toNanos();
@@ -310,37 +325,32 @@ public final class IbConnectionManager implements ConnectionManager {
             }
             CmRep rep = new CmRep(id.localCommId, id.remoteCommId, 0, qp.qpn(), 0, psn, destRd, rd, TARGET_ACK_DELAY,
                     0, false, param.rnrRetryCount(), qp.srq() != null, context.queryDevice().nodeGuid(), pd);
-            CompletableFuture<CmMessage> w = call(() -> {
-                if (ids.get(id.localCommId) != id || id.state != State.REQ_RCVD) {
-                    throw new RdmaException(Errno.ETIMEDOUT, "the connection request from " + peerAddress
-                            + " timed out or was withdrawn before it was accepted");
-                }
-                id.qp = qp;
-                id.peerQpn = req.localQpn();
-                id.rep = rep;
-                id.state = State.REP_SENT;
-                id.sendWithRetries(rep, id.tid, System.nanoTime());
-                return id.waiter;
-            });
-            flush();
             try {
-                await(w, deadline);
-            } catch (TimeoutException e) {
                 call(() -> {
-                    if (id.state == State.REP_SENT) {
-                        rejectTimeout(id);
+                    if (ids.get(id.localCommId) != id || id.state != State.REQ_RCVD) {
+                        throw new RdmaException(Errno.ETIMEDOUT, "the connection request from " + peerAddress
+                                + " timed out or was withdrawn before it was accepted");
+                    }
+                    id.qp = qp;
+                    id.peerQpn = req.localQpn();
+                    id.rep = rep;
+                    id.state = State.REP_SENT;
+                    long now = System.nanoTime();
+                    id.sendWithRetries(rep, id.tid, now);
+                    id.confirmBy = deadline;
+                    if (id.due - deadline > 0) {
+                        id.due = deadline;
                     }
                     return null;
                 });
-                toError(qp);
-                throw failed(new RdmaException(Errno.ETIMEDOUT, "no ready-to-use from " + peerAddress + " within "
-                        + timeout));
             } catch (RdmaException e) {
                 toError(qp);
                 throw failed(e);
             }
+            flush();
+            // no wait for the RTU here: the CM thread takes it, or ends the connection at the deadline
             IbConnection c = new IbConnection(id, peer);
-            LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + id);
+            LOG.log(System.Logger.Level.DEBUG, () -> "connection accepted, awaiting its RTU: " + id);
             return c;
         }
 
@@ -514,7 +524,16 @@ public final class IbConnectionManager implements ConnectionManager {
                 return;
             }
             call(() -> {
-                if (id.state == State.ESTABLISHED) {
+                if (ids.get(id.localCommId) != id) {
+                    return null; // over already (time-wait done, or ended unconfirmed)
+                }
+                if (id.state == State.REP_SENT) {
+                    // not confirmed yet: a REJ withdraws the REP (as Linux's cm_destroy_id), and it is over here
+                    id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0,
+                            CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                    ids.remove(id.localCommId);
+                    id.events.timewaitExit();
+                } else if (id.state == State.ESTABLISHED) {
                     id.state = State.DREQ_SENT;
                     id.tid = random.nextLong() & 0xFFFF_FFFF_FFFFL;
                     id.sendWithRetries(new CmDreq(id.localCommId, id.remoteCommId, id.peerQpn, null), id.tid,
@@ -559,11 +578,24 @@ public final class IbConnectionManager implements ConnectionManager {
     private boolean timer(CmId id, long now) {
         switch (id.state) {
             case REQ_SENT, REP_SENT, DREQ_SENT -> {
+                if (id.state == State.REP_SENT) {
+                    if (id.qp instanceof io.jrdma.engine.core.Qp q && q.requestSeen()) {
+                        establish(id, now); // the client's RTU was lost, but it is sending: communication established
+                        return false;
+                    }
+                    if (now - id.confirmBy >= 0) {
+                        unconfirmed(id, "its deadline");
+                        return true;
+                    }
+                }
                 if (id.retriesLeft > 0) {
                     id.retriesLeft--;
                     transmit(id.lastMad, id.local, id.remote);
                     id.retryInterval = Math.min(MAX_RETRY_NANOS, id.retryInterval * 2);
                     id.due = now + id.retryInterval;
+                    if (id.state == State.REP_SENT && id.due - id.confirmBy > 0) {
+                        id.due = id.confirmBy;
+                    }
                     return false;
                 }
                 if (id.state == State.REQ_SENT) {
@@ -572,10 +604,7 @@ public final class IbConnectionManager implements ConnectionManager {
                     return true;
                 }
                 if (id.state == State.REP_SENT) {
-                    id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0, CmRej.REASON_TIMEOUT,
-                            null, null), id.tid);
-                    id.waiter.completeExceptionally(new RdmaException(Errno.ETIMEDOUT, "no RTU after "
-                            + (MAX_CM_RETRIES + 1) + " REPs"));
+                    unconfirmed(id, (MAX_CM_RETRIES + 1) + " REPs");
                     return true;
                 }
                 id.events.disconnected(); // DREQ unanswered: down all the same (rdma_cm: DISCONNECTED, ETIMEDOUT)
@@ -603,10 +632,24 @@ public final class IbConnectionManager implements ConnectionManager {
         id.due = now + TIMEWAIT_NANOS;
     }
 
-    private void rejectTimeout(CmId id) {
+    /** CM thread: an accepted connection is confirmed (its RTU, or the first request packet on its QP). */
+    private void establish(CmId id, long now) {
+        id.state = State.ESTABLISHED;
+        id.due = now + 3_600_000_000_000L;
+        LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + id);
+    }
+
+    /**
+     * CM thread: an accepted connection that nothing confirmed by {@code when}: the client is told with a REJ
+     * (timeout), the QP goes to ERROR, the connection reports DISCONNECTED then TIMEWAIT_EXIT. The caller
+     * forgets the ID.
+     */
+    private void unconfirmed(CmId id, String when) {
         id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0, CmRej.REASON_TIMEOUT, null, null),
                 id.tid);
-        ids.remove(id.localCommId);
+        rtuTimedOut.incrementAndGet();
+        LOG.log(System.Logger.Level.DEBUG, () -> "no RTU by " + when + ": " + id);
+        peerGone(id, true);
     }
 
     private void onMad(byte[] mad, Endpoint src, Endpoint dst) {
@@ -626,9 +669,7 @@ public final class IbConnectionManager implements ConnectionManager {
             case CmRtu rtu -> {
                 CmId id = ids.get(rtu.remoteCommId());
                 if (id != null && !id.active && id.state == State.REP_SENT && rtu.localCommId() == id.remoteCommId) {
-                    id.state = State.ESTABLISHED;
-                    id.due = now + 3_600_000_000_000L;
-                    id.waiter.complete(rtu);
+                    establish(id, now);
                 } else if (id == null || id.state != State.ESTABLISHED) {
                     bad(src, "an RTU for no connection waiting for one");
                 }
@@ -649,6 +690,9 @@ public final class IbConnectionManager implements ConnectionManager {
                 if (id != null && (id.state == State.REQ_SENT || id.state == State.REP_SENT)) {
                     // the peer needs longer: wait its service timeout before the next try
                     id.due = now + Math.min(60_000_000_000L, 4096L << Math.min(mra.serviceTimeout(), 23));
+                    if (id.state == State.REP_SENT && id.due - id.confirmBy > 0) {
+                        id.due = id.confirmBy; // the caller's deadline still holds
+                    }
                 } else {
                     bad(src, "an MRA for no connection waiting");
                 }
@@ -756,9 +800,11 @@ public final class IbConnectionManager implements ConnectionManager {
                 id.waiter.complete(rej);
             }
             case REP_SENT -> {
+                // the client gave up on the REP: the accepted connection is over before it began
                 ids.remove(id.localCommId);
-                id.waiter.completeExceptionally(new ConnectionRejectedException("the client rejected the REP (IB CM "
-                        + "REJ reason " + rej.reason() + ")", rej.reason(), rej.privateData()));
+                LOG.log(System.Logger.Level.DEBUG, () -> "the client rejected the REP (IB CM REJ reason "
+                        + rej.reason() + "): " + id);
+                peerGone(id, true);
             }
             case ESTABLISHED -> {
                 peerGone(id);
@@ -779,10 +825,6 @@ public final class IbConnectionManager implements ConnectionManager {
         }
         switch (id.state) {
             case ESTABLISHED, DREQ_SENT, REP_SENT -> {
-                if (id.state == State.REP_SENT) {
-                    id.waiter.completeExceptionally(new RdmaException(Errno.ECONNRESET, "the client disconnected"
-                            + " before its RTU arrived"));
-                }
                 id.send(new CmDrep(id.localCommId, id.remoteCommId, null), tid);
                 peerGone(id);
                 enterTimewait(id, now);
@@ -919,14 +961,27 @@ public final class IbConnectionManager implements ConnectionManager {
      * for the engine) unless the context has none.
      */
     private void peerGone(CmId id) {
+        peerGone(id, false);
+    }
+
+    /** As {@link #peerGone(CmId)}; {@code over}: TIMEWAIT_EXIT follows at once (no time-wait: the ID is forgotten). */
+    private void peerGone(CmId id, boolean over) {
         if (context.invoker) {
             toError(id.qp); // inline, under the context's lock
-            id.events.disconnected();
+            down(id, over);
         } else {
             Thread.ofVirtual().start(() -> {
                 toError(id.qp);
-                id.events.disconnected();
+                down(id, over);
             });
+        }
+    }
+
+    private static void down(CmId id, boolean over) {
+        if (over) {
+            id.events.timewaitExit();
+        } else {
+            id.events.disconnected();
         }
     }
 
@@ -1035,6 +1090,7 @@ public final class IbConnectionManager implements ConnectionManager {
         m.put("gsi_mads_sent", gsi.madsSent.get());
         m.put("gsi_mads_dropped", gsi.madsDropped.get());
         m.put("cm_mads_bad", gsi.madsBad.get());
+        m.put("ibcm_rtu_timed_out", rtuTimedOut.get());
     }
 
     /** Context close: listeners stop, connections are dropped (their QPs go with the context). */

@@ -251,10 +251,41 @@ class IbCmTest {
             ch.send(b, target);
         }
 
-        /** @return the next MAD received within {@code ms}, or null */
+        /** Sends an RC SEND_ONLY of {@code data} (a multiple of 4 bytes) to {@code destQp}, as a connected client's QP. */
+        void sendRc(int destQp, int psn, byte[] data) throws Exception {
+            ByteBuffer b = ByteBuffer.allocateDirect(Bth.LENGTH + data.length + Icrc.LENGTH);
+            MemorySegment s = MemorySegment.ofBuffer(b);
+            Bth.write(s, 0, IbOpcode.RC_SEND_ONLY, false, false, 0, 0xFFFF, destQp, true, psn);
+            MemorySegment.copy(data, 0, s, ValueLayout.JAVA_BYTE, Bth.LENGTH, data.length);
+            int len = Bth.LENGTH + data.length;
+            int ip = 0x7F000001;
+            Icrc.write(s, len, icrc.computeIpv4(ip, ip, 0, port(), target.getPort(), b, 0, len));
+            b.clear();
+            ch.send(b, target);
+        }
+
+        /** @return the next MAD received within {@code ms} (packets for other QPs, such as ACKs, skipped), or null */
         byte[] receive(long ms) throws Exception {
+            long end = System.nanoTime() + ms * 1_000_000;
+            while (true) {
+                long left = (end - System.nanoTime()) / 1_000_000;
+                if (left <= 0) {
+                    return null;
+                }
+                byte[] m = receiveOne(left);
+                if (m != null && m.length > 0) {
+                    return m;
+                }
+                if (m == null) {
+                    return null;
+                }
+            }
+        }
+
+        /** @return the next MAD received within {@code ms}, an empty array for a packet to another QP, or null */
+        private byte[] receiveOne(long ms) throws Exception {
             ByteBuffer b = ByteBuffer.allocate(2048);
-            ch.socket().setSoTimeout((int) ms);
+            ch.socket().setSoTimeout((int) Math.max(1, ms));
             java.net.DatagramPacket p = new java.net.DatagramPacket(b.array(), b.capacity());
             try {
                 ch.socket().receive(p);
@@ -262,6 +293,9 @@ class IbCmTest {
                 return null;
             }
             MemorySegment s = MemorySegment.ofArray(b.array());
+            if (Bth.destQp(s, 0) != 1) {
+                return new byte[0];
+            }
             assertEquals(1, Bth.destQp(s, 0));
             assertEquals(Deth.GSI_QKEY, Deth.qkey(s, Bth.LENGTH));
             assertEquals(1, Deth.srcQp(s, Bth.LENGTH));
@@ -362,15 +396,28 @@ class IbCmTest {
             assertEquals((long) c.get("gsi_mads_rcvd"), held + rejected, "each REQ in the ring held or refused: " + c);
             assertTrue(rejected > 0 && c.get("rcvd_pkts") <= n, c.toString());
         }
-        // half-open: the client sends no RTU; accept gives up at its timeout and tells the client with a REJ
+        // half-open: the client sends no RTU; accept returns at once, and the connection ends at the deadline
+        // through its own events, the client told with a REJ
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
              Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
             raw.send(raw.req(0x4242, l.address().getPort(), 0x55).toMad(1));
             ConnectRequest r = l.poll(T);
-            RdmaException e = assertThrows(RdmaException.class, () -> r.accept(s.qp, ConnParam.defaults(),
-                    Duration.ofMillis(700)));
-            assertEquals(RdmaException.Errno.ETIMEDOUT, e.errno());
+            long t0 = System.nanoTime();
+            Connection c = r.accept(s.qp, ConnParam.defaults(), Duration.ofMillis(700));
+            long took = System.nanoTime() - t0;
+            assertTrue(took < 500_000_000L, "accept waited " + took / 1_000_000 + " ms: it must not wait for the RTU");
+            assertEquals(QpState.RTS, s.qp.state(), "accepted: the QP is in RTS before the RTU");
+            assertNull(c.pollEvent(Duration.ZERO), "nothing before the deadline");
+            assertEquals(Event.DISCONNECTED, c.pollEvent(T), "the unconfirmed connection ends");
+            long ended = System.nanoTime() - t0;
+            assertTrue(ended >= 700_000_000L && ended < 2_700_000_000L, "ended after " + ended / 1_000_000
+                    + " ms, its deadline 700 ms");
             assertEquals(QpState.ERROR, s.qp.state());
+            assertEquals(Event.TIMEWAIT_EXIT, c.pollEvent(T));
+            assertNull(c.pollEvent(Duration.ZERO));
+            assertEquals(1L, s.ctx.counters().get("ibcm_rtu_timed_out"));
+            c.close(); // over already: nothing more is sent
+            assertNull(c.pollEvent(Duration.ZERO));
             CmRej rej = null;
             for (byte[] m; rej == null && (m = raw.receive(2000)) != null; ) {
                 if (CmMessage.decode(m, 0, Mad.LENGTH) instanceof CmRej j) {
@@ -380,6 +427,78 @@ class IbCmTest {
             assertNotNull(rej, "a REJ after the REP went unconfirmed");
             assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
             assertEquals(0x4242, rej.remoteCommId());
+        }
+    }
+
+    @Test
+    void aRequestOnTheQpConfirmsAnAcceptedConnectionWhoseRtuWasLost() throws Exception {
+        // IBA's "communication established": the client's RTU never comes, but its first SEND does
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            raw.send(raw.req(0x7777, l.address().getPort(), 0x66).toMad(9));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r);
+            Duration deadline = Duration.ofMillis(1200);
+            long t0 = System.nanoTime();
+            Connection c = r.accept(s.qp, ConnParam.defaults(), deadline);
+            assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(5).sge(0, s.mr, 0, 64)));
+            byte[] m = raw.receive(5000);
+            assertNotNull(m, "REP");
+            CmRep rep = (CmRep) CmMessage.decode(m, 0, Mad.LENGTH);
+            raw.sendRc(rep.localQpn(), rep.startingPsn(),
+                    "hi, no RTU!!".getBytes(java.nio.charset.StandardCharsets.US_ASCII)); // 12 bytes, no pad
+            WorkCompletion wc = new WorkCompletion();
+            long until = System.nanoTime() + T.toNanos();
+            while (s.cq.poll(wc) == 0) {
+                assertTrue(System.nanoTime() - until < 0, "the SEND did not arrive: " + s.ctx.counters());
+                Thread.onSpinWait();
+            }
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals("hi, no RTU!!", s.buf.getString(0).substring(0, 12));
+            // past the deadline, the connection is up: the request confirmed it
+            long left = t0 + deadline.toNanos() + 800_000_000L - System.nanoTime();
+            assertNull(c.pollEvent(Duration.ofNanos(Math.max(0, left))), "a confirmed connection stays up");
+            assertEquals(QpState.RTS, s.qp.state());
+            assertEquals(0L, s.ctx.counters().get("ibcm_rtu_timed_out"));
+            for (byte[] x; (x = raw.receive(100)) != null; ) {
+                assertTrue(CmMessage.decode(x, 0, Mad.LENGTH) instanceof CmRep, "only REP retries, no REJ: "
+                        + CmMessage.decode(x, 0, Mad.LENGTH));
+            }
+        }
+    }
+
+    @Test
+    void closingAnUnconfirmedConnectionWithdrawsTheRepWithAReject() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            raw.send(raw.req(0x8888, l.address().getPort(), 0x67).toMad(4));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r);
+            Connection c = r.accept(s.qp, ConnParam.defaults(), T);
+            assertNotNull(raw.receive(5000), "REP");
+            c.close();
+            assertEquals(Event.DISCONNECTED, c.pollEvent(T));
+            assertEquals(Event.TIMEWAIT_EXIT, c.pollEvent(T));
+            assertEquals(QpState.ERROR, s.qp.state());
+            CmRej rej = null;
+            for (byte[] m; rej == null && (m = raw.receive(2000)) != null; ) {
+                if (CmMessage.decode(m, 0, Mad.LENGTH) instanceof CmRej j) {
+                    rej = j;
+                }
+            }
+            assertNotNull(rej, "a REJ withdraws the REP");
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej.reason());
+            assertEquals(0x8888, rej.remoteCommId());
+            assertEquals(0L, s.ctx.counters().get("ibcm_rtu_timed_out"), "closed by the application, not timed out");
+            // the RTU that comes after is for nobody: dropped and counted
+            long bad = s.ctx.counters().get("cm_mads_bad");
+            raw.send(new CmRtu(0x8888, rej.localCommId(), null).toMad(4));
+            long until = System.nanoTime() + T.toNanos();
+            while (s.ctx.counters().get("cm_mads_bad") == bad) {
+                assertTrue(System.nanoTime() - until < 0, "counted: " + s.ctx.counters());
+                Thread.onSpinWait();
+            }
+            assertNull(c.pollEvent(Duration.ZERO));
         }
     }
 }
