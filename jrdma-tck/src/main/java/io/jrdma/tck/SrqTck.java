@@ -105,10 +105,15 @@ public abstract class SrqTck extends VerbsTckSupport {
         posted = fillUp(srq, rx, posted, on + " grown to " + grown);
         assertEquals(grown, posted, on + ": receives posted up to the new depth");
 
-        RdmaException below = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(grown - 1, 0, 0),
-                SrqAttr.MAX_WR), on + ": a resize below the " + grown + " receives posted");
-        assertEquals(RdmaException.Errno.EINVAL, below.errno(), below.getMessage());
-        assertEquals(grown, srq.query().maxWr(), on + ": a refused resize changes nothing");
+        // below the receives posted: refused (IBA); half of them is refused even where the depth is rounded up
+        // before the check, one less only where it is not
+        boolean rounds = fx.deviation(ProviderFixture.Deviation.SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH).isPresent();
+        for (int depth : rounds ? new int[] {grown / 2} : new int[] {grown / 2, grown - 1}) {
+            RdmaException below = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(depth, 0, 0),
+                    SrqAttr.MAX_WR), on + ": a resize to " + depth + ", below the " + grown + " receives posted");
+            assertEquals(RdmaException.Errno.EINVAL, below.errno(), below.getMessage());
+            assertEquals(grown, srq.query().maxWr(), on + ": a refused resize changes nothing");
+        }
 
         int taken = 6;
         sendAndCheckOrder(tx, tqp, tcq, rx, rcq, rqp, 0, taken, on + " after growing");
@@ -116,7 +121,8 @@ public abstract class SrqTck extends VerbsTckSupport {
         int left = posted - taken;
         srq.modify(new SrqAttr(left, 0, 0), SrqAttr.MAX_WR); // down to exactly what is posted
         int shrunk = srq.query().maxWr();
-        assertTrue(shrunk >= left && shrunk < grown, on + ": query after shrinking to " + left + ": " + srq.query());
+        // at least what was asked (a device may round the depth up, as at creation)
+        assertTrue(shrunk >= left && shrunk <= grown, on + ": query after shrinking to " + left + ": " + srq.query());
         int more = fillUp(srq, rx, posted, on + " shrunk to " + shrunk) - posted;
         assertEquals(shrunk - left, more, on + ": room left after shrinking to the " + left + " receives posted");
         sendAndCheckOrder(tx, tqp, tcq, rx, rcq, rqp, taken, left + more, on + " after shrinking");
@@ -293,6 +299,8 @@ public abstract class SrqTck extends VerbsTckSupport {
     @Test
     void anSrqOfAnotherPdScattersWithItsOwnPdsKeys() {
         requireSrq();
+        fx.deviation(ProviderFixture.Deviation.SRQ_RECEIVES_CHECKED_AGAINST_THE_QPS_PD)
+                .ifPresent(why -> Assumptions.abort("skipped: " + why));
         // libibverbs lets a QP take receives from an SRQ of another PD; the receive's lkeys are the SRQ's PD's
         io.jrdma.verbs.ProtectionDomain pd2 = track(server, "second PD", server.ctx.allocPd());
         io.jrdma.verbs.MemoryRegion mr2 = track(server, "MR of the second PD",
