@@ -105,8 +105,13 @@ final class RdmaCoreCq implements CompletionQueue {
                     + " (overrun); destroy it and its QPs");
         }
         int keep = udReceives ? WC_FLAG_BITS : WC_FLAG_BITS & ~WorkCompletion.GRH;
+        PendingBinds binds = context.binds;
         for (int i = 0; i < n; i++) {
-            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i], keep, context);
+            WorkCompletion wc = out == null ? one : out[i];
+            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), wc, keep, context);
+            if (binds.any() && (wc.status() != WcStatus.SUCCESS || wc.opcode() == WcOpcode.BIND_MW)) {
+                binds.completed(wc.qpNum(), wc.wrId(), wc.status() == WcStatus.SUCCESS);
+            }
         }
         return n;
     }
