@@ -96,6 +96,24 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return verbs;
     }
 
+    /** {@code vendor_id} of Linux rxe ({@code RXE_VENDOR_ID} in the kernel's rxe_param.h). */
+    static final int RXE_VENDOR_ID = 0xFFFFFF;
+    private volatile Boolean rxe;
+
+    /** {@return true when the device is Linux rxe (its vendor id; asked once, on the control path)} */
+    boolean rxe() {
+        Boolean r = rxe;
+        if (r == null) {
+            try {
+                r = queryDevice(true).vendorId() == RXE_VENDOR_ID;
+            } catch (RdmaException e) {
+                r = false;
+            }
+            rxe = r;
+        }
+        return r;
+    }
+
     ContextOps ops() {
         return ops;
     }

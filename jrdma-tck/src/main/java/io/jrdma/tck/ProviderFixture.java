@@ -131,16 +131,16 @@ public abstract class ProviderFixture {
          */
         REFUSED_INVALIDATION_FAILS_ONLY_THE_RECEIVE,
         /**
-         * An SGE with a bad lkey in a request completes {@link io.jrdma.verbs.WcStatus#LOC_QP_OP_ERR} rather than
-         * LOC_PROT_ERR.
+         * A WRITE whose SGE has a bad lkey completes {@link io.jrdma.verbs.WcStatus#LOC_QP_OP_ERR} rather than
+         * LOC_PROT_ERR (a READ into one still LOC_PROT_ERR).
          */
         BAD_LKEY_IS_LOC_QP_OP_ERR,
         /**
-         * A SEND of several packets into a receive too small for it completes REM_OP_ERR at the sender and
-         * LOC_QP_OP_ERR at the receiver (the device takes it as a malformed receive) rather than REM_INV_REQ_ERR
-         * and LOC_LEN_ERR.
+         * A SEND into a receive too small for it may complete REM_OP_ERR at the sender and LOC_QP_OP_ERR at the
+         * receiver (the device takes it as a malformed receive) rather than REM_INV_REQ_ERR and LOC_LEN_ERR: the
+         * TCK accepts either pair.
          */
-        MULTI_PACKET_LENGTH_ERROR_IS_REM_OP_ERR,
+        LENGTH_ERROR_MAY_BE_REM_OP_ERR,
         /** {@code struct ibv_wc} has no solicited flag: completions never carry {@link io.jrdma.verbs.WorkCompletion#SOLICITED}. */
         NO_SOLICITED_FLAG,
         /** A CQ armed for solicited completions only is not notified of an error completion. */
@@ -151,9 +151,15 @@ public abstract class ProviderFixture {
         SRQ_RECEIVES_CHECKED_AGAINST_THE_QPS_PD,
         /**
          * An SRQ resize rounds the depth up first and refuses it only when the posted receives do not fit the
-         * rounded depth, so a resize to one less than the receives posted may be taken.
+         * rounded depth, so a resize to one less than the receives posted may be taken; and a modify that sets
+         * depth and limit at once checks each against the SRQ's current other one, not the new.
          */
-        SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH
+        SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH,
+        /**
+         * An access through a memory window is checked against the bounds of the window's region, not of the
+         * window: a peer reaches bytes of the region outside the window. The TCK does not check those bounds.
+         */
+        WINDOW_BOUNDS_NOT_ENFORCED
     }
 
     /**

@@ -132,16 +132,21 @@ public abstract class SrqTck extends VerbsTckSupport {
                     on + ": a depth of " + bad);
             assertEquals(RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
         }
-        RdmaException high = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(2, 0, 3),
-                SrqAttr.MAX_WR | SrqAttr.LIMIT), on + ": a limit above the new depth");
-        assertEquals(RdmaException.Errno.EINVAL, high.errno(), high.getMessage());
+        if (!rounds) { // else: the device checks the new limit against the current depth, not the new one
+            RdmaException high = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(2, 0, 3),
+                    SrqAttr.MAX_WR | SrqAttr.LIMIT), on + ": a limit above the new depth");
+            assertEquals(RdmaException.Errno.EINVAL, high.errno(), high.getMessage());
+        }
         srq.modify(SrqAttr.limit(2), SrqAttr.LIMIT);
         RdmaException underLimit = assertThrows(RdmaException.class, () -> srq.modify(new SrqAttr(1, 0, 0),
                 SrqAttr.MAX_WR), on + ": a depth below the armed limit");
         assertEquals(RdmaException.Errno.EINVAL, underLimit.errno(), underLimit.getMessage());
-        srq.modify(new SrqAttr(1, 0, 1), SrqAttr.MAX_WR | SrqAttr.LIMIT); // both at once: the limit checked against 1
-        SrqAttr last = srq.query();
-        assertTrue(last.maxWr() >= 1 && last.srqLimit() == 1, on + ": after a depth of 1 and a limit of 1 at once: " + last);
+        if (!rounds) { // else: the device checks the new depth against the current limit (2), not the new one
+            srq.modify(new SrqAttr(1, 0, 1), SrqAttr.MAX_WR | SrqAttr.LIMIT); // both at once: the limit checked against 1
+            SrqAttr last = srq.query();
+            assertTrue(last.maxWr() >= 1 && last.srqLimit() == 1, on + ": after a depth of 1 and a limit of 1 at once: "
+                    + last);
+        }
         closeNow(rqp);
         closeNow(srq);
     }

@@ -122,12 +122,12 @@ public final class RdmaCoreFixture extends ProviderFixture {
             case REFUSED_INVALIDATION_FAILS_ONLY_THE_RECEIVE -> rxe() ? "Linux rxe acknowledges a SEND_WITH_INV"
                     + " before it tries the invalidation, then completes the receive REM_INV_REQ_ERR and moves its QP"
                     + " to ERROR: the sender never learns it" : null;
-            case BAD_LKEY_IS_LOC_QP_OP_ERR -> rxe() ? "Linux rxe completes a request whose SGE has a bad lkey"
-                    + " LOC_QP_OP_ERR (its requester fails to copy the payload and reports that status)" : null;
-            case MULTI_PACKET_LENGTH_ERROR_IS_REM_OP_ERR -> rxe() ? "Linux rxe's responder takes a SEND's later"
-                    + " packet that overflows the receive as a malformed receive WQE: NAK Remote Operational Error"
-                    + " (REM_OP_ERR at the sender, LOC_QP_OP_ERR at the receiver); a one-packet SEND is still"
-                    + " REM_INV_REQ_ERR/LOC_LEN_ERR" : null;
+            case BAD_LKEY_IS_LOC_QP_OP_ERR -> rxe() ? "Linux rxe completes a WRITE whose SGE has a bad lkey"
+                    + " LOC_QP_OP_ERR (its requester fails to copy the payload and reports that status; a READ into a"
+                    + " bad lkey is LOC_PROT_ERR)" : null;
+            case LENGTH_ERROR_MAY_BE_REM_OP_ERR -> rxe() ? "Linux rxe's responder takes a SEND that overflows its"
+                    + " receive as a malformed receive WQE: NAK Remote Operational Error (REM_OP_ERR at the sender,"
+                    + " seen for one-packet and longer SENDs)" : null;
             case NO_SOLICITED_EVENT_FOR_ERRORS -> rxe() ? "Linux rxe notifies a CQ armed solicited-only for"
                     + " completions of packets with the SE bit only, not for error completions" : null;
             case IPV4_TTL_IS_NOT_THE_HOP_LIMIT -> rxe() ? "Linux rxe sends RoCEv2 over IPv4 with TTL 64 whatever the"
@@ -135,7 +135,11 @@ public final class RdmaCoreFixture extends ProviderFixture {
             case SRQ_RECEIVES_CHECKED_AGAINST_THE_QPS_PD -> rxe() ? "Linux rxe's responder checks the lkeys of a"
                     + " receive against the QP's PD, also when the receive comes from an SRQ of another PD" : null;
             case SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH -> rxe() ? "Linux rxe rounds an SRQ's depth up to a power of"
-                    + " two minus one before it checks that the posted receives fit" : null;
+                    + " two minus one before it checks that the posted receives fit, and checks a new limit against"
+                    + " the current depth (a limit above the new depth was taken)" : null;
+            case WINDOW_BOUNDS_NOT_ENFORCED -> rxe() ? "Linux rxe (kernel 6.1) checks an access through a memory"
+                    + " window against its region's bounds, not the window's (a UC WRITE before a type 2 window's"
+                    + " start was placed)" : null;
         };
         return Optional.ofNullable(why);
     }
