@@ -440,6 +440,7 @@ final class RdmaCoreQp implements QueuePair {
         w.set(JAVA_INT, Structs.SWR_NUM_SGE, 0);
         w.set(JAVA_INT, Structs.SWR_OPCODE, code);
         w.set(JAVA_INT, Structs.SWR_SEND_FLAGS, wr.flags());
+        w.set(JAVA_INT, Structs.SWR_IMM, 0); // rxe's provider refuses a bind with imm_data (EINVAL): clear the last post's
         w.set(ADDRESS, Structs.SWR_BIND_MW_MW, mw.mw);
         w.set(JAVA_INT, Structs.SWR_BIND_MW_RKEY, wr.mwRkey());
         w.set(ADDRESS, Structs.SWR_BIND_MW_MR, mr.mr);

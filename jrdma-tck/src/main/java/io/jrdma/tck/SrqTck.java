@@ -368,6 +368,8 @@ public abstract class SrqTck extends VerbsTckSupport {
         SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
         CompletionQueue scq = server.newCq(16);
         QueuePair sqp = server.newQp(QpInitAttr.rc(scq).withSrq(srq));
+        // through INIT: Linux (ib_modify_qp_is_ok) refuses RESET -> ERROR; INIT -> ERROR is valid everywhere
+        sqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(0));
         sqp.modify(new QpAttr().state(QpState.ERROR));
         AsyncEvent e = awaitAsync(server, ev -> ev.type() == AsyncEvent.Type.QP_LAST_WQE_REACHED,
                 "QP_LAST_WQE_REACHED after the move to ERROR");
