@@ -159,7 +159,12 @@ public abstract class ProviderFixture {
          * An access through a memory window is checked against the bounds of the window's region, not of the
          * window: a peer reaches bytes of the region outside the window. The TCK does not check those bounds.
          */
-        WINDOW_BOUNDS_NOT_ENFORCED
+        WINDOW_BOUNDS_NOT_ENFORCED,
+        /**
+         * A QP in RTR that receives its first packet raises no COMM_EST event. The TCK checks that the receive
+         * completes in RTR, then skips the event.
+         */
+        NO_COMM_EST_EVENT
     }
 
     /**

@@ -137,6 +137,8 @@ public final class RdmaCoreFixture extends ProviderFixture {
             case SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH -> rxe() ? "Linux rxe rounds an SRQ's depth up to a power of"
                     + " two minus one before it checks that the posted receives fit, and checks a new limit against"
                     + " the current depth (a limit above the new depth was taken)" : null;
+            case NO_COMM_EST_EVENT -> rxe() ? "Linux rxe raises no COMM_EST when a QP in RTR receives its first"
+                    + " packet (none came within 10 s on rxe0, the receive itself completed)" : null;
             case WINDOW_BOUNDS_NOT_ENFORCED -> rxe() ? "Linux rxe (kernel 6.1) checks an access through a memory"
                     + " window against its region's bounds, not the window's (a UC WRITE before a type 2 window's"
                     + " start was placed)" : null;
