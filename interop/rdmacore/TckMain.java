@@ -12,13 +12,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Runs test classes of jrdma-rdmacore (the TCK subclasses, the allocation test) where there is no Maven:
  * in the interop guests. Prints one line per test (PASS, FAIL with the cause, SKIP with the reason) and
- * a summary; exits 1 if any test failed. Usage: java -cp ... TckMain CLASS...
+ * a summary; exits 1 if any test failed. Usage: java -cp ... TckMain CLASS[#METHOD]...
  */
 public final class TckMain {
     public static void main(String[] args) {
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
-        for (String c : args) {
-            b.selectors(DiscoverySelectors.selectClass(c));
+        for (String c : args) { // CLASS, or CLASS#method for one test
+            b.selectors(c.contains("#") ? DiscoverySelectors.selectMethod(c) : DiscoverySelectors.selectClass(c));
         }
         LauncherDiscoveryRequest request = b.build();
         AtomicInteger pass = new AtomicInteger(), fail = new AtomicInteger(), skip = new AtomicInteger();

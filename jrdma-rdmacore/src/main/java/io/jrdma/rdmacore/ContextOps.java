@@ -31,13 +31,32 @@ final class ContextOps {
     /** {@code int (*req_notify_cq)(struct ibv_cq *, int solicited_only)} */
     final MethodHandle reqNotifyCq;
 
+    /**
+     * {@code struct ibv_mw *(*alloc_mw)(struct ibv_pd *, enum ibv_mw_type)} (verbs.h's static inline
+     * {@code ibv_alloc_mw}), with {@code errno} captured (its first argument is the call state); null when the
+     * provider has no memory windows
+     */
+    final MethodHandle allocMw;
+    /** {@code int (*bind_mw)(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)} ({@code ibv_bind_mw}), or null */
+    final MethodHandle bindMw;
+    /** {@code int (*dealloc_mw)(struct ibv_mw *)} ({@code ibv_dealloc_mw}), or null */
+    final MethodHandle deallocMw;
+
     private ContextOps(MethodHandle postSend, MethodHandle postRecv, MethodHandle postSrqRecv, MethodHandle pollCq,
-                       MethodHandle reqNotifyCq) {
+                       MethodHandle reqNotifyCq, MethodHandle allocMw, MethodHandle bindMw, MethodHandle deallocMw) {
         this.postSend = postSend;
         this.postRecv = postRecv;
         this.postSrqRecv = postSrqRecv;
         this.pollCq = pollCq;
         this.reqNotifyCq = reqNotifyCq;
+        this.allocMw = allocMw;
+        this.bindMw = bindMw;
+        this.deallocMw = deallocMw;
+    }
+
+    /** {@return true when the provider has the three memory window ops} */
+    boolean hasMw() {
+        return allocMw != null && bindMw != null && deallocMw != null;
     }
 
     /**
@@ -57,11 +76,19 @@ final class ContextOps {
         MemorySegment poll = required(c, "poll_cq", device);
         MemorySegment arm = required(c, "req_notify_cq", device);
         MemorySegment srq = c.get(ADDRESS, Structs.opOffset("post_srq_recv"));
+        MemorySegment alloc = c.get(ADDRESS, Structs.opOffset("alloc_mw"));
+        MemorySegment bind = c.get(ADDRESS, Structs.opOffset("bind_mw"));
+        MemorySegment dealloc = c.get(ADDRESS, Structs.opOffset("dealloc_mw"));
         return new ContextOps(linker.downcallHandle(send, POST), linker.downcallHandle(recv, POST),
                 srq.equals(MemorySegment.NULL) ? null : linker.downcallHandle(srq, POST),
                 linker.downcallHandle(poll, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS),
                         Linker.Option.critical(false)),
-                linker.downcallHandle(arm, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)));
+                linker.downcallHandle(arm, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)),
+                alloc.equals(MemorySegment.NULL) ? null : linker.downcallHandle(alloc,
+                        FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno")),
+                bind.equals(MemorySegment.NULL) ? null : linker.downcallHandle(bind, POST),
+                dealloc.equals(MemorySegment.NULL) ? null : linker.downcallHandle(dealloc,
+                        FunctionDescriptor.of(JAVA_INT, ADDRESS)));
     }
 
     private static MemorySegment required(MemorySegment ctx, String op, String device) {

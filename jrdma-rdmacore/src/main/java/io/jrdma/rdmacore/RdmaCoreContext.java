@@ -42,21 +42,27 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * {@code ibv_query_port}, {@code ibv_query_gid}, the GID types and counters the kernel shows in sysfs), PDs,
  * MRs, completion channels, CQs, QPs (RC, UC, UD), AHs and SRQs through libibverbs' exported functions, the
  * data path through the context's ops table ({@link ContextOps}), async events from the context's
- * {@code async_fd}, and jrdma's TCP connection manager (RoCE). Memory windows and librdmacm are not built.
+ * {@code async_fd}, memory windows through the ops table, and jrdma's TCP connection manager (RoCE). Fast
+ * registration (not in libibverbs' standard API) and librdmacm are not built.
  * Queries and object creation are control-path calls (they allocate); posting and polling do not.
  */
 public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
-    static final String NOT_BUILT = "the rdmacore provider has no memory windows (ibv_alloc_mw, ibv_bind_mw), no"
-            + " fast registration and no librdmacm (rdma_cm) yet: connections use jrdma's TCP exchange, which"
-            + " iWARP devices (siw) cannot use";
+    static final String NOT_BUILT = "the rdmacore provider has no fast registration (libibverbs' standard API has"
+            + " no ibv_alloc_mr or IBV_WR_REG_MR: the memory management extensions are the kernel's) and no librdmacm"
+            + " (rdma_cm) yet: connections use jrdma's TCP exchange, which iWARP devices (siw) cannot use";
 
     /**
-     * Device capabilities this provider does not offer yet, cleared from what {@link #queryDevice} reports:
-     * memory windows ({@code IBV_DEVICE_MEM_WINDOW}, types 2A and 2B) and the memory management extensions
-     * (fast registration has no libibverbs verb).
+     * Device capabilities this provider does not offer, cleared from what {@link #queryDevice} reports: the
+     * memory management extensions (fast registration: libibverbs' standard API has no {@code ibv_alloc_mr}
+     * and no {@code IBV_WR_REG_MR}).
      */
-    static final int NOT_BUILT_CAPS = io.jrdma.verbs.DeviceCap.MEM_WINDOW | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2A
-            | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2B | io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS;
+    static final int NOT_BUILT_CAPS = io.jrdma.verbs.DeviceCap.MEM_MGT_EXTENSIONS;
+    /** The memory window capabilities, cleared (with {@code max_mw} 0) when the device's provider has no window ops. */
+    static final int MW_CAPS = io.jrdma.verbs.DeviceCap.MEM_WINDOW | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2A
+            | io.jrdma.verbs.DeviceCap.MEM_WINDOW_TYPE_2B;
+
+    /** The type 2 binds posted and not yet completed, for the keys of binds that fail. */
+    final PendingBinds binds = new PendingBinds();
 
     private final RdmaCoreDevice device;
     private final LibIbverbs lib;
@@ -88,6 +94,24 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     IbvVerbs verbs() {
         return verbs;
+    }
+
+    /** {@code vendor_id} of Linux rxe ({@code RXE_VENDOR_ID} in the kernel's rxe_param.h). */
+    static final int RXE_VENDOR_ID = 0xFFFFFF;
+    private volatile Boolean rxe;
+
+    /** {@return true when the device is Linux rxe (its vendor id; asked once, on the control path)} */
+    boolean rxe() {
+        Boolean r = rxe;
+        if (r == null) {
+            try {
+                r = queryDevice(true).vendorId() == RXE_VENDOR_ID;
+            } catch (RdmaException e) {
+                r = false;
+            }
+            rxe = r;
+        }
+        return r;
     }
 
     ContextOps ops() {
@@ -164,8 +188,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     /**
      * {@return the device's attributes ({@code ibv_query_device}); the QP types are the ones the transport
      * requires (InfiniBand/RoCE: RC, UC, UD as rxe offers them; iWARP: RC), as rdma-core reports no list; the
-     * capabilities this provider does not offer yet ({@link #NOT_BUILT_CAPS}) are cleared and {@code max_mw} is 0,
-     * so that code which checks them before use does not try them ({@link #queryDeviceAsReported()}: the device's)}
+     * capabilities this provider does not offer ({@link #NOT_BUILT_CAPS}: fast registration) are cleared, and so are
+     * the memory window ones ({@code max_mw} 0) when the device's provider has no window ops, so that code which
+     * checks them before use does not try them ({@link #queryDeviceAsReported()}: the device's)}
      *
      * @throws RdmaException EPROTO if the library wrote a bigger struct than verbs.h's, else the returned errno
      */
@@ -176,14 +201,15 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     /**
      * {@return the device's attributes exactly as {@code ibv_query_device} reports them (what {@code ibv_devinfo -v}
-     * prints), the memory window and memory management capabilities this provider does not offer yet included}
+     * prints), the memory management capabilities this provider does not offer included}
      */
     public DeviceAttr queryDeviceAsReported() {
         return queryDevice(true);
     }
 
     private DeviceAttr queryDevice(boolean asReported) {
-        int hide = asReported ? 0 : NOT_BUILT_CAPS;
+        boolean mw = ops.hasMw();
+        int hide = asReported ? 0 : NOT_BUILT_CAPS | (mw ? 0 : MW_CAPS);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(IBV_DEVICE_ATTR.byteSize() + LibIbverbs.CANARY_BYTES, 8);
             lib.queryDevice(ctx(), a);
@@ -200,7 +226,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                     i(a, "vendor_id"), i(a, "vendor_part_id"), i(a, "hw_ver"), i(a, "max_qp"), i(a, "max_qp_wr"),
                     i(a, "device_cap_flags") & ~hide, i(a, "max_sge"), i(a, "max_sge_rd"), i(a, "max_cq"), i(a, "max_cqe"),
                     i(a, "max_mr"), i(a, "max_pd"), i(a, "max_qp_rd_atom"), i(a, "max_res_rd_atom"),
-                    i(a, "max_qp_init_rd_atom"), cap, asReported ? i(a, "max_mw") : 0, i(a, "max_ah"), i(a, "max_srq"),
+                    i(a, "max_qp_init_rd_atom"), cap, asReported || mw ? i(a, "max_mw") : 0, i(a, "max_ah"), i(a, "max_srq"),
                     i(a, "max_srq_wr"), i(a, "max_srq_sge"),
                     Short.toUnsignedInt(a.get(JAVA_SHORT, off(IBV_DEVICE_ATTR, "max_pkeys"))),
                     Byte.toUnsignedInt(a.get(JAVA_BYTE, off(IBV_DEVICE_ATTR, "phys_port_cnt"))), types);

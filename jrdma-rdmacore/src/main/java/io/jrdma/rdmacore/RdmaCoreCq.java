@@ -56,7 +56,11 @@ final class RdmaCoreCq implements CompletionQueue {
         this.wcs = arena.allocate(Structs.IBV_WC.byteSize() * WC_BATCH, 8);
         this.pollCq = context.ops().pollCq;
         this.reqNotify = context.ops().reqNotifyCq;
+        this.kernelFlags = context.rxe();
     }
+
+    /** Whether completions carry the kernel's flag values (Linux rxe): {@link #KERNEL_WC_WITH_INVALIDATE}. */
+    private final boolean kernelFlags;
 
     /** Notes that a UD QP receives into this CQ. */
     void hasUd() {
@@ -105,14 +109,35 @@ final class RdmaCoreCq implements CompletionQueue {
                     + " (overrun); destroy it and its QPs");
         }
         int keep = udReceives ? WC_FLAG_BITS : WC_FLAG_BITS & ~WorkCompletion.GRH;
+        PendingBinds binds = context.binds;
         for (int i = 0; i < n; i++) {
-            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), out == null ? one : out[i], keep, context);
+            WorkCompletion wc = out == null ? one : out[i];
+            decode(wcs, (long) i * Structs.IBV_WC.byteSize(), wc, keep, context, kernelFlags);
+            if (binds.any() && (wc.status() != WcStatus.SUCCESS || wc.opcode() == WcOpcode.BIND_MW)) {
+                binds.completed(wc.qpNum(), wc.wrId(), wc.status() == WcStatus.SUCCESS);
+            }
         }
         return n;
     }
 
+    /**
+     * The kernel's {@code IB_WC_WITH_INVALIDATE} (1 << 2), which is {@code IBV_WC_IP_CSUM_OK} in libibverbs: Linux rxe
+     * writes its completions into the user's ring with the kernel's flag values, so rdma-core's rxe provider hands a
+     * receive that invalidated a key with this bit instead of {@code IBV_WC_WITH_INV} (1 << 3).
+     */
+    static final int KERNEL_WC_WITH_INVALIDATE = 1 << 2;
+
     /** Copies the {@code struct ibv_wc} at {@code at} into {@code wc}. */
     static void decode(MemorySegment s, long at, WorkCompletion wc, int keepFlags, RdmaCoreContext peers) {
+        decode(s, at, wc, keepFlags, peers, false);
+    }
+
+    /**
+     * Copies the {@code struct ibv_wc} at {@code at} into {@code wc}; with {@code kernelFlags} (Linux rxe) a receive's
+     * {@link #KERNEL_WC_WITH_INVALIDATE} is read as {@link WorkCompletion#WITH_INV}.
+     */
+    static void decode(MemorySegment s, long at, WorkCompletion wc, int keepFlags, RdmaCoreContext peers,
+                       boolean kernelFlags) {
         int status = s.get(JAVA_INT, at + Structs.WC_STATUS);
         int op = s.get(JAVA_INT, at + Structs.WC_OPCODE);
         boolean receive = op >= IBV_WC_RECV;
@@ -121,7 +146,11 @@ final class RdmaCoreCq implements CompletionQueue {
         }
         // rxe flags RC/UC receives with IBV_WC_GRH too, though only a UD receive buffer holds a GRH: kept for
         // CQs that UD QPs receive into, cleared on the others
-        int flags = s.get(JAVA_INT, at + Structs.WC_FLAGS) & keepFlags;
+        int raw = s.get(JAVA_INT, at + Structs.WC_FLAGS);
+        if (kernelFlags && receive && (raw & KERNEL_WC_WITH_INVALIDATE) != 0) {
+            raw = (raw & ~KERNEL_WC_WITH_INVALIDATE) | WorkCompletion.WITH_INV;
+        }
+        int flags = raw & keepFlags;
         int imm = (flags & WorkCompletion.WITH_IMM) != 0 ? s.get(JAVA_INT_BE, at + Structs.WC_IMM)
                 : (flags & WorkCompletion.WITH_INV) != 0 ? s.get(JAVA_INT, at + Structs.WC_IMM) : 0;
         WcOpcode opcode = op >= 0 && op < SEND_OPCODES.length ? SEND_OPCODES[op]

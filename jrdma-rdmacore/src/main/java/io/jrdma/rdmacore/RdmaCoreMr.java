@@ -11,7 +11,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 final class RdmaCoreMr implements MemoryRegion {
     private final RdmaCorePd pd;
     private final MemorySegment segment;
-    private final MemorySegment mr;
+    /** The native {@code struct ibv_mr}. */
+    final MemorySegment mr;
     private final int access;
     private final int lkey;
     private final int rkey;

@@ -115,6 +115,50 @@ final class RdmaCorePd implements ProtectionDomain {
         s.set(JAVA_BYTE, at + Structs.off(Structs.IBV_AH_ATTR, "port_num"), (byte) port);
     }
 
+    /**
+     * {@return a memory window of {@code type} ({@code ops.alloc_mw}, verbs.h's static inline {@code ibv_alloc_mw})}
+     *
+     * @throws RdmaException EOPNOTSUPP naming allocMw when the device's rdma-core provider has no memory windows;
+     *                       else the errno of alloc_mw (EINVAL for a type the device does not have)
+     */
+    @Override
+    public io.jrdma.verbs.MemoryWindow allocMw(io.jrdma.verbs.MwType type) {
+        requireOpen();
+        ContextOps ops = context.ops();
+        if (!ops.hasMw()) {
+            throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "ProtectionDomain.allocMw (ibv_alloc_mw, " + type
+                    + "): the rdma-core provider of " + context.device().name() + " has no memory windows");
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = IbvVerbs.callState(a);
+            MemorySegment mw = (MemorySegment) ops.allocMw.invokeExact(state, pd, type.value());
+            if (mw.equals(MemorySegment.NULL)) {
+                int e = IbvVerbs.errno(state);
+                throw new RdmaException(RdmaException.Errno.of(e == 0 ? 5 : e), "ibv_alloc_mw(" + type + ") on "
+                        + context.device().name() + " failed (errno " + e + ")");
+            }
+            return new RdmaCoreMw(this, mw, type);
+        } catch (RdmaException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Fast registration is not offered: libibverbs' standard API has no {@code ibv_alloc_mr} and no
+     * {@code IBV_WR_REG_MR} (the memory management extensions are kernel verbs; user space has memory windows),
+     * and {@code queryDevice()} clears {@code MEM_MGT_EXTENSIONS} accordingly.
+     *
+     * @throws RdmaException always EOPNOTSUPP, naming allocMr and why
+     */
+    @Override
+    public MemoryRegion allocMr(long maxLength) {
+        throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "ProtectionDomain.allocMr (fast registration) is not"
+                + " in libibverbs' standard API (no ibv_alloc_mr, no IBV_WR_REG_MR): on rdma-core devices register"
+                + " with register() and grant remote access through memory windows (allocMw)");
+    }
+
     @Override
     public SharedReceiveQueue createSrq(SrqInitAttr attr) {
         requireOpen();

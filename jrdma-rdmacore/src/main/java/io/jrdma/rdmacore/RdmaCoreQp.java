@@ -38,7 +38,10 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  */
 final class RdmaCoreQp implements QueuePair {
     private static final int IBV_QPT_RC = 2, IBV_QPT_UC = 3, IBV_QPT_UD = 4;
-    /** {@code enum ibv_wr_opcode} per {@link WrOpcode} ordinal; -1: no rdma-core work request (REG_MR). */
+    /**
+     * {@code enum ibv_wr_opcode} per {@link WrOpcode} ordinal; -1: no work request of libibverbs' standard API
+     * (REG_MR: fast registration is the kernel's).
+     */
     private static final int[] WR_OPCODE = new int[WrOpcode.values().length];
 
     static {
@@ -50,12 +53,12 @@ final class RdmaCoreQp implements QueuePair {
         WR_OPCODE[WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()] = 5;
         WR_OPCODE[WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal()] = 6;
         WR_OPCODE[WrOpcode.LOCAL_INV.ordinal()] = 7;
-        WR_OPCODE[WrOpcode.BIND_MW.ordinal()] = -1; // through bindMw, not built
+        WR_OPCODE[WrOpcode.BIND_MW.ordinal()] = 8; // a type 2 window's bind
         WR_OPCODE[WrOpcode.SEND_WITH_INV.ordinal()] = 9;
         WR_OPCODE[WrOpcode.REG_MR.ordinal()] = -1;
     }
 
-    private static final int EINVAL = 22, EMSGSIZE = 90, EOPNOTSUPP = 95;
+    private static final int EPERM = 1, EINVAL = 22, EMSGSIZE = 90, EOPNOTSUPP = 95;
     /** Every {@code IBV_QP_*} attribute bit {@link #query} asks for. */
     private static final int QUERY_ALL = QpAttr.STATE | QpAttr.ACCESS_FLAGS | QpAttr.PKEY_INDEX | QpAttr.PORT
             | QpAttr.QKEY | QpAttr.AV | QpAttr.PATH_MTU | QpAttr.TIMEOUT | QpAttr.RETRY_CNT | QpAttr.RNR_RETRY
@@ -70,7 +73,7 @@ final class RdmaCoreQp implements QueuePair {
     private final RdmaCoreSrq srq;
     private final int qpn;
     private final Arena arena;
-    private final MemorySegment sendWr, sendSges, recvWr, recvSges, badWr, queryAttr, queryInit, queryState;
+    private final MemorySegment sendWr, sendSges, recvWr, recvSges, badWr, queryAttr, queryInit, queryState, mwBind;
     private final int maxSendSge, maxRecvSge;
     /** A UD QP's largest message: port 1's active MTU. */
     private final long udMtu;
@@ -94,6 +97,7 @@ final class RdmaCoreQp implements QueuePair {
         this.recvWr = arena.allocate(Structs.IBV_RECV_WR);
         this.recvSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxRecvSge, 8);
         this.badWr = arena.allocate(ADDRESS);
+        this.mwBind = arena.allocate(Structs.IBV_MW_BIND);
         this.queryAttr = arena.allocate(IBV_QP_ATTR);
         this.queryInit = arena.allocate(IBV_QP_INIT_ATTR);
         this.queryState = IbvVerbs.callState(arena);
@@ -345,7 +349,8 @@ final class RdmaCoreQp implements QueuePair {
      *
      * @return 0, or the provider's errno (ENOMEM full, EINVAL malformed or wrong state), EINVAL for more SGEs
      *         than the QP was created with, a UD request without an address handle of this provider or a
-     *         destroyed QP; EOPNOTSUPP for BIND_MW and REG_MR (not built)
+     *         destroyed QP, a BIND_MW of anything but a type 2 window of this context with a region; EPERM for a
+     *         BIND_MW of a region of another PD; EOPNOTSUPP for REG_MR (no fast registration in libibverbs)
      */
     @Override
     public int postSend(SendWorkRequest wr) {
@@ -356,6 +361,9 @@ final class RdmaCoreQp implements QueuePair {
         int code = WR_OPCODE[op.ordinal()];
         if (code < 0) {
             return EOPNOTSUPP;
+        }
+        if (op == WrOpcode.BIND_MW) {
+            return postBind(wr, code);
         }
         int n = wr.numSge();
         if (n > maxSendSge) {
@@ -407,6 +415,88 @@ final class RdmaCoreQp implements QueuePair {
         int rc;
         try {
             rc = (int) postSendOp.invokeExact(qp, w, badWr);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return rc < 0 ? -rc : rc;
+    }
+
+    /**
+     * A type 2 window's bind ({@code IBV_WR_BIND_MW} with {@code bind_mw}): posted, then the window's native
+     * rkey becomes the request's, as rxe's provider reads {@code mw->rkey} as the window's current key when it
+     * builds a bind; a bind that completes in error gives the old key back ({@link PendingBinds}).
+     */
+    private int postBind(SendWorkRequest wr, int code) {
+        if (type == QpType.UD || !(wr.mw() instanceof RdmaCoreMw mw) || mw.closed()
+                || mw.type() != io.jrdma.verbs.MwType.TYPE_2 || mw.pd().context() != context
+                || !(wr.bindMr() instanceof RdmaCoreMr mr)) {
+            return EINVAL; // UD has no binds; a type 1 window binds with bindMw; rxe's provider reads the region
+        }
+        if (mr.pd() != mw.pd()) {
+            return EPERM;
+        }
+        MemorySegment w = sendWr;
+        w.set(JAVA_LONG, Structs.SWR_WR_ID, wr.wrId());
+        w.set(JAVA_INT, Structs.SWR_NUM_SGE, 0);
+        w.set(JAVA_INT, Structs.SWR_OPCODE, code);
+        w.set(JAVA_INT, Structs.SWR_SEND_FLAGS, wr.flags());
+        w.set(JAVA_INT, Structs.SWR_IMM, 0); // rxe's provider refuses a bind with imm_data (EINVAL): clear the last post's
+        w.set(ADDRESS, Structs.SWR_BIND_MW_MW, mw.mw);
+        w.set(JAVA_INT, Structs.SWR_BIND_MW_RKEY, wr.mwRkey());
+        w.set(ADDRESS, Structs.SWR_BIND_MW_MR, mr.mr);
+        w.set(JAVA_LONG, Structs.SWR_BIND_MW_ADDR, wr.bindAddr());
+        w.set(JAVA_LONG, Structs.SWR_BIND_MW_LENGTH, wr.bindLength());
+        w.set(JAVA_INT, Structs.SWR_BIND_MW_ACCESS, wr.bindAccess() & RdmaCorePd.IBV_ACCESS_BITS);
+        int old = mw.rkey();
+        int rc;
+        try {
+            rc = (int) postSendOp.invokeExact(qp, w, badWr);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            return rc < 0 ? -rc : rc;
+        }
+        mw.setKey(wr.mwRkey());
+        context.binds.add(qpn, wr.wrId(), mw, old, wr.mwRkey());
+        return 0;
+    }
+
+    /**
+     * Binds a type 1 window ({@code ops.bind_mw} with this QP's native {@code struct ibv_mw_bind}, after the checks
+     * of verbs.h's static inline {@code ibv_bind_mw}); the provider gives the window its next key at once.
+     *
+     * @return 0, or EINVAL (a type 2 or closed window, a window or region of another context, no region, a UD QP,
+     *         a destroyed QP), EPERM (a region of another PD than the window's), or the provider's errno
+     */
+    @Override
+    public int bindMw(io.jrdma.verbs.MemoryWindow window, io.jrdma.verbs.MwBind bind) {
+        if (closed) {
+            return EINVAL;
+        }
+        if (!context.ops().hasMw()) {
+            return EOPNOTSUPP;
+        }
+        if (type == QpType.UD || !(window instanceof RdmaCoreMw mw) || mw.closed()
+                || mw.type() != io.jrdma.verbs.MwType.TYPE_1 || mw.pd().context() != context) {
+            return EINVAL;
+        }
+        if (!(bind.mr() instanceof RdmaCoreMr mr)) {
+            return EINVAL; // rxe's provider reads the region's lkey: a bind needs one (bind a zero length to unbind)
+        }
+        if (mr.pd() != mw.pd()) {
+            return EPERM;
+        }
+        MemorySegment b = mwBind;
+        b.set(JAVA_LONG, Structs.MWB_WR_ID, bind.wrId());
+        b.set(JAVA_INT, Structs.MWB_SEND_FLAGS, bind.flags());
+        b.set(ADDRESS, Structs.MWB_MR, mr.mr);
+        b.set(JAVA_LONG, Structs.MWB_ADDR, bind.addr());
+        b.set(JAVA_LONG, Structs.MWB_LENGTH, bind.length());
+        b.set(JAVA_INT, Structs.MWB_ACCESS, bind.access() & RdmaCorePd.IBV_ACCESS_BITS);
+        int rc;
+        try {
+            rc = (int) context.ops().bindMw.invokeExact(qp, mw.mw, b);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

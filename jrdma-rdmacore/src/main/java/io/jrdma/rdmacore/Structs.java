@@ -61,6 +61,29 @@ final class Structs {
     static final long MR_LKEY = off(IBV_MR, "lkey");
     static final long MR_RKEY = off(IBV_MR, "rkey");
 
+    /** {@code struct ibv_mw}: context, pd, rkey, handle, type. 32 bytes. */
+    static final StructLayout IBV_MW = MemoryLayout.structLayout(ADDRESS.withName("context"), ADDRESS.withName("pd"),
+            JAVA_INT.withName("rkey"), JAVA_INT.withName("handle"), JAVA_INT.withName("type"),
+            MemoryLayout.paddingLayout(4)).withName("ibv_mw");
+    static final long MW_RKEY = off(IBV_MW, "rkey");
+    static final long MW_TYPE = off(IBV_MW, "type");
+
+    /** {@code struct ibv_mw_bind_info}: mr, addr, length, mw_access_flags. 32 bytes. */
+    static final StructLayout IBV_MW_BIND_INFO = MemoryLayout.structLayout(ADDRESS.withName("mr"),
+            JAVA_LONG.withName("addr"), JAVA_LONG.withName("length"), JAVA_INT.withName("mw_access_flags"),
+            MemoryLayout.paddingLayout(4)).withName("ibv_mw_bind_info");
+
+    /** {@code struct ibv_mw_bind}: wr_id, send_flags, bind_info. 48 bytes. */
+    static final StructLayout IBV_MW_BIND = MemoryLayout.structLayout(JAVA_LONG.withName("wr_id"),
+            JAVA_INT.withName("send_flags"), MemoryLayout.paddingLayout(4), IBV_MW_BIND_INFO.withName("bind_info"))
+            .withName("ibv_mw_bind");
+    static final long MWB_WR_ID = off(IBV_MW_BIND, "wr_id");
+    static final long MWB_SEND_FLAGS = off(IBV_MW_BIND, "send_flags");
+    static final long MWB_MR = off(IBV_MW_BIND, "bind_info.mr");
+    static final long MWB_ADDR = off(IBV_MW_BIND, "bind_info.addr");
+    static final long MWB_LENGTH = off(IBV_MW_BIND, "bind_info.length");
+    static final long MWB_ACCESS = off(IBV_MW_BIND, "bind_info.mw_access_flags");
+
     /** {@code struct ibv_comp_channel}: context, fd, refcnt. */
     static final StructLayout IBV_COMP_CHANNEL = MemoryLayout.structLayout(ADDRESS.withName("context"),
             JAVA_INT.withName("fd"), JAVA_INT.withName("refcnt")).withName("ibv_comp_channel");
@@ -157,6 +180,12 @@ final class Structs {
     static final long SWR_UD_REMOTE_QPN = IBV_SEND_WR.byteOffset(groupElement("wr"), groupElement("ud"), groupElement("remote_qpn"));
     static final long SWR_UD_REMOTE_QKEY = IBV_SEND_WR.byteOffset(groupElement("wr"), groupElement("ud"), groupElement("remote_qkey"));
     static final long SWR_BIND_MW = IBV_SEND_WR.byteOffset(groupElement("bind_mw"));
+    static final long SWR_BIND_MW_MW = IBV_SEND_WR.byteOffset(groupElement("bind_mw"), groupElement("mw"));
+    static final long SWR_BIND_MW_RKEY = IBV_SEND_WR.byteOffset(groupElement("bind_mw"), groupElement("rkey"));
+    static final long SWR_BIND_MW_MR = IBV_SEND_WR.byteOffset(groupElement("bind_mw"), groupElement("mr"));
+    static final long SWR_BIND_MW_ADDR = IBV_SEND_WR.byteOffset(groupElement("bind_mw"), groupElement("addr"));
+    static final long SWR_BIND_MW_LENGTH = IBV_SEND_WR.byteOffset(groupElement("bind_mw"), groupElement("length"));
+    static final long SWR_BIND_MW_ACCESS = IBV_SEND_WR.byteOffset(groupElement("bind_mw"), groupElement("mw_access_flags"));
 
     /** {@code struct ibv_recv_wr}: wr_id, next, sg_list, num_sge. 32 bytes. */
     static final StructLayout IBV_RECV_WR = MemoryLayout.structLayout(JAVA_LONG.withName("wr_id"),

@@ -42,6 +42,15 @@ class StructsLayoutTest {
         at(Structs.IBV_MR, "length", 24);
         at(Structs.IBV_MR, "lkey", 36);
         at(Structs.IBV_MR, "rkey", 40);
+        assertEquals(32, Structs.IBV_MW.byteSize());
+        at(Structs.IBV_MW, "rkey", 16);
+        at(Structs.IBV_MW, "type", 24);
+        assertEquals(48, Structs.IBV_MW_BIND.byteSize());
+        assertEquals(8, Structs.MWB_SEND_FLAGS);
+        assertEquals(16, Structs.MWB_MR);
+        assertEquals(24, Structs.MWB_ADDR);
+        assertEquals(32, Structs.MWB_LENGTH);
+        assertEquals(40, Structs.MWB_ACCESS);
         assertEquals(16, Structs.IBV_COMP_CHANNEL.byteSize());
         at(Structs.IBV_COMP_CHANNEL, "fd", 8);
         assertEquals(128, Structs.IBV_CQ.byteSize());
@@ -119,6 +128,12 @@ class StructsLayoutTest {
         assertEquals(48, Structs.SWR_UD_REMOTE_QPN);
         assertEquals(52, Structs.SWR_UD_REMOTE_QKEY);
         assertEquals(80, Structs.SWR_BIND_MW);
+        assertEquals(80, Structs.SWR_BIND_MW_MW);
+        assertEquals(88, Structs.SWR_BIND_MW_RKEY);
+        assertEquals(96, Structs.SWR_BIND_MW_MR);
+        assertEquals(104, Structs.SWR_BIND_MW_ADDR);
+        assertEquals(112, Structs.SWR_BIND_MW_LENGTH);
+        assertEquals(120, Structs.SWR_BIND_MW_ACCESS);
         assertEquals(32, Structs.IBV_RECV_WR.byteSize());
         assertEquals(16, Structs.RWR_SG_LIST);
         assertEquals(24, Structs.RWR_NUM_SGE);

@@ -61,6 +61,14 @@ class TranslationTest {
             assertFalse(out.hasGrh());
             assertEquals(0xabcd, out.invalidatedRkey());
             assertEquals(WorkCompletion.WITH_INV, out.flags());
+            // Linux rxe hands the kernel's IB_WC_WITH_INVALIDATE (1 << 2, libibverbs' IP_CSUM_OK): read as WITH_INV
+            wc.set(JAVA_INT, 36, 4);
+            wc.set(JAVA_INT, 24, 0x1234);
+            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV, null, true);
+            assertEquals(WorkCompletion.WITH_INV, out.flags(), "rxe's invalidation flag");
+            assertEquals(0x1234, out.invalidatedRkey());
+            RdmaCoreCq.decode(wc, 0, out, WorkCompletion.WITH_IMM | WorkCompletion.WITH_INV, null, false);
+            assertEquals(0, out.flags(), "on other devices bit 2 is IP_CSUM_OK, not passed on");
             // a send-side completion carries no flags (rxe sets WITH_IMM on a SEND_WITH_IMM's own completion)
             wc.set(JAVA_INT, 12, 0);
             wc.set(JAVA_INT, 36, 2);

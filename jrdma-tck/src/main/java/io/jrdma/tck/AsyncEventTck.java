@@ -70,6 +70,8 @@ public abstract class AsyncEventTck extends VerbsTckSupport {
         post(sqp, new RecvWorkRequest().wrId(1).sge(0, server.mr, 0, 64));
         post(cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED).sge(0, client.mr, 0, 64));
         assertEquals(WcStatus.SUCCESS, awaitCompletion(scq, "the receive in RTR").status());
+        fx.deviation(ProviderFixture.Deviation.NO_COMM_EST_EVENT).ifPresent(why -> Assumptions.abort(
+                "skipped (the receive in RTR was checked, the event not): " + why));
         AsyncEvent e = awaitAsync(server, ev -> ev.type() == AsyncEvent.Type.COMM_EST, "COMM_EST");
         assertSame(sqp, e.queuePair(), "the event names the QP: " + e);
         assertEquals(AsyncEvent.Element.QP, e.type().element());

@@ -425,13 +425,37 @@ public abstract class DataPathTck extends TckSupport {
     @Test
     void sendWithInvalidateInvalidatesTheNamedKeyAtTheReceiver() {
         long base = 1 << 20;
-        MemoryRegion target = server.register(base, 4096,
-                Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_INVALIDATE);
         Link l = connect();
+        // the key a peer may invalidate: a region registered with REMOTE_INVALIDATE, or, where registered regions
+        // cannot be (libibverbs), a type 2 memory window bound over one to the server's QP
+        long targetAddr;
+        int targetKey;
+        java.util.Optional<String> noRegion = fx.deviation(ProviderFixture.Deviation.NO_REMOTELY_INVALIDATABLE_REGIONS);
+        if (noRegion.isEmpty()) {
+            MemoryRegion target = server.register(base, 4096,
+                    Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_INVALIDATE);
+            targetAddr = target.address();
+            targetKey = target.rkey();
+        } else {
+            io.jrdma.verbs.DeviceAttr a = server.ctx.queryDevice();
+            org.junit.jupiter.api.Assumptions.assumeTrue(a.supportsMw(io.jrdma.verbs.MwType.TYPE_2),
+                    () -> "skipped: " + noRegion.get() + "; and the device declares no type 2 memory windows, the other"
+                            + " key a peer may invalidate");
+            MemoryRegion target = server.register(base, 4096,
+                    Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.MW_BIND);
+            io.jrdma.verbs.MemoryWindow mw = track(server, "type 2 MW", server.pd.allocMw(io.jrdma.verbs.MwType.TYPE_2));
+            int key = io.jrdma.verbs.MemoryWindow.incRkey(mw.rkey());
+            post(l.sqp, new SendWorkRequest().wrId(6).flags(SendFlags.SIGNALED)
+                    .bindMw(mw, key, target, target.address(), 4096, Access.REMOTE_WRITE));
+            assertCompletion(awaitCompletion(l.scq, "the type 2 bind"), WcStatus.SUCCESS, WcOpcode.BIND_MW, 6,
+                    l.sqp.qpn(), "the bind of the type 2 window a peer invalidates (" + noRegion.get() + ")");
+            targetAddr = target.address();
+            targetKey = key;
+        }
         fill(client.buf, 0, 64, 3);
         post(l.sqp, new RecvWorkRequest().wrId(7).sge(0, server.mr, 0, 4096));
         post(l.cqp, new SendWorkRequest().wrId(8).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
-                .sge(0, client.mr, 0, 64).invalidate(target.rkey()));
+                .sge(0, client.mr, 0, 64).invalidate(targetKey));
         assertCompletion(awaitCompletion(l.ccq, "the SEND_WITH_INV"), WcStatus.SUCCESS, WcOpcode.SEND, 8,
                 l.cqp.qpn(), "the SEND_WITH_INV");
         WorkCompletion recv = awaitCompletion(l.scq, "the receive of a SEND_WITH_INV");
@@ -439,13 +463,13 @@ public abstract class DataPathTck extends TckSupport {
         assertEquals(64, recv.byteLen(), "byte_len of " + recv);
         assertTrue((recv.flags() & WorkCompletion.WITH_INV) != 0, "IBV_WC_WITH_INV in " + recv);
         assertFalse(recv.hasImm(), "no immediate data in " + recv);
-        assertEquals(target.rkey(), recv.invalidatedRkey(), "invalidated_rkey of " + recv);
+        assertEquals(targetKey, recv.invalidatedRkey(), "invalidated_rkey of " + recv);
         assertPattern(server.buf, 0, 64, 3, "the SEND_WITH_INV's payload");
 
         // the key is gone: a WRITE with it is refused and writes nothing
         fillSentinel(server.buf, base, 4096);
         post(l.cqp, new SendWorkRequest().wrId(9).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
-                .sge(0, client.mr, 0, 64).remote(target.address(), target.rkey()));
+                .sge(0, client.mr, 0, 64).remote(targetAddr, targetKey));
         WorkCompletion w = awaitCompletion(l.ccq, "a WRITE with the invalidated key");
         if (fx.remoteErrorsFailTheRequest()) {
             assertEquals(WcStatus.REM_ACCESS_ERR, w.status(), "a WRITE with an invalidated key: " + w);

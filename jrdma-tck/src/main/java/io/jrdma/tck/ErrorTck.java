@@ -58,8 +58,36 @@ public abstract class ErrorTck extends TckSupport {
     }
 
     /** Posts {@code failing} then a good WRITE; checks {@code status} for the first, WR_FLUSH_ERR for the second. */
+    /** {@return " (the device's behaviour, declared: reason)" when the fixture declares {@code d}, else ""} */
+    private String reason(ProviderFixture.Deviation d) {
+        return fx.deviation(d).map(r -> " (the device's behaviour, declared: " + r + ")").orElse("");
+    }
+
+    /** The sender's completion of a SEND into a receive too small: REM_INV_REQ_ERR (IBA), or as the fixture declares. */
+    private void assertLengthError(WorkCompletion sent, long wrId, int qpn, String what) {
+        java.util.Optional<String> op = fx.deviation(ProviderFixture.Deviation.LENGTH_ERROR_MAY_BE_REM_OP_ERR);
+        if (op.isPresent() && sent.status() == WcStatus.REM_OP_ERR) {
+            assertCompletion(sent, WcStatus.REM_OP_ERR, null, wrId, qpn, what + reason(
+                    ProviderFixture.Deviation.LENGTH_ERROR_MAY_BE_REM_OP_ERR));
+            return;
+        }
+        assertCompletion(sent, WcStatus.REM_INV_REQ_ERR, null, wrId, qpn, what);
+    }
+
+    /** The receive too small for its SEND: LOC_LEN_ERR (IBA), or as the fixture declares. */
+    private void assertReceiveLengthError(WorkCompletion recv, long wrId, int qpn, String what) {
+        java.util.Optional<String> op = fx.deviation(ProviderFixture.Deviation.LENGTH_ERROR_MAY_BE_REM_OP_ERR);
+        if (op.isPresent() && recv.status() == WcStatus.LOC_QP_OP_ERR) {
+            assertCompletion(recv, WcStatus.LOC_QP_OP_ERR, null, wrId, qpn, what + reason(
+                    ProviderFixture.Deviation.LENGTH_ERROR_MAY_BE_REM_OP_ERR));
+            return;
+        }
+        assertCompletion(recv, WcStatus.LOC_LEN_ERR, null, wrId, qpn, what);
+    }
+
     private void expectFailureThenFlush(Link l, SendWorkRequest failing, WcStatus status, String what) {
-        if (!fx.remoteErrorsFailTheRequest() && !failing.opcode().isReadOrAtomic() && status != WcStatus.LOC_PROT_ERR) {
+        if (!fx.remoteErrorsFailTheRequest() && !failing.opcode().isReadOrAtomic() && status != WcStatus.LOC_PROT_ERR
+                && status != WcStatus.LOC_QP_OP_ERR) {
             expectConnectionFailure(l, failing, status, what);
             return;
         }
@@ -183,9 +211,12 @@ public abstract class ErrorTck extends TckSupport {
         Link l = connect();
         fillSentinel(server.buf, 0, 4096);
         int bad = client.mr.lkey() + 1;
+        // IBA: Local Protection Error; a device that reports it as LOC_QP_OP_ERR declares so, with the reason
+        WcStatus prot = fx.deviation(ProviderFixture.Deviation.BAD_LKEY_IS_LOC_QP_OP_ERR).isPresent()
+                ? WcStatus.LOC_QP_OP_ERR : WcStatus.LOC_PROT_ERR;
         expectFailureThenFlush(l, new SendWorkRequest().wrId(9).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
-                .sge(0, client.addr(0), 100, bad).remote(server.addr(0), server.mr.rkey()), WcStatus.LOC_PROT_ERR,
-                "a WRITE whose SGE has a bad lkey");
+                .sge(0, client.addr(0), 100, bad).remote(server.addr(0), server.mr.rkey()), prot,
+                "a WRITE whose SGE has a bad lkey" + reason(ProviderFixture.Deviation.BAD_LKEY_IS_LOC_QP_OP_ERR));
         assertSentinel(server.buf, 0, 4096, "nothing is sent from a bad lkey");
 
         Link r = connect();
@@ -222,16 +253,29 @@ public abstract class ErrorTck extends TckSupport {
         post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 100).invalidate(server.mr.rkey()));
         WorkCompletion sent = awaitCompletion(l.ccq, "a SEND_WITH_INV of a key that may not be invalidated");
-        if (fx.remoteErrorsFailTheRequest()) {
+        java.util.Optional<String> onlyRecv = fx.deviation(ProviderFixture.Deviation.REFUSED_INVALIDATION_FAILS_ONLY_THE_RECEIVE);
+        if (onlyRecv.isPresent()) {
+            // the device acknowledges the SEND and fails the receive: the sender may see SUCCESS
+            assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_ACCESS_ERR,
+                    "the SEND_WITH_INV completes SUCCESS or REM_ACCESS_ERR (" + onlyRecv.get() + "): " + sent);
+            WorkCompletion recv = awaitCompletion(l.scq, "the receive of the refused SEND_WITH_INV");
+            assertEquals(4, recv.wrId(), recv.toString());
+            assertTrue(recv.status() == WcStatus.REM_INV_REQ_ERR || recv.status() == WcStatus.LOC_PROT_ERR,
+                    "the receive fails (" + onlyRecv.get() + "): " + recv);
+            awaitTrue(() -> l.sqp.state() == QpState.ERROR, "the receiver's QP to enter ERROR after the refused"
+                    + " invalidation (" + onlyRecv.get() + ")");
+        } else if (fx.remoteErrorsFailTheRequest()) {
             assertCompletion(sent, WcStatus.REM_ACCESS_ERR, null, 5, l.cqp.qpn(), "the SEND_WITH_INV");
         } else {
             assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_ACCESS_ERR, sent.toString());
             awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
         }
-        WorkCompletion recv = awaitCompletion(l.scq, "the receive of the refused SEND_WITH_INV");
-        assertEquals(4, recv.wrId(), recv.toString());
-        assertTrue(recv.status() == WcStatus.LOC_PROT_ERR || recv.status() == WcStatus.WR_FLUSH_ERR,
-                "the receive fails (LOC_PROT_ERR, or flushed with the QP): " + recv);
+        if (onlyRecv.isEmpty()) {
+            WorkCompletion recv = awaitCompletion(l.scq, "the receive of the refused SEND_WITH_INV");
+            assertEquals(4, recv.wrId(), recv.toString());
+            assertTrue(recv.status() == WcStatus.LOC_PROT_ERR || recv.status() == WcStatus.WR_FLUSH_ERR,
+                    "the receive fails (LOC_PROT_ERR, or flushed with the QP): " + recv);
+        }
         // the region was not invalidated: a new connection still writes into it
         Link again = connect();
         fill(client.buf, 0, 8, 6);
@@ -249,13 +293,12 @@ public abstract class ErrorTck extends TckSupport {
                 .sge(0, client.mr, 0, 2000));
         WorkCompletion sent = awaitCompletion(l.ccq, "a SEND larger than the receive");
         if (fx.remoteErrorsFailTheRequest()) {
-            assertCompletion(sent, WcStatus.REM_INV_REQ_ERR, null, 5, l.cqp.qpn(), "the SEND larger than the receive");
+            assertLengthError(sent, 5, l.cqp.qpn(), "the SEND larger than the receive");
         } else {
             assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_INV_REQ_ERR, sent.toString());
             awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
         }
-        assertCompletion(awaitCompletion(l.scq, "the receive too small"), WcStatus.LOC_LEN_ERR, null, 4, l.sqp.qpn(),
-                "the receive too small");
+        assertReceiveLengthError(awaitCompletion(l.scq, "the receive too small"), 4, l.sqp.qpn(), "the receive too small");
         assertSentinel(server.buf, 100, 4096 - 100, "nothing past the receive buffer");
     }
 
@@ -275,16 +318,15 @@ public abstract class ErrorTck extends TckSupport {
                 .sge(0, client.mr, 0, 200));
         WorkCompletion sent = awaitCompletion(l.ccq, "a one-packet SEND larger than the receive");
         if (fx.remoteErrorsFailTheRequest()) {
-            assertCompletion(sent, WcStatus.REM_INV_REQ_ERR, null, 15, l.cqp.qpn(),
-                    "the one-packet SEND larger than the receive");
+            assertLengthError(sent, 15, l.cqp.qpn(), "the one-packet SEND larger than the receive");
         } else {
             assertTrue(sent.status() == WcStatus.SUCCESS || sent.status() == WcStatus.REM_INV_REQ_ERR, sent.toString());
             awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the sender's QP to enter ERROR (the peer's TERMINATE)");
         }
-        assertCompletion(awaitCompletion(l.scq, "the receive smaller than a one-packet SEND"), WcStatus.LOC_LEN_ERR,
-                null, 14, l.sqp.qpn(), "the receive smaller than a one-packet SEND");
+        assertReceiveLengthError(awaitCompletion(l.scq, "the receive smaller than a one-packet SEND"), 14,
+                l.sqp.qpn(), "the receive smaller than a one-packet SEND");
         assertSentinel(server.buf, 64, 4096 - 64, "nothing past the receive buffer");
-        awaitTrue(() -> l.sqp.state() == QpState.ERROR, "the receiver's QP to enter ERROR after LOC_LEN_ERR"
+        awaitTrue(() -> l.sqp.state() == QpState.ERROR, "the receiver's QP to enter ERROR after the length error"
                 + " (it is " + l.sqp.state() + ")");
     }
 

@@ -111,6 +111,73 @@ public abstract class ProviderFixture {
         return Gid.of(address());
     }
 
+    /**
+     * Ways a real device differs from what the TCK checks by default, where the specification allows it or
+     * the device cannot be changed. A provider declares each that its device has, with the reason, in
+     * {@link #deviation}; the TCK then checks the device's behaviour instead (named in each constant), or, where
+     * nothing is left to check, skips the test with the reason. Nothing is declared by default.
+     */
+    public enum Deviation {
+        /**
+         * {@code register(..., Access.REMOTE_INVALIDATE)} does not make a region that a peer's SEND_WITH_INV may
+         * invalidate (libibverbs has no such access flag; its devices invalidate only memory windows and
+         * fast-registered regions). The TCK invalidates a type 2 memory window instead, or skips.
+         */
+        NO_REMOTELY_INVALIDATABLE_REGIONS,
+        /**
+         * A SEND_WITH_INV naming a key that may not be invalidated is acknowledged (its sender completes it
+         * SUCCESS) and only the receive fails ({@link io.jrdma.verbs.WcStatus#REM_INV_REQ_ERR}, the receiver's QP
+         * then in ERROR), where the TCK expects the sender to learn it as REM_ACCESS_ERR. The key stays valid.
+         */
+        REFUSED_INVALIDATION_FAILS_ONLY_THE_RECEIVE,
+        /**
+         * A WRITE whose SGE has a bad lkey completes {@link io.jrdma.verbs.WcStatus#LOC_QP_OP_ERR} rather than
+         * LOC_PROT_ERR (a READ into one still LOC_PROT_ERR).
+         */
+        BAD_LKEY_IS_LOC_QP_OP_ERR,
+        /**
+         * A SEND into a receive too small for it may complete REM_OP_ERR at the sender and LOC_QP_OP_ERR at the
+         * receiver (the device takes it as a malformed receive) rather than REM_INV_REQ_ERR and LOC_LEN_ERR: the
+         * TCK accepts either pair.
+         */
+        LENGTH_ERROR_MAY_BE_REM_OP_ERR,
+        /** {@code struct ibv_wc} has no solicited flag: completions never carry {@link io.jrdma.verbs.WorkCompletion#SOLICITED}. */
+        NO_SOLICITED_FLAG,
+        /** A CQ armed for solicited completions only is not notified of an error completion. */
+        NO_SOLICITED_EVENT_FOR_ERRORS,
+        /** Over IPv4 the TTL a datagram arrives with is not the hop limit of its address handle. */
+        IPV4_TTL_IS_NOT_THE_HOP_LIMIT,
+        /** A QP taking receives from an SRQ of another PD checks their lkeys against its own PD, not the SRQ's. */
+        SRQ_RECEIVES_CHECKED_AGAINST_THE_QPS_PD,
+        /**
+         * An SRQ resize rounds the depth up first and refuses it only when the posted receives do not fit the
+         * rounded depth, so a resize to one less than the receives posted may be taken; and a modify that sets
+         * depth and limit at once checks each against the SRQ's current other one, not the new.
+         */
+        SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH,
+        /**
+         * An access through a memory window is checked against the bounds of the window's region, not of the
+         * window: a peer reaches bytes of the region outside the window. The TCK does not check those bounds.
+         */
+        WINDOW_BOUNDS_NOT_ENFORCED,
+        /**
+         * A QP in RTR that receives its first packet raises no COMM_EST event. The TCK checks that the receive
+         * completes in RTR, then skips the event.
+         */
+        NO_COMM_EST_EVENT
+    }
+
+    /**
+     * Whether the device behaves as {@code d} says, and why.
+     *
+     * @param d a deviation the TCK knows
+     * @return the reason (what the device does and why it is allowed or cannot change), or empty when the
+     *         device behaves as the TCK checks by default (the default for every deviation)
+     */
+    public Optional<String> deviation(Deviation d) {
+        return Optional.empty();
+    }
+
     @Override
     public String toString() {
         return getClass().getSimpleName() + "{server=" + serverOptions().threadingMode() + ", client="

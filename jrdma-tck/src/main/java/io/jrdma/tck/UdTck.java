@@ -154,7 +154,9 @@ public abstract class UdTck extends VerbsTckSupport {
         WorkCompletion rc = awaitCompletion(tcq, what + " received");
         assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, 5, tqp.qpn(), what);
         Grh grh = Grh.parse(to.buf.asSlice(RX, Grh.LENGTH));
-        assertEquals(hopLimit, grh.hopLimit(), what + ": the GRH's hop limit: " + grh);
+        if (!grh.ipv4() || fx.deviation(ProviderFixture.Deviation.IPV4_TTL_IS_NOT_THE_HOP_LIMIT).isEmpty()) {
+            assertEquals(hopLimit, grh.hopLimit(), what + ": the GRH's hop limit: " + grh);
+        } // else declared: the device sends IPv4 with a TTL of its own (the reason is the fixture's)
         assertEquals(trafficClass, grh.trafficClass(), what + ": the GRH's traffic class: " + grh);
         assertPattern(to.buf, RX + Grh.LENGTH, 64, hopLimit, what + ": payload behind the GRH");
         AhAttr back = to.ctx.initAhFromWc(1, rc, to.buf.asSlice(RX, Grh.LENGTH));
