@@ -262,6 +262,24 @@ final class RdmaCoreQp implements QueuePair {
     }
 
     /**
+     * {@code ibv_modify_qp} with a native {@code struct ibv_qp_attr} as {@code rdma_init_qp_attr} fills it (the
+     * connection manager's attributes, applied as librdmacm applies them to a QP of its own); remembers the
+     * destination QPN when the mask has it.
+     *
+     * @param attr a {@code struct ibv_qp_attr}
+     * @param mask its {@code IBV_QP_*} bits
+     * @return 0, or the errno of ibv_modify_qp
+     */
+    synchronized int modifyNative(MemorySegment attr, int mask) {
+        requireOpen();
+        int rc = context.verbs().modifyQp(qp, attr, mask);
+        if (rc == 0 && (mask & QpAttr.DEST_QPN) != 0 && type != QpType.UD) {
+            context.setPeer(qpn, attr.get(JAVA_INT, off(IBV_QP_ATTR, "dest_qp_num")));
+        }
+        return rc;
+    }
+
+    /**
      * {@return the attributes a transition requires (the InfiniBand specification's table, as the kernel's
      * {@code ib_modify_qp_is_ok} checks it) that {@code mask} lacks, by their {@code IBV_QP_*} names; empty when none
      * is missing or the transition is not one with required attributes}
