@@ -12,7 +12,8 @@
 #   --attempts  tries per perftest case (default 2): perftest -R over siw sometimes hangs in its own handshake
 # Env: JDK (a JDK 25 or newer; default $JAVA_HOME), VM (the harness's vm.sh), SHARE, CACHE, RUN, NS, VCPUS
 #      (1 unless set), as for vm.sh; OUT (results, default interop/results/rdmacore-rdmacm-<UTC time>);
-#      TCK_CLASSES (the TCK subclasses to run on siw0; default all of them).
+#      TCK_CLASSES (the TCK subclasses to run on siw0; default all that apply to iWARP); RPING_SIZES (4096);
+#      PERF_TESTS (write_bw send_bw read_lat).
 # Needs root (vm.sh). Exit status 0 when every case passed. Run it under the guests' lock when they are shared:
 #   flock /path/to/vm.lock interop/rdmacore-rdmacm.sh
 set -euo pipefail
@@ -92,7 +93,8 @@ done
   echo "host: $(uptime)"; echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet || echo +dirty)"
 } > "$OUT/guest.txt"
 
-J="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
+# C1 only and the serial collector: a JVM under TCG with one vCPU starts in a minute, not two (no figure is taken here)
+J="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
  --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
  -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main"
 declare -A IP=([rxe0,1]=10.77.0.11 [rxe0,2]=10.77.0.12 [siw0,1]=10.77.1.11 [siw0,2]=10.77.1.12)
@@ -103,19 +105,27 @@ result() { # case verdict detail
     [ "$2" = PASS ] || rc=1
 }
 
-# pair NAME SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD: the server in the background, the client retried
-# (every second, at most 30 times) while it is refused because the server does not listen yet; outputs in
-# $OUT/NAME.server and $OUT/NAME.client; returns 0 when both exited 0
+# pair NAME SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD [READY]: the server in the background; when READY (a
+# regex) is given, the client starts once the server's output has it (a JVM under TCG takes a minute to start),
+# else it is retried (every second, at most 60 times) while it is refused because the server does not listen yet;
+# outputs in $OUT/NAME.server and $OUT/NAME.client; returns 0 when both exited 0
 pair() {
-    local name=$1 sg=$2 scmd=$3 cg=$4 ccmd=$5 i crc=1 src=0
-    "$VM" exec "$sg" "timeout 120 bash -c '$scmd'" > "$OUT/$name.server" 2>&1 &
+    local name=$1 sg=$2 scmd=$3 cg=$4 ccmd=$5 ready=${6:-} i crc=1 src=0
+    "$VM" exec "$sg" "timeout 300 bash -c '$scmd'" > "$OUT/$name.server" 2>&1 &
     local spid=$!
-    for i in $(seq 1 30); do
+    if [ -n "$ready" ]; then
+        for i in $(seq 1 240); do
+            grep -qE "$ready" "$OUT/$name.server" && break
+            kill -0 $spid 2>/dev/null || break
+            sleep 1
+        done
+    fi
+    for i in $(seq 1 60); do
         crc=0
-        "$VM" exec "$cg" "timeout 100 bash -c '$ccmd'" > "$OUT/$name.client" 2>&1 || crc=$?
+        "$VM" exec "$cg" "timeout 240 bash -c '$ccmd'" > "$OUT/$name.client" 2>&1 || crc=$?
         [ $crc = 0 ] && break
         kill -0 $spid 2>/dev/null || break   # the server is gone: no point in trying again
-        grep -qiE 'refused|REJECTED|reason 8|rdma_connect|unable to perform rdma_client|connect error' \
+        grep -qiE 'refused|REJECTED|reason 8|unable to perform rdma_client|connect error' \
             "$OUT/$name.client" || break     # not "nobody listens yet": a real failure
         cp "$OUT/$name.client" "$OUT/$name.client.try$i"
         sleep 1
@@ -139,10 +149,10 @@ for group in "${groups[@]}"; do
         done ;;
     rping)
         for dev in rxe0 siw0; do
-            for S in 64 4096; do
+            for S in ${RPING_SIZES:-4096}; do
                 n="rping-$dev-jserver-$S"
-                if pair "$n" 1 "$J rping -s -a ${IP[$dev,1]} -D $dev -v --timeout 60" \
-                        2 "rping -c -a ${IP[$dev,1]} -C 10 -S $S -v -V"; then
+                if pair "$n" 1 "$J rping -s -d -a ${IP[$dev,1]} -D $dev -S $S -v --timeout 120" \
+                        2 "rping -c -a ${IP[$dev,1]} -C 10 -S $S -v -V" "listening on"; then
                     c=$(lines 'ping data:' "$OUT/$n.client"); s=$(lines 'server ping data:' "$OUT/$n.server")
                     [ "$c" = 10 ] && [ "$s" = 10 ] && v=PASS || v=FAIL
                     result "jrdma rping -s -D $dev <- Linux rping -c -C 10 -S $S" $v "client ping lines $c, server $s"
@@ -150,8 +160,8 @@ for group in "${groups[@]}"; do
                     result "jrdma rping -s -D $dev <- Linux rping -c -C 10 -S $S" FAIL "exit status (see $n.*)"
                 fi
                 n="rping-$dev-jclient-$S"
-                if pair "$n" 2 "rping -s -a ${IP[$dev,2]} -v" \
-                        1 "$J rping -c -a ${IP[$dev,2]} -D $dev -C 10 -S $S -v -V --timeout 60"; then
+                if pair "$n" 2 "rping -s -a ${IP[$dev,2]} -S $S -v" \
+                        1 "$J rping -c -a ${IP[$dev,2]} -D $dev -C 10 -S $S -v -V --timeout 120"; then
                     c=$(lines 'ping data:' "$OUT/$n.client"); s=$(lines 'server ping data:' "$OUT/$n.server")
                     [ "$c" = 10 ] && [ "$s" = 10 ] && v=PASS || v=FAIL
                     result "jrdma rping -c -D $dev -> Linux rping -s (-C 10 -S $S)" $v "client ping lines $c, server $s"
@@ -162,15 +172,15 @@ for group in "${groups[@]}"; do
         done ;;
     perf)
         for dev in rxe0 siw0; do
-            for t in write_bw send_bw read_lat; do
+            for t in ${PERF_TESTS:-write_bw send_bw read_lat}; do
                 case $t in *_lat) opt="-s 2 -n 500" ;; *) opt="-s 65536 -n 500" ;; esac
                 for role in jserver jclient; do
                     n="perf-$dev-$t-$role" v=FAIL detail="exit status (see $n.*)"
                     for a in $(seq 1 "$attempts"); do
                         if [ $role = jserver ]; then
-                            ok=0; pair "$n" 1 "$J perf $t -R -d $dev $opt --timeout 60" 2 "ib_$t -R $opt ${IP[$dev,1]}" || ok=$?
+                            ok=0; pair "$n" 1 "$J perf $t -R -d $dev $opt --timeout 120" 2 "ib_$t -R $opt ${IP[$dev,1]}" "Waiting for client" || ok=$?
                         else
-                            ok=0; pair "$n" 2 "ib_$t -R $opt" 1 "$J perf $t -R -d $dev $opt --timeout 60 ${IP[$dev,2]}" || ok=$?
+                            ok=0; pair "$n" 2 "ib_$t -R $opt" 1 "$J perf $t -R -d $dev $opt --timeout 120 ${IP[$dev,2]}" || ok=$?
                         fi
                         if [ $ok = 0 ] && grep -A3 '#bytes' "$OUT/$n.client" | grep -qE '^ *[0-9]+ +[0-9]+'; then
                             v=PASS; detail="$(grep -A3 '#bytes' "$OUT/$n.client" | grep -E '^ *[0-9]+ +[0-9]+' | head -1 | tr -s ' ')"

@@ -599,6 +599,9 @@ final class RdmaCoreCm implements ConnectionManager {
                     }
                     switch (e.type()) {
                         case LibRdmacm.ESTABLISHED -> {
+                            if (iwarp) {
+                                q.assumeState(QpState.RTS); // the kernel moved it there (siw at the MPA exchange)
+                            }
                             if (peerQpn >= 0) {
                                 context.setPeer(q.qpn(), peerQpn);
                             }
@@ -748,6 +751,9 @@ final class RdmaCoreCm implements ConnectionManager {
     }
 
     private Connection established(Endpoint ep, RdmaCoreQp q, Ev e) {
+        if (iwarp) {
+            q.assumeState(QpState.RTS); // the kernel moved it there (siw at the MPA exchange)
+        }
         Split s = iwarp ? split(e.privateData()) : new Split(e.privateData(), e.qpNum());
         if (iwarp && s.qpn() >= 0) {
             context.setPeer(q.qpn(), s.qpn());
@@ -874,6 +880,11 @@ final class RdmaCoreCm implements ConnectionManager {
                     }
                     disconnected = true;
                     toError(qp); // as librdmacm's rdma_disconnect: the QP's work is flushed
+                    if (!iwarp && !closed) {
+                        // the peer's DREQ: answer it with the DREP (rdma_disconnect, what every rdma_cm application
+                        // does on DISCONNECTED), else the peer waits out its DREQ retries and no time-wait begins
+                        disconnect();
+                    }
                     synchronized (pending) {
                         pending.add(Event.DISCONNECTED);
                         if (iwarp) { // iWARP has no time-wait of rdma_cm's (TCP keeps its own): it follows at once
@@ -913,15 +924,8 @@ final class RdmaCoreCm implements ConnectionManager {
             return ep.destroyed;
         }
 
-        @Override
-        public void close() {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            if (!iwarp) {
-                toError(qp); // librdmacm's rdma_disconnect on InfiniBand transports: ERROR, then the DREQ
-            }
+        /** {@code rdma_disconnect}: the DREQ, or the DREP to the peer's; an error (already done) is only logged. */
+        private void disconnect() {
             synchronized (ep.opLock) {
                 if (!ep.destroyed) {
                     try (Arena a = Arena.ofConfined()) {
@@ -933,6 +937,18 @@ final class RdmaCoreCm implements ConnectionManager {
                     }
                 }
             }
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (!iwarp) {
+                toError(qp); // librdmacm's rdma_disconnect on InfiniBand transports: ERROR, then the DREQ
+            }
+            disconnect();
             if (iwarp) {
                 toError(qp);
             }

@@ -128,8 +128,10 @@ class RdmaCmConnectionTest {
             ConnectionManager.ConnectRequest req = l.poll(WAIT);
             assertNotNull(req, "a connection request");
             assertArrayEquals(fromClient, Arrays.copyOf(req.peerParam().privateData(), fromClient.length));
-            s.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, s.mr, 0, 4096));
-            return req.accept(s.qp, ConnParam.defaults().withPrivateData(fromServer), WAIT);
+            ConnectionManager.Connection conn = req.accept(s.qp, ConnParam.defaults().withPrivateData(fromServer),
+                    WAIT);
+            assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, s.mr, 0, 4096)), "post the receive");
+            return conn;
         });
         ConnectionManager.Connection cc = client.rdmaCm().connect(c.qp, l.address(),
                 ConnParam.defaults().withPrivateData(fromClient), WAIT);
