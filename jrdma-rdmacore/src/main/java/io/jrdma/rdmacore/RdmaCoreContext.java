@@ -42,14 +42,15 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * {@code ibv_query_port}, {@code ibv_query_gid}, the GID types and counters the kernel shows in sysfs), PDs,
  * MRs, completion channels, CQs, QPs (RC, UC, UD), AHs and SRQs through libibverbs' exported functions, the
  * data path through the context's ops table ({@link ContextOps}), async events from the context's
- * {@code async_fd}, memory windows through the ops table, and jrdma's TCP connection manager (RoCE). Fast
- * registration (not in libibverbs' standard API) and librdmacm are not built.
+ * {@code async_fd}, memory windows through the ops table, jrdma's TCP connection manager (RoCE) and librdmacm's
+ * rdma_cm ({@link #rdmaCm()}). Fast registration (not in libibverbs' standard API) is not built.
  * Queries and object creation are control-path calls (they allocate); posting and polling do not.
  */
 public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     static final String NOT_BUILT = "the rdmacore provider has no fast registration (libibverbs' standard API has"
-            + " no ibv_alloc_mr or IBV_WR_REG_MR: the memory management extensions are the kernel's) and no librdmacm"
-            + " (rdma_cm) yet: connections use jrdma's TCP exchange, which iWARP devices (siw) cannot use";
+            + " no ibv_alloc_mr or IBV_WR_REG_MR: the memory management extensions are the kernel's);"
+            + " connectionManager() is jrdma's TCP exchange on RoCE, rdma_cm (librdmacm) on iWARP; rdmaCm() is"
+            + " rdma_cm on both";
 
     /**
      * Device capabilities this provider does not offer, cleared from what {@link #queryDevice} reports: the
@@ -572,23 +573,44 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     }
 
     /**
-     * {@return jrdma's connection manager: a TCP exchange of QPN, PSN, GID and MTU that then moves the QP
-     * through INIT, RTR and RTS ({@code ibv_modify_qp}); a jrdma soft-RoCE peer speaks the same}
+     * {@return on RoCE, jrdma's connection manager: a TCP exchange of QPN, PSN, GID and MTU that then moves the QP
+     * through INIT, RTR and RTS ({@code ibv_modify_qp}); a jrdma soft-RoCE peer speaks the same. On iWARP,
+     * {@link #rdmaCm()}: iWARP QPs connect only through the kernel's iWARP CM}
      *
-     * @throws RdmaException EOPNOTSUPP on an iWARP device: its QPs connect through the kernel's iWARP CM
-     *                       (librdmacm), which this provider does not bind yet
+     * @throws RdmaException ENOSYS on an iWARP device when librdmacm cannot be used
      */
     @Override
     public synchronized ConnectionManager connectionManager() {
         if (device.transportType() == RdmaCoreDevice.TRANSPORT_IWARP) {
-            throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, device.name() + " is an iWARP device: its QPs"
-                    + " connect through the kernel's iWARP connection manager (librdmacm's rdma_connect), which the"
-                    + " rdmacore provider does not bind yet");
+            return rdmaCm(); // iWARP QPs connect only through the kernel's iWARP CM
         }
         if (cm == null) {
             cm = new io.jrdma.engine.cm.TcpConnectionManager(this);
         }
         return cm;
+    }
+
+    private RdmaCoreCm rdmaCm;
+
+    /**
+     * {@return the rdma_cm connection manager: librdmacm ({@code rdma_cm}, TCP port space) with this context's QPs
+     * as external QPs of its ids (RdmaCoreCm); on iWARP devices also what {@link #connectionManager()} returns}
+     *
+     * @throws RdmaException ENOSYS when librdmacm.so.1 cannot be used here (the message says why and what to install)
+     */
+    @Override
+    public synchronized ConnectionManager rdmaCm() {
+        if (ctx == null) {
+            ctx(); // throws: closed
+        }
+        if (rdmaCm == null) {
+            LibRdmacm l = LibRdmacm.get();
+            if (l.reason() != null) {
+                throw new RdmaException(RdmaException.Errno.ENOSYS, device.name() + " has no rdma_cm here: " + l.reason());
+            }
+            rdmaCm = new RdmaCoreCm(this, l);
+        }
+        return rdmaCm;
     }
 
     /**
@@ -606,6 +628,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
             throw new RdmaException(RdmaException.Errno.EBUSY, "the context of " + device.name() + " still has "
                     + pds.size() + " PD(s), " + cqs.size() + " CQ(s) and " + channels.size()
                     + " completion channel(s) open: close them (QPs, MRs, AHs and SRQs first) before the context");
+        }
+        if (rdmaCm != null) {
+            rdmaCm.shutdown(); // librdmacm's ids (on librdmacm's own contexts of the device)
         }
         MemorySegment c = ctx;
         ctx = null;

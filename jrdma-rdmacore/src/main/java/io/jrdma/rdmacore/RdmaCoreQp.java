@@ -79,6 +79,12 @@ final class RdmaCoreQp implements QueuePair {
     private final long udMtu;
     private final MethodHandle postSendOp, postRecvOp;
     private volatile boolean closed;
+    /**
+     * The state this provider last moved the QP to (or the CM reported): Linux siw before 6.2 does not report the
+     * state in {@code ibv_query_qp} (always 0, RESET), so on iWARP a RESET read after a transition out of it is
+     * taken to be this.
+     */
+    private volatile QpState known = QpState.RESET;
 
     private RdmaCoreQp(RdmaCorePd pd, MemorySegment qp, QpInitAttr attr, Arena arena, int maxSendSge, int maxRecvSge) {
         this.pd = pd;
@@ -147,7 +153,7 @@ final class RdmaCoreQp implements QueuePair {
                 init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_inline_data"), attr.maxInlineData());
                 init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "qp_type"), qpType);
                 init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "sq_sig_all"), attr.sqSigAll() ? 1 : 0);
-                qp = ctx.verbs().createQp(pd.pd, init);
+                qp = createQp(ctx, pd, init, attr.maxInlineData());
             }
             RdmaCoreQp q = new RdmaCoreQp(pd, qp, attr, arena, attr.maxSendSge(), Math.max(1, attr.maxRecvSge()));
             ctx.remember(q);
@@ -158,6 +164,26 @@ final class RdmaCoreQp implements QueuePair {
         } catch (RuntimeException e) {
             arena.close();
             throw e;
+        }
+    }
+
+    /**
+     * {@code ibv_create_qp}; when the device refuses the inline size (EINVAL: siw takes at most 80 bytes, and
+     * {@code QpInitAttr.rc} asks for 256), again with half of it, down to none: the QP gets the largest inline
+     * size the device takes, as libibverbs applications probe it.
+     */
+    private static MemorySegment createQp(RdmaCoreContext ctx, RdmaCorePd pd, MemorySegment init, int inline) {
+        long at = off(IBV_QP_INIT_ATTR, "cap.max_inline_data");
+        while (true) {
+            init.set(JAVA_INT, at, inline);
+            try {
+                return ctx.verbs().createQp(pd.pd, init);
+            } catch (LibIbverbs.NativeCallException e) {
+                if (e.errno() != EINVAL || inline == 0) {
+                    throw e;
+                }
+                inline = inline <= 16 ? 0 : inline / 2;
+            }
         }
     }
 
@@ -181,7 +207,13 @@ final class RdmaCoreQp implements QueuePair {
         if (rc != 0) {
             throw new RdmaException(RdmaException.Errno.of(rc), "ibv_query_qp failed (errno " + rc + ")");
         }
-        return qpState(queryAttr.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state")));
+        QpState s = qpState(queryAttr.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state")));
+        return s == QpState.RESET && context.device().transportType() == RdmaCoreDevice.TRANSPORT_IWARP ? known : s;
+    }
+
+    /** Records a state the kernel moved the QP to on its own (iWARP: RTS when rdma_cm reports ESTABLISHED). */
+    void assumeState(QpState s) {
+        known = s;
     }
 
     private static QpState qpState(int s) {
@@ -262,7 +294,31 @@ final class RdmaCoreQp implements QueuePair {
             if ((mask & QpAttr.DEST_QPN) != 0 && type != QpType.UD) {
                 context.setPeer(qpn, attr.destQpn());
             }
+            if ((mask & QpAttr.STATE) != 0) {
+                known = attr.state();
+            }
         }
+    }
+
+    /**
+     * {@code ibv_modify_qp} with a native {@code struct ibv_qp_attr} as {@code rdma_init_qp_attr} fills it (the
+     * connection manager's attributes, applied as librdmacm applies them to a QP of its own); remembers the
+     * destination QPN when the mask has it.
+     *
+     * @param attr a {@code struct ibv_qp_attr}
+     * @param mask its {@code IBV_QP_*} bits
+     * @return 0, or the errno of ibv_modify_qp
+     */
+    synchronized int modifyNative(MemorySegment attr, int mask) {
+        requireOpen();
+        int rc = context.verbs().modifyQp(qp, attr, mask);
+        if (rc == 0 && (mask & QpAttr.DEST_QPN) != 0 && type != QpType.UD) {
+            context.setPeer(qpn, attr.get(JAVA_INT, off(IBV_QP_ATTR, "dest_qp_num")));
+        }
+        if (rc == 0 && (mask & QpAttr.STATE) != 0) {
+            known = qpState(attr.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state")));
+        }
+        return rc;
     }
 
     /**

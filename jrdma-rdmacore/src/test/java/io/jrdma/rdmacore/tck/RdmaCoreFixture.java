@@ -17,8 +17,9 @@ import java.util.Optional;
 /**
  * The TCK fixture for an rdma-core device, named by the system property {@value #DEVICE_PROPERTY}
  * ({@code -Djrdma.tck.rdmacore.device=rxe0}); both peers open a context of it and meet on its first IPv4
- * address (its IPv4-mapped GID), or on {@value #ADDRESS_PROPERTY} when given. Without the property, or
- * when the device is not there (no rdma-core device on this host), every test is skipped saying so.
+ * address (its IPv4-mapped GID), or on {@value #ADDRESS_PROPERTY} when given; on RoCE they connect through
+ * jrdma's TCP exchange, on iWARP through rdma_cm (librdmacm), as {@code connectionManager()} does. Without the
+ * property, or when the device is not there (no rdma-core device on this host), every test is skipped saying so.
  */
 public final class RdmaCoreFixture extends ProviderFixture {
     /** The system property naming the device. */
@@ -58,10 +59,7 @@ public final class RdmaCoreFixture extends ProviderFixture {
         if (device == null) {
             device = requireDevice();
         }
-        Assumptions.assumeTrue(device.transport() != Transport.IWARP, () -> "skipped: " + device.name() + " is an"
-                + " iWARP device, whose QPs connect only through the kernel's iWARP CM (librdmacm), which the rdmacore"
-                + " provider does not bind yet; every TCK test connects two QPs");
-        return device;
+        return device; // on iWARP, connectionManager() is rdma_cm (librdmacm): the kernel's iWARP CM connects the QPs
     }
 
     @Override
@@ -78,16 +76,45 @@ public final class RdmaCoreFixture extends ProviderFixture {
             if (given != null && !given.isEmpty()) {
                 return InetAddress.getByName(given);
             }
-            for (Gid g : device().gids()) {
-                InetAddress a = g.toInetAddress();
-                if (a instanceof Inet4Address) {
-                    return a;
-                }
+            InetAddress a = ipv4Of(device());
+            if (a != null) {
+                return a;
             }
         } catch (java.net.UnknownHostException e) {
             throw new IllegalArgumentException(ADDRESS_PROPERTY + "=" + given + ": " + e.getMessage(), e);
         }
-        Assumptions.abort("skipped: " + device().name() + " has no IPv4 GID; give -D" + ADDRESS_PROPERTY);
+        Assumptions.abort("skipped: " + device().name() + " has no IPv4 address found; give -D" + ADDRESS_PROPERTY);
+        return null;
+    }
+
+    /**
+     * {@return the device's first IPv4 address, or null: its first IPv4-mapped GID (RoCE), else (iWARP, whose GID is
+     * the interface's MAC address padded with zeros, as siw's) the first IPv4 address of the interface with that MAC}
+     *
+     * @param device an rdma-core device
+     */
+    public static InetAddress ipv4Of(Device device) {
+        for (Gid g : device.gids()) {
+            if (g.toInetAddress() instanceof Inet4Address a) {
+                return a;
+            }
+        }
+        try {
+            for (Gid g : device.gids()) {
+                byte[] mac = java.util.Arrays.copyOf(g.raw(), 6);
+                for (java.net.NetworkInterface nif : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+                    if (java.util.Arrays.equals(mac, nif.getHardwareAddress())) {
+                        for (InetAddress a : java.util.Collections.list(nif.getInetAddresses())) {
+                            if (a instanceof Inet4Address) {
+                                return a;
+                            }
+                        }
+                    }
+                }
+            }
+        } catch (java.net.SocketException e) {
+            return null;
+        }
         return null;
     }
 
@@ -159,6 +186,15 @@ public final class RdmaCoreFixture extends ProviderFixture {
     @Override
     public boolean remoteErrorsFailTheRequest() {
         return device().transport() != Transport.IWARP;
+    }
+
+    /**
+     * {@return on iWARP, the longest private data that leaves room for the 16-byte jrdma trailer carrying the QPN
+     * within librdmacm's 255 bytes; on RoCE (jrdma's TCP exchange) all of it}
+     */
+    @Override
+    public int maxPrivateDataWithPeerQpn() {
+        return device().transport() == Transport.IWARP ? 239 : super.maxPrivateDataWithPeerQpn();
     }
 
     @Override

@@ -1,0 +1,211 @@
+#!/bin/bash
+# interop/rdmacore-rdmacm.sh - rdma_cm over the rdma-core provider (librdmacm through FFM) against Linux's
+# rdma_cm applications: guests 1 and 2 of the interop harness, jrdma (this build and the host's JDK, shared
+# over 9p) in guest 1 on rxe0 (RoCE) and siw0 (iWARP), rdma-core's rping and perftest 4.5 (-R) in guest 2,
+# both roles; then, in guest 1 alone, RdmaCmConnectionTest (rdma_cm between two contexts of one device) on
+# rxe0 and siw0 and the conformance suite on siw0 (whose QPs connect only through rdma_cm).
+#
+# usage: interop/rdmacore-rdmacm.sh [--no-build] [--keep] [--attempts N] [GROUP...]
+#   GROUP       unit, rping, perf, tck (default: all four, in that order)
+#   --no-build  use the build as it is (else: ./mvnw package -DskipTests of jrdma-tools and jrdma-rdmacore)
+#   --keep      leave the guests running (by default they are stopped again if this script started them)
+#   --attempts  tries per perftest case (default 2): perftest -R over siw sometimes hangs in its own handshake
+# Env: JDK (a JDK 25 or newer; default $JAVA_HOME), VM (the harness's vm.sh), SHARE, CACHE, RUN, NS, VCPUS
+#      (1 unless set), as for vm.sh; OUT (results, default interop/results/rdmacore-rdmacm-<UTC time>);
+#      TCK_CLASSES (the TCK subclasses to run on siw0; default all that apply to iWARP); RPING_SIZES (4096);
+#      PERF_TESTS (write_bw send_bw read_lat).
+# Needs root (vm.sh). Exit status 0 when every case passed. Run it under the guests' lock when they are shared:
+#   flock /path/to/vm.lock interop/rdmacore-rdmacm.sh
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+VM=${VM:-$HERE/harness/vm.sh}
+JDK=${JDK:-${JAVA_HOME:-}}
+export SHARE=${SHARE:-$HERE/harness/share}
+export VCPUS=${VCPUS:-1}
+OUT=${OUT:-$HERE/results/rdmacore-rdmacm-$(date -u +%Y%m%dT%H%M%SZ)}
+build=1 keep=0 attempts=2 groups=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-build) build=0 ;;
+        --keep) keep=1 ;;
+        --attempts) attempts=$2; shift ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        unit|rping|perf|tck) groups+=("$1") ;;
+        *) echo "rdmacore-rdmacm.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ ${#groups[@]} -gt 0 ] || groups=(unit rping perf tck)
+[ "$(id -u)" = 0 ] || { echo "rdmacore-rdmacm.sh: run as root (the harness's namespace and taps)" >&2; exit 1; }
+if [ -z "$JDK" ] || ! "$JDK/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
+    echo "rdmacore-rdmacm.sh: set JDK (or JAVA_HOME) to a JDK 25 or newer; got '${JDK}'" >&2; exit 1
+fi
+if [ "$build" = 1 ]; then
+    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+        package -pl jrdma-tools,jrdma-rdmacore -am)
+fi
+
+# --- what the guests see under /mnt/host/rdmacore: the tools, the test classes and their classpath, the JDK
+dest=$SHARE/rdmacore
+rm -rf "$dest/jrdma" "$dest/tck"
+mkdir -p "$dest/jrdma" "$dest/tck/lib"
+cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
+cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
+cp_file=$(mktemp)
+(cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -o dependency:build-classpath -Dmdep.outputFile="$cp_file" \
+    -Dmdep.includeScope=test -pl jrdma-rdmacore) >/dev/null
+launcher=$(ls "$HOME"/.m2/repository/org/junit/platform/junit-platform-launcher/1.11.4/junit-platform-launcher-1.11.4.jar)
+cp -r "$ROOT/jrdma-rdmacore/target/classes" "$dest/tck/classes"
+cp -r "$ROOT/jrdma-rdmacore/target/test-classes" "$dest/tck/test-classes"
+for j in $(tr ':' ' ' < "$cp_file") "$launcher"; do
+    case "$j" in
+        */io/jrdma/jrdma-*) m=$(basename "$(dirname "$(dirname "$j")")")
+            [ -d "$ROOT/$m/target/classes" ] || { echo "rdmacore-rdmacm.sh: no $m/target/classes: build first" >&2; exit 1; }
+            cp -r "$ROOT/$m/target/classes" "$dest/tck/$m" ;;
+        *) cp "$j" "$dest/tck/lib/" ;;
+    esac
+done
+rm -f "$cp_file"
+"$JDK/bin/javac" -d "$dest/tck/runner" -cp "$dest/tck/lib/*" "$HERE/rdmacore/TckMain.java"
+if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
+    rm -rf "$dest/jdk"
+    cp -a "$(readlink -f "$JDK")" "$dest/jdk"
+    readlink -f "$JDK" > "$dest/jdk.from"
+fi
+
+started=0
+if ! "$VM" exec 1 true 2>/dev/null || ! "$VM" exec 2 true 2>/dev/null; then
+    "$VM" up 2
+    started=1
+fi
+stop() { if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi; }
+trap stop EXIT
+
+mkdir -p "$OUT"
+for g in 1 2; do
+    "$VM" exec $g 'mountpoint -q /mnt/host || mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host'
+done
+"$VM" exec 1 'test -x /mnt/host/rdmacore/jdk/bin/java' \
+    || { echo "rdmacore-rdmacm.sh: guest 1 does not see $dest as /mnt/host/rdmacore: booted with another SHARE?" >&2; exit 1; }
+{ "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 librdmacm1 rdmacm-utils perftest'
+  echo "host: $(uptime)"; echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet || echo +dirty)"
+} > "$OUT/guest.txt"
+
+# C1 only and the serial collector: a JVM under TCG with one vCPU starts in a minute, not two (no figure is taken here)
+J="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+ --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
+ -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main"
+declare -A IP=([rxe0,1]=10.77.0.11 [rxe0,2]=10.77.0.12 [siw0,1]=10.77.1.11 [siw0,2]=10.77.1.12)
+: > "$OUT/summary.md"
+rc=0
+result() { # case verdict detail
+    printf '| %s | %s | %s |\n' "$1" "$2" "$3" | tee -a "$OUT/summary.md"
+    [ "$2" = PASS ] || rc=1
+}
+
+# pair NAME SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD [READY]: the server in the background; when READY (a
+# regex) is given, the client starts once the server's output has it (a JVM under TCG takes a minute to start),
+# else it is retried (every second, at most 60 times) while it is refused because the server does not listen yet;
+# outputs in $OUT/NAME.server and $OUT/NAME.client; returns 0 when both exited 0
+pair() {
+    local name=$1 sg=$2 scmd=$3 cg=$4 ccmd=$5 ready=${6:-} i crc=1 src=0
+    "$VM" exec "$sg" "timeout 300 bash -c '$scmd'" > "$OUT/$name.server" 2>&1 &
+    local spid=$!
+    if [ -n "$ready" ]; then
+        for i in $(seq 1 240); do
+            grep -qE "$ready" "$OUT/$name.server" && break
+            kill -0 $spid 2>/dev/null || break
+            sleep 1
+        done
+    fi
+    for i in $(seq 1 60); do
+        crc=0
+        "$VM" exec "$cg" "timeout 240 bash -c '$ccmd'" > "$OUT/$name.client" 2>&1 || crc=$?
+        [ $crc = 0 ] && break
+        kill -0 $spid 2>/dev/null || break   # the server is gone: no point in trying again
+        grep -qiE 'refused|REJECTED|reason 8|unable to perform rdma_client|connect error' \
+            "$OUT/$name.client" || break     # not "nobody listens yet": a real failure
+        cp "$OUT/$name.client" "$OUT/$name.client.try$i"
+        sleep 1
+    done
+    wait $spid || src=$?
+    [ $crc = 0 ] && [ $src = 0 ]
+}
+
+lines() { grep -c "$1" "$2" 2>/dev/null || true; }
+
+for group in "${groups[@]}"; do
+    case $group in
+    unit)
+        for dev in rxe0 siw0; do
+            "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
+                --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
+                -Djrdma.tck.rdmacore.device=$dev \
+                -cp '/mnt/host/rdmacore/tck/runner:/mnt/host/rdmacore/tck/test-classes:/mnt/host/rdmacore/tck/classes:$(cd "$dest/tck" && for m in jrdma-*; do printf '/mnt/host/rdmacore/tck/%s:' "$m"; done)/mnt/host/rdmacore/tck/lib/*' \
+                TckMain io.jrdma.rdmacore.RdmaCmConnectionTest" > "$OUT/unit-$dev.txt" 2>&1 && v=PASS || v=FAIL
+            result "RdmaCmConnectionTest on $dev (two contexts of guest 1)" $v "$(tail -1 "$OUT/unit-$dev.txt")"
+        done ;;
+    rping)
+        for dev in rxe0 siw0; do
+            for S in ${RPING_SIZES:-4096}; do
+                n="rping-$dev-jserver-$S"
+                if pair "$n" 1 "$J rping -s -d -a ${IP[$dev,1]} -D $dev -S $S -v --timeout 120" \
+                        2 "rping -c -a ${IP[$dev,1]} -C 10 -S $S -v -V" "listening on"; then
+                    c=$(lines 'ping data:' "$OUT/$n.client"); s=$(lines 'server ping data:' "$OUT/$n.server")
+                    [ "$c" = 10 ] && [ "$s" = 10 ] && v=PASS || v=FAIL
+                    result "jrdma rping -s -D $dev <- Linux rping -c -C 10 -S $S" $v "client ping lines $c, server $s"
+                else
+                    result "jrdma rping -s -D $dev <- Linux rping -c -C 10 -S $S" FAIL "exit status (see $n.*)"
+                fi
+                n="rping-$dev-jclient-$S"
+                if pair "$n" 2 "rping -s -a ${IP[$dev,2]} -S $S -v" \
+                        1 "$J rping -c -a ${IP[$dev,2]} -D $dev -C 10 -S $S -v -V --timeout 120"; then
+                    c=$(lines 'ping data:' "$OUT/$n.client"); s=$(lines 'server ping data:' "$OUT/$n.server")
+                    [ "$c" = 10 ] && [ "$s" = 10 ] && v=PASS || v=FAIL
+                    result "jrdma rping -c -D $dev -> Linux rping -s (-C 10 -S $S)" $v "client ping lines $c, server $s"
+                else
+                    result "jrdma rping -c -D $dev -> Linux rping -s (-C 10 -S $S)" FAIL "exit status (see $n.*)"
+                fi
+            done
+        done ;;
+    perf)
+        for dev in rxe0 siw0; do
+            for t in ${PERF_TESTS:-write_bw send_bw read_lat}; do
+                case $t in *_lat) opt="-s 2 -n 500" ;; *) opt="-s 65536 -n 500" ;; esac
+                for role in jserver jclient; do
+                    n="perf-$dev-$t-$role" v=FAIL detail="exit status (see $n.*)"
+                    for a in $(seq 1 "$attempts"); do
+                        if [ $role = jserver ]; then
+                            ok=0; pair "$n" 1 "$J perf $t -R -d $dev $opt --timeout 120" 2 "ib_$t -R $opt ${IP[$dev,1]}" "Waiting for client" || ok=$?
+                        else
+                            ok=0; pair "$n" 2 "ib_$t -R $opt" 1 "$J perf $t -R -d $dev $opt --timeout 120 ${IP[$dev,2]}" || ok=$?
+                        fi
+                        if [ $ok = 0 ] && grep -A3 '#bytes' "$OUT/$n.client" | grep -qE '^ *[0-9]+ +[0-9]+'; then
+                            v=PASS; detail="$(grep -A3 '#bytes' "$OUT/$n.client" | grep -E '^ *[0-9]+ +[0-9]+' | head -1 | tr -s ' ')"
+                            [ "$a" = 1 ] || detail="$detail (attempt $a)"
+                            break
+                        fi
+                        for f in server client; do cp "$OUT/$n.$f" "$OUT/$n.$f.attempt$a" 2>/dev/null || true; done
+                    done
+                    what="jrdma perf $t -R -d $dev as $([ $role = jserver ] && echo server || echo client) with ib_$t -R"
+                    result "$what" $v "$detail"
+                done
+            done
+        done ;;
+    tck)
+        TCK=${TCK_CLASSES:-"io.jrdma.rdmacore.tck.RdmaCoreConnectionTest io.jrdma.rdmacore.tck.RdmaCoreDataPathTest
+          io.jrdma.rdmacore.tck.RdmaCoreCompletionChannelTest io.jrdma.rdmacore.tck.RdmaCoreErrorTest
+          io.jrdma.rdmacore.tck.RdmaCoreOrderingTest io.jrdma.rdmacore.tck.RdmaCoreSrqTest
+          io.jrdma.rdmacore.tck.RdmaCoreAsyncEventTest io.jrdma.rdmacore.tck.RdmaCoreUnsupportedVerbsTest"}
+        "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
+            --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
+            -Djrdma.tck.rdmacore.device=siw0 \
+            -cp '/mnt/host/rdmacore/tck/runner:/mnt/host/rdmacore/tck/test-classes:/mnt/host/rdmacore/tck/classes:$(cd "$dest/tck" && for m in jrdma-*; do printf '/mnt/host/rdmacore/tck/%s:' "$m"; done)/mnt/host/rdmacore/tck/lib/*' \
+            TckMain $(echo $TCK)" > "$OUT/tck-siw0.txt" 2>&1 && v=PASS || v=FAIL
+        result "the TCK on siw0 (connections through rdma_cm)" $v "$(tail -1 "$OUT/tck-siw0.txt")" ;;
+    esac
+done
+echo "results in $OUT"
+exit $rc
