@@ -22,7 +22,12 @@ public final class Counters {
     /** Counters of a context of {@code device} (transport as {@code jrdma stat} prints it). */
     Counters(String device, String transport) {
         this.file = StatsFile.open(device, transport);
-        this.seg = file.seg;
+        // a plain native view of the mapping (global scope): the data path's other segment accesses (the shared-
+        // memory provider's control segments and buffers) are native segments too, and a mapped segment of an
+        // automatic arena here made the JDK's shared segment-access code see two segment and two scope classes,
+        // which slowed every access of the shm data path (docs/shm-design.md, "Counters"). The mapping stays
+        // while file (kept by this object) is reachable.
+        this.seg = MemorySegment.ofAddress(file.seg.address()).reinterpret(file.seg.byteSize());
         this.values = file.valuesOffset;
     }
 
