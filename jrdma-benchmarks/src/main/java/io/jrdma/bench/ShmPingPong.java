@@ -108,6 +108,8 @@ public final class ShmPingPong {
             String[] peer;
             if (server) {
                 publish(mine, info);
+                System.out.println("LISTENING " + dir); // bench/compare.sh starts the client on this line
+                System.out.flush();
                 peer = await(theirs, deadline);
                 connect(qp, peer);
                 publish(ready, "1");
