@@ -214,10 +214,10 @@ perf_row() { awk '/^ #bytes/ {h=1; next} h && NF >= 5 && $1 ~ /^[0-9]+$/ {print;
 # latency: iterations (perf -n, baselines iters=); bandwidth and rates: seconds (perf -D, baselines secs=)
 if [ "$QUICK" = 1 ]; then
   LAT_N=5000; LAT_N_BIG=1000; UDP_ITERS=5000; UDP_ITERS_BIG=1000; SECS=1; UCX_N=20000; UCX_BW_N=1200
-  SHM_LAT_N=100000; SHM_ITERS=100000; MAPPED_N=300000; SHM_BW_N=20000; SHM_COST_N=100000
+  SHM_LAT_N=100000; SHM_ITERS=100000; MAPPED_N=300000; SHM_BW_N=200000; SHM_COST_N=100000
 else
   LAT_N=20000; LAT_N_BIG=3000; UDP_ITERS=20000; UDP_ITERS_BIG=3000; SECS=2; UCX_N=50000; UCX_BW_N=3000
-  SHM_LAT_N=200000; SHM_ITERS=200000; MAPPED_N=1000000; SHM_BW_N=50000; SHM_COST_N=300000
+  SHM_LAT_N=200000; SHM_ITERS=200000; MAPPED_N=1000000; SHM_BW_N=500000; SHM_COST_N=300000
 fi
 
 # jrdma over soft-RoCE (roce_lo, keys jrdma.*) or, with a third argument iwarp, over soft-iWARP
@@ -410,7 +410,10 @@ mapped_pingpong() { # size
 
 # perftest's exchange (the default) takes the same -s and -n on both sides and has no -D: a bandwidth
 # run is SHM_BW_N iterations (scaled by size); with SHM_PERF_OPTS=--jrdma-cm the client alone sets them
-# and a bandwidth run lasts $SECS s (-D).
+# and a bandwidth run lasts $SECS s (-D). perftest's exchange has no warm-up phase either (perftest's C
+# needs none), so the JVM's (~0.1 s interpreted and compiling) is inside the figure: SHM_BW_N makes a run
+# ~33 GB (~1 s at copy speed) so that it is a few percent, not most of the run as at 50,000 x 64 KiB
+# (3.3 GB, ~80 ms; docs/shm-design.md, "Bandwidth").
 shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm.TEST.SIZE
   [ "$SHM" = 1 ] || return 0
   local t=$1 s=$2 name="shm.$1.$2" run=() srv=() row cm=0 o
@@ -434,6 +437,19 @@ shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm
   esac
 }
 
+# ShmPingPong: the 8 B WRITE ping-pong of write_lat stripped step by step (docs/shm-design.md, "Where write_lat's
+# time goes"): unsig (an unsignaled WRITE, done inside the post), sig (signaled, and the poll of its completion),
+# perf (as sig, and a duty cycle per turn of the wait, as jrdma perf's loop); keys shmpp.STEP
+shm_steps() {
+  [ "$SHM" = 1 ] || return 0
+  local s
+  for s in unsig sig perf; do
+    SRV=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=server dir="$work/shmpp.@PORT@" step="$s" iters="$SHM_ITERS" dev="$SHM_DEV")
+    CLI=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=client dir="$work/shmpp.@PORT@" step="$s" iters="$SHM_ITERS" dev="$SHM_DEV")
+    base_pair "shm_pingpong.$s" 90 client shm_pingpong median_us "shmpp.$s" || continue
+  done
+}
+
 # ShmOpCost: one process, one thread, two shm0 contexts: the CPU time of a WRITE/READ/FETCH_ADD/SEND (post and
 # poll) and of an empty poll, and WRITE/READ bandwidth next to MemorySegment.copy of the same buffers in the same
 # round: figures a shared host's scheduling does not blur (keys shmcost.NAME)
@@ -453,6 +469,7 @@ shm_section() {
   shm_opcost
   mapped_pingpong 8
   shm_perf write_lat 8
+  shm_steps
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
   [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS"
   shm_perf send_lat 8
@@ -582,8 +599,11 @@ mkdir -p "$(dirname "$OUT")"
   thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls),
   where Aeron's own samples run the driver in threads of its own; UCX is `ucx_perftest` with
   UCX_TLS=posix,self. jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
-  exchange: the same -s and -n on both sides, bandwidth over 3.2 GB per run, 1.3 GB with --quick),
-  skipped while `jrdma devices` lists no shm0. READ bandwidth is compared with ucp_put_bw, as
+  exchange: the same -s and -n on both sides, bandwidth over 33 GB per run, 13 GB with --quick, so that
+  the JVM's warm-up, which perftest's exchange has no phase for, is a few percent of the run),
+  skipped while `jrdma devices` lists no shm0. The "ping-pong" rows are `ShmPingPong`, write_lat's loop
+  stripped step by step (an unsignaled WRITE done inside the post; signaled, with the poll of its
+  completion; and a duty cycle per turn of the wait, as `jrdma perf` does), against the same floor. READ bandwidth is compared with ucp_put_bw, as
   the issue's target says; FETCH_ADD (perftest's whole-operation latency) with WRITE's one-way figure,
   both as printed. `ShmOpCost` rows: one process, one thread, two INVOKER shm0 contexts, measured on the
   thread's CPU-time clock (so a busy host's scheduling does not enter): ns per signaled 8 B operation

@@ -153,6 +153,9 @@ public final class Summarize {
         row("SEND 8 B lat", "shm.send_lat.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B, two processes", "µs", "<=", 1.0);
         row("FETCH_ADD 8 B lat", "shm.atomic_lat.8", "shm.write_lat.8", "jrdma shm0 WRITE 8 B (one-way, as printed)", "µs", "<=", 2.0);
         row("WRITE 8 B lat (vs soft-RoCE)", "shm.write_lat.8", "jrdma.write_lat.8", "jrdma over soft-RoCE, WRITE 8 B", "µs");
+        row("WRITE 8 B ping-pong: unsignaled WRITE", "shmpp.unsig", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
+        row("WRITE 8 B ping-pong: signaled, and its poll", "shmpp.sig", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
+        row("WRITE 8 B ping-pong: and a duty cycle per wait turn", "shmpp.perf", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
 
         shmSection("Shared memory, one process, one thread (`ShmOpCost`: CPU time per operation, post and poll, both"
                 + " contexts on one thread; bandwidth next to MemorySegment.copy of the same buffers in the same round)", "jrdma");

@@ -22,20 +22,23 @@ public final class Counters {
     /** Counters of a context of {@code device} (transport as {@code jrdma stat} prints it). */
     Counters(String device, String transport) {
         this.file = StatsFile.open(device, transport);
-        this.seg = file.seg;
+        // a plain native view of the mapping (global scope): the data path's other segment accesses (the shared-
+        // memory provider's control segments and buffers) are native segments too, and a mapped segment of an
+        // automatic arena here made the JDK's shared segment-access code see two segment and two scope classes,
+        // which slowed every access of the shm data path (docs/shm-design.md, "Counters"). The mapping stays
+        // while file (kept by this object) is reachable.
+        this.seg = MemorySegment.ofAddress(file.seg.address()).reinterpret(file.seg.byteSize());
         this.values = file.valuesOffset;
     }
 
     /** Engine thread only. */
     public void increment(Counter c) {
-        long at = values + c.ordinal() * 8L;
-        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + 1);
+        bump(values + c.ordinal() * 8L, 1);
     }
 
     /** Engine thread only. */
     public void add(Counter c, long n) {
-        long at = values + c.ordinal() * 8L;
-        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + n);
+        bump(values + c.ordinal() * 8L, n);
     }
 
     public long get(Counter c) {
@@ -44,13 +47,20 @@ public final class Counters {
 
     /** Engine thread only: one more of {@code c} for the QP whose slot is {@code slot} ({@link #takeQpSlot}). */
     public void increment(long slot, QpCounter c) {
-        long at = slot + 8 + c.ordinal() * 8L;
-        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + 1);
+        bump(slot + 8 + c.ordinal() * 8L, 1);
     }
 
     /** Engine thread only. */
     public void add(long slot, QpCounter c, long n) {
-        long at = slot + 8 + c.ordinal() * 8L;
+        bump(slot + 8 + c.ordinal() * 8L, n);
+    }
+
+    /**
+     * The one update: a load and an opaque store. These methods are kept under the JIT's 35-byte limit for
+     * inlining a call whatever its measured frequency (-XX:MaxInlineSize): at 44 bytes the shm data path's
+     * calls were compiled as calls ("callee is too large").
+     */
+    private void bump(long at, long n) {
         LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + n);
     }
 

@@ -272,6 +272,9 @@ public final class Engine {
             n += qp.flushSrq();
         }
         transport.flushed(qp);
+        if (n > 0) {
+            counters.add(qp.stats, QpCounter.FLUSHED, n); // per QP, what a flush completed with WR_FLUSH_ERR
+        }
         return n;
     }
 }

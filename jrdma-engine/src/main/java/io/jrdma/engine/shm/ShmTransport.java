@@ -8,6 +8,7 @@ import io.jrdma.engine.core.LocalOps;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Pd;
 import io.jrdma.engine.core.Qp;
+import io.jrdma.engine.core.QpCounter;
 import io.jrdma.engine.core.RecvWqe;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Srq;
@@ -459,8 +460,15 @@ final class ShmTransport implements Transport {
             if ((int) INT.getAcquire(ctrl, s + Ctrl.S_STATE) != Ctrl.FULL) { // release partner: the sender's FULL
                 break;
             }
+            int len = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_LEN); // before the result: then the sender may reuse the slot
             int result = place(qp, s);
             INT.setVolatile(ctrl, s + Ctrl.S_STATE, result); // release for the sender's reap; volatile for wake()
+            engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
+            if (result == Ctrl.DONE) {
+                engine.counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
+            } else if (result == Ctrl.RNR || result >= Ctrl.ERROR) {
+                engine.counters.increment(qp.stats, QpCounter.SENT_NAKS);
+            }
             qp.ringRead++;
             n++;
             if (result >= Ctrl.ERROR) {
@@ -599,6 +607,11 @@ final class ShmTransport implements Transport {
         WrOpcode op = w.opcode;
         int len = op.isAtomic() ? 8 : (int) w.length;
         w.started = false;
+        if (status == WcStatus.SUCCESS.ordinal() && !w.isLocalOp()) {
+            // per QP, in this process's counters file: two plain stores to a line only this engine writes
+            engine.counters.increment(qp.stats, QpCounter.OPS);
+            engine.counters.add(qp.stats, QpCounter.OP_BYTES, len);
+        }
         qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
         if (complete) {
             qp.sendCq.push(wrId, STATUS[status], WcOpcode.of(op), len, 0, 0, qp.qpn, 0);
@@ -616,6 +629,17 @@ final class ShmTransport implements Transport {
         }
         int s = high(qs);
         return s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal();
+    }
+
+    /**
+     * A request the responder's checks refused: counted by reason (and as a NAK) for the QP, and the peer's QP
+     * asked to stop. @return REM_ACCESS_ERR's ordinal
+     */
+    private int refused(ShmQp qp, QpCounter reason) {
+        engine.counters.increment(qp.stats, reason);
+        engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
+        nak(qp, Ctrl.NAK_REMOTE_ACCESS);
+        return WcStatus.REM_ACCESS_ERR.ordinal();
     }
 
     /** Asks the peer's QP to stop, as a responder does after the NAK it sends. */
@@ -638,8 +662,7 @@ final class ShmTransport implements Transport {
                 : op.isAtomic() ? Access.REMOTE_ATOMIC : Access.REMOTE_WRITE;
         MemorySegment pc = qp.peer.ctrl;
         if (((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_ACCESS) & needed) == 0) {
-            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-            return WcStatus.REM_ACCESS_ERR.ordinal();
+            return refused(qp, QpCounter.REM_NO_ACCESS);
         }
         long len = w.length;
         if (len == 0 && !op.isAtomic()) {
@@ -648,29 +671,27 @@ final class ShmTransport implements Transport {
         int rkey = w.rkey;
         int index = rkey >>> 8;
         if (index == 0 || index >= Ctrl.MAX_KEYS) {
-            nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-            return WcStatus.REM_ACCESS_ERR.ordinal();
+            return refused(qp, QpCounter.REM_BAD_KEY);
         }
         long e = Ctrl.key(index);
         int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
         try {
             long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
             if (low(word) != rkey) {
-                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-                return WcStatus.REM_ACCESS_ERR.ordinal();
+                return refused(qp, QpCounter.REM_BAD_KEY);
             }
             if (word != qp.keyWord || e != qp.keyEntry) {
                 if (!cacheKey(qp, pc, e, word)) {
-                    nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-                    return WcStatus.REM_ACCESS_ERR.ordinal();
+                    return refused(qp, QpCounter.REM_BAD_KEY); // its buffer is gone: the key names nothing
                 }
             }
             long ra = w.remoteAddr;
             long va = qp.keyVa;
-            if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed
-                    || ra < va || ra - va > qp.keySpan - len) {
-                nak(qp, Ctrl.NAK_REMOTE_ACCESS);
-                return WcStatus.REM_ACCESS_ERR.ordinal();
+            if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
+                return refused(qp, QpCounter.REM_NO_ACCESS);
+            }
+            if (ra < va || ra - va > qp.keySpan - len) {
+                return refused(qp, QpCounter.REM_OUT_OF_BOUNDS);
             }
             MemorySegment buf = qp.keyBuf;
             long at = qp.keyOff + (ra - va);
@@ -783,6 +804,8 @@ final class ShmTransport implements Transport {
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE, w.opcode.ordinal());
             pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
             INT.setVolatile(pc, s + Ctrl.S_STATE, Ctrl.FULL); // release for the receiver's read; volatile for signal()
+            engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
+            engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
             qp.sendOffset += n;
             qp.ringWrite++;
             qp.sendWritten = last;
@@ -797,12 +820,14 @@ final class ShmTransport implements Transport {
                 break;
             }
             if (st >= Ctrl.ERROR) {
+                engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
                 qp.sending = false;
                 int syndrome = st - Ctrl.ERROR;
                 return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
                         : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
             }
             if (st == Ctrl.RNR) {
+                engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
                 qp.rnrPending = true;
                 qp.rnrCode = pc.get(ValueLayout.JAVA_INT, s + Ctrl.S_RNR);
             }

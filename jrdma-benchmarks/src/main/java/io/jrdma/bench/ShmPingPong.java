@@ -1,0 +1,254 @@
+package io.jrdma.bench;
+
+import io.jrdma.verbs.Access;
+import io.jrdma.verbs.AddressVector;
+import io.jrdma.verbs.CompletionQueue;
+import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
+import io.jrdma.verbs.MemoryRegion;
+import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpInitAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Locale;
+
+/**
+ * An 8-byte WRITE ping-pong over the shared-memory device between two processes, with the loop
+ * stripped to one step at a time, to find which step of {@code jrdma perf write_lat -d shm0} costs
+ * what against the mapped-file floor ({@link MappedPingPong}). Each side waits for the peer's
+ * sequence number in its own buffer (an 8-byte word read with acquire), then WRITEs its own number
+ * into the peer's buffer, in one of these ways ({@code step=}):
+ * <ul>
+ * <li>{@code unsig}: an unsignaled WRITE (INVOKER: it is done inside {@code postSend}); no CQ at all
+ * (every 64th is signaled and its completion reaped, off the measured path's average);</li>
+ * <li>{@code sig}: a signaled WRITE, then the poll that returns its completion;</li>
+ * <li>{@code perf}: as {@code sig}, and the wait calls {@code DeviceContext.progress()} on each turn, as
+ * {@code jrdma perf}'s loop does.</li>
+ * </ul>
+ *
+ * <pre>
+ * server: ShmPingPong role=server dir=D [step=sig] [iters=200000] [warmup=50000] [timeout=30]
+ * client: ShmPingPong role=client dir=D [step=sig] [iters=200000] [warmup=50000] [timeout=30]
+ * </pre>
+ * The two meet through files in directory {@code D} (GID, QPN, address and rkey of each side). The client
+ * prints {@code RESULT shm_pingpong step=S median_us=... p99_us=... cpu_ns=... turns=... median_turns=...}:
+ * half the round trip (samples: differences of consecutive timestamps, one per round trip), the client
+ * thread's CPU time per round trip (it spins: on a host with idle cores, about its wall time), and the turns
+ * of its wait loop per round trip (mean, and in the median round trip). A wait fails when nothing came for
+ * {@code timeout} seconds.
+ */
+public final class ShmPingPong {
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final int ALL = Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC;
+    /** where the peer's number lands in each side's buffer (its own line, 128 B from the source word at 0) */
+    private static final long IN = 128;
+
+    private ShmPingPong() {
+    }
+
+    public static void main(String[] argv) throws IOException, InterruptedException {
+        Args a = new Args(argv);
+        String role = a.str("role", "client");
+        String step = a.str("step", "sig");
+        int iters = a.integer("iters", 200_000);
+        int warmup = a.integer("warmup", 50_000);
+        long timeout = a.num("timeout", 30) * 1_000_000_000L;
+        Path dir = Path.of(a.str("dir", System.getProperty("java.io.tmpdir") + "/jrdma-shmpp"));
+        if (!role.equals("server") && !role.equals("client")) {
+            Result.fail("role must be server or client (got " + role + ")");
+        }
+        if (!step.equals("unsig") && !step.equals("sig") && !step.equals("perf")) {
+            Result.fail("step must be unsig, sig or perf (got " + step + ")");
+        }
+        boolean server = role.equals("server");
+        Device dev = Rdma.devices().stream().filter(d -> d.name().equals(a.str("dev", "shm0"))).findFirst().orElse(null);
+        if (dev == null) {
+            Result.fail("no shm0 device (needs --enable-native-access=ALL-UNNAMED on Linux)");
+            return;
+        }
+        Files.createDirectories(dir);
+        Path mine = dir.resolve(server ? "server" : "client");
+        Path theirs = dir.resolve(server ? "client" : "server");
+        Path ready = dir.resolve("ready");
+        if (server) {
+            Files.deleteIfExists(theirs);
+            Files.deleteIfExists(ready);
+        }
+        try (Arena arena = Arena.ofShared();
+             DeviceContext ctx = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER))) {
+            ProtectionDomain pd = ctx.allocPd();
+            CompletionQueue cq = ctx.createCq(256);
+            QueuePair qp = pd.createQp(QpInitAttr.rc(cq).withDepth(128, 16));
+            MemorySegment buf = ctx.allocateBuffer(4096, 4096, arena);
+            MemoryRegion mr = pd.register(buf, ALL);
+            String info = HexFormat.of().formatHex(ctx.gid(0).raw()) + " " + qp.qpn() + " " + mr.address() + " " + mr.rkey();
+            long deadline = System.nanoTime() + timeout;
+            String[] peer;
+            if (server) {
+                publish(mine, info);
+                System.out.println("LISTENING " + dir); // bench/compare.sh starts the client on this line
+                System.out.flush();
+                peer = await(theirs, deadline);
+                connect(qp, peer);
+                publish(ready, "1");
+            } else {
+                peer = await(theirs, deadline);
+                connect(qp, peer);
+                publish(mine, info);
+                await(ready, deadline);
+            }
+            long rAddr = Long.parseLong(peer[2]);
+            int rKey = Integer.parseInt(peer[3]);
+            SendWorkRequest wr = new SendWorkRequest();
+            WorkCompletion wc = new WorkCompletion();
+            long[] t = new long[iters];
+            long[] spinsAt = new long[iters];
+            int total = warmup + iters;
+            boolean sig = !step.equals("unsig");
+            boolean progress = step.equals("perf");
+            long cpu0 = 0;
+            long turns0 = 0;
+            for (int i = 1; i <= total; i++) {
+                if (i == warmup + 1) {
+                    cpu0 = cpu();
+                    turns0 = turns;
+                }
+                if (server) {
+                    waitFor(buf, i, progress ? ctx : null, timeout, role);
+                }
+                buf.set(ValueLayout.JAVA_LONG, 0, i);
+                boolean signaled = sig || i % 64 == 0;
+                wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(i).flags(signaled ? SendFlags.SIGNALED : 0)
+                        .sge(0, mr, 0, 8).remote(rAddr + IN, rKey);
+                int rc = qp.postSend(wr);
+                if (rc != 0) {
+                    Result.fail(role + ": postSend " + io.jrdma.verbs.RdmaException.Errno.of(rc));
+                }
+                if (signaled) {
+                    long spins = 0;
+                    long waitEnd = 0;
+                    while (cq.poll(wc) == 0) {
+                        if ((++spins & 0xFFFFF) == 0) {
+                            if (waitEnd == 0) {
+                                waitEnd = System.nanoTime() + timeout;
+                            } else if (System.nanoTime() > waitEnd) {
+                                Result.fail(role + ": no completion within the timeout");
+                            }
+                        }
+                    }
+                    if (wc.status() != WcStatus.SUCCESS) {
+                        Result.fail(role + ": completion with error " + wc);
+                    }
+                }
+                if (!server) {
+                    waitFor(buf, i, progress ? ctx : null, timeout, role);
+                    if (i > warmup) {
+                        t[i - warmup - 1] = System.nanoTime();
+                        spinsAt[i - warmup - 1] = lastSpins;
+                    }
+                }
+            }
+            long cpu = cpu() - cpu0;
+            if (!server) {
+                double[] d = new double[iters - 1];
+                for (int i = 1; i < iters; i++) {
+                    d[i - 1] = (t[i] - t[i - 1]) / 2e3;
+                }
+                Arrays.sort(d);
+                Arrays.sort(spinsAt);
+                System.out.printf(Locale.ROOT, "RESULT shm_pingpong step=%s median_us=%.4f p99_us=%.4f cpu_ns=%.1f turns=%.2f median_turns=%d%n",
+                        step, d[d.length / 2], d[(int) (d.length * 0.99)], (double) cpu / iters,
+                        (double) (turns - turns0) / iters, spinsAt[iters / 2]);
+            }
+            qp.close();
+            mr.close();
+            cq.close();
+            pd.close();
+        } finally {
+            if (server) {
+                Files.deleteIfExists(mine);
+                Files.deleteIfExists(ready);
+            } else {
+                Files.deleteIfExists(mine);
+            }
+        }
+    }
+
+    /** Spins until the peer's number {@code n} is in {@code buf} (with a duty cycle per turn when {@code ctx} is given). */
+    private static void waitFor(MemorySegment buf, long n, DeviceContext ctx, long timeout, String role) {
+        long spins = 0;
+        long deadline = 0;
+        while ((long) LONG.getAcquire(buf, IN) != n) {
+            if (ctx != null) {
+                ctx.progress();
+            }
+            if ((++spins & 0xFFFFF) == 0) { // the clock only now and then: nothing happened for the timeout
+                if (deadline == 0) {
+                    deadline = System.nanoTime() + timeout;
+                } else if (System.nanoTime() > deadline) {
+                    Result.fail(role + ": no number " + n + " from the peer within the timeout (the buffer holds "
+                            + (long) LONG.getAcquire(buf, IN) + ")");
+                }
+            }
+        }
+        turns += spins;
+        lastSpins = spins;
+    }
+
+    private static long lastSpins;
+
+    /** turns of the wait loops (the client's: per round trip in the result) */
+    private static long turns;
+
+    private static void connect(QueuePair qp, String[] peer) {
+        Gid gid = Gid.of(HexFormat.of().parseHex(peer[0]));
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ALL));
+        qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(gid, 0, 64, 0, 4791)).pathMtu(Mtu.MTU_4096)
+                .destQpn(Integer.parseInt(peer[1])).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(16));
+    }
+
+    private static void publish(Path f, String s) throws IOException {
+        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
+        Files.writeString(tmp, s);
+        Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static String[] await(Path f, long deadline) throws IOException, InterruptedException {
+        while (!Files.exists(f)) {
+            if (System.nanoTime() > deadline) {
+                Result.fail("the peer did not write " + f + " within the timeout");
+            }
+            Thread.sleep(1); // a rendezvous before the measurement, not a data path
+        }
+        return Files.readString(f).trim().split(" ");
+    }
+
+    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    private static long cpu() {
+        return THREADS.getCurrentThreadCpuTime();
+    }
+}
