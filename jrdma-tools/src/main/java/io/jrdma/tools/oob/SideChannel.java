@@ -53,6 +53,9 @@ public final class SideChannel implements AutoCloseable {
     private final ByteBuffer ahead = ByteBuffer.allocate(4096).flip();
     /** the peer closed its end ({@link #peerClosed} saw the end of the stream) */
     private boolean eof;
+    /** {@link System#nanoTime()} by which the current exchange must be over; 0: none ({@link #deadline}) */
+    private volatile long deadline;
+    private long deadlineSpan;
 
     private SideChannel(SocketChannel ch, long timeoutNanos) throws IOException {
         this.ch = ch;
@@ -63,6 +66,39 @@ public final class SideChannel implements AutoCloseable {
         ch.register(selector, SelectionKey.OP_READ);
         InetSocketAddress r = (InetSocketAddress) ch.getRemoteAddress();
         this.peer = r.getAddress().getHostAddress() + ":" + r.getPort();
+    }
+
+    /**
+     * Wraps a connection a server accepted itself, of which it already read {@code readAhead} (the next read
+     * returns those bytes first).
+     */
+    public static SideChannel accepted(SocketChannel ch, byte[] readAhead, long timeoutNanos) {
+        try {
+            SideChannel sc = new SideChannel(ch, timeoutNanos);
+            sc.ahead.clear();
+            sc.ahead.put(readAhead).flip();
+            return sc;
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(ch);
+            throw new SideChannelException("the accepted connection failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Every read and write fails once {@code nanos} passed from now, whatever arrives meanwhile (a server's
+     * per-client bound on an exchange, which a slow trickle of bytes does not extend); 0 lifts it.
+     */
+    public void deadline(long nanos) {
+        deadlineSpan = nanos;
+        deadline = nanos == 0 ? 0 : (System.nanoTime() + nanos) | 1;
+    }
+
+    private void checkDeadline(String what) {
+        long d = deadline;
+        if (d != 0 && System.nanoTime() - d > 0) {
+            throw new SideChannelException("the exchange with " + peer + " did not finish within its "
+                    + deadlineSpan / 1_000_000L + " ms (at " + what + ")");
+        }
     }
 
     /** Connects to a server (one attempt, as the C tools make). */
@@ -185,6 +221,7 @@ public final class SideChannel implements AutoCloseable {
         long last = System.nanoTime();
         try {
             while (b.hasRemaining()) {
+                checkDeadline(what);
                 if (ch.write(b) > 0) {
                     last = System.nanoTime();
                 } else {
@@ -268,6 +305,7 @@ public final class SideChannel implements AutoCloseable {
         int idle = 0;
         try {
             while (b.position() < min) {
+                checkDeadline(what);
                 int n = ch.read(b);
                 if (n < 0) {
                     break;

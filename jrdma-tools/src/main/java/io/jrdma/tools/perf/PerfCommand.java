@@ -95,8 +95,8 @@ public final class PerfCommand {
                     + " ends only its own run")
             .option((char) 0, "clients", "N", "with --server: stop after N clients; on a client: run N times in a row"
                     + " (a churn against a --server)")
-            .option((char) 0, "parallel", "N", "with --server --jrdma-cm: serve up to N clients at once, each on a thread"
-                    + " of its own (default 1: one after the other)")
+            .option((char) 0, "parallel", "N", "with --server: serve up to N clients at once, each on a thread of its own"
+                    + " (default 1: one after the other)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
             .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
@@ -151,9 +151,8 @@ public final class PerfCommand {
                 maxClients = p.has("clients") ? longValue(p, "clients", (char) 0, 1, Long.MAX_VALUE) : Long.MAX_VALUE;
             }
             if (p.has("parallel")) {
-                if (!p.has("server") || o == null) {
-                    throw new ArgParser.UsageException("option --parallel: clients served at once by a --server"
-                            + " --jrdma-cm");
+                if (!p.has("server")) {
+                    throw new ArgParser.UsageException("option --parallel: clients served at once by a --server");
                 }
                 parallel = (int) longValue(p, "parallel", (char) 0, 1, 256);
             }
@@ -164,7 +163,7 @@ public final class PerfCommand {
         }
         if (serverLoop) {
             return o != null ? serve(o, maxClients, parallel, out, err, port -> { })
-                    : PerftestCommand.serve(po, maxClients, out, err, port -> { });
+                    : PerftestCommand.serve(po, maxClients, parallel, out, err, port -> { });
         }
         if (clientRuns) {
             PerfOptions co = o;

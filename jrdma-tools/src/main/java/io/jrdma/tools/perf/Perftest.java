@@ -191,7 +191,11 @@ final class Perftest {
         }
         Device dev;
         SideChannel early = null;
-        if (server && !rdmaCm && o.device() == null) {
+        if (server && given != null) {
+            // jrdma perf --server: the connection was accepted (and its version read) by its gate
+            early = given;
+            dev = o.device() == null ? deviceReached(early.localAddress()) : device(o, null);
+        } else if (server && !rdmaCm && o.device() == null) {
             // as rdma_cm: a server without -d answers on the device the client reached, so it takes
             // the client's connection first, then opens the device that owns the address it came to
             SideChannel.Listener l = openListener();
@@ -216,23 +220,29 @@ final class Perftest {
         }
     }
 
-    /** A long-running server's listening socket, kept from client to client ({@code --server}); null otherwise. */
-    private SideChannel.Listener shared;
+    /** A long-running server's client, accepted by {@link PerftestGate} ({@code --server}); null otherwise. */
+    private SideChannel given;
+    /** How long {@link #given}'s exchange (parameters and QP keys) may take, from its first byte answered. */
+    private long exchangeNanos;
+    /** key messages received so far (the exchange's deadline ends with the first one of each QP) */
+    private int keysIn;
 
-    /** Serves the next client on {@code l}, which stays open afterwards ({@code jrdma perf --server}). */
-    Perftest listenOn(SideChannel.Listener l) {
-        this.shared = l;
+    /**
+     * Serves the client of {@code sc} (accepted by a long-running server's gate, its version already read ahead):
+     * its exchange, up to the QPs' keys and their move to RTS, must be over within {@code exchangeNanos}.
+     */
+    Perftest servingOn(SideChannel sc, long exchangeNanos) {
+        this.given = sc;
+        this.exchangeNanos = exchangeNanos;
         return this;
     }
 
     private SideChannel.Listener openListener() {
-        return shared != null ? shared : SideChannel.listen(new InetSocketAddress(o.port()));
+        return SideChannel.listen(new InetSocketAddress(o.port()));
     }
 
     private void closeListener(SideChannel.Listener l) {
-        if (l != shared) {
-            l.close();
-        }
+        l.close();
     }
 
     /** The RoCE device owning {@code local} (the address a client reached), else the server's default one. */
@@ -311,6 +321,9 @@ final class Perftest {
                 dog.watchPeer(t::peerClosed); // a peer that stops or dies is noticed at once, not after --timeout
             }
             try {
+                if (given != null) {
+                    given.deadline(exchangeNanos);
+                }
                 exchangeParameters(port);
                 runSizes = sizes();
                 createResources();
@@ -413,6 +426,9 @@ final class Perftest {
     /** One {@code ctx_hand_shake} of QP {@code i}'s keys. */
     private void handshake(int i) {
         rem[i] = ex.decodeKeys(xchg(ex.encodeKeys(my[i]), "QP " + i + "'s keys"));
+        if (given != null && ++keysIn == o.numQps()) {
+            given.deadline(0); // every QP's keys came: a real client, the test's own waits (--timeout) from here on
+        }
     }
 
     private void handshakeEach() {

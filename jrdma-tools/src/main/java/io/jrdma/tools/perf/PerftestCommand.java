@@ -5,16 +5,20 @@ import io.jrdma.tools.oob.SideChannel;
 import io.jrdma.tools.oob.SideChannelException;
 import io.jrdma.verbs.RdmaException;
 
+import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
 
@@ -41,47 +45,136 @@ public final class PerftestCommand {
         }
     }
 
+    /** The longest a client's exchange (its version, parameters and QP keys) may take on a long-running server. */
+    static final long EXCHANGE_NANOS = 5_000_000_000L;
+
+    /** {@link #serve(PerftestOptions, long, int, PrintStream, PrintStream, IntConsumer)} one client at a time. */
+    public static int serve(PerftestOptions o, long maxClients, PrintStream out, PrintStream err,
+                            IntConsumer listening) {
+        return serve(o, maxClients, 1, out, err, listening);
+    }
+
     /**
      * {@code jrdma perf <test> --server}: a long-running server. It keeps one listening socket and serves
      * client after client (each with the test and flags given here, as perftest's server), until killed or
-     * {@code maxClients} were served. A client that fails, stops or dies ends only its own run: the server
-     * says so and waits for the next one. A client that goes away is noticed through the side channel at
-     * once, not after {@code --timeout}.
+     * {@code maxClients} were served. Connections are accepted as they come, by a {@link PerftestGate} that waits
+     * for each one's version string at once: a client that stays silent or sends part of it never takes a slot,
+     * and is closed at its deadline, {@code min(5 s, --timeout)}. A client whose version came is served as soon
+     * as one of the {@code parallel} slots is free, and its whole exchange (parameters and QP keys) must be over
+     * within that deadline too. A client that fails, stops or dies ends only its own run: the server says so and
+     * serves the next one. A client that goes away is noticed through the side channel at once, not after
+     * {@code --timeout}.
      *
-     * @param maxClients how many clients to serve, or {@link Long#MAX_VALUE} for no end
+     * @param maxClients how many clients to serve (those whose version came), or {@link Long#MAX_VALUE} for no end
+     * @param parallel   how many to serve at once, each on a thread with its own context, QPs, CQs and buffers
+     *                   (1: one after the other, on this thread); their reports are then printed whole as each ends
      * @return 0 when every client's run succeeded, 1 when one failed, 2 for a bad flag or device
      */
-    public static int serve(PerftestOptions o, long maxClients, PrintStream out, PrintStream err,
+    public static int serve(PerftestOptions o, long maxClients, int parallel, PrintStream out, PrintStream err,
                             IntConsumer listening) {
-        SideChannel.Listener l;
+        long exchange = Math.min(EXCHANGE_NANOS, o.timeoutSec() * 1_000_000_000L);
+        PerftestGate gate;
         try {
-            l = SideChannel.listen(new java.net.InetSocketAddress(o.port()));
+            gate = new PerftestGate(o.port(), exchange, o.timeoutSec() * 1_000_000_000L, out);
         } catch (SideChannelException e) {
             return report(e, out, err, "");
         }
-        long failed = 0;
-        try (l) {
-            out.println(" jrdma perf server: " + o.test().cliName() + " for client after client on TCP port " + l.port()
-                    + (maxClients == Long.MAX_VALUE ? ", until stopped" : ", " + maxClients + " clients"));
+        AtomicLong next = new AtomicLong(1);
+        AtomicLong failed = new AtomicLong();
+        AtomicReference<Throwable> fatal = new AtomicReference<>();
+        try (gate) {
+            out.println(" jrdma perf server: " + o.test().cliName() + " for client after client on TCP port "
+                    + gate.port() + (maxClients == Long.MAX_VALUE ? ", until stopped" : ", " + maxClients + " clients")
+                    + (parallel > 1 ? ", up to " + parallel + " at once" : "") + "; each exchange within "
+                    + exchange / 1_000_000L + " ms");
             out.flush();
-            listening.accept(l.port());
-            for (long n = 1; n <= maxClients; n++) {
-                long t0 = System.nanoTime();
-                try {
-                    new Perftest(o, out, err, new Watchdog(o.timeoutSec(), null), p -> { }, true).listenOn(l).run();
-                    out.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
-                            + resources());
-                } catch (PerfCommand.BadValue | DeviceChoice.NoSuchDevice e) {
-                    return report(e, out, err, "");
-                } catch (PerfFailure | SideChannelException | RdmaException e) {
-                    failed++;
-                    report(e, out, err, " (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
-                    out.println(" client " + n + ": failed; waiting for the next one");
+            listening.accept(gate.port());
+            Runnable worker = () -> {
+                while (fatal.get() == null) {
+                    SideChannel sc = gate.take();
+                    if (sc == null) {
+                        return;
+                    }
+                    long n = next.getAndIncrement();
+                    if (n > maxClients) {
+                        sc.close();
+                        return;
+                    }
+                    if (n == maxClients && parallel > 1) {
+                        gate.close(); // the last client: the other workers' take() ends
+                    }
+                    if (parallel == 1) {
+                        serveOne(o, n, sc, gate, exchange, out, err, failed, fatal);
+                    } else {
+                        ByteArrayOutputStream b = new ByteArrayOutputStream();
+                        PrintStream mine = new PrintStream(b, true, StandardCharsets.UTF_8);
+                        try {
+                            serveOne(o, n, sc, gate, exchange, mine, mine, failed, fatal);
+                        } finally {
+                            synchronized (out) {
+                                out.print(b.toString(StandardCharsets.UTF_8));
+                                out.flush();
+                            }
+                        }
+                    }
+                    if (n >= maxClients) {
+                        return;
+                    }
                 }
-                out.flush();
+            };
+            if (parallel == 1) {
+                worker.run();
+            } else {
+                List<Thread> workers = new ArrayList<>();
+                for (int i = 0; i < parallel; i++) {
+                    workers.add(Thread.ofPlatform().name("jrdma-perf-server-" + i).start(worker));
+                }
+                for (Thread t : workers) {
+                    try {
+                        t.join();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
             }
         }
-        return failed == 0 ? 0 : 1;
+        if (fatal.get() != null) {
+            return report(fatal.get(), out, err, "");
+        }
+        return failed.get() == 0 ? 0 : 1;
+    }
+
+    /** Serves client {@code n} on {@code sc} and prints how it went; a bad flag or device is put in {@code fatal}. */
+    private static void serveOne(PerftestOptions o, long n, SideChannel sc, PerftestGate gate, long exchange,
+                                 PrintStream out, PrintStream err, AtomicLong failed,
+                                 AtomicReference<Throwable> fatal) {
+        long t0 = System.nanoTime();
+        try {
+            new Perftest(o, out, err, new Watchdog(o.timeoutSec(), null), p -> { }, true).servingOn(sc, exchange).run();
+            out.println(" client " + n + ": done in " + (System.nanoTime() - t0) / 1_000_000 + " ms; "
+                    + resources());
+        } catch (PerfCommand.BadValue | DeviceChoice.NoSuchDevice e) {
+            sc.close();
+            fatal.compareAndSet(null, e);
+            gate.close();
+            return;
+        } catch (PerfFailure | SideChannelException | RdmaException e) {
+            sc.close();
+            failed.incrementAndGet();
+            report(e, out, err, " (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+            out.println(" client " + n + ": failed; waiting for the next one");
+        } catch (RuntimeException e) {
+            sc.close();
+            failed.incrementAndGet();
+            report(e, out, err, " (client " + n + ", after " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+            out.println(" client " + n + ": failed; waiting for the next one");
+        }
+        String dropped = gate.dropped();
+        if (!dropped.isEmpty()) {
+            out.println(" (so far " + dropped + ")");
+        }
+        out.flush();
     }
 
     /**

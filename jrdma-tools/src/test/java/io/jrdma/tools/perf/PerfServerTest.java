@@ -50,6 +50,11 @@ class PerfServerTest {
     }
 
     private static Server startServer(long clients, String... testArgs) throws Exception {
+        return startServer(clients, 1, testArgs);
+    }
+
+    /** {@code jrdma perf <test> --server -d roce_lo --timeout 20 --parallel N}, serving {@code clients} clients. */
+    private static Server startServer(long clients, int parallel, String... testArgs) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(testArgs));
         args.addAll(List.of("-d", "roce_lo", "-p", "0", "--timeout", "20"));
         PerftestOptions o = PerfCommand.parsePerftest(args.toArray(String[]::new));
@@ -58,7 +63,7 @@ class PerfServerTest {
         CompletableFuture<Integer> port = new CompletableFuture<>();
         AtomicInteger rc = new AtomicInteger(-1);
         Thread t = Thread.ofPlatform().name("perf-server-test").daemon().start(
-                () -> rc.set(PerftestCommand.serve(o, clients, ps, ps, port::complete)));
+                () -> rc.set(PerftestCommand.serve(o, clients, parallel, ps, ps, port::complete)));
         return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc);
     }
 
@@ -328,11 +333,10 @@ class PerfServerTest {
         String[] test = {"write_bw", "-s", "4096", "-n", "200"};
         byte[] valid = recordClientHello(test);
         assertTrue(valid.length > 0, "the client sent nothing");
-        Server s = startServer(inputs + 1, test);
         java.util.SplittableRandom r = new java.util.SplittableRandom(16);
-        long t0 = System.nanoTime();
+        List<byte[]> hostile = new java.util.ArrayList<>();
         for (int i = 0; i < inputs; i++) {
-            byte[] in = switch (i % 3) {
+            hostile.add(switch (i % 3) {
                 case 0 -> {
                     byte[] b = new byte[r.nextInt(0, 300)];
                     r.nextBytes(b);
@@ -346,7 +350,13 @@ class PerfServerTest {
                     }
                     yield b;
                 }
-            };
+            });
+        }
+        // a connection becomes a client once its 16-byte version came; shorter ones end at the server's gate
+        long served = hostile.stream().filter(b -> b.length >= PerftestWire.VERSION_SIZE).count();
+        Server s = startServer(served + 1, test);
+        long t0 = System.nanoTime();
+        for (byte[] in : hostile) {
             try (java.net.Socket sock = new java.net.Socket("127.0.0.1", s.port())) {
                 sock.getOutputStream().write(in);
                 sock.shutdownOutput();
@@ -363,9 +373,198 @@ class PerfServerTest {
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertEquals(0, client(s.port(), test), tail(s));
         s.thread().join(30_000);
-        System.out.println("perf --server fuzz: " + inputs + " hostile exchanges in " + ms + " ms, then a real client: "
-                + tail(s).lines().filter(l -> l.startsWith(" client " + (inputs + 1))).findFirst().orElse("?"));
-        assertTrue(s.out().text().contains(" client " + (inputs + 1) + ": done"), tail(s));
+        System.out.println("perf --server fuzz: " + inputs + " hostile exchanges (" + served + " past the gate) in " + ms
+                + " ms, then a real client: " + tail(s).lines().filter(l -> l.startsWith(" client " + (served + 1)))
+                .findFirst().orElse("?"));
+        assertTrue(s.out().text().contains(" client " + (served + 1) + ": done"), tail(s));
+        assertTrue(s.out().text().contains((inputs - served) + " closed by the peer"), tail(s));
+    }
+
+    /** @return the milliseconds a real client's run (write_bw, 200 x 4 KiB) takes against {@code s} */
+    private static long timedClient(Server s, String... test) throws Exception {
+        long t0 = System.nanoTime();
+        assertEquals(0, client(s.port(), test), tail(s));
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    /** Opens a connection to {@code port} and sends {@code first} (maybe nothing), then stays silent. */
+    private static java.net.Socket hostile(int port, byte[] first) throws Exception {
+        java.net.Socket sock = new java.net.Socket("127.0.0.1", port);
+        sock.getOutputStream().write(first);
+        sock.getOutputStream().flush();
+        return sock;
+    }
+
+    /** @return the milliseconds until the server closed {@code sock}, from {@code since} (fails after 15 s) */
+    private static long closedAfter(java.net.Socket sock, long since) throws Exception {
+        sock.setSoTimeout(15_000);
+        try {
+            while (sock.getInputStream().read(new byte[256]) >= 0) {
+                // what the server sent before it closed (its version, for a client that sent one)
+            }
+        } catch (java.net.SocketException e) {
+            // a reset: closed too
+        }
+        return (System.nanoTime() - since) / 1_000_000;
+    }
+
+    /**
+     * Returns once the server's gate has room again (the connections the test closed were seen closed): a probe
+     * connection is no longer closed at once.
+     */
+    private static void awaitRoom(Server s) throws Exception {
+        long t0 = System.nanoTime();
+        while (true) {
+            try (java.net.Socket probe = new java.net.Socket("127.0.0.1", s.port())) {
+                probe.setSoTimeout(300);
+                try {
+                    if (probe.getInputStream().read() < 0) {
+                        assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "the gate stays full: " + tail(s));
+                        continue; // over the bound still
+                    }
+                } catch (java.net.SocketTimeoutException e) {
+                    return; // the gate waits for this one's version: there is room
+                } catch (java.net.SocketException e) {
+                    continue; // reset: over the bound still
+                }
+            }
+        }
+    }
+
+    /**
+     * Silent clients and clients that sent half of their version do not delay a real client (its run takes what it
+     * takes without them, within a second's noise); each is closed at its own deadline, min(5 s, --timeout 20),
+     * and counted; the next real client is served.
+     */
+    @Test
+    void silentAndHalfMessageClientsDoNotDelayARealClient() throws Exception {
+        String[] test = {"write_bw", "-s", "4096", "-n", "200"};
+        Server s = startServer(3, test);
+        long alone = timedClient(s, test);
+        List<java.net.Socket> idle = new java.util.ArrayList<>();
+        long opened = System.nanoTime();
+        try {
+            byte[] half = java.util.Arrays.copyOf(PerftestWire.version(PerftestWire.VERSION), 8);
+            for (int i = 0; i < 4; i++) {
+                idle.add(hostile(s.port(), new byte[0]));
+                idle.add(hostile(s.port(), half));
+            }
+            long withThem = timedClient(s, test);
+            System.out.println("perf --server: a real client's run took " + withThem + " ms with 4 silent and 4"
+                    + " half-version clients connected first, " + alone + " ms alone");
+            assertTrue(withThem < alone + 1_000, "the real client took " + withThem + " ms behind the silent ones, "
+                    + alone + " ms alone: " + tail(s));
+            for (java.net.Socket sock : idle) {
+                long ms = closedAfter(sock, opened);
+                assertTrue(ms >= 4_500 && ms < 7_500, "a silent client closed after " + ms + " ms, not at its 5 s"
+                        + " deadline");
+            }
+        } finally {
+            for (java.net.Socket sock : idle) {
+                sock.close();
+            }
+        }
+        long last = timedClient(s, test);
+        s.thread().join(30_000);
+        assertEquals(0, s.rc().get(), tail(s));
+        assertTrue(s.out().text().contains(" client 3: done"), tail(s));
+        assertTrue(s.out().text().contains("8 silent or partial at their deadline"), tail(s));
+        System.out.println("perf --server: and the next real client " + last + " ms");
+    }
+
+    /**
+     * At most {@link PerftestGate#MAX_EXCHANGING} connections wait for their version: more are closed at once. A
+     * client that sent its version and then half of its page size is served and fails at its exchange's deadline;
+     * the next client is served.
+     */
+    @Test
+    void connectionsOverTheBoundAreClosedAtOnceAndAStalledExchangeEndsAtItsDeadline() throws Exception {
+        String[] test = {"write_bw", "-s", "4096", "-n", "200"};
+        Server s = startServer(2, test);
+        List<java.net.Socket> idle = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < PerftestGate.MAX_EXCHANGING; i++) {
+                idle.add(hostile(s.port(), new byte[0]));
+            }
+            long t0 = System.nanoTime();
+            while (!s.out().text().contains("still sending their version")) {
+                try (java.net.Socket extra = hostile(s.port(), new byte[0])) {
+                    long ms = closedAfter(extra, System.nanoTime());
+                    if (ms >= 1_000) { // the gate had not yet taken all of them in: this one is waiting
+                        idle.add(extra);
+                    }
+                }
+                assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "no connection closed over the bound: " + tail(s));
+            }
+            long t1 = System.nanoTime();
+            try (java.net.Socket extra = hostile(s.port(), new byte[0])) {
+                long ms = closedAfter(extra, t1);
+                assertTrue(ms < 1_000, "a connection over the bound closed after " + ms + " ms, not at once");
+            }
+        } finally {
+            for (java.net.Socket sock : idle) {
+                sock.close();
+            }
+        }
+        awaitRoom(s);
+        byte[] stalled = java.util.Arrays.copyOf(PerftestWire.version(PerftestWire.VERSION), 16 + 2);
+        long t2 = System.nanoTime();
+        try (java.net.Socket sock = hostile(s.port(), stalled)) {
+            long ms = closedAfter(sock, t2);
+            System.out.println("perf --server: an exchange stalled after the version ended after " + ms + " ms");
+            assertTrue(ms >= 4_500 && ms < 7_500, "ended after " + ms + " ms, not at its 5 s deadline: " + tail(s));
+        }
+        assertEquals(0, client(s.port(), test), tail(s));
+        s.thread().join(30_000);
+        assertTrue(s.out().text().contains("did not finish within its 5000 ms (at the page size)"), tail(s));
+        assertTrue(s.out().text().contains(" client 2: done"), tail(s));
+        assertTrue(s.out().text().contains(" over the bound"), tail(s));
+        assertEquals(1, s.rc().get(), tail(s));
+    }
+
+    /**
+     * {@code --parallel 2}: while one client runs a long test, another one's short run is served and done; the long
+     * one is then killed and noticed, and the server ends with one failure.
+     */
+    @Test
+    void withParallelTwoAPerftestClientIsServedWhileAnotherOneRuns() throws Exception {
+        Server s = startServer(2, 2, "write_bw", "-s", "64");
+        assertTrue(s.out().text().contains("up to 2 at once"), s.out().text());
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf", "write_bw",
+                "-s", "64", "-n", "100000000", "-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout", "20",
+                "127.0.0.1"));
+        Process longOne = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (receivedByServer() < 2_000) { // the long run is under way
+                assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
+                        + s.out().text());
+                Thread.sleep(5);
+            }
+            long t0 = System.nanoTime();
+            assertEquals(0, client(s.port(), "write_bw", "-s", "64", "-n", "1000"), s.out().text());
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(longOne.isAlive(), "the long client ended before the short one was served");
+            long until = System.nanoTime() + 10_000_000_000L;
+            while (!s.out().text().contains(" client 2: done")) {
+                assertTrue(System.nanoTime() < until, "client 2 is not reported done: " + s.out().text());
+                Thread.sleep(5);
+            }
+            assertTrue(!s.out().text().contains(" client 1:"), "client 1 ended first: " + s.out().text());
+            System.out.println("perf --server --parallel 2: a second client served in " + ms + " ms while the first"
+                    + " one ran");
+        } finally {
+            longOne.destroyForcibly();
+        }
+        assertTrue(longOne.waitFor(30, TimeUnit.SECONDS));
+        s.thread().join(30_000);
+        assertTrue(s.out().text().contains(" client 1: failed"), s.out().text());
+        // seen at once: in the handshake the server waits in (its read ends) or by the side channel's watch
+        assertTrue(s.out().text().contains("closed the connection after 0 of the 108 bytes")
+                || s.out().text().contains("the peer closed the side channel"), s.out().text());
+        assertEquals(1, s.rc().get(), s.out().text());
     }
 
     /** @return the packets received by this process's contexts (the in-process server's), from their counters files */
