@@ -4,6 +4,7 @@ import io.jrdma.verbs.*;
 import java.lang.foreign.*;
 import java.net.*;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
@@ -36,7 +37,7 @@ public class Client {
             try {
                 conn = ctx.connectionManager().connect(qp, service, ConnParam.defaults(), Duration.ofSeconds(10));
             } catch (ConnectionRejectedException e) {
-                System.out.println(name + ": rejected: " + new String(e.privateData()));
+                System.out.println(name + ": rejected: " + new String(e.privateData(), StandardCharsets.UTF_8));
                 qp.close(); mr.close(); cq.close(); pd.close();
                 return;
             }
@@ -65,8 +66,15 @@ public class Client {
                 throw new IllegalStateException("receive not posted");
             }
             buf.setString(512, "status");
-            post(qp, cq, wc, wr.reset().opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED).sge(0, mr, 512, 7));
-            await(cq, wc, WcOpcode.RECV);
+            if (qp.postSend(wr.reset().opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED).sge(0, mr, 512, 7)) != 0) {
+                throw new IllegalStateException("request not posted");
+            }
+            boolean sent = false, replied = false;
+            while (!sent || !replied) {                   // the two completions, in either order
+                await(cq, wc);
+                sent |= wc.opcode() == WcOpcode.SEND;
+                replied |= wc.opcode() == WcOpcode.RECV;
+            }
             System.out.println(name + ": reply: " + buf.getString(1024));
 
             if (stay) {                                   // until the service disconnects (or this process dies)
@@ -87,21 +95,20 @@ public class Client {
         if (err != 0) {
             throw new IllegalStateException(wr.opcode() + " not posted: errno " + err);
         }
-        await(cq, wc, null);
+        await(cq, wc);
     }
 
-    static void await(CompletionQueue cq, WorkCompletion wc, WcOpcode opcode) {
+    /** Waits (at most 10 s) for the next completion, which must succeed. */
+    static void await(CompletionQueue cq, WorkCompletion wc) {
         long deadline = System.nanoTime() + 10_000_000_000L;
-        do {
-            while (cq.poll(wc) == 0) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("no completion within 10 s");
-                }
-                Thread.onSpinWait();
+        while (cq.poll(wc) == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no completion within 10 s");
             }
-            if (wc.status() != WcStatus.SUCCESS) {
-                throw new IllegalStateException(wc.opcode() + " completed with " + wc.status());
-            }
-        } while (opcode != null && wc.opcode() != opcode);
+            Thread.onSpinWait();
+        }
+        if (wc.status() != WcStatus.SUCCESS) {
+            throw new IllegalStateException(wc.opcode() + " completed with " + wc.status());
+        }
     }
 }
