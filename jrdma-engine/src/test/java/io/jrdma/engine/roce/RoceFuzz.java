@@ -216,7 +216,7 @@ final class RoceFuzz {
         if (p.a.qp.state() == QpState.ERROR) {
             reconnect(p.a, p.b);
         }
-        if (p.b.qp.state() != QpState.RTS) {
+        if (p.b.qp.state() != QpState.RTS || insideAForgedMessage()) {
             reconnect();
         }
         stillWorks();
@@ -450,6 +450,18 @@ final class RoceFuzz {
             p.a.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(psn).timeout(14).retryCnt(7).rnrRetry(7)
                     .maxRdAtomic(16));
         }
+    }
+
+    /**
+     * Whether the last in-sequence request B took was a forged FIRST or MIDDLE: B then waits for the rest of
+     * that message, and the real FIRST of {@link #stillWorks} is, rightly, an out-of-order opcode (an invalid
+     * request NAK, REM_INV_REQ_ERR at A): a forged packet at the live PSN with a valid ICRC and key is the
+     * peer's as far as RC can tell. The check that the engine still works starts from a fresh connection then.
+     */
+    private boolean insideAForgedMessage() {
+        int last = p.b.qpImpl().resp.lastOpcode;
+        return last == IbOpcode.RC_SEND_FIRST || last == IbOpcode.RC_SEND_MIDDLE
+                || last == IbOpcode.RC_RDMA_WRITE_FIRST || last == IbOpcode.RC_RDMA_WRITE_MIDDLE;
     }
 
     private void stillWorks() {
