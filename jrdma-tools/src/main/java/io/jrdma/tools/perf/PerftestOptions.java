@@ -128,7 +128,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
             + " MPA) and RoCE (-d roce_<if>: the InfiniBand CM); without -d, -R picks the iWARP device";
 
     /** The options only {@code --jrdma-cm} has. */
-    static final List<String> CM_ONLY = List.of("verify", "no-warmup", "duration", "parallel");
+    static final List<String> CM_ONLY = List.of("verify", "no-warmup", "duration");
     /** The options only the perftest exchange has. */
     static final List<String> PERFTEST_ONLY = List.of("qp", "inline_size", "atomic_type", "CPU-freq", "cq-mod",
             "rx-depth", "outs", "qp-timeout", "sl", "noPeak", "connection", "ib-port", "ipv6", "report_gbits",

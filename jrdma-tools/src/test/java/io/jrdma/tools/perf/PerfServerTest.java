@@ -46,7 +46,8 @@ class PerfServerTest {
         }
     }
 
-    private record Server(Thread thread, int port, Captured out, AtomicInteger rc) {
+    /** {@code startedMillis}: when the server began, so that counters of contexts opened before (an earlier test's) are not its. */
+    private record Server(Thread thread, int port, Captured out, AtomicInteger rc, long startedMillis) {
     }
 
     private static Server startServer(long clients, String... testArgs) throws Exception {
@@ -62,9 +63,10 @@ class PerfServerTest {
         PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
         CompletableFuture<Integer> port = new CompletableFuture<>();
         AtomicInteger rc = new AtomicInteger(-1);
+        long started = System.currentTimeMillis();
         Thread t = Thread.ofPlatform().name("perf-server-test").daemon().start(
                 () -> rc.set(PerftestCommand.serve(o, clients, parallel, ps, ps, port::complete)));
-        return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc);
+        return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc, started);
     }
 
     /** {@code jrdma perf <test> --server --jrdma-cm -d roce_lo}, serving {@code clients} clients. */
@@ -82,9 +84,10 @@ class PerfServerTest {
         PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
         CompletableFuture<Integer> port = new CompletableFuture<>();
         AtomicInteger rc = new AtomicInteger(-1);
+        long started = System.currentTimeMillis();
         Thread t = Thread.ofPlatform().name("perf-cm-server-test").daemon().start(
                 () -> rc.set(PerfCommand.serve(o, clients, parallel, ps, ps, port::complete)));
-        return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc);
+        return new Server(t, port.get(30, TimeUnit.SECONDS), out, rc, started);
     }
 
     /** A {@code --jrdma-cm} client of {@code port} in this JVM; returns its exit code. */
@@ -146,7 +149,7 @@ class PerfServerTest {
                 .start();
         try {
             long deadline = System.nanoTime() + 60_000_000_000L;
-            while (receivedByServer() < 2_000) { // the transfer is under way: the server's counters file says so
+            while (receivedByServer(s) < 2_000) { // the transfer is under way: the server's counters file says so
                 assertTrue(System.nanoTime() < deadline && child.isAlive(), "the child client never started: "
                         + s.out().text());
                 Thread.sleep(5);
@@ -210,7 +213,7 @@ class PerfServerTest {
                 .start();
         try {
             long deadline = System.nanoTime() + 60_000_000_000L;
-            while (receivedByServer() < 2_000) { // the long run is under way
+            while (receivedByServer(s) < 2_000) { // the long run is under way
                 assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
                         + s.out().text());
                 Thread.sleep(5);
@@ -538,7 +541,7 @@ class PerfServerTest {
                 .start();
         try {
             long deadline = System.nanoTime() + 60_000_000_000L;
-            while (receivedByServer() < 2_000) { // the long run is under way
+            while (receivedByServer(s) < 2_000) { // the long run is under way
                 assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
                         + s.out().text());
                 Thread.sleep(5);
@@ -568,10 +571,13 @@ class PerfServerTest {
     }
 
     /** @return the packets received by this process's contexts (the in-process server's), from their counters files */
-    private static long receivedByServer() throws Exception {
+    private static long receivedByServer(Server s) throws Exception {
         long n = 0;
         for (var snap : io.jrdma.engine.core.StatsFile.readAll(io.jrdma.engine.core.StatsFile.directory(),
                 ProcessHandle.current().pid())) {
+            if (snap.openedMillis() < s.startedMillis()) {
+                continue; // a context of an earlier test of this JVM, still open: its packets are not this server's
+            }
             n += snap.deviceCounters().getOrDefault("rcvd_pkts", 0L);
         }
         return n;

@@ -89,6 +89,8 @@ class PerftestOptionsTest {
         assertTrue(message("write_bw", "-z").contains("-z/--comm_rdma_cm is not supported: use -R"));
         assertTrue(message("write_bw", "-b").contains("-b/--bidirectional is not supported"));
         assertTrue(message("write_bw", "--verify").contains("use it with --jrdma-cm"));
+        // --parallel belongs to the server (both exchanges); PerfCommand checks that --server comes with it
+        PerfCommand.parsePerftest("write_bw", "--server", "--parallel", "2");
         assertTrue(message("write_bw", "-D", "3").contains("-D/--duration is not supported with perftest's exchange"));
         assertEquals("option -q/--qp: Multiple QPs only available on bw tests", message("write_lat", "-q", "2"));
         assertEquals("option -I/--inline_size: Inline feature not available on READ/Atomic verbs",
