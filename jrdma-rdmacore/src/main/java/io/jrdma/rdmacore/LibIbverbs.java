@@ -306,11 +306,20 @@ final class LibIbverbs {
      * {@code 1.14.44.0} (ABI 1, rdma-core 44), or null if none is found in {@code /proc/self/maps}}
      */
     static String loadedVersion() {
+        return mappedVersion("libibverbs.so.");
+    }
+
+    /**
+     * {@return the version suffix of the file named {@code soPrefix}* mapped into this process (for
+     * {@code libibverbs.so.}: {@code 1.14.44.0}), or null if {@code /proc/self/maps} shows none}
+     */
+    static String mappedVersion(String soPrefix) {
+        String name = "/" + soPrefix;
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
-                int at = line.indexOf("/libibverbs.so.");
+                int at = line.indexOf(name);
                 if (at >= 0) {
-                    return line.substring(at + "/libibverbs.so.".length()).trim();
+                    return line.substring(at + name.length()).trim();
                 }
             }
         } catch (IOException | RuntimeException e) {

@@ -1,6 +1,5 @@
 package io.jrdma.rdmacore;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -15,8 +14,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -237,17 +234,7 @@ final class LibRdmacm {
 
     /** {@return the version suffix of the librdmacm file mapped into this process (1.3.44.0), or null} */
     static String loadedVersion() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
-                int at = line.indexOf("/librdmacm.so.");
-                if (at >= 0) {
-                    return line.substring(at + "/librdmacm.so.".length()).trim();
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-        return null;
+        return LibIbverbs.mappedVersion("librdmacm.so.");
     }
 
     /** {@return null when usable, else why not} */
