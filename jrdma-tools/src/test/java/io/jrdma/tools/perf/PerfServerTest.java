@@ -140,23 +140,10 @@ class PerfServerTest {
      * @return the milliseconds from the kill to the server's notice (asserted under a second)
      */
     private static long killAClientMidway(Server s, String[] test, List<String> more, String because) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf"));
-        cmd.addAll(List.of(test));
-        cmd.addAll(more);
-        cmd.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout", "20", "127.0.0.1"));
-        Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .start();
-        try {
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (receivedByServer(s) < 2_000) { // the transfer is under way: the server's counters file says so
-                assertTrue(System.nanoTime() < deadline && child.isAlive(), "the child client never started: "
-                        + s.out().text());
-                Thread.sleep(5);
-            }
-        } finally {
-            child.destroyForcibly();
-        }
+        List<String> args = new java.util.ArrayList<>(List.of(test));
+        args.addAll(more);
+        Process child = childClientUnderWay(s, "the child client", args);
+        child.destroyForcibly();
         long killed = System.nanoTime();
         assertTrue(child.waitFor(30, TimeUnit.SECONDS));
         while (!s.out().text().contains("client 1: failed")) {
@@ -205,19 +192,9 @@ class PerfServerTest {
     @Test
     void withParallelTwoAClientIsServedWhileAnotherOneRuns() throws Exception {
         Server s = startCmServer(2, 2, "20", "write_bw");
-        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf", "write_bw",
-                "-s", "4096", "-D", "20", "--jrdma-cm", "-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout",
-                "20", "127.0.0.1"));
-        Process longOne = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .start();
+        Process longOne = childClientUnderWay(s, "the long client",
+                List.of("write_bw", "-s", "4096", "-D", "20", "--jrdma-cm"));
         try {
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (receivedByServer(s) < 2_000) { // the long run is under way
-                assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
-                        + s.out().text());
-                Thread.sleep(5);
-            }
             long t0 = System.nanoTime();
             assertEquals(0, cmClient(s.port(), "send_bw", "-s", "4096", "-n", "200", "--verify"), s.out().text());
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -533,19 +510,8 @@ class PerfServerTest {
     void withParallelTwoAPerftestClientIsServedWhileAnotherOneRuns() throws Exception {
         Server s = startServer(2, 2, "write_bw", "-s", "64");
         assertTrue(s.out().text().contains("up to 2 at once"), s.out().text());
-        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf", "write_bw",
-                "-s", "64", "-n", "100000000", "-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout", "20",
-                "127.0.0.1"));
-        Process longOne = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .start();
+        Process longOne = childClientUnderWay(s, "the long client", List.of("write_bw", "-s", "64", "-n", "100000000"));
         try {
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (receivedByServer(s) < 2_000) { // the long run is under way
-                assertTrue(System.nanoTime() < deadline && longOne.isAlive(), "the long client never started: "
-                        + s.out().text());
-                Thread.sleep(5);
-            }
             long t0 = System.nanoTime();
             assertEquals(0, client(s.port(), "write_bw", "-s", "64", "-n", "1000"), s.out().text());
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -568,6 +534,31 @@ class PerfServerTest {
         assertTrue(s.out().text().contains("closed the connection after 0 of the 108 bytes")
                 || s.out().text().contains("the peer closed the side channel"), s.out().text());
         assertEquals(1, s.rc().get(), s.out().text());
+    }
+
+    /**
+     * Starts {@code jrdma perf <perfArgs> -d roce_lo -p <server's port> --timeout 20 127.0.0.1} in a child JVM and
+     * returns it once its transfer is under way (the server's counters file shows 2,000 packets in); a child that
+     * dies or does not get there within 60 s fails the test (and is killed).
+     */
+    private static Process childClientUnderWay(Server s, String what, List<String> perfArgs) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf"));
+        cmd.addAll(perfArgs);
+        cmd.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout", "20", "127.0.0.1"));
+        Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (receivedByServer(s) < 2_000) {
+                assertTrue(System.nanoTime() < deadline && child.isAlive(), what + " never started: " + s.out().text());
+                Thread.sleep(5);
+            }
+            return child;
+        } catch (Throwable t) {
+            child.destroyForcibly();
+            throw t;
+        }
     }
 
     /** @return the packets received by this process's contexts (the in-process server's), from their counters files */
