@@ -105,6 +105,18 @@ public interface DeviceContext extends AutoCloseable {
     int progress();
 
     /**
+     * {@return whether a thread waiting for a peer's RDMA WRITE to land in this context's memory must run
+     * {@link #progress()} meanwhile} True for an {@link ThreadingMode#INVOKER} context of a software provider
+     * whose engine places an inbound WRITE only in a duty cycle (soft-RoCE, soft-iWARP); false where the WRITE
+     * lands with no work of this context: an engine thread of its own ({@link ThreadingMode#DEDICATED}), shared
+     * memory (the peer's post stores into this memory), a NIC. A loop that spins on a WRITE's last byte
+     * (perftest's write_lat) then needs no duty cycle on each turn. The default is true.
+     */
+    default boolean remoteWritesNeedProgress() {
+        return true;
+    }
+
+    /**
      * {@return the device's attributes and the limits the provider enforces ({@code ibv_query_device})}
      *
      * @throws RdmaException EOPNOTSUPP from a provider that does not report them (the default)

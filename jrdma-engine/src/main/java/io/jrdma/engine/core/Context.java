@@ -411,6 +411,11 @@ public final class Context implements DeviceContext {
         }
     }
 
+    @Override
+    public boolean remoteWritesNeedProgress() {
+        return invoker && engine.transport.remoteWritesNeedEngine();
+    }
+
     /** Work requests per QP queue ({@link Pd#createQp} refuses deeper queues). */
     public static final int MAX_QP_WR = 1 << 15;
     /** Scatter/gather entries per request ({@link Pd#createQp} refuses more). */

@@ -129,6 +129,47 @@ public final class Engine {
         }
     }
 
+    /** {@link #postDirect}'s answer when it did nothing: the post queues the request as usual. */
+    public static final int DECLINED = Integer.MIN_VALUE;
+    private static final WcStatus[] STATUS = WcStatus.values();
+
+    /**
+     * INVOKER mode, the posting thread, before the post fills a WQE (a QP that executes at post, one SGE, a
+     * one-sided request; {@link Qp#postSend} checked the request as for any post): when nothing is queued on the
+     * send queue before it, hands the request to {@link Transport#executeDirect}, which completes it here, from
+     * the work request itself: no WQE, no send-queue slot, no pass through the transport's service loop, and
+     * the order of the send queue is kept because it is empty. The completion (when signaled, or on an error) is
+     * pushed here and an error moves the QP to ERROR, as the service loop's retire does.
+     *
+     * @return 0 when the request was executed (its completion is pushed, or it was unsignaled), or {@link #DECLINED}
+     *         when the post must queue it (another thread drives the engine, requests are queued, the QP is not in
+     *         RTS, or the transport declined it: a local key to check the slow way, an inline source, ...)
+     */
+    int postDirect(Qp qp, io.jrdma.verbs.SendWorkRequest wr, io.jrdma.verbs.WrOpcode op, int length) {
+        if (!tryDrive()) {
+            return DECLINED;
+        }
+        try {
+            if (qp.state != QpState.RTS || qp.destroyed || qp.sqConsumer != qp.sqProducer) {
+                return DECLINED;
+            }
+            int st = transport.executeDirect(qp, wr, op, length);
+            if (st == DECLINED) {
+                return DECLINED;
+            }
+            boolean ok = st == 0; // WcStatus.SUCCESS
+            if (!ok || qp.init.sqSigAll() || (wr.flags() & io.jrdma.verbs.SendFlags.SIGNALED) != 0) {
+                qp.sendCq.push(wr.wrId(), STATUS[st], WcOpcode.of(op), op.isAtomic() ? 8 : length, 0, 0, qp.qpn, 0);
+            }
+            if (!ok) {
+                enterError(qp);
+            }
+            return 0;
+        } finally {
+            endDrive();
+        }
+    }
+
     /** Engine thread: a CQ overran; at the end of this cycle the QPs that use it move to ERROR. */
     void cqOverrun() {
         overrunPending = true;

@@ -141,6 +141,13 @@ public abstract class Qp implements QueuePair {
      */
     protected boolean executeAtPost;
 
+    /**
+     * The requests a post may hand to {@link Engine#postDirect} (one SGE, some bytes, on a QP that executes at
+     * post): the one-sided ones, which a transport with {@link Transport#executeDirect} completes in the post.
+     */
+    private static final int DIRECT_OPS = 1 << WrOpcode.RDMA_WRITE.ordinal() | 1 << WrOpcode.RDMA_READ.ordinal()
+            | 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal() | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
+
     // ---- engine scheduling ----
     public boolean active;
     public boolean destroyed;
@@ -248,18 +255,15 @@ public abstract class Qp implements QueuePair {
         if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) { // release partner: Completer.retire
             return Errno.ENOMEM.value();
         }
-        Wqe w = sq[(int) (p & sqMask)];
         long length = 0;
         for (int i = 0; i < numSge; i++) {
-            w.sgeAddr[i] = wr.sgeAddr(i);
-            w.sgeLength[i] = wr.sgeLength(i);
-            w.sgeLkey[i] = wr.sgeLkey(i);
-            w.sgeMr[i] = null;
-            if (wr.sgeLength(i) < 0) {
+            int len = wr.sgeLength(i);
+            if (len < 0) {
                 return Errno.EINVAL.value();
             }
-            length += wr.sgeLength(i);
+            length += len;
         }
+        Wqe w = sq[(int) (p & sqMask)];
         WrOpcode op = wr.opcode();
         if ((refusedOps & (1 << op.ordinal())) != 0) {
             return Errno.EOPNOTSUPP.value(); // the transport cannot carry it (e.g. iWARP without jrdma's extensions)
@@ -302,10 +306,22 @@ public abstract class Qp implements QueuePair {
             return Errno.EINVAL.value();
         }
         boolean inline = (wr.flags() & SendFlags.INLINE) != 0;
-        if (inline) {
-            if (op == WrOpcode.RDMA_READ || op.isAtomic() || length > init.maxInlineData()) {
-                return Errno.EINVAL.value();
+        if (inline && (op == WrOpcode.RDMA_READ || op.isAtomic() || length > init.maxInlineData())) {
+            return Errno.EINVAL.value();
+        }
+        if (executeAtPost && numSge == 1 && length > 0 && length <= Integer.MAX_VALUE && (DIRECT_OPS & (1 << op.ordinal())) != 0) {
+            int rc = context.engine.postDirect(this, wr, op, (int) length);
+            if (rc != Engine.DECLINED) {
+                return rc;
             }
+        }
+        for (int i = 0; i < numSge; i++) {
+            w.sgeAddr[i] = wr.sgeAddr(i);
+            w.sgeLength[i] = wr.sgeLength(i);
+            w.sgeLkey[i] = wr.sgeLkey(i);
+            w.sgeMr[i] = null;
+        }
+        if (inline) {
             long off = 0;
             for (int i = 0; i < numSge; i++) {
                 int len = w.sgeLength[i];

@@ -63,6 +63,27 @@ public interface Transport {
     boolean hasWork(Qp qp);
 
     /**
+     * {@return true (the default) when a peer's RDMA WRITE reaches this context's memory only through a duty
+     * cycle of this engine (a packet received and placed); shared memory answers false: the peer stores into it}
+     */
+    default boolean remoteWritesNeedEngine() {
+        return true;
+    }
+
+    /**
+     * The posting thread, driving the engine ({@link Engine#postDirect}): executes a one-sided request (RDMA
+     * WRITE, READ or an atomic with one SGE of {@code length > 0} bytes; the QP is in RTS and its send queue is
+     * empty) from the work request itself, when the transport can complete it at once. It checks the local key
+     * as {@link Sgl#validate} would and returns {@link Engine#DECLINED} without any effect when that check fails
+     * (the queued path then completes it with its error) or when it cannot take the request.
+     *
+     * @return the completion status's ordinal, or {@link Engine#DECLINED}; the default declines everything
+     */
+    default int executeDirect(Qp qp, io.jrdma.verbs.SendWorkRequest wr, io.jrdma.verbs.WrOpcode op, int length) {
+        return Engine.DECLINED;
+    }
+
+    /**
      * The idle engine thread would park for up to {@code nanos}: a transport whose input cannot unpark a
      * Java thread (shared memory written by another process) may wait itself, on something its peers can
      * signal, and return true; {@link #wake} must then end that wait. The default returns false: the engine

@@ -31,6 +31,8 @@ final class ShmQp extends Qp {
     long keySpan;
     long keyOff;
     long keyPd;
+    /** the key entry whose in-use count a one-sided operation holds while it touches the peer's memory */
+    long heldEntry;
 
     // ---- the send side of the head SEND (engine thread)
     boolean sending;

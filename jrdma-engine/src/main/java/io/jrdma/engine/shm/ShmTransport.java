@@ -26,6 +26,7 @@ import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QpType;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
+import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.WcOpcode;
 import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WorkCompletion;
@@ -654,47 +655,18 @@ final class ShmTransport implements Transport {
      * @return the status ordinal
      */
     private int oneSided(ShmQp qp, Wqe w) {
-        if (!peerQpLive(qp)) {
-            return WcStatus.RETRY_EXC_ERR.ordinal(); // nothing would answer: as a NIC's retries run out
-        }
         WrOpcode op = w.opcode;
-        int needed = op == WrOpcode.RDMA_READ ? Access.REMOTE_READ
-                : op.isAtomic() ? Access.REMOTE_ATOMIC : Access.REMOTE_WRITE;
-        MemorySegment pc = qp.peer.ctrl;
-        if (((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_ACCESS) & needed) == 0) {
-            return refused(qp, QpCounter.REM_NO_ACCESS);
-        }
         long len = w.length;
         if (len == 0 && !op.isAtomic()) {
-            return WcStatus.SUCCESS.ordinal(); // a zero-length RDMA operation touches no memory and names no key
+            int st = peerRefuses(qp, op);
+            return st >= 0 ? st : OK; // a zero-length RDMA operation touches no memory and names no key
         }
-        int rkey = w.rkey;
-        int index = rkey >>> 8;
-        if (index == 0 || index >= Ctrl.MAX_KEYS) {
-            return refused(qp, QpCounter.REM_BAD_KEY);
+        long at = target(qp, op, w.rkey, w.remoteAddr, len);
+        if (at < 0) {
+            return (int) -(at + 1);
         }
-        long e = Ctrl.key(index);
-        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
         try {
-            long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
-            if (low(word) != rkey) {
-                return refused(qp, QpCounter.REM_BAD_KEY);
-            }
-            if (word != qp.keyWord || e != qp.keyEntry) {
-                if (!cacheKey(qp, pc, e, word)) {
-                    return refused(qp, QpCounter.REM_BAD_KEY); // its buffer is gone: the key names nothing
-                }
-            }
-            long ra = w.remoteAddr;
-            long va = qp.keyVa;
-            if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
-                return refused(qp, QpCounter.REM_NO_ACCESS);
-            }
-            if (ra < va || ra - va > qp.keySpan - len) {
-                return refused(qp, QpCounter.REM_OUT_OF_BOUNDS);
-            }
             MemorySegment buf = qp.keyBuf;
-            long at = qp.keyOff + (ra - va);
             switch (op) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> Sgl.gather(w, 0, (int) len, buf, at);
                 case RDMA_READ -> Sgl.scatter(w, 0, buf, at, (int) len);
@@ -707,10 +679,131 @@ final class ShmTransport implements Transport {
             if (op == WrOpcode.RDMA_WRITE) {
                 VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
             }
-            return WcStatus.SUCCESS.ordinal();
+            return OK;
         } finally {
-            unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, -1); // (the result typed: an exact VarHandle call)
+            untarget(qp);
         }
+    }
+
+    /**
+     * The posting thread, driving the engine ({@link io.jrdma.engine.core.Engine#postDirect}): a one-sided request
+     * of one SGE done from the work request itself (docs/shm-design.md, "The direct path"), with the checks of
+     * {@link Sgl#validate} and of {@link #oneSided}, and the same counters.
+     */
+    @Override
+    public boolean remoteWritesNeedEngine() {
+        return false; // a peer's WRITE is its own store into the shared buffer
+    }
+
+    @Override
+    public int executeDirect(Qp q, SendWorkRequest wr, WrOpcode op, int length) {
+        ShmQp qp = (ShmQp) q;
+        long la = wr.sgeAddr(0);
+        Mr mr = context.keys.lookupLocal(wr.sgeLkey(0));
+        if (mr == null || !mr.permits(qp.pd, op == WrOpcode.RDMA_WRITE ? 0 : Access.LOCAL_WRITE, la, length)) {
+            return Engine.DECLINED; // the queued path completes it with LOC_PROT_ERR (or takes an inline source)
+        }
+        long at = target(qp, op, wr.rkey(), wr.remoteAddr(), length);
+        if (at < 0) {
+            return (int) -(at + 1);
+        }
+        try {
+            MemorySegment buf = qp.keyBuf;
+            MemorySegment local = mr.segment;
+            long lo = la - mr.address;
+            switch (op) {
+                case RDMA_WRITE -> {
+                    if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
+                        buf.set(ValueLayout.JAVA_LONG_UNALIGNED, at, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
+                    } else {
+                        MemorySegment.copy(local, lo, buf, at, length);
+                    }
+                    VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+                }
+                case RDMA_READ -> {
+                    if (length == 8) {
+                        local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, buf.get(ValueLayout.JAVA_LONG_UNALIGNED, at));
+                    } else {
+                        MemorySegment.copy(buf, at, local, lo, length);
+                    }
+                }
+                case ATOMIC_CMP_AND_SWP -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
+                        (long) LONG.compareAndExchange(buf, at, wr.compareAdd(), wr.swap()));
+                case ATOMIC_FETCH_AND_ADD -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
+                        (long) LONG.getAndAdd(buf, at, wr.compareAdd()));
+                default -> {
+                    return WcStatus.LOC_QP_OP_ERR.ordinal();
+                }
+            }
+        } finally {
+            untarget(qp);
+        }
+        engine.counters.increment(qp.stats, QpCounter.OPS);
+        engine.counters.add(qp.stats, QpCounter.OP_BYTES, length);
+        return OK;
+    }
+
+    private static final int OK = WcStatus.SUCCESS.ordinal();
+
+    /**
+     * The responder's checks of a one-sided request of {@code len > 0} bytes (or an atomic) against the peer's
+     * QP and key. When they pass, the key entry's in-use count is held (so its owner cannot withdraw the key
+     * while the caller touches its memory: {@link #untarget} ends it) and the entry's fields are in the QP's
+     * cache ({@code qp.keyBuf}).
+     *
+     * @return the offset of {@code ra} in {@code qp.keyBuf}, or {@code -(status + 1)} when refused
+     */
+    private long target(ShmQp qp, WrOpcode op, int rkey, long ra, long len) {
+        int st = peerRefuses(qp, op);
+        if (st >= 0) {
+            return -(st + 1);
+        }
+        int needed = needed(op);
+        MemorySegment pc = qp.peer.ctrl;
+        int index = rkey >>> 8;
+        if (index == 0 || index >= Ctrl.MAX_KEYS) {
+            return -(refused(qp, QpCounter.REM_BAD_KEY) + 1);
+        }
+        long e = Ctrl.key(index);
+        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
+        qp.heldEntry = e;
+        long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
+        QpCounter reason = null;
+        if (low(word) != rkey) {
+            reason = QpCounter.REM_BAD_KEY;
+        } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, pc, e, word)) {
+            reason = QpCounter.REM_BAD_KEY; // its buffer is gone: the key names nothing
+        } else if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
+            reason = QpCounter.REM_NO_ACCESS;
+        } else if (ra < qp.keyVa || ra - qp.keyVa > qp.keySpan - len) {
+            reason = QpCounter.REM_OUT_OF_BOUNDS;
+        }
+        if (reason != null) {
+            untarget(qp);
+            return -(refused(qp, reason) + 1);
+        }
+        return qp.keyOff + (ra - qp.keyVa);
+    }
+
+    /** @return the remote access a one-sided request needs */
+    private static int needed(WrOpcode op) {
+        return op == WrOpcode.RDMA_READ ? Access.REMOTE_READ : op.isAtomic() ? Access.REMOTE_ATOMIC : Access.REMOTE_WRITE;
+    }
+
+    /** @return the status when the peer's QP refuses a one-sided request whatever its key (not there, no access), else -1 */
+    private int peerRefuses(ShmQp qp, WrOpcode op) {
+        if (!peerQpLive(qp)) {
+            return WcStatus.RETRY_EXC_ERR.ordinal(); // nothing would answer: as a NIC's retries run out
+        }
+        if (((int) INT.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ACCESS) & needed(op)) == 0) {
+            return refused(qp, QpCounter.REM_NO_ACCESS);
+        }
+        return -1;
+    }
+
+    /** Ends {@link #target}'s hold of the key entry's in-use count. */
+    private static void untarget(ShmQp qp) {
+        int unused = (int) INT.getAndAdd(qp.peer.ctrl, qp.heldEntry + Ctrl.K_IN_USE, -1); // (typed: an exact VarHandle call)
     }
 
     /**

@@ -102,6 +102,40 @@ class ShmPostTimeTest {
         }
     }
 
+    /**
+     * The direct path (docs/shm-design.md, "The direct path"): an unsignaled request leaves no completion, a
+     * local key it cannot use goes the queued way to LOC_PROT_ERR, and a refused remote access completes inside
+     * the post with REM_ACCESS_ERR and moves the QP to ERROR, touching no memory outside the region.
+     */
+    @Test
+    void theDirectPathKeepsTheVerbsErrors() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64).flags(0)));
+            assertEquals(77, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            assertEquals(0, pending(p.a), "an unsignaled WRITE leaves no completion");
+
+            // a 16-byte WRITE from the last 8 bytes of a's region: past its end, refused by the local check
+            long last = p.a.mr.length() - 8;
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, last, 8, 128)
+                    .sge(0, p.a.mr.address() + last, 16, p.a.mr.lkey())));
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 128), "nothing was written");
+        }
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, -1);
+            long end = p.b.mr.length();
+            // the last 8 bytes of b's region and 8 past it: refused, no byte written, inside the post
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 0, 16, end - 8)));
+            assertEquals(1, pending(p.a), "the refusal completed inside the post");
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, end - 8));
+            assertEquals(io.jrdma.verbs.QpState.ERROR, p.a.qp.state());
+        }
+    }
+
     @Test
     void aDedicatedContextLeavesTheWorkToItsEngineThread() {
         try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {

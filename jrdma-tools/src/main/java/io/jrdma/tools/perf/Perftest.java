@@ -1231,6 +1231,7 @@ final class Perftest {
         wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(0)
                 .flags(SendFlags.SIGNALED | (size <= o.inlineSize() ? SendFlags.INLINE : 0))
                 .sge(0, base, (int) size, mr.lkey()).remote(rem[0].vaddr(), rem[0].rkey());
+        boolean spinOnly = !ctx.remoteWritesNeedProgress();
         long scnt = 0;
         long ccnt = 0;
         long rcnt = 0;
@@ -1239,11 +1240,17 @@ final class Perftest {
             if (rcnt < iters && !(scnt < 1 && server)) {
                 rcnt++;
                 byte want = (byte) rcnt;
-                while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
-                    if (ctx.progress() > 0) {
-                        dog.progress();
-                    } else {
+                if (spinOnly) { // the peer's WRITE lands with no duty cycle here: spin on the byte, as perftest's C
+                    while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
                         dog.idle();
+                    }
+                } else {
+                    while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
+                        if (ctx.progress() > 0) {
+                            dog.progress();
+                        } else {
+                            dog.idle();
+                        }
                     }
                 }
                 dog.progress();
