@@ -865,8 +865,14 @@ final class Perftest {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (jrdmaPeer && !o.all()) {
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
-                // a warm-up run, not measured, so the JIT has compiled the loop before the measured one
-                runIterBw(size, Math.min(o.iters(), warmupIterations(size)));
+                // warm-up runs, not measured, so the JIT has compiled the loop before the measured one: runs of
+                // about 64 MiB until WARMUP_NANOS passed (C2 compiles the post and poll path only after some
+                // thousands of calls and some time on a busy host; 1,000 x 64 KiB alone was ~2 ms on shm0)
+                long chunk = Math.min(o.iters(), warmupIterations(size));
+                long until = System.nanoTime() + WARMUP_NANOS;
+                do {
+                    runIterBw(size, chunk);
+                } while (System.nanoTime() - until < 0);
             }
             runIterBw(size, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
@@ -979,7 +985,12 @@ final class Perftest {
     }
 
     /** {@code run_iter_bw} with {@code ctx_set_send_reg_wqes}'s requests, one post at a time. */
-    /** Warm-up iterations before a measured bandwidth run between jrdma peers: about 64 MiB, 1,000 to 20,000. */
+    /**
+     * Iterations of one warm-up run before a measured bandwidth run between jrdma peers: about 64 MiB, 1,000 to
+     * 20,000; such runs repeat for at least {@link #WARMUP_NANOS}.
+     */
+    static final long WARMUP_NANOS = 300_000_000L;
+
     static long warmupIterations(long size) {
         return Math.clamp((64L << 20) / Math.max(1, size), 1000, 20_000);
     }
