@@ -17,7 +17,7 @@ package io.jrdma.engine.shm;
  * responses @RESPS     MAX_QPS lines of RESP_BYTES, one per QP, written by the QP's engine as it consumes its ring,
  *                      read by the sender: slots read u64 | result u64 (message number u32, status u32)
  * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header line
- *                      (sequence u32 | destination QPN u32 | flags u32 (opcode in bits 8-15) | length u32 | imm u32 |
+ *                      (sequence u32 | destination QPN u32 (one u64, stored last) | flags u32 (opcode in bits 8-15) | length u32 | imm u32 |
  *                      message u32 | 40 bytes of payload, or a WRITE with immediate data's length u64) and
  *                      CHUNK bytes of payload for a chunk longer than INLINE
  * </pre>
@@ -93,10 +93,12 @@ final class Ctrl {
     static final long SIZE = RINGS + MAX_QPS * RING_BYTES;
 
     // slot header: one line, stored by the sender with the sequence last (a release store)
-    /** the slot's sequence: (int) (ring position + 1) once written for that position; the receiver never writes it */
+    /**
+     * the slot's sequence, (int) (ring position + 1) once written for that position, in the low int, and the QPN the
+     * sender meant in the high int (a slot written for a QP since destroyed is dropped by the one now in its place):
+     * one u64, stored last with a release store; the receiver never writes it
+     */
     static final int S_SEQ = 0;
-    /** the QPN the sender meant: a slot written for a QP since destroyed is dropped by the one now in its place */
-    static final int S_QPN = 4;
     /** flags (low byte) and opcode (bits 8-15) in the low int, the chunk's length in the high int: one u64 */
     static final int S_FLAGS_LEN = 8;
     /** immediate data (or SEND_WITH_INV's key) in the low int, the message number in the high: one u64 */

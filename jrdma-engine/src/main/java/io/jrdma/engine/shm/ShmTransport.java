@@ -467,7 +467,7 @@ final class ShmTransport implements Transport {
             }
             long pos = qp.ringRead;
             // acquire; release partner: the sender's store of the slot's sequence (its header, payload before it)
-            if ((int) INT.getAcquire(ctrl, qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == (int) (pos + 1)) {
+            if ((int) INT.getAcquire(ctrl, qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
                 work += receiveRing(qp, Engine.QP_SEND_BUDGET);
                 track(qp);
             }
@@ -540,12 +540,14 @@ final class ShmTransport implements Transport {
             long pos = qp.ringRead;
             long s = qp.ring + (pos & MASK) * Ctrl.SLOT;
             // acquire; release partner: the sender's store of the sequence, after the header and payload
-            if ((int) INT.getAcquire(ctrl, s + Ctrl.S_SEQ) != (int) (pos + 1)) {
+            long seq = (long) LONG.getAcquire(ctrl, s + Ctrl.S_SEQ); // sequence and QPN, one load
+            if (low(seq) != seq(pos)) {
                 break;
             }
             long flagsLen = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN);
             int len = high(flagsLen);
-            int result = place(qp, s, low(flagsLen), len);
+            int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
+                    : place(qp, s, low(flagsLen), len);
             engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
             if (result == Ctrl.DONE) {
                 engine.counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
@@ -560,8 +562,13 @@ final class ShmTransport implements Transport {
             }
         }
         if (n > 0) {
-            // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
-            LONG.setRelease(ctrl, qp.resp + Ctrl.R_READ, qp.ringRead);
+            if (qp.ringRead - qp.ringReadPublished >= Ctrl.RING_SLOTS / 2) {
+                // every half ring, not per slot (the sender reads it only when its view of the ring is full: it never
+                // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
+                // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
+                qp.ringReadPublished = qp.ringRead;
+                LONG.setRelease(ctrl, qp.resp + Ctrl.R_READ, qp.ringRead);
+            }
             if (qp.peer != null && qp.peer.maySleep) {
                 VarHandle.fullFence(); // the result and R_READ before the look at the sender's sleeping flag
                 wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
@@ -580,9 +587,6 @@ final class ShmTransport implements Transport {
         long immMsg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG);
         int msg = high(immMsg);
         int flags = flagsOp & 0xFF;
-        if (ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_QPN) != qp.qpn) {
-            return Ctrl.DISCARDED; // written for a QP that was in this place before
-        }
         if ((flags & Ctrl.F_FIRST) != 0) {
             qp.discarding = false;
             qp.packetIn();
@@ -1016,18 +1020,20 @@ final class ShmTransport implements Transport {
                     | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
             pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
             pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
-            // release for the receiver's acquire of the sequence; volatile: the first half of the Dekker pair
-            // with the receiver's clear of its watched flag (the load in notify comes after it)
-            INT.setVolatile(pc, s + Ctrl.S_SEQ, (int) (pos + 1));
+            // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
+            // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
+            LONG.setVolatile(pc, s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
             engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
             engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
             qp.sendOffset += n;
             qp.ringWrite = pos + 1;
             qp.sendWritten = last;
             notify(qp, pc);
+            if (last) {
+                return PENDING; // just written: its result is read from the next service on
+            }
         }
         // read before the result: a result the receiver stored before its QP stopped is then seen below
         boolean live = peerQpLive(qp);
@@ -1094,6 +1100,15 @@ final class ShmTransport implements Transport {
         } else {
             Sgl.gather(w, off, n, dst, at);
         }
+    }
+
+    /**
+     * @return the sequence a slot holds once written for ring position {@code pos}: {@code (int) (pos + 1)}, but
+     *         never 0, which is a cleared slot's (after 2^32 positions the int wraps)
+     */
+    static int seq(long pos) {
+        int v = (int) (pos + 1);
+        return v == 0 ? 1 : v;
     }
 
     /** @return the 8-byte word that holds {@code lo} at its lower address and {@code hi} at its higher */
@@ -1173,7 +1188,7 @@ final class ShmTransport implements Transport {
                 continue;
             }
             if ((int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_ERROR) != 0 || (int) INT.getVolatile(ctrl, qp.ring
-                    + (qp.ringRead & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == (int) (qp.ringRead + 1)) {
+                    + (qp.ringRead & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(qp.ringRead)) {
                 return true;
             }
             if (qp.sending && qp.peer != null) {
