@@ -475,19 +475,31 @@ final class ShmTransport implements Transport {
         return work;
     }
 
-    /** Engine thread: a receiving QP is watched while it has a receive posted (or a message in progress). */
+    /**
+     * Engine thread, after a receiving QP's ring was read: a QP with a receive posted (or a message in progress)
+     * joins the watched list. It leaves it only when a message finds no receive (RNR, in receiveRing), when it
+     * stops receiving (pollWatched) or when a QP with a receive needs its place: a queue that runs empty between
+     * one message and the application's next post of a receive keeps the QP watched.
+     */
     private void track(ShmQp qp) {
-        boolean wants = qp.receiving || qp.peekRecv() != null;
-        if (wants && !qp.watched) {
+        if (!qp.watched && (qp.receiving || qp.peekRecv() != null)) {
             watch(qp);
-        } else if (!wants && qp.watched) {
-            unwatch(qp);
         }
     }
 
     private void watch(ShmQp qp) {
         if (watchedCount == WATCH_MAX) {
-            return; // the rest go by the pending word
+            ShmQp idle = null;
+            for (int i = 0; i < watchedCount && idle == null; i++) {
+                ShmQp w = watchedQps[i];
+                if (!w.receiving && w.peekRecv() == null) {
+                    idle = w;
+                }
+            }
+            if (idle == null) {
+                return; // the rest go by the pending word
+            }
+            unwatch(idle);
         }
         watchedQps[watchedCount++] = qp;
         qp.watched = true;
@@ -556,6 +568,9 @@ final class ShmTransport implements Transport {
             }
             qp.ringRead = pos + 1;
             n++;
+            if (result == Ctrl.RNR && qp.watched) {
+                unwatch(qp); // no receive: its sender flags its next messages (and RNR retries) by the pending word
+            }
             if (result >= Ctrl.ERROR) {
                 engine.enterError(qp);
                 break;

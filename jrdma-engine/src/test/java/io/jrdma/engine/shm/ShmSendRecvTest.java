@@ -148,7 +148,7 @@ class ShmSendRecvTest {
     }
 
     @Test
-    void aSendToAQpWithAPostedReceiveFlagsNothingAndOneWithoutDoes() {
+    void aSendToAWatchedQpFlagsNothingAndAnRnrEndsTheWatch() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
             assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 0, 64)));
             assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(2).sge(0, p.b.mr, 64, 64)));
@@ -165,23 +165,29 @@ class ShmSendRecvTest {
             assertEquals(1, r.wrId());
             assertEquals(0x1122334455667788L, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
             assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
-            // the second message takes the last receive: the queue is empty, the QP leaves the watched list
+            // the second message takes the last receive: the queue is empty, the QP stays watched (the application
+            // may post its next receive before the next message comes)
             assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(8).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
                     .sge(0, p.a.mr, 0, 8)).status());
             assertEquals(2, p.await(p.b.cq).wrId());
-            assertEquals(0, watchedFlag(p.b), "a QP without a receive is not watched");
-            // a SEND now flags the pending word (and is refused with RNR until a receive comes)
+            assertEquals(1, watchedFlag(p.b), "a queue that just ran empty keeps the QP watched");
+            // a SEND that finds no receive is refused with RNR: the QP leaves the list, the retry flags the pending word
             assertEquals(0, p.a.qp.postSend(wr.reset().wrId(9).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
                     .sge(0, p.a.mr, 0, 8)));
-            assertEquals(1, pendingWord(p.b), "a SEND to an unwatched QP flags the pending word");
-            for (int i = 0; i < 100; i++) {
+            assertEquals(0, pendingWord(p.b), "the first try went to a watched QP");
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (pendingWord(p.b) == 0) { // a's engine sends again once the RNR timer (10 us) ran out
                 p.b.ctx.progress();
                 p.a.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "no retry flagged the pending word");
             }
+            assertEquals(0, watchedFlag(p.b), "a QP whose message found no receive is not watched");
             assertTrue(p.b.ctx.counters().getOrDefault("send_rnr_err", 0L) > 0, "RNR without a receive");
             assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(3).sge(0, p.b.mr, 128, 64)));
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(4).sge(0, p.b.mr, 192, 64)));
             assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
             assertEquals(3, p.await(p.b.cq).wrId());
+            assertEquals(1, watchedFlag(p.b), "the message placed while a receive is posted brings the QP back");
         }
     }
 
@@ -283,6 +289,72 @@ class ShmSendRecvTest {
                     assertEquals(WcStatus.SUCCESS, wc.status());
                     inFlight--;
                 }
+            }
+        }
+    }
+
+    private static void connect(io.jrdma.verbs.QueuePair q, ShmPair.Side self, io.jrdma.verbs.QueuePair peer,
+            ShmPair.Side other) {
+        q.modify(new io.jrdma.verbs.QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
+        q.modify(new io.jrdma.verbs.QpAttr().state(QpState.RTR).av(new io.jrdma.verbs.AddressVector(other.ctx.gid(0), 0,
+                64, 0, 4791)).pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(peer.qpn()).rqPsn(0).maxDestRdAtomic(16)
+                .minRnrTimer(1));
+        q.modify(new io.jrdma.verbs.QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(7)
+                .maxRdAtomic(16));
+    }
+
+    /**
+     * More QPs with receives posted than the watched list holds: the list stays at its bound, the others are
+     * reached by the pending word, and every message arrives; a watched QP without receives gives its place up.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void moreReceivingQpsThanTheWatchedListHoldsAllReceive(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            int k = ShmTransport.WATCH_MAX + 4;
+            io.jrdma.verbs.QueuePair[] as = new io.jrdma.verbs.QueuePair[k];
+            io.jrdma.verbs.QueuePair[] bs = new io.jrdma.verbs.QueuePair[k];
+            for (int i = 0; i < k; i++) {
+                as[i] = p.a.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.a.cq).withDepth(8, 8));
+                bs[i] = p.b.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.b.cq).withDepth(8, 8));
+            }
+            for (int i = 0; i < k; i++) {
+                connect(as[i], p.a, bs[i], p.b);
+                connect(bs[i], p.b, as[i], p.a);
+            }
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < k; i++) {
+                    assertEquals(0, bs[i].postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, 64L * i, 64)));
+                }
+                for (int i = 0; i < k; i++) {
+                    p.a.buf.set(ValueLayout.JAVA_INT, 4096 + 8L * i, round * 100 + i);
+                    assertEquals(0, as[i].postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                            .sge(0, p.a.mr, 4096 + 8L * i, 4)));
+                }
+                boolean[] got = new boolean[k];
+                for (int i = 0; i < 2 * k; i++) {
+                    WorkCompletion wc = p.await(i % 2 == 0 ? p.b.cq : p.a.cq);
+                    assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                    if (wc.opcode() == WcOpcode.RECV) {
+                        got[(int) wc.wrId()] = true;
+                    }
+                }
+                for (int i = 0; i < k; i++) {
+                    assertTrue(got[i], "QP " + i + " received nothing in round " + round);
+                    assertEquals(round * 100 + i, p.b.buf.get(ValueLayout.JAVA_INT, 64L * i));
+                }
+            }
+            if (mode == ThreadingMode.INVOKER) {
+                int watched = 0;
+                for (io.jrdma.verbs.QueuePair q : bs) {
+                    watched += (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) q).dir + Ctrl.Q_WATCHED);
+                }
+                watched += watchedFlag(p.b);
+                assertTrue(watched <= ShmTransport.WATCH_MAX, watched + " QPs watched");
+            }
+            for (int i = 0; i < k; i++) {
+                as[i].close();
+                bs[i].close();
             }
         }
     }
