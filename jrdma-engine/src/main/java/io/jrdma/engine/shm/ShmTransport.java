@@ -268,6 +268,7 @@ final class ShmTransport implements Transport {
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ERROR, 0);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_WATCHED, 0);
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_RING, qp.ring);
+        clearResponses(qp);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, qpn);
         return qp;
     }
@@ -276,6 +277,14 @@ final class ShmTransport implements Transport {
         for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
             INT.setVolatile(ctrl, qp.ring + (long) i * Ctrl.SLOT + Ctrl.S_SEQ, 0);
         }
+    }
+
+    /**
+     * Zeroes the QP's response entry: when the QP is made (its entry may be a destroyed QP's) and when it connects
+     * (RTR), not when it is reset or destroyed: a result stored just before stays readable by the sender that
+     * waits for it (a peer that destroys its QP right after its last receive, as perftest's teardown does).
+     */
+    private void clearResponses(ShmQp qp) {
         LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, 0L);
         LONG.setVolatile(ctrl, qp.resp + Ctrl.R_RESULT, 0L);
     }
@@ -313,6 +322,7 @@ final class ShmTransport implements Transport {
         }
         qp.resetProgress();
         qp.ringUsed = true;
+        clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
         qp.peerDir = -1;
         int[] who = parseGid(qp.av.dgid());
         if (who == null) {

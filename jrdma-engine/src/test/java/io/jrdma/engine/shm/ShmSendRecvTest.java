@@ -358,4 +358,28 @@ class ShmSendRecvTest {
             }
         }
     }
+
+    /**
+     * A receiver that destroys its QP right after its last receive (perftest's teardown): the SEND it consumed
+     * succeeds (INVOKER: the sender's engine runs only when the test says, so it reads the result after the destroy).
+     */
+    @Test
+    void aSendConsumedBeforeTheReceiverIsDestroyedSucceeds() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 0, 64)));
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(7).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.b.cq.poll(wc) == 0) { // only b's engine runs: a does not read the result yet
+                assertTrue(System.nanoTime() < deadline, "no receive");
+                Thread.onSpinWait();
+            }
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            p.b.qp.close();
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status(), "the SEND was consumed before the receiver's QP went away");
+            assertEquals(7, s.wrId());
+        }
+    }
 }
