@@ -31,7 +31,7 @@ public final class Wqe {
     public int remoteQpn;
     public int remoteQkey;
     /** inline data copied at post time (a slice of the QP's inline area), or null */
-    final MemorySegment inlineArea;
+    public final MemorySegment inlineArea;
     public boolean inline;
     // a local operation (LocalOps): BIND_MW's window, region, key, range and access; REG_MR's region, key,
     // segment and access (LOCAL_INV's key is in imm)

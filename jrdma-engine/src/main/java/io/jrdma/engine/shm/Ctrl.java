@@ -5,23 +5,28 @@ package io.jrdma.engine.shm;
  * in native byte order, see docs/shm-design.md):
  * <pre>
  * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | ... |
- *                      @32 sleeping u32 | @36 futex u32 | @40 input pending u32
+ *                      @32 sleeping u32 | @36 futex u32 | @44 engine may sleep u32 (written once: a DEDICATED context)
+ *          @64         input pending u32 (a line of its own: peers write it, the engine clears it)
  * keys     @KEYS       MAX_KEYS entries of 64 B, indexed by rkey >>> 8:
  *                      key u32 (0 = invalid) | access u16 and generation u16 (one u64 word with the key) |
  *                      pd u64 | inode u64 | fd u32 | in-use u32 |
  *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64
  * QPs      @QPS        MAX_QPS entries of 64 B: qpn u32 (0 = free) | state u32 | pd u64 | access u32 |
- *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring)
- * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header
- *                      (state u32 | flags u32 | length u32 | imm u32 | message u64 | total u64 |
- *                      rnr timer u32 | opcode u32 | destination QPN u32) and CHUNK bytes of payload
+ *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring) |
+ *                      min RNR timer u32 | watched u32 (1: the engine polls the ring itself, no pending word needed)
+ * responses @RESPS     MAX_QPS lines of RESP_BYTES, one per QP, written by the QP's engine as it consumes its ring,
+ *                      read by the sender: slots read u64 | result u64 (message number u32, status u32)
+ * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header line
+ *                      (sequence u32 | destination QPN u32 (one u64, stored last) | flags u32 (opcode in bits 8-15) | length u32 | imm u32 |
+ *                      message u32 | 40 bytes of payload, or a WRITE with immediate data's length u64) and
+ *                      CHUNK bytes of payload for a chunk longer than INLINE
  * </pre>
  */
 final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -33,7 +38,13 @@ final class Ctrl {
      * 1 when a peer wrote one of the context's inbound rings or error requests since the engine last looked:
      * the engine scans its rings only then (it clears the word first); peers store it after what they wrote
      */
-    static final long H_PENDING = 40;
+    static final long H_PENDING = 64;
+    /**
+     * 1 when the context's engine may sleep on {@link #H_FUTEX} (a DEDICATED context), written before any peer maps
+     * the segment: a peer of a context that never sleeps (INVOKER) needs no fence and no look at the sleeping flag
+     * after its stores
+     */
+    static final long H_MAY_SLEEP = 44;
 
     static final int MAX_KEYS = 1 << 14;
     static final int KEY_BYTES = 64;
@@ -59,35 +70,54 @@ final class Ctrl {
     static final int Q_ERROR = 20;
     static final int Q_RING = 24;
     static final int Q_MIN_RNR = 32;
+    /**
+     * 1 while the QP is on its engine's watched list (it has a receive posted): the engine loads its ring's next
+     * slot in every duty cycle, so a sender need not store the pending word for it
+     */
+    static final int Q_WATCHED = 36;
+
+    /** a line per QP, written by the receiving engine only, read by the sender (docs/shm-design.md) */
+    static final int RESP_BYTES = 128; // two lines: the adjacent-line prefetcher pairs lines, so no neighbour shares it
+    static final long RESPS = QPS + (long) MAX_QPS * QP_BYTES;
+    /** slots of the ring the receiver has read (u64): the sender may write up to RING_SLOTS past it */
+    static final int R_READ = 0;
+    /** the last message's result (u64): its message number in the low int, a status (DONE, RNR | code << 8, ERROR + syndrome) in the high */
+    static final int R_RESULT = 8;
 
     static final int RING_SLOTS = 16;
     static final int SLOT_HEADER = 64;
     static final int CHUNK = 8192;
     static final int SLOT = SLOT_HEADER + CHUNK;
     static final long RING_BYTES = (long) RING_SLOTS * SLOT;
-    static final long RINGS = QPS + (long) MAX_QPS * QP_BYTES;
+    static final long RINGS = RESPS + (long) MAX_QPS * RESP_BYTES;
     static final long SIZE = RINGS + MAX_QPS * RING_BYTES;
 
-    // slot header
-    static final int S_STATE = 0;
-    static final int S_FLAGS = 4;
-    static final int S_LEN = 8;
-    static final int S_IMM = 12;
-    static final int S_MSG = 16;
-    static final int S_TOTAL = 24;
-    static final int S_RNR = 32;
-    static final int S_OPCODE = 36;
-    /** the QPN the sender meant: a slot written for a QP since destroyed is dropped by the one now in its place */
-    static final int S_QPN = 40;
+    // slot header: one line, stored by the sender with the sequence last (a release store)
+    /**
+     * the slot's sequence, (int) (ring position + 1) once written for that position, in the low int, and the QPN the
+     * sender meant in the high int (a slot written for a QP since destroyed is dropped by the one now in its place):
+     * one u64, stored last with a release store; the receiver never writes it
+     */
+    static final int S_SEQ = 0;
+    /** flags (low byte) and opcode (bits 8-15) in the low int, the chunk's length in the high int: one u64 */
+    static final int S_FLAGS_LEN = 8;
+    /** immediate data (or SEND_WITH_INV's key) in the low int, the message number in the high: one u64 */
+    static final int S_IMM_MSG = 16;
+    /** a chunk of up to INLINE bytes is here, in the header's own line */
+    static final int S_INLINE = 24;
+    static final int INLINE = SLOT_HEADER - S_INLINE;
+    /** a WRITE with immediate data carries no payload: its WRITE's length (u64) is here */
+    static final int S_TOTAL = S_INLINE;
 
-    // slot states: written by the sender (FREE -> FULL), by the receiver (FULL -> a result), by the sender (-> FREE)
-    static final int FREE = 0;
-    static final int FULL = 1;
+    // results (the high int of R_RESULT; a slot itself has none: the receiver never writes its ring)
     static final int DONE = 2;
     static final int RNR = 3;
-    static final int DISCARDED = 4;
+    /** the RNR result carries the receiver's timer code in bits 8-15 */
+    static final int RNR_CODE_SHIFT = 8;
     /** a result at or above this is a NAK: {@code ERROR + syndrome} */
     static final int ERROR = 16;
+    /** what the receiver did with a slot (counters only) */
+    static final int DISCARDED = 4;
 
     // NAK syndromes (a QP entry's error request is one of these + 1)
     static final int NAK_INVALID_REQUEST = 1;
@@ -110,6 +140,10 @@ final class Ctrl {
 
     static long qp(int slot) {
         return QPS + (long) slot * QP_BYTES;
+    }
+
+    static long resp(int slot) {
+        return RESPS + (long) slot * RESP_BYTES;
     }
 
     static long ring(int slot) {

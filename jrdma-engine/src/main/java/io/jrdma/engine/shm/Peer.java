@@ -21,6 +21,11 @@ final class Peer {
     boolean dead;
     /** the peer process's pidfd (its exit is seen even if the pid is reused), or -1: then kill(pid, 0) is asked */
     final int pidfd;
+    /**
+     * its engine may sleep on its futex (a DEDICATED context): after a store it must see, a fence and a look at its
+     * sleeping flag; an INVOKER context never sleeps, so its peers skip both
+     */
+    final boolean maySleep;
     private long[] inodes = new long[8];
     private MemorySegment[] buffers = new MemorySegment[8];
     private int count;
@@ -35,6 +40,7 @@ final class Peer {
             Native.close(fd);
         }
         ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
+        maySleep = ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_MAY_SLEEP) != 0;
         pidfd = pid == Native.getpid() ? -1 : Native.pidfd(pid);
         if (ctrl.get(ValueLayout.JAVA_LONG, Ctrl.H_MAGIC) != Ctrl.MAGIC
                 || ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_VERSION) != Ctrl.VERSION

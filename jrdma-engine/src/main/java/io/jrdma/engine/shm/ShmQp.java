@@ -13,6 +13,8 @@ final class ShmQp extends Qp {
     final int slot;
     final long dir;
     final long ring;
+    /** its response line (slots read, last result), written by this engine as it consumes the ring */
+    final long resp;
 
     // ---- the connection (engine thread; set at RTR)
     /** a peer may have written its inbound ring since it was last cleared */
@@ -21,6 +23,7 @@ final class ShmQp extends Qp {
     /** the peer QP's directory entry and inbound ring, offsets in the peer's control segment */
     long peerDir = -1;
     long peerRing;
+    long peerResp;
 
     // ---- the key entry of the peer the last one-sided operation used, with its fields (engine thread): valid
     // while the entry's word of key, access and generation is still keyWord (0: none cached)
@@ -36,33 +39,38 @@ final class ShmQp extends Qp {
 
     // ---- the send side of the head SEND (engine thread)
     boolean sending;
-    long msg;
+    /** the head SEND's message number (each try has its own: an RNR's retry is a new message) */
+    int msg;
     long sendOffset;
     /** every chunk of the head SEND is in the ring */
     boolean sendWritten;
-    /** a slot of the head SEND came back RNR (with the receiver's timer code) */
-    boolean rnrPending;
-    int rnrCode;
-    /** ring positions in the peer's ring: next slot to write, next slot whose result to read */
+    /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */
     long ringWrite;
-    long ringReap;
+    long ringReadSeen;
     /** RNR: when the head SEND may be tried again, and the retries left (7: no limit) */
     long rnrUntil;
     int rnrLeft;
 
     // ---- the receive side (engine thread)
     long ringRead;
+    /** the ring position up to which R_READ was published */
+    long ringReadPublished;
     boolean receiving;
-    long recvMsg;
-    long recvOffset;
+    int recvMsg;
     RecvWqe recv;
-    long discardMsg = -1;
+    long recvOffset;
+    /** the rest of message {@link #discardMsg} is dropped (it was refused with RNR: the sender sends it again) */
+    boolean discarding;
+    int discardMsg;
+    /** on the engine's watched list: its ring is polled in every duty cycle */
+    boolean watched;
 
     ShmQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq, int slot) {
         super(context, pd, qpn, init, sendCq, recvCq);
         this.slot = slot;
         this.dir = Ctrl.qp(slot);
         this.ring = Ctrl.ring(slot);
+        this.resp = Ctrl.resp(slot);
         // INVOKER: a post runs the send queue at once (docs/shm-design.md, "Performance"): WRITE, READ and
         // atomics complete inside the post; DEDICATED: the engine thread runs it (the doorbell)
         this.executeAtPost = context.invoker;
@@ -75,14 +83,14 @@ final class ShmQp extends Qp {
         sending = false;
         sendOffset = 0;
         sendWritten = false;
-        rnrPending = false;
         ringWrite = 0;
-        ringReap = 0;
+        ringReadSeen = 0;
         ringRead = 0;
+        ringReadPublished = 0;
         receiving = false;
         recvOffset = 0;
         recv = null;
-        discardMsg = -1;
+        discarding = false;
         rnrUntil = 0;
     }
 }

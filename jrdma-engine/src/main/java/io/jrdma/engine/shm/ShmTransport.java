@@ -87,6 +87,14 @@ final class ShmTransport implements Transport {
     static final int LIVENESS_TICKS = 1024;
     /** scan every ring in the next cycle even if no peer flagged input (a budget ran out, a QP began to receive) */
     private boolean rescan = true;
+    /**
+     * The watched list: QPs with a receive posted, whose ring's next slot the duty cycle loads itself (its own
+     * memory, one load each); their senders store no pending word (docs/shm-design.md, "Two-sided operations").
+     */
+    static final int WATCH_MAX = 8;
+    private final ShmQp[] watchedQps = new ShmQp[WATCH_MAX];
+    private int watchedCount;
+    private static final int MASK = Ctrl.RING_SLOTS - 1;
 
     ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
         this.engine = engine;
@@ -96,6 +104,8 @@ final class ShmTransport implements Transport {
         this.ctrlAddr = ctrlAddr;
         this.ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
         this.cm = new TcpConnectionManager(context, true);
+        // before any peer maps the segment: whether this engine may sleep on its futex (peers read it once)
+        ctrl.set(ValueLayout.JAVA_INT, Ctrl.H_MAY_SLEEP, context.invoker ? 0 : 1);
         // peers find published keys by rkey >>> 8 and can read them all: plain rxe keys, lkey = rkey
         context.keys.plain();
     }
@@ -256,15 +266,27 @@ final class ShmTransport implements Transport {
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, 0);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ERROR, 0);
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_WATCHED, 0);
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_RING, qp.ring);
+        clearResponses(qp);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, qpn);
         return qp;
     }
 
     private void clearRing(ShmQp qp) {
         for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
-            INT.setVolatile(ctrl, qp.ring + (long) i * Ctrl.SLOT + Ctrl.S_STATE, Ctrl.FREE);
+            INT.setVolatile(ctrl, qp.ring + (long) i * Ctrl.SLOT + Ctrl.S_SEQ, 0);
         }
+    }
+
+    /**
+     * Zeroes the QP's response entry: when the QP is made (its entry may be a destroyed QP's) and when it connects
+     * (RTR), not when it is reset or destroyed: a result stored just before stays readable by the sender that
+     * waits for it (a peer that destroys its QP right after its last receive, as perftest's teardown does).
+     */
+    private void clearResponses(ShmQp qp) {
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, 0L);
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_RESULT, 0L);
     }
 
     @Override
@@ -300,6 +322,7 @@ final class ShmTransport implements Transport {
         }
         qp.resetProgress();
         qp.ringUsed = true;
+        clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
         qp.peerDir = -1;
         int[] who = parseGid(qp.av.dgid());
         if (who == null) {
@@ -327,6 +350,7 @@ final class ShmTransport implements Transport {
             if ((int) INT.getVolatile(qp.peer.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qp.destQpn) {
                 qp.peerDir = Ctrl.qp(i);
                 qp.peerRing = qp.peer.ctrl.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_RING);
+                qp.peerResp = Ctrl.resp(i);
                 return true;
             }
         }
@@ -393,6 +417,8 @@ final class ShmTransport implements Transport {
             rescan = false;
             INT.setVolatile(ctrl, Ctrl.H_PENDING, 0);
             work += scanRings();
+        } else {
+            work += pollWatched();
         }
         if (--livenessTicks <= 0) { // the clock only every LIVENESS_TICKS cycles: a read costs as much as a cycle
             livenessTicks = LIVENESS_TICKS;
@@ -431,8 +457,84 @@ final class ShmTransport implements Transport {
                 rescan = true; // the ring may hold more than one cycle's budget
             }
             work += n;
+            track(qp);
         }
         return work;
+    }
+
+    /**
+     * The watched QPs' rings (the duty cycle when no peer flagged input): one load of the next slot's sequence per
+     * QP, in this context's own memory. A QP that no longer receives (ERROR, RESET, destroyed) leaves the list.
+     */
+    private int pollWatched() {
+        int work = 0;
+        for (int i = watchedCount - 1; i >= 0; i--) { // backwards: unwatch moves the last entry into i
+            ShmQp qp = watchedQps[i];
+            QpState s = qp.state;
+            if (qp.destroyed || s != QpState.RTS && s != QpState.RTR && s != QpState.SQD) {
+                unwatch(qp);
+                continue;
+            }
+            long pos = qp.ringRead;
+            // acquire; release partner: the sender's store of the slot's sequence (its header, payload before it)
+            if ((int) INT.getAcquire(ctrl, qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
+                work += receiveRing(qp, Engine.QP_SEND_BUDGET);
+                track(qp);
+            }
+        }
+        return work;
+    }
+
+    /**
+     * Engine thread, after a receiving QP's ring was read: a QP with a receive posted (or a message in progress)
+     * joins the watched list. It leaves it only when a message finds no receive (RNR, in receiveRing), when it
+     * stops receiving (pollWatched) or when a QP with a receive needs its place: a queue that runs empty between
+     * one message and the application's next post of a receive keeps the QP watched.
+     */
+    private void track(ShmQp qp) {
+        if (!qp.watched && (qp.receiving || qp.peekRecv() != null)) {
+            watch(qp);
+        }
+    }
+
+    private void watch(ShmQp qp) {
+        if (watchedCount == WATCH_MAX) {
+            ShmQp idle = null;
+            for (int i = 0; i < watchedCount && idle == null; i++) {
+                ShmQp w = watchedQps[i];
+                if (!w.receiving && w.peekRecv() == null) {
+                    idle = w;
+                }
+            }
+            if (idle == null) {
+                return; // the rest go by the pending word
+            }
+            unwatch(idle);
+        }
+        watchedQps[watchedCount++] = qp;
+        qp.watched = true;
+        INT.setVolatile(ctrl, qp.dir + Ctrl.Q_WATCHED, 1);
+    }
+
+    /**
+     * Takes the QP off the watched list: its senders store the pending word again. The flag's clear is a volatile
+     * store, and the next cycle scans every ring: a sender that read the flag as 1 stored its slot's sequence
+     * (volatile) before that read, so the scan after this store sees the slot (the Dekker pair of
+     * docs/shm-design.md, "Memory ordering").
+     */
+    private void unwatch(ShmQp qp) {
+        for (int i = 0; i < watchedCount; i++) {
+            if (watchedQps[i] == qp) {
+                watchedQps[i] = watchedQps[--watchedCount];
+                watchedQps[watchedCount] = null;
+                break;
+            }
+        }
+        qp.watched = false;
+        if (!qp.destroyed) { // a destroyed QP's entry may be another QP's by now
+            INT.setVolatile(ctrl, qp.dir + Ctrl.Q_WATCHED, 0);
+        }
+        rescan = true;
     }
 
     /** A peer process that is gone: its QPs here move to ERROR (their requests are flushed). */
@@ -457,49 +559,67 @@ final class ShmTransport implements Transport {
     private int receiveRing(ShmQp qp, int budget) {
         int n = 0;
         while (n < budget) {
-            long s = qp.ring + (qp.ringRead & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
-            if ((int) INT.getAcquire(ctrl, s + Ctrl.S_STATE) != Ctrl.FULL) { // release partner: the sender's FULL
+            long pos = qp.ringRead;
+            long s = qp.ring + (pos & MASK) * Ctrl.SLOT;
+            // acquire; release partner: the sender's store of the sequence, after the header and payload
+            long seq = (long) LONG.getAcquire(ctrl, s + Ctrl.S_SEQ); // sequence and QPN, one load
+            if (low(seq) != seq(pos)) {
                 break;
             }
-            int len = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_LEN); // before the result: then the sender may reuse the slot
-            int result = place(qp, s);
-            INT.setVolatile(ctrl, s + Ctrl.S_STATE, result); // release for the sender's reap; volatile for wake()
+            long flagsLen = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN);
+            int len = high(flagsLen);
+            int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
+                    : place(qp, s, low(flagsLen), len);
             engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
             if (result == Ctrl.DONE) {
                 engine.counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
-            } else if (result == Ctrl.RNR || result >= Ctrl.ERROR) {
+            } else if (result != Ctrl.DISCARDED) {
                 engine.counters.increment(qp.stats, QpCounter.SENT_NAKS);
             }
-            qp.ringRead++;
+            qp.ringRead = pos + 1;
             n++;
+            if (result == Ctrl.RNR && qp.watched) {
+                unwatch(qp); // no receive: its sender flags its next messages (and RNR retries) by the pending word
+            }
             if (result >= Ctrl.ERROR) {
                 engine.enterError(qp);
                 break;
             }
         }
-        if (n > 0 && qp.peer != null) {
-            wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
+        if (n > 0) {
+            if (qp.ringRead - qp.ringReadPublished >= Ctrl.RING_SLOTS / 2) {
+                // every half ring, not per slot (the sender reads it only when its view of the ring is full: it never
+                // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
+                // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
+                qp.ringReadPublished = qp.ringRead;
+                LONG.setRelease(ctrl, qp.resp + Ctrl.R_READ, qp.ringRead);
+            }
+            if (qp.peer != null && qp.peer.maySleep) {
+                VarHandle.fullFence(); // the result and R_READ before the look at the sender's sleeping flag
+                wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
+            }
         }
         return n;
     }
 
-    /** @return the slot's result for the sender */
-    private int place(ShmQp qp, long s) {
-        long msg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_MSG);
-        int flags = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_FLAGS);
-        int len = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_LEN);
-        if (ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_QPN) != qp.qpn) {
-            return Ctrl.DISCARDED; // written for a QP that was in this place before
-        }
-        if (msg == qp.discardMsg) {
-            return Ctrl.DISCARDED; // the rest of a message refused with RNR: the sender sends it again
-        }
+    /** Publishes the result of message {@code msg} for its sender (release, after the receive completed). */
+    private void respond(ShmQp qp, int msg, int status) {
+        LONG.setRelease(ctrl, qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
+    }
+
+    /** @return what was done with the slot: DONE, DISCARDED, RNR or a NAK (ERROR + syndrome) */
+    private int place(ShmQp qp, long s, int flagsOp, int len) {
+        long immMsg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG);
+        int msg = high(immMsg);
+        int flags = flagsOp & 0xFF;
         if ((flags & Ctrl.F_FIRST) != 0) {
+            qp.discarding = false;
             qp.packetIn();
             RecvWqe r = qp.takeRecv();
             if (r == null) {
+                qp.discarding = true; // the rest of this message is dropped: the sender sends it again
                 qp.discardMsg = msg;
-                ctrl.set(ValueLayout.JAVA_INT, s + Ctrl.S_RNR, qp.minRnrTimer);
+                respond(qp, msg, Ctrl.RNR | (qp.minRnrTimer & 0x1F) << Ctrl.RNR_CODE_SHIFT);
                 engine.counters.increment(io.jrdma.engine.core.Counter.SEND_RNR_ERR);
                 return Ctrl.RNR;
             }
@@ -507,24 +627,26 @@ final class ShmTransport implements Transport {
             qp.recvOffset = 0;
             qp.recvMsg = msg;
             qp.receiving = true;
-        } else if (!qp.receiving || msg != qp.recvMsg) {
+        } else if (!qp.receiving || msg != qp.recvMsg || qp.discarding && msg == qp.discardMsg) {
             return Ctrl.DISCARDED;
         }
         RecvWqe r = qp.recv;
-        boolean writeImm = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE) == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
+        boolean writeImm = (flagsOp >>> 8 & 0xFF) == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
         if (!writeImm) {
             if (qp.recvOffset + len > r.capacity) {
                 completeRecv(qp, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
+                respond(qp, msg, Ctrl.ERROR + Ctrl.NAK_INVALID_REQUEST);
                 return Ctrl.ERROR + Ctrl.NAK_INVALID_REQUEST;
             }
-            if (!Sgl.scatter(context.keys, qp, r, qp.recvOffset, ctrl, s + Ctrl.SLOT_HEADER, len)) {
+            if (!scatter(qp, r, len <= Ctrl.INLINE ? s + Ctrl.S_INLINE : s + Ctrl.SLOT_HEADER, len)) {
                 completeRecv(qp, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                respond(qp, msg, Ctrl.ERROR + Ctrl.NAK_REMOTE_OP);
                 return Ctrl.ERROR + Ctrl.NAK_REMOTE_OP;
             }
             qp.recvOffset += len;
         }
         if ((flags & Ctrl.F_LAST) != 0) {
-            int imm = ctrl.get(ValueLayout.JAVA_INT, s + Ctrl.S_IMM);
+            int imm = low(immMsg);
             int wcFlags = (flags & Ctrl.F_SOLICITED) != 0 ? WorkCompletion.SOLICITED : 0;
             if ((flags & Ctrl.F_IMM) != 0) {
                 wcFlags |= WorkCompletion.WITH_IMM;
@@ -532,6 +654,7 @@ final class ShmTransport implements Transport {
                 Mr target = context.keys.lookup(imm);
                 if (target == null || !target.invalidateFor(qp.pd, qp.qpn)) {
                     completeRecv(qp, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                    respond(qp, msg, Ctrl.ERROR + Ctrl.NAK_REMOTE_ACCESS);
                     return Ctrl.ERROR + Ctrl.NAK_REMOTE_ACCESS;
                 }
                 republish(imm);
@@ -540,8 +663,28 @@ final class ShmTransport implements Transport {
             int byteLen = writeImm ? (int) ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : (int) qp.recvOffset;
             completeRecv(qp, WcStatus.SUCCESS, writeImm ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, byteLen, imm,
                     wcFlags);
+            respond(qp, msg, Ctrl.DONE); // after the receive's completion: the SEND completes once it is consumed
         }
         return Ctrl.DONE;
+    }
+
+    /**
+     * Copies {@code len} bytes of a slot at {@code src} into the receive's scatter list at its current offset
+     * ({@link Sgl#scatter}, with its checks); 8 bytes into one SGE are one load and one store.
+     *
+     * @return false on a protection error
+     */
+    private boolean scatter(ShmQp qp, RecvWqe r, long src, int len) {
+        if (len == 8 && r.numSge == 1 && qp.recvOffset == 0) {
+            Mr mr = context.keys.lookupLocal(r.sgeLkey[0]);
+            long va = r.sgeAddr[0];
+            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, 8)) {
+                return false;
+            }
+            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ctrl.get(ValueLayout.JAVA_LONG_UNALIGNED, src));
+            return true;
+        }
+        return Sgl.scatter(context.keys, qp, r, qp.recvOffset, ctrl, src, len);
     }
 
     private void completeRecv(ShmQp qp, WcStatus st, WcOpcode op, int len, int imm, int flags) {
@@ -871,88 +1014,131 @@ final class ShmTransport implements Transport {
                 w.started = true;
             }
             qp.sending = true;
-            qp.msg++;
+            qp.msg++; // a new number for each try: a result for an earlier try never matches it
             qp.sendOffset = 0;
             qp.sendWritten = false;
         }
         MemorySegment pc = qp.peer.ctrl;
-        long total = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM ? 0 : w.length;
-        while (!qp.sendWritten && !qp.rnrPending) {
-            long s = qp.peerRing + (qp.ringWrite & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
-            if ((int) INT.getAcquire(pc, s + Ctrl.S_STATE) != Ctrl.FREE) {
-                break; // the ring is full: the receiver has not read that far yet
+        boolean writeImm = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
+        long total = writeImm ? 0 : w.length;
+        while (!qp.sendWritten) {
+            long pos = qp.ringWrite;
+            if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
+                // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
+                qp.ringReadSeen = (long) LONG.getAcquire(pc, qp.peerResp + Ctrl.R_READ);
+                if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
+                    break; // the ring is full: the receiver has not read that far yet
+                }
             }
+            long s = qp.peerRing + (pos & MASK) * Ctrl.SLOT;
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
-            Sgl.gather(w, qp.sendOffset, n, pc, s + Ctrl.SLOT_HEADER);
+            if (n <= Ctrl.INLINE) {
+                gather(w, qp.sendOffset, n, pc, s + Ctrl.S_INLINE); // in the header's own line
+            } else {
+                Sgl.gather(w, qp.sendOffset, n, pc, s + Ctrl.SLOT_HEADER);
+            }
+            if (writeImm) {
+                pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
+            }
             boolean last = qp.sendOffset + n == total;
             int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
                     | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
-                    | (w.opcode == WrOpcode.SEND_WITH_IMM || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM ? Ctrl.F_IMM : 0)
+                    | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_FLAGS, flags);
-            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_LEN, n);
-            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_IMM, w.imm);
-            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_MSG, qp.msg);
-            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
-            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_OPCODE, w.opcode.ordinal());
-            pc.set(ValueLayout.JAVA_INT, s + Ctrl.S_QPN, qp.destQpn);
-            INT.setVolatile(pc, s + Ctrl.S_STATE, Ctrl.FULL); // release for the receiver's read; volatile for signal()
+            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
+            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
+            // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
+            // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
+            LONG.setVolatile(pc, s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
             engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
             engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
             qp.sendOffset += n;
-            qp.ringWrite++;
+            qp.ringWrite = pos + 1;
             qp.sendWritten = last;
-            signal(pc); // flags the input; the receiver's engine may sleep (once per slot: a long message keeps it busy)
+            notify(qp, pc);
+            if (last) {
+                return PENDING; // just written: its result is read from the next service on
+            }
         }
-        // read before the results: a result the receiver stored before its QP stopped is then seen below
+        // read before the result: a result the receiver stored before its QP stopped is then seen below
         boolean live = peerQpLive(qp);
-        while (qp.ringReap != qp.ringWrite) {
-            long s = qp.peerRing + (qp.ringReap & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
-            int st = (int) INT.getAcquire(pc, s + Ctrl.S_STATE); // release partner: the receiver's result
-            if (st == Ctrl.FULL) {
-                break;
-            }
-            if (st >= Ctrl.ERROR) {
-                engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
-                qp.sending = false;
-                int syndrome = st - Ctrl.ERROR;
-                return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
-                        : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
-            }
-            if (st == Ctrl.RNR) {
-                engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
-                qp.rnrPending = true;
-                qp.rnrCode = pc.get(ValueLayout.JAVA_INT, s + Ctrl.S_RNR);
-            }
-            INT.setRelease(pc, s + Ctrl.S_STATE, Ctrl.FREE); // acquire partner: the next write of the slot
-            qp.ringReap++;
-        }
-        if (qp.ringReap != qp.ringWrite || (!qp.sendWritten && !qp.rnrPending)) {
-            if (!live) {
-                qp.sending = false;
-                return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
-            }
-            return PENDING;
-        }
-        if (qp.rnrPending) {
-            qp.rnrPending = false;
+        long r = (long) LONG.getAcquire(pc, qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
+        int st = high(r);
+        if (st != 0 && low(r) == qp.msg) {
             qp.sending = false;
-            if (qp.rnrRetry != 7) {
-                if (qp.rnrLeft == 0) {
-                    return WcStatus.RNR_RETRY_EXC_ERR.ordinal();
+            int kind = st & 0xFF;
+            if (kind == Ctrl.DONE) {
+                qp.rnrUntil = 0;
+                qp.rnrLeft = qp.rnrRetry;
+                return WcStatus.SUCCESS.ordinal();
+            }
+            if (kind == Ctrl.RNR) { // the rest of the message (if any) is dropped by the receiver; try it again
+                engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
+                if (qp.rnrRetry != 7) {
+                    if (qp.rnrLeft == 0) {
+                        return WcStatus.RNR_RETRY_EXC_ERR.ordinal();
+                    }
+                    qp.rnrLeft--;
                 }
-                qp.rnrLeft--;
+                qp.rnrUntil = engine.clock.nanoTime() + rnrNanos(st >>> Ctrl.RNR_CODE_SHIFT); // not the cycle's: this may run at post time
+                if (qp.rnrUntil == 0) {
+                    qp.rnrUntil = 1;
+                }
+                return PENDING;
             }
-            qp.rnrUntil = engine.clock.nanoTime() + rnrNanos(qp.rnrCode); // not the cycle's: this may run at post time
-            if (qp.rnrUntil == 0) {
-                qp.rnrUntil = 1;
-            }
-            return PENDING;
+            engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
+            int syndrome = kind - Ctrl.ERROR;
+            return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
+                    : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
         }
-        qp.sending = false;
-        qp.rnrUntil = 0;
-        qp.rnrLeft = qp.rnrRetry;
-        return WcStatus.SUCCESS.ordinal();
+        if (!live) {
+            qp.sending = false;
+            return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
+        }
+        return PENDING;
+    }
+
+    /**
+     * After a slot's sequence was stored (volatile): tells the receiver. A QP on its engine's watched list needs
+     * nothing (its engine loads the slot itself); otherwise the pending word is flagged. Then a receiver whose
+     * engine may sleep is woken if it does.
+     */
+    private static void notify(ShmQp qp, MemorySegment pc) {
+        if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_WATCHED) == 0) {
+            signal(pc);
+        } else if (qp.peer.maySleep) {
+            wake(pc);
+        }
+    }
+
+    /** Copies {@code n <= Ctrl.INLINE} bytes of the WQE's gather list into a slot: 8 bytes of one SGE are one load and one store. */
+    private static void gather(Wqe w, long off, int n, MemorySegment dst, long at) {
+        if (n == 8 && w.numSge == 1 && off == 0) {
+            long v;
+            if (w.inline) {
+                v = w.inlineArea.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
+            } else {
+                Mr mr = w.sgeMr[0];
+                v = mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, w.sgeAddr[0] - mr.address);
+            }
+            dst.set(ValueLayout.JAVA_LONG_UNALIGNED, at, v);
+        } else {
+            Sgl.gather(w, off, n, dst, at);
+        }
+    }
+
+    /**
+     * @return the sequence a slot holds once written for ring position {@code pos}: {@code (int) (pos + 1)}, but
+     *         never 0, which is a cleared slot's (after 2^32 positions the int wraps)
+     */
+    static int seq(long pos) {
+        int v = (int) (pos + 1);
+        return v == 0 ? 1 : v;
+    }
+
+    /** @return the 8-byte word that holds {@code lo} at its lower address and {@code hi} at its higher */
+    private static long word(int lo, int hi) {
+        return LITTLE ? (lo & 0xFFFFFFFFL) | (long) hi << 32 : (long) lo << 32 | (hi & 0xFFFFFFFFL);
     }
 
     /** IBA table 45: the RNR NAK timer's codes in nanoseconds. */
@@ -995,7 +1181,7 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * After a volatile store of input for the context whose control segment is {@code c} (a slot FULL, an error
+     * After a volatile store of input for the context whose control segment is {@code c} (a slot's sequence, an error
      * request): flags it in the context's pending word (stored only when it reads 0: a 1 read after the input's
      * store means that the engine has not cleared it yet, and its scan, after the clear, finds the input), then
      * wakes its engine if it sleeps.
@@ -1015,7 +1201,7 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** @return true when a ring, an error request or a SEND's result waits for this engine */
+    /** @return true when a ring, an error request or a SEND's result (or ring room) waits for this engine */
     private boolean inputPending() {
         for (int i = 0; i < slotHigh; i++) {
             ShmQp qp = slots[i];
@@ -1027,14 +1213,13 @@ final class ShmTransport implements Transport {
                 continue;
             }
             if ((int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_ERROR) != 0 || (int) INT.getVolatile(ctrl, qp.ring
-                    + (qp.ringRead & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE) == Ctrl.FULL) {
+                    + (qp.ringRead & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(qp.ringRead)) {
                 return true;
             }
             if (qp.sending && qp.peer != null) {
-                long r = qp.peerRing + (qp.ringReap & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE;
-                long w = qp.peerRing + (qp.ringWrite & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_STATE;
-                if (qp.ringReap != qp.ringWrite && (int) INT.getVolatile(qp.peer.ctrl, r) != Ctrl.FULL
-                        || !qp.sendWritten && (int) INT.getVolatile(qp.peer.ctrl, w) == Ctrl.FREE) {
+                long r = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerResp + Ctrl.R_RESULT);
+                if (high(r) != 0 && low(r) == qp.msg || !qp.sendWritten
+                        && qp.ringWrite - (long) LONG.getVolatile(qp.peer.ctrl, qp.peerResp + Ctrl.R_READ) < Ctrl.RING_SLOTS) {
                     return true;
                 }
             }

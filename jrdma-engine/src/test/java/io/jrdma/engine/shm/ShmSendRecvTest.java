@@ -132,4 +132,254 @@ class ShmSendRecvTest {
             assertEquals(QpState.ERROR, p.b.qp.state());
         }
     }
+
+    // ---------------------------------------------------------------- the small-SEND path (docs/shm-design.md)
+
+    private static ShmTransport transport(ShmPair.Side s) {
+        return (ShmTransport) ((io.jrdma.engine.core.Context) s.ctx).engine.transport;
+    }
+
+    private static int pendingWord(ShmPair.Side s) {
+        return (int) ShmTransport.INT.getVolatile(transport(s).ctrl, Ctrl.H_PENDING);
+    }
+
+    private static int watchedFlag(ShmPair.Side s) {
+        return (int) ShmTransport.INT.getVolatile(transport(s).ctrl, ((ShmQp) s.qp).dir + Ctrl.Q_WATCHED);
+    }
+
+    @Test
+    void aSendToAWatchedQpFlagsNothingAndAnRnrEndsTheWatch() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 0, 64)));
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(2).sge(0, p.b.mr, 64, 64)));
+            p.b.ctx.progress(); // the scan after RTR finds the posted receives: b's engine watches the ring
+            p.b.ctx.progress();
+            assertEquals(1, watchedFlag(p.b), "a QP with receives posted is watched");
+            assertEquals(0, pendingWord(p.b));
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(7).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            assertEquals(0, pendingWord(p.b), "the sender stored the pending word for a watched QP");
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status());
+            assertEquals(1, r.wrId());
+            assertEquals(0x1122334455667788L, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+            // the second message takes the last receive: the queue is empty, the QP stays watched (the application
+            // may post its next receive before the next message comes)
+            assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(8).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)).status());
+            assertEquals(2, p.await(p.b.cq).wrId());
+            assertEquals(1, watchedFlag(p.b), "a queue that just ran empty keeps the QP watched");
+            // a SEND that finds no receive is refused with RNR: the QP leaves the list, the retry flags the pending word
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(9).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            assertEquals(0, pendingWord(p.b), "the first try went to a watched QP");
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (pendingWord(p.b) == 0) { // a's engine sends again once the RNR timer (10 us) ran out
+                p.b.ctx.progress();
+                p.a.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "no retry flagged the pending word");
+            }
+            assertEquals(0, watchedFlag(p.b), "a QP whose message found no receive is not watched");
+            assertTrue(p.b.ctx.counters().getOrDefault("send_rnr_err", 0L) > 0, "RNR without a receive");
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(3).sge(0, p.b.mr, 128, 64)));
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(4).sge(0, p.b.mr, 192, 64)));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+            assertEquals(3, p.await(p.b.cq).wrId());
+            assertEquals(1, watchedFlag(p.b), "the message placed while a receive is posted brings the QP back");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void messagesAroundTheInlineSizeArriveIntact(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            int n = 0;
+            for (int size = 0; size <= 2 * Ctrl.INLINE + 1; size++) {
+                for (WrOpcode op : new WrOpcode[] {WrOpcode.SEND, WrOpcode.SEND_WITH_IMM}) {
+                    assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1000 + n).sge(0, p.b.mr, 4096, 128)));
+                    for (int k = 0; k < size; k++) {
+                        p.a.buf.set(ValueLayout.JAVA_BYTE, 8 + k, (byte) (k * 31 + n));
+                    }
+                    WorkCompletion s = p.run(wr.reset().wrId(n).opcode(op).flags(SendFlags.SIGNALED)
+                            .sge(0, p.a.mr, 8, size).imm(n));
+                    assertEquals(WcStatus.SUCCESS, s.status(), "size " + size);
+                    WorkCompletion r = p.await(p.b.cq);
+                    assertEquals(WcStatus.SUCCESS, r.status());
+                    assertEquals(1000 + n, r.wrId());
+                    assertEquals(size, r.byteLen());
+                    assertEquals(op == WrOpcode.SEND_WITH_IMM, (r.flags() & WorkCompletion.WITH_IMM) != 0);
+                    if (op == WrOpcode.SEND_WITH_IMM) {
+                        assertEquals(n, r.imm());
+                    }
+                    assertEquals(-1, p.a.buf.asSlice(8, size).mismatch(p.b.buf.asSlice(4096, size)), "size " + size);
+                    n++;
+                }
+            }
+        }
+    }
+
+    @Test
+    void anInlineSizedMessageLeavesTheSlotsPayloadAreaUntouched() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 0, 128)));
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(2).sge(0, p.b.mr, 0, 128)));
+            for (int k = 0; k < 64; k++) {
+                p.a.buf.set(ValueLayout.JAVA_BYTE, k, (byte) (k + 1));
+            }
+            assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, Ctrl.INLINE)).status());
+            assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status());
+            assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, Ctrl.INLINE + 1)).status());
+            assertEquals(Ctrl.INLINE + 1, p.await(p.b.cq).byteLen());
+            java.lang.foreign.MemorySegment c = transport(p.b).ctrl;
+            long ring = ((ShmQp) p.b.qp).ring;
+            assertEquals(-1, p.a.buf.asSlice(0, Ctrl.INLINE).mismatch(c.asSlice(ring + Ctrl.S_INLINE, Ctrl.INLINE)),
+                    "40 bytes travel in the header's line");
+            assertEquals(-1, c.asSlice(ring + Ctrl.SLOT_HEADER, 64).mismatch(java.lang.foreign.MemorySegment.ofArray(
+                    new byte[64])), "the payload area of an inline slot is not written");
+            assertEquals(-1, p.a.buf.asSlice(0, Ctrl.INLINE + 1).mismatch(c.asSlice(ring + Ctrl.SLOT
+                    + Ctrl.SLOT_HEADER, Ctrl.INLINE + 1)), "41 bytes go to the payload area");
+        }
+    }
+
+    /**
+     * The receiver's queue runs empty after every message, so its QP leaves the watched list and comes back each
+     * time while the sender's engine (another thread, DEDICATED) writes the next slot: a slot whose sender read the
+     * watched flag as 1 just before it was cleared must still be found (the Dekker pair), or the run stops.
+     */
+    @Test
+    void aReceiveQueueThatRunsEmptyAfterEveryMessageLosesNothing() {
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
+            int n = 1000;
+            int sent = 0;
+            int received = 0;
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(0).sge(0, p.b.mr, 0, 64)));
+            int inFlight = 0;
+            while (received < n) {
+                assertTrue(System.nanoTime() < deadline, "stuck after " + received + " of " + n + " messages");
+                if (sent < n && inFlight < 4) {
+                    p.a.buf.set(ValueLayout.JAVA_INT, 0, sent);
+                    assertEquals(0, p.a.qp.postSend(wr.reset().wrId(sent).opcode(WrOpcode.SEND)
+                            .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 4)));
+                    sent++;
+                    inFlight++;
+                }
+                if (p.a.cq.poll(wc) == 1) {
+                    assertEquals(WcStatus.SUCCESS, wc.status());
+                    inFlight--;
+                }
+                if (p.b.cq.poll(wc) == 1) {
+                    assertEquals(WcStatus.SUCCESS, wc.status(), "receive " + received);
+                    assertEquals(received, wc.wrId());
+                    received++;
+                    if (received < n) {
+                        assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(received).sge(0, p.b.mr, 0, 64)));
+                    }
+                }
+                Thread.onSpinWait();
+            }
+            while (inFlight > 0) {
+                assertTrue(System.nanoTime() < deadline, "SENDs did not complete");
+                if (p.a.cq.poll(wc) == 1) {
+                    assertEquals(WcStatus.SUCCESS, wc.status());
+                    inFlight--;
+                }
+            }
+        }
+    }
+
+    private static void connect(io.jrdma.verbs.QueuePair q, ShmPair.Side self, io.jrdma.verbs.QueuePair peer,
+            ShmPair.Side other) {
+        q.modify(new io.jrdma.verbs.QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
+        q.modify(new io.jrdma.verbs.QpAttr().state(QpState.RTR).av(new io.jrdma.verbs.AddressVector(other.ctx.gid(0), 0,
+                64, 0, 4791)).pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(peer.qpn()).rqPsn(0).maxDestRdAtomic(16)
+                .minRnrTimer(1));
+        q.modify(new io.jrdma.verbs.QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(7)
+                .maxRdAtomic(16));
+    }
+
+    /**
+     * More QPs with receives posted than the watched list holds: the list stays at its bound, the others are
+     * reached by the pending word, and every message arrives; a watched QP without receives gives its place up.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void moreReceivingQpsThanTheWatchedListHoldsAllReceive(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            int k = ShmTransport.WATCH_MAX + 4;
+            io.jrdma.verbs.QueuePair[] as = new io.jrdma.verbs.QueuePair[k];
+            io.jrdma.verbs.QueuePair[] bs = new io.jrdma.verbs.QueuePair[k];
+            for (int i = 0; i < k; i++) {
+                as[i] = p.a.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.a.cq).withDepth(8, 8));
+                bs[i] = p.b.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.b.cq).withDepth(8, 8));
+            }
+            for (int i = 0; i < k; i++) {
+                connect(as[i], p.a, bs[i], p.b);
+                connect(bs[i], p.b, as[i], p.a);
+            }
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < k; i++) {
+                    assertEquals(0, bs[i].postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, 64L * i, 64)));
+                }
+                for (int i = 0; i < k; i++) {
+                    p.a.buf.set(ValueLayout.JAVA_INT, 4096 + 8L * i, round * 100 + i);
+                    assertEquals(0, as[i].postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                            .sge(0, p.a.mr, 4096 + 8L * i, 4)));
+                }
+                boolean[] got = new boolean[k];
+                for (int i = 0; i < 2 * k; i++) {
+                    WorkCompletion wc = p.await(i % 2 == 0 ? p.b.cq : p.a.cq);
+                    assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                    if (wc.opcode() == WcOpcode.RECV) {
+                        got[(int) wc.wrId()] = true;
+                    }
+                }
+                for (int i = 0; i < k; i++) {
+                    assertTrue(got[i], "QP " + i + " received nothing in round " + round);
+                    assertEquals(round * 100 + i, p.b.buf.get(ValueLayout.JAVA_INT, 64L * i));
+                }
+            }
+            if (mode == ThreadingMode.INVOKER) {
+                int watched = 0;
+                for (io.jrdma.verbs.QueuePair q : bs) {
+                    watched += (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) q).dir + Ctrl.Q_WATCHED);
+                }
+                watched += watchedFlag(p.b);
+                assertTrue(watched <= ShmTransport.WATCH_MAX, watched + " QPs watched");
+            }
+            for (int i = 0; i < k; i++) {
+                as[i].close();
+                bs[i].close();
+            }
+        }
+    }
+
+    /**
+     * A receiver that destroys its QP right after its last receive (perftest's teardown): the SEND it consumed
+     * succeeds (INVOKER: the sender's engine runs only when the test says, so it reads the result after the destroy).
+     */
+    @Test
+    void aSendConsumedBeforeTheReceiverIsDestroyedSucceeds() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 0, 64)));
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(7).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.b.cq.poll(wc) == 0) { // only b's engine runs: a does not read the result yet
+                assertTrue(System.nanoTime() < deadline, "no receive");
+                Thread.onSpinWait();
+            }
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            p.b.qp.close();
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status(), "the SEND was consumed before the receiver's QP went away");
+            assertEquals(7, s.wrId());
+        }
+    }
 }
