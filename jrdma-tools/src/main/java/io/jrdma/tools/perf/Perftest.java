@@ -1306,10 +1306,23 @@ final class Perftest {
         long scnt = 0;
         long rcnt = 0;
         dog.reset("running send_lat with " + size + " B messages");
+        // only the post lies between a message's arrival and the reply: the reply's request is made before the
+        // wait, its timestamp is read after the post (as write_lat's: consecutive differences are the same round
+        // trips), and the used receive is replaced after the reply is posted when at least one more stays posted
+        // meanwhile (rx_depth >= 2; with one, before it, as perftest: the peer's next SEND could find none)
+        boolean refillLate = o.rxDepth() >= 2;
         while (scnt < iters || rcnt < iters) {
+            boolean sending = scnt < iters;
+            boolean signaled = false;
+            if (sending) {
+                signaled = (scnt + 1) % o.cqMod() == 0 || scnt + 1 == iters;
+                wr.reset().opcode(WrOpcode.SEND).wrId(0).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
+                        .sge(0, base, (int) size, mr.lkey());
+                address(0);
+            }
+            boolean refill = false;
             if (rcnt < iters && !(scnt < 1 && !server)) {
-                int ne;
-                while ((ne = recvCq.poll(wcs[0])) == 0) {
+                while (recvCq.poll(wcs[0]) == 0) {
                     dog.idle();
                 }
                 dog.progress();
@@ -1318,21 +1331,21 @@ final class Perftest {
                             + failure(wcs[0]) + " (rcnt=" + rcnt + ")");
                 }
                 rcnt++;
-                if (rcnt + o.rxDepth() <= iters) {
+                refill = rcnt + o.rxDepth() <= iters;
+                if (refill && !refillLate) {
                     postRecv(0, recvBase, size);
                 }
             }
-            if (scnt < iters) {
-                tposted[(int) scnt] = System.nanoTime();
+            if (sending) {
                 scnt++;
-                boolean signaled = scnt % o.cqMod() == 0 || scnt == iters;
-                wr.reset().opcode(WrOpcode.SEND).wrId(0).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
-                        .sge(0, base, (int) size, mr.lkey());
-                address(0);
                 post(qps[0], scnt);
-                if (signaled) {
-                    awaitSend(scnt, scnt - 1);
-                }
+                tposted[(int) scnt - 1] = System.nanoTime();
+            }
+            if (refill && refillLate) {
+                postRecv(0, recvBase, size);
+            }
+            if (signaled) {
+                awaitSend(scnt, scnt - 1);
             }
         }
     }
