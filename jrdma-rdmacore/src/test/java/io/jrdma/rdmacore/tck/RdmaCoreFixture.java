@@ -27,6 +27,13 @@ public final class RdmaCoreFixture extends ProviderFixture {
     /** The system property giving the address both peers meet on (default: the device's first IPv4 GID). */
     public static final String ADDRESS_PROPERTY = "jrdma.tck.rdmacore.address";
 
+    /**
+     * The system property lowering how many QPs {@code SrqTck.oneSrqSharedByAThousandQps} makes (default 1,000):
+     * interop/rdmacore-tck.sh gives a few dozen in its emulated guests, where making and connecting one QP takes
+     * about half a second.
+     */
+    public static final String MANY_QPS_PROPERTY = "jrdma.tck.rdmacore.manyQps";
+
     /** The fixture every TCK subclass here uses. */
     public static final RdmaCoreFixture INSTANCE = new RdmaCoreFixture();
 
@@ -164,6 +171,9 @@ public final class RdmaCoreFixture extends ProviderFixture {
             case SRQ_RESIZE_CHECKS_THE_ROUNDED_DEPTH -> rxe() ? "Linux rxe rounds an SRQ's depth up to a power of"
                     + " two minus one before it checks that the posted receives fit, and checks a new limit against"
                     + " the current depth (a limit above the new depth was taken)" : null;
+            case LESS_PRIVATE_DATA -> device().transport() == Transport.IWARP ? "rdma_cm on iWARP (librdmacm):"
+                    + " struct rdma_conn_param's private_data_len is a uint8_t, as the kernel's rdma_ucm_conn_param's,"
+                    + " so at most 255 bytes (the MPA frame would take 256, RDMA_MAX_PRIVATE_DATA)" : null;
             case NO_COMM_EST_EVENT -> rxe() ? "Linux rxe raises no COMM_EST when a QP in RTR receives its first"
                     + " packet (none came within 10 s on rxe0, the receive itself completed)" : null;
             case WINDOW_BOUNDS_NOT_ENFORCED -> rxe() ? "Linux rxe (kernel 6.1) checks an access through a memory"
@@ -195,6 +205,18 @@ public final class RdmaCoreFixture extends ProviderFixture {
     @Override
     public int maxPrivateDataWithPeerQpn() {
         return device().transport() == Transport.IWARP ? 239 : super.maxPrivateDataWithPeerQpn();
+    }
+
+    /** {@return on iWARP, librdmacm's 255 bytes (declared: LESS_PRIVATE_DATA); on RoCE, jrdma's TCP exchange's} */
+    @Override
+    public int maxPrivateData() {
+        return device().transport() == Transport.IWARP ? 255 : super.maxPrivateData();
+    }
+
+    /** {@return {@value #MANY_QPS_PROPERTY} when given (at least 2), else the TCK's 1,000} */
+    @Override
+    public int manyQps() {
+        return Math.max(2, Integer.getInteger(MANY_QPS_PROPERTY, super.manyQps()));
     }
 
     @Override
