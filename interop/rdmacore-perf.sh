@@ -11,7 +11,7 @@
 #   --no-build  use jrdma-tools/target as it is (else: ./mvnw package of jrdma-tools and what it needs)
 #   --keep      leave the guests running (by default they are stopped again if this script started them)
 # Env: JDK, VM, SHARE, CACHE, RUN, NS, VCPUS (1 unless set) as for vm.sh; OUT (results folder, default
-#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (2000), N_LAT (1000).
+#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (500), N_LAT (500).
 # Needs root (vm.sh) and python3. Exit status 0 when every run completed.
 set -euo pipefail
 
@@ -22,7 +22,7 @@ JDK=${JDK:-${JAVA_HOME:-}}
 export SHARE=${SHARE:-$HERE/harness/share}
 export VCPUS=${VCPUS:-1}
 OUT=${OUT:-$HERE/results/rdmacore-perf-$(date -u +%Y%m%dT%H%M%SZ)}
-SIZE_BW=${SIZE_BW:-65536} SIZE_LAT=${SIZE_LAT:-2} N_BW=${N_BW:-2000} N_LAT=${N_LAT:-1000}
+SIZE_BW=${SIZE_BW:-65536} SIZE_LAT=${SIZE_LAT:-2} N_BW=${N_BW:-500} N_LAT=${N_LAT:-500}
 build=1 keep=0 rounds=3 tests=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -77,22 +77,23 @@ JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/
 pair() {
     local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
     "$VM" exec "$sg" "pkill -x ib_write_bw; pkill -x ib_send_bw; pkill -x ib_read_lat; true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 150 bash -c '$scmd'" > "$out.server" 2>&1 &
+    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
-    sleep_until_listening "$sg"
     local rc=0
-    "$VM" exec "$cg" "timeout 140 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
+    sleep_until_listening "$sg" || rc=1
+    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
 }
-# the server's TCP port 18515 is listening (perftest's and jrdma perf's default): polled, bounded
+# the server's TCP port 18515 is listening (perftest's and jrdma perf's default): polled, bounded (a JVM under
+# TCG with one vCPU takes 20-60 s to start, more when the host is loaded)
 sleep_until_listening() {
-    local g=$1 i
-    for i in $(seq 1 120); do
+    local g=$1 deadline=$(( $(date +%s) + 180 ))
+    while [ "$(date +%s)" -lt $deadline ]; do
         "$VM" exec "$g" "ss -ltn | grep -q ':18515 '" 2>/dev/null && return 0
         sleep 0.5
     done
-    echo "rdmacore-perf.sh: no server listening on guest $g after 60 s" >&2
+    echo "rdmacore-perf.sh: no server listening on guest $g after 180 s" >&2
     return 1
 }
 

@@ -68,25 +68,26 @@ JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/
  --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
  -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main pingpong"
 
-# the server's TCP port 18515 is listening (both tools' default): polled, bounded
+# the server's TCP port 18515 is listening (both tools' default): polled, bounded (a JVM under TCG with one vCPU
+# takes 20-60 s to start, more when the host is loaded)
 sleep_until_listening() {
-    local g=$1 i
-    for i in $(seq 1 120); do
+    local g=$1 deadline=$(( $(date +%s) + 180 ))
+    while [ "$(date +%s)" -lt $deadline ]; do
         "$VM" exec "$g" "ss -ltn | grep -q ':18515 '" 2>/dev/null && return 0
         sleep 0.5
     done
-    echo "rdmacore-pingpong.sh: no server listening on guest $g after 60 s" >&2
+    echo "rdmacore-pingpong.sh: no server listening on guest $g after 180 s" >&2
     return 1
 }
 # one run: server in guest $1 with command $2, client in guest $3 with command $4; outputs in $5.{server,client}
 pair() {
     local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
     "$VM" exec "$sg" "pkill -x ibv_rc_pingpong; true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 120 bash -c '$scmd'" > "$out.server" 2>&1 &
+    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
     local rc=0
     sleep_until_listening "$sg" || rc=1
-    "$VM" exec "$cg" "timeout 110 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
+    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
 }

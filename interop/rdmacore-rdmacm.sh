@@ -201,7 +201,7 @@ for group in "${groups[@]}"; do
           io.jrdma.rdmacore.tck.RdmaCoreAsyncEventTest io.jrdma.rdmacore.tck.RdmaCoreUnsupportedVerbsTest"}
         "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
             --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
-            -Djrdma.tck.rdmacore.device=siw0 \
+            -Djrdma.tck.rdmacore.device=siw0 -Djrdma.tck.rdmacore.manyQps=${MANY_QPS:-32} \
             -cp '/mnt/host/rdmacore/tck/runner:/mnt/host/rdmacore/tck/test-classes:/mnt/host/rdmacore/tck/classes:$(cd "$dest/tck" && for m in jrdma-*; do printf '/mnt/host/rdmacore/tck/%s:' "$m"; done)/mnt/host/rdmacore/tck/lib/*' \
             TckMain $(echo $TCK)" > "$OUT/tck-siw0.txt" 2>&1 && v=PASS || v=FAIL
         result "the TCK on siw0 (connections through rdma_cm)" $v "$(tail -1 "$OUT/tck-siw0.txt")" ;;
