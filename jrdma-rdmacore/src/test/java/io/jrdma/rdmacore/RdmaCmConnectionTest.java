@@ -184,8 +184,10 @@ class RdmaCmConnectionTest {
         CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(() -> {
             ConnectionManager.ConnectRequest req = l.poll(WAIT);
             assertNotNull(req, "a connection request");
-            assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, s.mr, 0, 4096)), "post the receive");
-            return req.accept(s.qp, ConnParam.defaults(), WAIT);
+            ConnectionManager.Connection conn = req.accept(s.qp, ConnParam.defaults(), WAIT);
+            assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, s.mr, 0, 4096)), "post the receive"
+                    + " (after accept: a QP in RESET takes none)");
+            return conn;
         });
         ConnectionManager.Connection cc = client.rdmaCm().connect(c.qp, l.address(), ConnParam.defaults(), WAIT);
         ConnectionManager.Connection sc = accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS);
