@@ -2,7 +2,7 @@
 # interop/rdmacore-tck.sh - the conformance suite (jrdma-tck) and the allocation test over the rdma-core
 # provider on Linux rxe and siw: in guest 1 of the interop harness, with this build and the host's JDK
 # shared into it over 9p, the TCK subclasses of jrdma-rdmacore run once with -Djrdma.tck.rdmacore.device=rxe0
-# and once with siw0, then RdmaCoreAllocationTest on rxe0.
+# and once with siw0, then RdmaCoreAllocationTest on each device.
 #
 # usage: interop/rdmacore-tck.sh [--no-build] [--keep] [DEVICE...]   (default devices: rxe0 siw0)
 #   --no-build  use the build as it is (else: ./mvnw package -DskipTests of jrdma-rdmacore and what it needs)
@@ -10,7 +10,7 @@
 # Env: JDK (a JDK 25 or newer; default $JAVA_HOME), VM (the harness's vm.sh), SHARE, CACHE, RUN, NS, VCPUS
 #      (1 unless set), as for vm.sh; OUT (results folder, default interop/results/rdmacore-tck-<UTC time>);
 #      CM_LOG=1 prints the connection manager's debug log (why a connection failed on the passive side);
-#      TCK="CLASS[#METHOD] ..." runs those instead of every TCK class; ALLOC=0 leaves the allocation test out;
+#      TCK="CLASS[#METHOD] ..." runs those instead of every TCK class; ALLOC=0 leaves the allocation tests out;
 #      MANY_QPS (default 32): the QPs of SrqTck.oneSrqSharedByAThousandQps (1,000 outside these guests: under TCG
 #      one QP takes about half a second to make and connect, past the test's 60 s long before 1,000).
 # Needs root (vm.sh). Exit status 0 when no test failed.
@@ -105,8 +105,10 @@ for dev in "${devices[@]}"; do
     echo "$dev: $(tail -1 "$OUT/tck-$dev.txt")"
 done
 if [ "${ALLOC:-1}" = 1 ]; then
-    run rxe0 "$OUT/allocation-rxe0.txt" io.jrdma.rdmacore.RdmaCoreAllocationTest || rc=1
-    echo "allocation rxe0: $(tail -1 "$OUT/allocation-rxe0.txt")"
+    for dev in "${devices[@]}"; do
+        run "$dev" "$OUT/allocation-$dev.txt" io.jrdma.rdmacore.RdmaCoreAllocationTest || rc=1
+        echo "allocation $dev: $(tail -1 "$OUT/allocation-$dev.txt")"
+    done
 fi
 echo "results in $OUT"
 exit $rc
