@@ -1,4 +1,4 @@
-# Shared by interop/run.sh and interop/run-iwarp.sh (sourced, not run).
+# Shared by interop/run.sh, interop/run-iwarp.sh and (further down) the interop/rdmacore-*.sh scripts (sourced, not run).
 
 # The QEMU harness in this repository (interop/harness): the peer when neither --vm nor --ssh is given.
 HARNESS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/harness"
