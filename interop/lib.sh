@@ -171,11 +171,16 @@ rdmacore_stop() {
 }
 
 # rdmacore_wait_listening GUEST PORT SECS: waits until something listens on TCP PORT in GUEST (a JVM under TCG
-# with one vCPU takes 20-60 s to start, more when the host is loaded); 1 with a message when nothing did in time
+# with one vCPU takes 20-60 s to start, more when the host is loaded); sets LISTEN_AFTER to the seconds it took;
+# 1 with a message when nothing did in time
 rdmacore_wait_listening() {
-    local deadline=$(( $(date +%s) + $3 ))
+    local start; start=$(date +%s)
+    local deadline=$(( start + $3 ))
     while [ "$(date +%s)" -lt $deadline ]; do
-        "$VM" exec "$1" "ss -ltn | grep -q ':$2 '" 2>/dev/null && return 0
+        if "$VM" exec "$1" "ss -ltn | grep -q ':$2 '" 2>/dev/null; then
+            LISTEN_AFTER=$(( $(date +%s) - start ))
+            return 0
+        fi
         sleep 0.5
     done
     echo "$RDMACORE_NAME: nothing listening on TCP port $2 in guest $1 after $3 s" >&2

@@ -49,7 +49,8 @@ pair() {
     "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
     local rc=0
-    rdmacore_wait_listening "$sg" 18515 180 || rc=1
+    rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
+        || rc=1
     "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
@@ -105,6 +106,18 @@ for t in tests:
             print(f"| {t} | {role} | {r} | {c} | {j} | {ratio:.3f} |" if ratio else f"| {t} | {role} | {r} | {c} | {j} | - |")
         if ratios:
             print(f"| {t} | {role} | min-max | | | {min(ratios):.3f}-{max(ratios):.3f} |")
+
+def listen(path):
+    try:
+        return open(path).read().split()[3]
+    except (OSError, IndexError):
+        return "-"
+
+print()
+print("Seconds from the server's start until it listened (jrdma / C), per round:")
+for t in tests:
+    print(f"- {t}: " + ", ".join(f"{listen(f'{out}/{t}-r{r}-J-server.listen')} / {listen(f'{out}/{t}-r{r}-C-server.listen')}"
+                                 for r in range(1, rounds + 1)))
 PY
 cat "$OUT/summary.md"
 echo "results in $OUT"

@@ -43,7 +43,8 @@ pair() {
     "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
     local rc=0
-    rdmacore_wait_listening "$sg" 18515 180 || rc=1
+    rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
+        || rc=1
     "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
