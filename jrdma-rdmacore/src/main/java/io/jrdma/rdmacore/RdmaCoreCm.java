@@ -61,6 +61,12 @@ final class RdmaCoreCm implements ConnectionManager {
 
     /** {@code rdma_conn_param.private_data_len} is a {@code uint8_t}: the most private data through librdmacm. */
     static final int MAX_PRIVATE_DATA = 255;
+    /**
+     * The most on iWARP: an MPA Request or Reply carries at most 256 bytes of private data ({@code MPA_MAX_PRIVDATA}
+     * in Linux siw, {@code RDMA_MAX_PRIVATE_DATA}), and MPA revision 2's enhanced connection set-up (siw's default)
+     * takes 4 of them for IRD and ORD: 252 for the application (255 was refused by siw 6.1's passive side).
+     */
+    static final int MAX_IWARP_PRIVATE_DATA = 252;
     /** Over the InfiniBand CM (RoCE): a REQ's private data after rdma_cm's 36-byte header, a REP's, a REJ's. */
     static final int IB_REQ_PRIVATE_DATA = 56, IB_REP_PRIVATE_DATA = 196, IB_REJ_PRIVATE_DATA = 148;
     /**
@@ -69,7 +75,7 @@ final class RdmaCoreCm implements ConnectionManager {
      */
     static final int EXT_LENGTH = 16, EXT_MAGIC = 0x4A52_4431;
     /** The longest application data that still leaves room for the trailer. */
-    static final int MAX_DATA_WITH_TRAILER = MAX_PRIVATE_DATA - EXT_LENGTH;
+    static final int MAX_DATA_WITH_TRAILER = MAX_IWARP_PRIVATE_DATA - EXT_LENGTH;
     private static final int BACKLOG = 128;
     private static final int IBV_ACCESS_LOCAL_WRITE = 1, IBV_ACCESS_REMOTE_WRITE = 2, IBV_ACCESS_REMOTE_READ = 4;
     private static final int RDMA_MAX = 0xFF; // RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH: "what the CM says"
@@ -347,7 +353,7 @@ final class RdmaCoreCm implements ConnectionManager {
 
     private int limit(String what) {
         if (iwarp) {
-            return MAX_PRIVATE_DATA;
+            return MAX_IWARP_PRIVATE_DATA;
         }
         return switch (what) {
             case "connect" -> IB_REQ_PRIVATE_DATA;
@@ -361,7 +367,7 @@ final class RdmaCoreCm implements ConnectionManager {
         if (data.length > max) {
             throw new RdmaException(Errno.EINVAL, what + " with " + data.length + " bytes of private data: rdma_cm on "
                     + context.device().name() + " carries at most " + max + (iwarp
-                    ? " (rdma_conn_param.private_data_len is a uint8_t)"
+                    ? " (an MPA frame carries 256, of which MPA revision 2 takes 4 for IRD and ORD)"
                     : " (over the InfiniBand CM: a REQ 56 after rdma_cm's header, a REP 196, a REJ 148)"));
         }
     }

@@ -182,6 +182,11 @@ public abstract class ProviderFixture {
          */
         WINDOW_BOUNDS_NOT_ENFORCED,
         /**
+         * The device has no immediate data (iWARP without RFC 7306's extensions, as Linux siw): SEND_WITH_IMM and
+         * RDMA_WRITE_WITH_IMM are refused at post. The TCK skips the tests that need them, with the reason.
+         */
+        NO_IMMEDIATE_DATA,
+        /**
          * The connection manager carries less private data than {@link io.jrdma.verbs.ConnParam#MAX_PRIVATE_DATA}:
          * at most {@link ProviderFixture#maxPrivateData()} bytes (librdmacm's {@code private_data_len} is a
          * {@code uint8_t}). The TCK sends that many in its largest case and checks that one more is refused.

@@ -207,6 +207,7 @@ public abstract class SrqTck extends VerbsTckSupport {
 
     @Test
     void oneSrqSharedByAThousandQps() {
+        requireImmediateData();
         DeviceAttr attr = requireSrq();
         final int many = fx.manyQps(); // 1,000 unless the fixture lowers it (ProviderFixture.manyQps)
         Assumptions.assumeTrue(attr.maxQp() >= many && attr.maxSrqWr() >= many,
@@ -264,6 +265,7 @@ public abstract class SrqTck extends VerbsTckSupport {
 
     @Test
     void oneSrqFeedsRcUcAndUdQpsAlike() {
+        requireImmediateData();
         DeviceAttr attr = requireSrq();
         SharedReceiveQueue srq = newSrq(server, SrqInitAttr.of(16, 1));
         CompletionQueue scq = server.newCq(16);
