@@ -109,7 +109,7 @@ for t in tests:
 
 def listen(path):
     try:
-        return open(path).read().split()[3]
+        return open(path).read().split()[2]
     except (OSError, IndexError):
         return "-"
 

@@ -182,6 +182,11 @@ public abstract class ProviderFixture {
          */
         WINDOW_BOUNDS_NOT_ENFORCED,
         /**
+         * A QP on an SRQ that moves to ERROR raises no QP_LAST_WQE_REACHED event. The TCK checks the QP's state,
+         * then skips the event with the reason.
+         */
+        NO_LAST_WQE_EVENT,
+        /**
          * The device has no immediate data (iWARP without RFC 7306's extensions, as Linux siw): SEND_WITH_IMM and
          * RDMA_WRITE_WITH_IMM are refused at post. The TCK skips the tests that need them, with the reason.
          */

@@ -374,6 +374,11 @@ public abstract class SrqTck extends VerbsTckSupport {
         // through INIT: Linux (ib_modify_qp_is_ok) refuses RESET -> ERROR; INIT -> ERROR is valid everywhere
         sqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(0));
         sqp.modify(new QpAttr().state(QpState.ERROR));
+        java.util.Optional<String> none = fx.deviation(ProviderFixture.Deviation.NO_LAST_WQE_EVENT);
+        if (none.isPresent()) {
+            assertEquals(QpState.ERROR, sqp.state(), "the QP after its move to ERROR");
+            org.junit.jupiter.api.Assumptions.abort("skipped (the QP's ERROR was checked, the event not): " + none.get());
+        }
         AsyncEvent e = awaitAsync(server, ev -> ev.type() == AsyncEvent.Type.QP_LAST_WQE_REACHED,
                 "QP_LAST_WQE_REACHED after the move to ERROR");
         assertSame(sqp, e.queuePair(), "the event names the QP: " + e);

@@ -179,6 +179,8 @@ public final class RdmaCoreFixture extends ProviderFixture {
                     + " completions of packets with the SE bit only, not for error completions" : siw() ? "Linux siw"
                     + " notifies a CQ armed solicited-only for solicited completions only, not for error completions"
                     + " (seen on siw0, kernel 6.1)" : null;
+            case NO_LAST_WQE_EVENT -> rxe() ? "Linux rxe (kernel 6.1) raises no QP_LAST_WQE_REACHED when a QP on"
+                    + " an SRQ moves to ERROR (none within 10 s on rxe0 at 035a91e; a known gap of rxe's)" : null;
             case NO_IMMEDIATE_DATA -> siw() ? "Linux siw implements iWARP without immediate data (RFC 5040; not"
                     + " RFC 7306's extensions): its post_send refuses SEND_WITH_IMM and RDMA_WRITE_WITH_IMM with EINVAL"
                     + " (seen on siw0, kernel 6.1)" : null;
