@@ -1,4 +1,4 @@
-# Shared by interop/run.sh and interop/run-iwarp.sh (sourced, not run).
+# Shared by interop/run.sh, interop/run-iwarp.sh and (further down) the interop/rdmacore-*.sh scripts (sourced, not run).
 
 # The QEMU harness in this repository (interop/harness): the peer when neither --vm nor --ssh is given.
 HARNESS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/harness"
@@ -51,4 +51,138 @@ wait_listen() {
     sleep 0.2
   done
   return 1
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rdmacore-*.sh scripts (jrdma over the rdma-core provider inside the harness's guests): their common
+# argument parsing, checks, build, what they share into the guests over 9p, and the guests' start and stop.
+
+INTEROP="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# rdmacore_args NAME "$@": parses --no-build, --keep and -h/--help (prints the script's header comment) and
+# leaves everything else, in order, in ARGS; sets build (1) and keep (0); exports SHARE and VCPUS (1 unless set);
+# sets ROOT, VM (the harness's vm.sh unless given) and JDK (default $JAVA_HOME).
+rdmacore_args() {
+    RDMACORE_NAME=$1; shift
+    ROOT=$(dirname "$INTEROP")
+    VM=${VM:-$INTEROP/harness/vm.sh}
+    JDK=${JDK:-${JAVA_HOME:-}}
+    export SHARE=${SHARE:-$INTEROP/harness/share}
+    export VCPUS=${VCPUS:-1}
+    build=1 keep=0 ARGS=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --no-build) build=0 ;;
+            --keep) keep=1 ;;
+            -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+            *) ARGS+=("$1") ;;
+        esac
+        shift
+    done
+}
+
+# rdmacore_checks: root (the harness's namespace and taps) and a JDK 25 or newer in JDK
+rdmacore_checks() {
+    [ "$(id -u)" = 0 ] || { echo "$RDMACORE_NAME: run as root (the harness's namespace and taps)" >&2; exit 1; }
+    if [ -z "$JDK" ] || ! "$JDK/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
+        echo "$RDMACORE_NAME: set JDK (or JAVA_HOME) to a JDK 25 or newer; got '${JDK}'" >&2; exit 1
+    fi
+}
+
+# rdmacore_build MODULES: unless --no-build, ./mvnw package -DskipTests of MODULES (comma-separated) and what they need
+rdmacore_build() {
+    [ "$build" = 1 ] || return 0
+    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+        package -pl "$1" -am)
+}
+
+# rdmacore_share_tools DIR: jrdma-tools' jar and its lib/ into $SHARE/DIR/jrdma, and the JDK into $SHARE/DIR/jdk
+# (copied again only when JDK names another one); the guests see $SHARE as /mnt/host
+rdmacore_share_tools() {
+    local dest=$SHARE/$1
+    [ -f "$ROOT/jrdma-tools/target/jrdma-tools.jar" ] \
+        || { echo "$RDMACORE_NAME: no jrdma-tools/target/jrdma-tools.jar: build first" >&2; exit 1; }
+    rm -rf "$dest/jrdma"
+    mkdir -p "$dest/jrdma"
+    cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
+    cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
+    rdmacore_share_jdk "$1"
+}
+
+# rdmacore_share_jdk DIR: the JDK into $SHARE/DIR/jdk, unless that is a copy of the same JDK already
+rdmacore_share_jdk() {
+    local dest=$SHARE/$1
+    mkdir -p "$dest"
+    if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
+        rm -rf "$dest/jdk"
+        cp -a "$(readlink -f "$JDK")" "$dest/jdk"
+        readlink -f "$JDK" > "$dest/jdk.from"
+    fi
+}
+
+# rdmacore_share_tck DIR: jrdma-rdmacore's classes and test classes, its test classpath (jrdma's own modules from
+# this checkout's target/, not from the local Maven repository, which may hold another build), the JUnit
+# launcher and interop/rdmacore/TckMain.java compiled, into $SHARE/DIR/tck; sets TCK_CP to the guest's classpath
+rdmacore_share_tck() {
+    local dest=$SHARE/$1 cp_file launcher j m
+    cp_file=$(mktemp)
+    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -o dependency:build-classpath -Dmdep.outputFile="$cp_file" \
+        -Dmdep.includeScope=test -pl jrdma-rdmacore) >/dev/null
+    launcher=$(ls "$HOME"/.m2/repository/org/junit/platform/junit-platform-launcher/1.11.4/junit-platform-launcher-1.11.4.jar)
+    rm -rf "$dest/tck"
+    mkdir -p "$dest/tck/lib"
+    cp -r "$ROOT/jrdma-rdmacore/target/classes" "$dest/tck/classes"
+    cp -r "$ROOT/jrdma-rdmacore/target/test-classes" "$dest/tck/test-classes"
+    for j in $(tr ':' ' ' < "$cp_file") "$launcher"; do
+        case "$j" in
+            */io/jrdma/jrdma-*) m=$(basename "$(dirname "$(dirname "$j")")")
+                [ -d "$ROOT/$m/target/classes" ] || { echo "$RDMACORE_NAME: no $m/target/classes: build first" >&2; exit 1; }
+                cp -r "$ROOT/$m/target/classes" "$dest/tck/$m" ;;
+            *) cp "$j" "$dest/tck/lib/" ;;
+        esac
+    done
+    rm -f "$cp_file"
+    "$JDK/bin/javac" -d "$dest/tck/runner" -cp "$dest/tck/lib/*" "$INTEROP/rdmacore/TckMain.java"
+    local g=/mnt/host/$1/tck modules
+    modules=$(cd "$dest/tck" && for m in jrdma-*; do printf '%s/%s:' "$g" "$m"; done)
+    TCK_CP="$g/runner:$g/test-classes:$g/classes:$modules$g/lib/*"
+}
+
+# rdmacore_guests N DIR: starts guests 1..N when one of them does not answer (and stops them again at exit
+# unless --keep), mounts the host's share in each and checks that guest 1 sees $SHARE/DIR
+rdmacore_guests() {
+    local n=$1 dir=$2 g up=1
+    for g in $(seq 1 "$n"); do "$VM" exec "$g" true 2>/dev/null || up=0; done
+    started=0
+    if [ "$up" = 0 ]; then
+        "$VM" up "$n"
+        started=1
+    fi
+    trap rdmacore_stop EXIT
+    for g in $(seq 1 "$n"); do
+        "$VM" exec "$g" 'mountpoint -q /mnt/host || mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host'
+    done
+    "$VM" exec 1 "test -x /mnt/host/$dir/jdk/bin/java" || { echo "$RDMACORE_NAME: guest 1 does not see $SHARE/$dir as" \
+        "/mnt/host/$dir: was it booted with another SHARE? (vm.sh down, then run again)" >&2; exit 1; }
+}
+
+rdmacore_stop() {
+    if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi
+}
+
+# rdmacore_wait_listening GUEST PORT SECS: waits until something listens on TCP PORT in GUEST (a JVM under TCG
+# with one vCPU takes 20-60 s to start, more when the host is loaded); sets LISTEN_AFTER to the seconds it took;
+# 1 with a message when nothing did in time
+rdmacore_wait_listening() {
+    local start; start=$(date +%s)
+    local deadline=$(( start + $3 ))
+    while [ "$(date +%s)" -lt $deadline ]; do
+        if "$VM" exec "$1" "ss -ltn | grep -q ':$2 '" 2>/dev/null; then
+            LISTEN_AFTER=$(( $(date +%s) - start ))
+            return 0
+        fi
+        sleep 0.5
+    done
+    echo "$RDMACORE_NAME: nothing listening on TCP port $2 in guest $1 after $3 s" >&2
+    return 1
 }

@@ -13,58 +13,20 @@
 # Needs root (vm.sh) and python3. Exit status 0 when every compared field agrees.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
-VM=${VM:-$HERE/harness/vm.sh}
-JDK=${JDK:-${JAVA_HOME:-}}
-export SHARE=${SHARE:-$HERE/harness/share}
-export VCPUS=${VCPUS:-1}
-OUT=${OUT:-$HERE/results/rdmacore-devices-$(date -u +%Y%m%dT%H%M%SZ)}
-build=1 keep=0
-for a in "$@"; do
-    case "$a" in
-        --no-build) build=0 ;;
-        --keep) keep=1 ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "rdmacore-devices.sh: unknown argument '$a' (see --help)" >&2; exit 2 ;;
-    esac
+. "$(dirname "$0")/lib.sh"
+rdmacore_args rdmacore-devices.sh "$@"
+OUT=${OUT:-$INTEROP/results/rdmacore-devices-$(date -u +%Y%m%dT%H%M%SZ)}
+for a in "${ARGS[@]}"; do
+    echo "rdmacore-devices.sh: unknown argument '$a' (see --help)" >&2; exit 2
 done
-[ "$(id -u)" = 0 ] || { echo "rdmacore-devices.sh: run as root (the harness's namespace and taps)" >&2; exit 1; }
+rdmacore_checks
 command -v python3 >/dev/null || { echo "rdmacore-devices.sh: python3 not found (apt-get install python3)" >&2; exit 1; }
-if [ -z "$JDK" ] || ! "$JDK/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
-    echo "rdmacore-devices.sh: set JDK (or JAVA_HOME) to a JDK 25 or newer; got '${JDK}'" >&2; exit 1
-fi
-
-if [ "$build" = 1 ]; then
-    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
-        package -pl jrdma-tools -am)
-fi
-[ -f "$ROOT/jrdma-tools/target/jrdma-tools.jar" ] || { echo "rdmacore-devices.sh: no jrdma-tools/target/jrdma-tools.jar: build first" >&2; exit 1; }
-
+rdmacore_build jrdma-tools
 # the build and the JDK, where the guest sees them as /mnt/host/rdmacore-devices
-dest=$SHARE/rdmacore-devices
-rm -rf "$dest/jrdma"
-mkdir -p "$dest/jrdma"
-cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
-cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
-if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
-    rm -rf "$dest/jdk"
-    cp -a "$(readlink -f "$JDK")" "$dest/jdk"
-    readlink -f "$JDK" > "$dest/jdk.from"
-fi
-
-started=0
-if ! "$VM" exec 1 true 2>/dev/null; then
-    "$VM" up 1
-    started=1
-fi
-stop() { if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi; }
-trap stop EXIT
+rdmacore_share_tools rdmacore-devices
+rdmacore_guests 1 rdmacore-devices
 
 mkdir -p "$OUT"
-"$VM" exec 1 'mountpoint -q /mnt/host || mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host'
-"$VM" exec 1 'test -x /mnt/host/rdmacore-devices/jdk/bin/java' \
-    || { echo "rdmacore-devices.sh: guest 1 does not see $dest as /mnt/host/rdmacore-devices: was it booted with another SHARE? (vm.sh down, then run again)" >&2; exit 1; }
 "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1' > "$OUT/guest.txt"
 "$VM" exec 1 'ibv_devinfo -v' > "$OUT/ibv_devinfo-v.txt"
 # the kernel's GID tables: the reference for a port whose GIDs ibv_devinfo does not print (siw's)

@@ -11,62 +11,31 @@
 #   --no-build  use jrdma-tools/target as it is (else: ./mvnw package of jrdma-tools and what it needs)
 #   --keep      leave the guests running (by default they are stopped again if this script started them)
 # Env: JDK, VM, SHARE, CACHE, RUN, NS, VCPUS (1 unless set) as for vm.sh; OUT (results folder, default
-#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (2000), N_LAT (1000).
+#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (500), N_LAT (500).
 # Needs root (vm.sh) and python3. Exit status 0 when every run completed.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
-VM=${VM:-$HERE/harness/vm.sh}
-JDK=${JDK:-${JAVA_HOME:-}}
-export SHARE=${SHARE:-$HERE/harness/share}
-export VCPUS=${VCPUS:-1}
-OUT=${OUT:-$HERE/results/rdmacore-perf-$(date -u +%Y%m%dT%H%M%SZ)}
-SIZE_BW=${SIZE_BW:-65536} SIZE_LAT=${SIZE_LAT:-2} N_BW=${N_BW:-2000} N_LAT=${N_LAT:-1000}
-build=1 keep=0 rounds=3 tests=()
+. "$(dirname "$0")/lib.sh"
+rdmacore_args rdmacore-perf.sh "$@"
+OUT=${OUT:-$INTEROP/results/rdmacore-perf-$(date -u +%Y%m%dT%H%M%SZ)}
+SIZE_BW=${SIZE_BW:-65536} SIZE_LAT=${SIZE_LAT:-2} N_BW=${N_BW:-500} N_LAT=${N_LAT:-500}
+rounds=3 tests=()
+set -- "${ARGS[@]}"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --no-build) build=0 ;;
-        --keep) keep=1 ;;
         --rounds) rounds=$2; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "rdmacore-perf.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
         *) tests+=("$1") ;;
     esac
     shift
 done
 [ ${#tests[@]} -gt 0 ] || tests=(write_bw send_bw read_lat)
-[ "$(id -u)" = 0 ] || { echo "rdmacore-perf.sh: run as root (the harness's namespace and taps)" >&2; exit 1; }
-if [ -z "$JDK" ] || ! "$JDK/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
-    echo "rdmacore-perf.sh: set JDK (or JAVA_HOME) to a JDK 25 or newer; got '${JDK}'" >&2; exit 1
-fi
-if [ "$build" = 1 ]; then
-    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
-        package -pl jrdma-tools -am)
-fi
-dest=$SHARE/rdmacore
-rm -rf "$dest/jrdma"
-mkdir -p "$dest/jrdma"
-cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
-cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
-if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
-    rm -rf "$dest/jdk"
-    cp -a "$(readlink -f "$JDK")" "$dest/jdk"
-    readlink -f "$JDK" > "$dest/jdk.from"
-fi
-
-started=0
-if ! "$VM" exec 1 true 2>/dev/null || ! "$VM" exec 2 true 2>/dev/null; then
-    "$VM" up 2
-    started=1
-fi
-stop() { if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi; }
-trap stop EXIT
+rdmacore_checks
+rdmacore_build jrdma-tools
+rdmacore_share_tools rdmacore
+rdmacore_guests 2 rdmacore
 
 mkdir -p "$OUT"
-"$VM" exec 1 'mountpoint -q /mnt/host || mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host'
-"$VM" exec 1 'test -x /mnt/host/rdmacore/jdk/bin/java' \
-    || { echo "rdmacore-perf.sh: guest 1 does not see $dest as /mnt/host/rdmacore: booted with another SHARE?" >&2; exit 1; }
 "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest' > "$OUT/guest.txt"
 G1=10.77.0.11 G2=10.77.0.12
 JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m \
@@ -77,25 +46,15 @@ JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/
 pair() {
     local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
     "$VM" exec "$sg" "pkill -x ib_write_bw; pkill -x ib_send_bw; pkill -x ib_read_lat; true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 150 bash -c '$scmd'" > "$out.server" 2>&1 &
+    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
-    sleep_until_listening "$sg"
     local rc=0
-    "$VM" exec "$cg" "timeout 140 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
+    rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
+        || rc=1
+    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
 }
-# the server's TCP port 18515 is listening (perftest's and jrdma perf's default): polled, bounded
-sleep_until_listening() {
-    local g=$1 i
-    for i in $(seq 1 120); do
-        "$VM" exec "$g" "ss -ltn | grep -q ':18515 '" 2>/dev/null && return 0
-        sleep 0.5
-    done
-    echo "rdmacore-perf.sh: no server listening on guest $g after 60 s" >&2
-    return 1
-}
-
 rc=0
 : > "$OUT/runs.txt"
 for t in "${tests[@]}"; do
@@ -147,6 +106,18 @@ for t in tests:
             print(f"| {t} | {role} | {r} | {c} | {j} | {ratio:.3f} |" if ratio else f"| {t} | {role} | {r} | {c} | {j} | - |")
         if ratios:
             print(f"| {t} | {role} | min-max | | | {min(ratios):.3f}-{max(ratios):.3f} |")
+
+def listen(path):
+    try:
+        return open(path).read().split()[2]
+    except (OSError, IndexError):
+        return "-"
+
+print()
+print("Seconds from the server's start until it listened (jrdma / C), per round:")
+for t in tests:
+    print(f"- {t}: " + ", ".join(f"{listen(f'{out}/{t}-r{r}-J-server.listen')} / {listen(f'{out}/{t}-r{r}-C-server.listen')}"
+                                 for r in range(1, rounds + 1)))
 PY
 cat "$OUT/summary.md"
 echo "results in $OUT"

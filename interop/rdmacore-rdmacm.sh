@@ -18,77 +18,29 @@
 #   flock /path/to/vm.lock interop/rdmacore-rdmacm.sh
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
-VM=${VM:-$HERE/harness/vm.sh}
-JDK=${JDK:-${JAVA_HOME:-}}
-export SHARE=${SHARE:-$HERE/harness/share}
-export VCPUS=${VCPUS:-1}
-OUT=${OUT:-$HERE/results/rdmacore-rdmacm-$(date -u +%Y%m%dT%H%M%SZ)}
-build=1 keep=0 attempts=2 groups=()
+. "$(dirname "$0")/lib.sh"
+rdmacore_args rdmacore-rdmacm.sh "$@"
+OUT=${OUT:-$INTEROP/results/rdmacore-rdmacm-$(date -u +%Y%m%dT%H%M%SZ)}
+attempts=2 groups=()
+set -- "${ARGS[@]}"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --no-build) build=0 ;;
-        --keep) keep=1 ;;
         --attempts) attempts=$2; shift ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         unit|rping|perf|tck) groups+=("$1") ;;
         *) echo "rdmacore-rdmacm.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 [ ${#groups[@]} -gt 0 ] || groups=(unit rping perf tck)
-[ "$(id -u)" = 0 ] || { echo "rdmacore-rdmacm.sh: run as root (the harness's namespace and taps)" >&2; exit 1; }
-if [ -z "$JDK" ] || ! "$JDK/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
-    echo "rdmacore-rdmacm.sh: set JDK (or JAVA_HOME) to a JDK 25 or newer; got '${JDK}'" >&2; exit 1
-fi
-if [ "$build" = 1 ]; then
-    (cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
-        package -pl jrdma-tools,jrdma-rdmacore -am)
-fi
+rdmacore_checks
+rdmacore_build jrdma-tools,jrdma-rdmacore
 
 # --- what the guests see under /mnt/host/rdmacore: the tools, the test classes and their classpath, the JDK
-dest=$SHARE/rdmacore
-rm -rf "$dest/jrdma" "$dest/tck"
-mkdir -p "$dest/jrdma" "$dest/tck/lib"
-cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
-cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
-cp_file=$(mktemp)
-(cd "$ROOT" && JAVA_HOME=$JDK ./mvnw -q -B -o dependency:build-classpath -Dmdep.outputFile="$cp_file" \
-    -Dmdep.includeScope=test -pl jrdma-rdmacore) >/dev/null
-launcher=$(ls "$HOME"/.m2/repository/org/junit/platform/junit-platform-launcher/1.11.4/junit-platform-launcher-1.11.4.jar)
-cp -r "$ROOT/jrdma-rdmacore/target/classes" "$dest/tck/classes"
-cp -r "$ROOT/jrdma-rdmacore/target/test-classes" "$dest/tck/test-classes"
-for j in $(tr ':' ' ' < "$cp_file") "$launcher"; do
-    case "$j" in
-        */io/jrdma/jrdma-*) m=$(basename "$(dirname "$(dirname "$j")")")
-            [ -d "$ROOT/$m/target/classes" ] || { echo "rdmacore-rdmacm.sh: no $m/target/classes: build first" >&2; exit 1; }
-            cp -r "$ROOT/$m/target/classes" "$dest/tck/$m" ;;
-        *) cp "$j" "$dest/tck/lib/" ;;
-    esac
-done
-rm -f "$cp_file"
-"$JDK/bin/javac" -d "$dest/tck/runner" -cp "$dest/tck/lib/*" "$HERE/rdmacore/TckMain.java"
-if [ ! -x "$dest/jdk/bin/java" ] || [ "$(cat "$dest/jdk.from" 2>/dev/null)" != "$(readlink -f "$JDK")" ]; then
-    rm -rf "$dest/jdk"
-    cp -a "$(readlink -f "$JDK")" "$dest/jdk"
-    readlink -f "$JDK" > "$dest/jdk.from"
-fi
-
-started=0
-if ! "$VM" exec 1 true 2>/dev/null || ! "$VM" exec 2 true 2>/dev/null; then
-    "$VM" up 2
-    started=1
-fi
-stop() { if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi; }
-trap stop EXIT
+rdmacore_share_tools rdmacore
+rdmacore_share_tck rdmacore
+rdmacore_guests 2 rdmacore
 
 mkdir -p "$OUT"
-for g in 1 2; do
-    "$VM" exec $g 'mountpoint -q /mnt/host || mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host'
-done
-"$VM" exec 1 'test -x /mnt/host/rdmacore/jdk/bin/java' \
-    || { echo "rdmacore-rdmacm.sh: guest 1 does not see $dest as /mnt/host/rdmacore: booted with another SHARE?" >&2; exit 1; }
 { "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 librdmacm1 rdmacm-utils perftest'
   echo "host: $(uptime)"; echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet || echo +dirty)"
 } > "$OUT/guest.txt"
@@ -143,7 +95,7 @@ for group in "${groups[@]}"; do
             "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
                 --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
                 -Djrdma.tck.rdmacore.device=$dev \
-                -cp '/mnt/host/rdmacore/tck/runner:/mnt/host/rdmacore/tck/test-classes:/mnt/host/rdmacore/tck/classes:$(cd "$dest/tck" && for m in jrdma-*; do printf '/mnt/host/rdmacore/tck/%s:' "$m"; done)/mnt/host/rdmacore/tck/lib/*' \
+                -cp '$TCK_CP' \
                 TckMain io.jrdma.rdmacore.RdmaCmConnectionTest" > "$OUT/unit-$dev.txt" 2>&1 && v=PASS || v=FAIL
             result "RdmaCmConnectionTest on $dev (two contexts of guest 1)" $v "$(tail -1 "$OUT/unit-$dev.txt")"
         done ;;
@@ -201,8 +153,8 @@ for group in "${groups[@]}"; do
           io.jrdma.rdmacore.tck.RdmaCoreAsyncEventTest io.jrdma.rdmacore.tck.RdmaCoreUnsupportedVerbsTest"}
         "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -Xshare:off \
             --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
-            -Djrdma.tck.rdmacore.device=siw0 \
-            -cp '/mnt/host/rdmacore/tck/runner:/mnt/host/rdmacore/tck/test-classes:/mnt/host/rdmacore/tck/classes:$(cd "$dest/tck" && for m in jrdma-*; do printf '/mnt/host/rdmacore/tck/%s:' "$m"; done)/mnt/host/rdmacore/tck/lib/*' \
+            -Djrdma.tck.rdmacore.device=siw0 -Djrdma.tck.rdmacore.manyQps=${MANY_QPS:-32} \
+            -cp '$TCK_CP' \
             TckMain $(echo $TCK)" > "$OUT/tck-siw0.txt" 2>&1 && v=PASS || v=FAIL
         result "the TCK on siw0 (connections through rdma_cm)" $v "$(tail -1 "$OUT/tck-siw0.txt")" ;;
     esac

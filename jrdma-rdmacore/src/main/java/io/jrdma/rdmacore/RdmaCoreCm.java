@@ -48,14 +48,25 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  *
  * <p><b>Events.</b> Every {@code rdma_cm_id} has an event channel of its own (a connection request's id is moved
  * to one with {@code rdma_migrate_id}), so that each blocking call waits on one descriptor with {@code poll(2)}:
- * the thread sleeps in the kernel, nothing spins, and no thread is started. Each event is copied and acknowledged
- * at once.
+ * the thread sleeps in the kernel and nothing spins. Each event is copied and acknowledged at once. Once a
+ * connection is established its channel is read by one thread of the manager, the <em>watcher</em>
+ * ({@link FdWatcher}: blocked in {@code poll(2)} on the channels of the established connections and an eventfd),
+ * which files the events for {@link Connection#pollEvent} and on DISCONNECTED moves the QP to ERROR at once (its
+ * posted work flushes, so an application that waits only on its CQ learns of the disconnect) and answers with
+ * {@code rdma_disconnect}; at TIMEWAIT_EXIT it destroys the id and its channel. The watcher starts with the first
+ * established connection and ends when the context closes.
  */
 final class RdmaCoreCm implements ConnectionManager {
     private static final System.Logger LOG = System.getLogger(RdmaCoreCm.class.getName());
 
     /** {@code rdma_conn_param.private_data_len} is a {@code uint8_t}: the most private data through librdmacm. */
     static final int MAX_PRIVATE_DATA = 255;
+    /**
+     * The most on iWARP: an MPA Request or Reply carries at most 256 bytes of private data ({@code MPA_MAX_PRIVDATA}
+     * in Linux siw, {@code RDMA_MAX_PRIVATE_DATA}), and MPA revision 2's enhanced connection set-up (siw's default)
+     * takes 4 of them for IRD and ORD: 252 for the application (255 was refused by siw 6.1's passive side).
+     */
+    static final int MAX_IWARP_PRIVATE_DATA = 252;
     /** Over the InfiniBand CM (RoCE): a REQ's private data after rdma_cm's 36-byte header, a REP's, a REJ's. */
     static final int IB_REQ_PRIVATE_DATA = 56, IB_REP_PRIVATE_DATA = 196, IB_REJ_PRIVATE_DATA = 148;
     /**
@@ -64,7 +75,7 @@ final class RdmaCoreCm implements ConnectionManager {
      */
     static final int EXT_LENGTH = 16, EXT_MAGIC = 0x4A52_4431;
     /** The longest application data that still leaves room for the trailer. */
-    static final int MAX_DATA_WITH_TRAILER = MAX_PRIVATE_DATA - EXT_LENGTH;
+    static final int MAX_DATA_WITH_TRAILER = MAX_IWARP_PRIVATE_DATA - EXT_LENGTH;
     private static final int BACKLOG = 128;
     private static final int IBV_ACCESS_LOCAL_WRITE = 1, IBV_ACCESS_REMOTE_WRITE = 2, IBV_ACCESS_REMOTE_READ = 4;
     private static final int RDMA_MAX = 0xFF; // RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH: "what the CM says"
@@ -74,7 +85,9 @@ final class RdmaCoreCm implements ConnectionManager {
     private final boolean iwarp;
     private final int maxResponder, maxInitiator;
     private final Set<Endpoint> open = ConcurrentHashMap.newKeySet();
-    private final Set<Conn> closing = ConcurrentHashMap.newKeySet();
+    /** The reader of the established connections' channels; made with the first one, closed with the context. */
+    private FdWatcher watcher;
+    private boolean shut;
     private static final AtomicLong TOKENS = new AtomicLong(0x6A72_0000_0000L);
 
     RdmaCoreCm(RdmaCoreContext context, LibRdmacm lib) {
@@ -340,7 +353,7 @@ final class RdmaCoreCm implements ConnectionManager {
 
     private int limit(String what) {
         if (iwarp) {
-            return MAX_PRIVATE_DATA;
+            return MAX_IWARP_PRIVATE_DATA;
         }
         return switch (what) {
             case "connect" -> IB_REQ_PRIVATE_DATA;
@@ -354,7 +367,7 @@ final class RdmaCoreCm implements ConnectionManager {
         if (data.length > max) {
             throw new RdmaException(Errno.EINVAL, what + " with " + data.length + " bytes of private data: rdma_cm on "
                     + context.device().name() + " carries at most " + max + (iwarp
-                    ? " (rdma_conn_param.private_data_len is a uint8_t)"
+                    ? " (an MPA frame carries 256, of which MPA revision 2 takes 4 for IRD and ORD)"
                     : " (over the InfiniBand CM: a REQ 56 after rdma_cm's header, a REP 196, a REJ 148)"));
         }
     }
@@ -424,7 +437,6 @@ final class RdmaCoreCm implements ConnectionManager {
 
     @Override
     public Listener listen(InetSocketAddress address) {
-        reap();
         Endpoint ep = new Endpoint();
         try {
             LibRdmacm.writeSockaddr(ep.sockaddr, address);
@@ -485,7 +497,6 @@ final class RdmaCoreCm implements ConnectionManager {
 
         @Override
         public ConnectRequest poll(Duration timeout) {
-            reap();
             long deadline = deadline(timeout);
             ep.eventLock.lock();
             try {
@@ -605,7 +616,7 @@ final class RdmaCoreCm implements ConnectionManager {
                             if (peerQpn >= 0) {
                                 context.setPeer(q.qpn(), peerQpn);
                             }
-                            return new Conn(ep, q, peer, Math.max(0, peerQpn));
+                            return watch(new Conn(ep, q, peer, Math.max(0, peerQpn)));
                         }
                         case LibRdmacm.REJECTED, LibRdmacm.CONNECT_ERROR, LibRdmacm.UNREACHABLE,
                              LibRdmacm.DISCONNECTED, LibRdmacm.DEVICE_REMOVAL ->
@@ -663,7 +674,6 @@ final class RdmaCoreCm implements ConnectionManager {
             throw new RdmaException(Errno.EHOSTUNREACH, "cannot resolve " + server.getHostString()
                     + ": give an address, or a name this host resolves");
         }
-        reap();
         long deadline = deadline(timeout);
         Endpoint ep = new Endpoint();
         ep.eventLock.lock();
@@ -758,7 +768,7 @@ final class RdmaCoreCm implements ConnectionManager {
         if (iwarp && s.qpn() >= 0) {
             context.setPeer(q.qpn(), s.qpn());
         }
-        return new Conn(ep, q, peerParam(s.app(), e), Math.max(0, s.qpn()));
+        return watch(new Conn(ep, q, peerParam(s.app(), e), Math.max(0, s.qpn())));
     }
 
     private RdmaException rejected(InetSocketAddress server, Ev e) {
@@ -809,13 +819,35 @@ final class RdmaCoreCm implements ConnectionManager {
 
     // ------------------------------------------------------------------ connections
 
-    private final class Conn implements Connection {
+    /** Hands an established connection's channel to the watcher (started here for the first one). */
+    private Conn watch(Conn c) {
+        FdWatcher w;
+        synchronized (this) {
+            if (shut) {
+                throw new RdmaException(Errno.EINVAL, "the context of " + context.device().name() + " is closed");
+            }
+            if (watcher == null) {
+                watcher = new FdWatcher("jrdma-rdmacm-" + context.device().name());
+            }
+            w = watcher;
+        }
+        w.add(c);
+        return c;
+    }
+
+    /** {@return the watcher, or null before the first connection: for tests} */
+    synchronized FdWatcher watcher() {
+        return watcher;
+    }
+
+    private final class Conn implements Connection, FdWatcher.Source {
         private final Endpoint ep;
         private final RdmaCoreQp qp;
         private final ConnParam peer;
         private final int peerQpn;
+        /** The events filed by the watcher, not yet taken; guarded by itself, which pollEvent waits on. */
         private final ArrayDeque<Event> pending = new ArrayDeque<>();
-        private boolean disconnected;
+        private boolean disconnected; // on the watcher's thread only
         private volatile boolean closed;
 
         Conn(Endpoint ep, RdmaCoreQp qp, ConnParam peer, int peerQpn) {
@@ -840,38 +872,66 @@ final class RdmaCoreCm implements ConnectionManager {
             return peerQpn;
         }
 
-        private Event take() {
+        @Override
+        public Event pollEvent(Duration timeout) {
+            long deadline = deadline(timeout);
             synchronized (pending) {
-                return pending.poll();
+                while (true) {
+                    Event ev = pending.poll();
+                    if (ev != null || ep.destroyed) {
+                        return ev; // after the id is gone (TIMEWAIT_EXIT, or the context closed) nothing more comes
+                    }
+                    long ms = (deadline - System.nanoTime()) / 1_000_000L;
+                    if (ms <= 0) {
+                        return null;
+                    }
+                    try {
+                        pending.wait(ms);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return null;
+                    }
+                }
             }
         }
 
         @Override
-        public Event pollEvent(Duration timeout) {
-            Event ev = take();
-            if (ev != null || ep.destroyed) {
-                return ev;
-            }
-            long deadline = deadline(timeout);
+        public int fd() {
+            return ep.fd;
+        }
+
+        /** The watcher's turn: reads every event there is and files it; {@return false once the id is gone} */
+        @Override
+        public boolean readable() {
             ep.eventLock.lock();
             try {
-                while (true) {
-                    ev = take();
-                    if (ev != null) {
-                        return ev;
-                    }
-                    Ev e = ep.next(deadline);
-                    if (e == null) {
-                        return take();
-                    }
+                if (ep.destroyed) {
+                    return false;
+                }
+                for (Ev e; (e = ep.next(System.nanoTime())) != null; ) {
                     handle(e);
                 }
+                return !ep.destroyed;
+            } catch (RdmaException e) {
+                LOG.log(System.Logger.Level.WARNING, () -> context.device().name() + ": reading the rdma_cm events of"
+                        + " the connection of QP 0x" + Integer.toHexString(qp.qpn()) + " failed: " + e.getMessage());
+                return false;
             } finally {
                 ep.eventLock.unlock();
+                synchronized (pending) {
+                    pending.notifyAll(); // also when the id is gone: a waiter then returns
+                }
             }
         }
 
-        /** Files an event read from the channel (the caller holds the event lock). */
+        private void file(Event... events) {
+            synchronized (pending) {
+                pending.addAll(Arrays.asList(events));
+                pending.notifyAll();
+            }
+        }
+
+        /** Files an event read from the channel (on the watcher's thread, holding the event lock). */
         private void handle(Ev e) {
             switch (e.type()) {
                 case LibRdmacm.DISCONNECTED, LibRdmacm.DEVICE_REMOVAL -> {
@@ -879,49 +939,27 @@ final class RdmaCoreCm implements ConnectionManager {
                         return;
                     }
                     disconnected = true;
-                    toError(qp); // as librdmacm's rdma_disconnect: the QP's work is flushed
+                    toError(qp); // as librdmacm's rdma_disconnect: the QP's work is flushed, a CQ waiter wakes
                     if (!iwarp && !closed) {
                         // the peer's DREQ: answer it with the DREP (rdma_disconnect, what every rdma_cm application
                         // does on DISCONNECTED), else the peer waits out its DREQ retries and no time-wait begins
                         disconnect();
                     }
-                    synchronized (pending) {
-                        pending.add(Event.DISCONNECTED);
-                        if (iwarp) { // iWARP has no time-wait of rdma_cm's (TCP keeps its own): it follows at once
-                            pending.add(Event.TIMEWAIT_EXIT);
-                        }
-                    }
-                    if (iwarp) {
-                        ep.destroy();
+                    if (iwarp) { // iWARP has no time-wait of rdma_cm's (TCP keeps its own): it follows at once
+                        file(Event.DISCONNECTED, Event.TIMEWAIT_EXIT); // filed first: a waiter sees a gone id
+                        ep.destroy();                                    // as the end of the events
+                    } else {
+                        file(Event.DISCONNECTED);
                     }
                 }
                 case LibRdmacm.TIMEWAIT_EXIT -> {
-                    synchronized (pending) {
-                        pending.add(Event.TIMEWAIT_EXIT);
-                    }
+                    file(Event.TIMEWAIT_EXIT);
                     ep.destroy();
                 }
                 default -> {
                     // ESTABLISHED again, ADDR_CHANGE: nothing the connection reports
                 }
             }
-        }
-
-        /** Reads what has arrived without waiting; {@return true when the id is gone (nothing more will come)} */
-        boolean drain() {
-            if (!ep.eventLock.tryLock()) {
-                return false;
-            }
-            try {
-                for (Ev e; (e = ep.next(System.nanoTime())) != null; ) {
-                    handle(e);
-                }
-            } catch (RdmaException e) {
-                return false;
-            } finally {
-                ep.eventLock.unlock();
-            }
-            return ep.destroyed;
         }
 
         /** {@code rdma_disconnect}: the DREQ, or the DREP to the peer's; an error (already done) is only logged. */
@@ -939,6 +977,10 @@ final class RdmaCoreCm implements ConnectionManager {
             }
         }
 
+        /**
+         * {@code rdma_disconnect}; the watcher goes on reading the connection's events (the peer's answer, then
+         * TIMEWAIT_EXIT, when it destroys the id), so nothing of the connection stays once they came.
+         */
         @Override
         public void close() {
             if (closed) {
@@ -952,28 +994,22 @@ final class RdmaCoreCm implements ConnectionManager {
             if (iwarp) {
                 toError(qp);
             }
-            if (!drain()) {
-                closing.add(this);
-            }
         }
     }
 
     /**
-     * Frees the ids of connections closed by the application whose last event has come (TIMEWAIT_EXIT, or
-     * DISCONNECTED on iWARP), keeping the events for {@code pollEvent}: a server that serves client after client
-     * keeps no id or descriptor per client it has done with. Runs at each call that makes or waits for connections.
+     * Ends the watcher, then destroys every id and channel left (the context closes); a waiter in
+     * {@code pollEvent} then returns.
      */
-    private void reap() {
-        for (Conn c : closing) {
-            if (c.drain()) {
-                closing.remove(c);
-            }
-        }
-    }
-
-    /** Destroys every id and channel left (the context closes). */
     void shutdown() {
-        closing.clear();
+        FdWatcher w;
+        synchronized (this) {
+            shut = true;
+            w = watcher;
+        }
+        if (w != null) {
+            w.close();
+        }
         for (Endpoint ep : open) {
             try {
                 if (ep.eventLock.tryLock(2, TimeUnit.SECONDS)) {

@@ -170,6 +170,74 @@ class RdmaCmConnectionTest {
         sc.close();
     }
 
+    /**
+     * The watcher: a server that only polls its CQ (no pollEvent, no call on the manager) learns of the client's
+     * disconnect by its posted receive completing WR_FLUSH_ERR, as with librdmacm; DISCONNECTED and TIMEWAIT_EXIT
+     * are filed meanwhile; closing the contexts ends the watcher threads and closes every rdma_cm descriptor.
+     */
+    @Test
+    void aPeersDisconnectFlushesTheQpOfAServerThatOnlyPollsItsCq() throws Exception {
+        long cmFds0 = rdmaCmFds();
+        Side s = side(server);
+        Side c = side(client);
+        ConnectionManager.Listener l = track(server.rdmaCm().listen(new InetSocketAddress(address, 0)));
+        CompletableFuture<ConnectionManager.Connection> accepted = CompletableFuture.supplyAsync(() -> {
+            ConnectionManager.ConnectRequest req = l.poll(WAIT);
+            assertNotNull(req, "a connection request");
+            ConnectionManager.Connection conn = req.accept(s.qp, ConnParam.defaults(), WAIT);
+            assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, s.mr, 0, 4096)), "post the receive"
+                    + " (after accept: a QP in RESET takes none)");
+            return conn;
+        });
+        ConnectionManager.Connection cc = client.rdmaCm().connect(c.qp, l.address(), ConnParam.defaults(), WAIT);
+        ConnectionManager.Connection sc = accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        String watcher = "jrdma-rdmacm-" + dev.name();
+        assertTrue(threads(watcher) >= 1, "a watcher thread runs once a connection is established");
+
+        long t0 = System.nanoTime();
+        cc.close();
+        WorkCompletion flushed = await(s.cq); // the server's thread waits on its CQ only
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status(), flushed.toString());
+        assertEquals(9, flushed.wrId());
+        assertTrue(ms < 5_000, "the receive flushed " + ms + " ms after the client's disconnect");
+        assertEquals(QpState.ERROR, s.qp.state());
+        assertEquals(ConnectionManager.Event.DISCONNECTED, sc.pollEvent(WAIT), "filed by the watcher");
+        assertEquals(ConnectionManager.Event.TIMEWAIT_EXIT, sc.pollEvent(Duration.ofSeconds(30)));
+        assertEquals(ConnectionManager.Event.DISCONNECTED, cc.pollEvent(WAIT), "the client's own disconnect");
+        assertEquals(ConnectionManager.Event.TIMEWAIT_EXIT, cc.pollEvent(Duration.ofSeconds(30)));
+        assertNull(cc.pollEvent(Duration.ZERO), "nothing after TIMEWAIT_EXIT");
+        sc.close();
+        l.close();
+
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+        toClose.clear();
+        client.close();
+        server.close();
+        assertEquals(0, threads(watcher), "watcher threads after both contexts closed");
+        assertEquals(cmFds0, rdmaCmFds(), "descriptors of /dev/infiniband/rdma_cm before and after");
+    }
+
+    private static long threads(String name) {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name) && t.isAlive())
+                .count();
+    }
+
+    /** {@return this process's open descriptors of /dev/infiniband/rdma_cm (one per rdma_cm event channel)} */
+    private static long rdmaCmFds() throws java.io.IOException {
+        try (var s = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            return s.filter(p -> {
+                try {
+                    return java.nio.file.Files.readSymbolicLink(p).toString().equals("/dev/infiniband/rdma_cm");
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            }).count();
+        }
+    }
+
     @Test
     void aRejectionCarriesItsPrivateDataAndLeavesTheQpToConnectAgain() throws Exception {
         Side c = side(client);
@@ -219,7 +287,7 @@ class RdmaCmConnectionTest {
     @Test
     void privateDataBeyondWhatTheCmCarriesIsEinvalNamingTheLimit() {
         Side c = side(client);
-        int limit = dev.transport() == Transport.IWARP ? 255 : 56;
+        int limit = dev.transport() == Transport.IWARP ? 252 : 56;
         var e = assertThrows(RdmaException.class, () -> client.rdmaCm().connect(c.qp,
                 new InetSocketAddress(address, 7174), ConnParam.defaults().withPrivateData(new byte[limit + 1]), WAIT));
         assertEquals(RdmaException.Errno.EINVAL, e.errno());

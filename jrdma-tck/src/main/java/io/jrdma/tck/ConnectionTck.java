@@ -59,7 +59,18 @@ public abstract class ConnectionTck extends TckSupport {
 
     @ParameterizedTest(name = "{0} bytes of private data")
     @ValueSource(ints = {0, 1, 200, ConnParam.MAX_PRIVATE_DATA})
-    void privateDataGoesBothWaysAndBothQpsEndInRts(int size) {
+    void privateDataGoesBothWaysAndBothQpsEndInRts(int asked) {
+        int size = asked;
+        if (asked == ConnParam.MAX_PRIVATE_DATA && fx.deviation(ProviderFixture.Deviation.LESS_PRIVATE_DATA).isPresent()) {
+            size = fx.maxPrivateData(); // declared: the most this provider's connection manager carries
+            byte[] tooMuch = data(size + 1, 1);
+            CompletionQueue cq = client.newCq(16);
+            QueuePair qp = client.newQp(QpInitAttr.rc(cq));
+            RdmaException e = assertThrows(RdmaException.class, () -> client.ctx.connectionManager().connect(qp,
+                    new InetSocketAddress(fx.address(), 9), ConnParam.defaults().withPrivateData(tooMuch), WAIT),
+                    "a connect with one byte more than the declared limit");
+            assertEquals(RdmaException.Errno.EINVAL, e.errno(), e.toString());
+        }
         byte[] fromClient = data(size, 1);
         byte[] fromServer = data(size, 100);
         Link l = link().clientParam(ConnParam.defaults().withPrivateData(fromClient))

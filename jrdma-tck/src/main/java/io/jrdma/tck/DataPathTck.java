@@ -93,6 +93,7 @@ public abstract class DataPathTck extends TckSupport {
 
     @Test
     void sendWithImm() {
+        requireImmediateData();
         sendAllSizes(WrOpcode.SEND_WITH_IMM);
     }
 
@@ -160,6 +161,7 @@ public abstract class DataPathTck extends TckSupport {
 
     @Test
     void rdmaWriteWithImm() {
+        requireImmediateData();
         writeAllSizes(WrOpcode.RDMA_WRITE_WITH_IMM);
     }
 
@@ -198,6 +200,7 @@ public abstract class DataPathTck extends TckSupport {
 
     @Test
     void atomicCompareAndSwap() {
+        requireAtomics();
         Link l = connect();
         fillSentinel(server.buf, ATOM - 8, 24);
         putLong(server.buf, ATOM, 41);
@@ -213,6 +216,7 @@ public abstract class DataPathTck extends TckSupport {
 
     @Test
     void atomicFetchAndAdd() {
+        requireAtomics();
         Link l = connect();
         fillSentinel(server.buf, ATOM - 8, 24);
         putLong(server.buf, ATOM, 0xFFFF_FFFFL);
@@ -306,6 +310,7 @@ public abstract class DataPathTck extends TckSupport {
 
     @Test
     void inlineSendIsCopiedWhenPosted() {
+        requireImmediateData();
         Link l = connect();
         post(l.sqp, new RecvWorkRequest().wrId(3).sge(0, server.mr, DST, 4096));
         fill(client.buf, SRC, 200, 44);
@@ -396,6 +401,7 @@ public abstract class DataPathTck extends TckSupport {
 
     @Test
     void largeWrIdsAndNegativeImmediatesSurvive() {
+        requireImmediateData();
         Link l = connect();
         long[] ids = {0, -1L, Long.MIN_VALUE, Long.MAX_VALUE, 0xFEDC_BA98_7654_3210L};
         int[] imms = {0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, 0x8765_4321};

@@ -63,6 +63,8 @@ public abstract class OrderingTck extends TckSupport {
 
     @Test
     void thousandMixedRequestsCompleteInOrder() {
+        requireImmediateData();
+        requireAtomics();
         Link l = link().cqe(2048).clientQp(a -> a.withDepth(1024, 16)).serverQp(a -> a.withDepth(16, 1024))
                 .connect();
         for (int i = 0; i < N; i++) {

@@ -100,6 +100,27 @@ public abstract class ProviderFixture {
     }
 
     /**
+     * The most private data the connection manager carries, when the provider declares
+     * {@link Deviation#LESS_PRIVATE_DATA}: the TCK then sends this many bytes in its largest case and checks
+     * that one byte more is refused (EINVAL).
+     *
+     * @return a private data length, at most {@link io.jrdma.verbs.ConnParam#MAX_PRIVATE_DATA}
+     */
+    public int maxPrivateData() {
+        return io.jrdma.verbs.ConnParam.MAX_PRIVATE_DATA;
+    }
+
+    /**
+     * How many QPs {@code SrqTck.oneSrqSharedByAThousandQps} makes and connects: 1,000 by default. A provider
+     * whose QPs are slow to make (a device emulated in software) may lower it, saying so where it is run.
+     *
+     * @return a count of QPs, at least 2
+     */
+    public int manyQps() {
+        return 1000;
+    }
+
+    /**
      * The GID by which a peer reaches {@code ctx}, a context of {@link #device()}: by default the
      * fixture's {@link #address()} (soft-RoCE, soft-iWARP: a GID is an IP address). The shared-memory
      * provider's GID names a process and its control segment instead: each context's GID 0.
@@ -160,6 +181,22 @@ public abstract class ProviderFixture {
          * window: a peer reaches bytes of the region outside the window. The TCK does not check those bounds.
          */
         WINDOW_BOUNDS_NOT_ENFORCED,
+        /**
+         * A QP on an SRQ that moves to ERROR raises no QP_LAST_WQE_REACHED event. The TCK checks the QP's state,
+         * then skips the event with the reason.
+         */
+        NO_LAST_WQE_EVENT,
+        /**
+         * The device has no immediate data (iWARP without RFC 7306's extensions, as Linux siw): SEND_WITH_IMM and
+         * RDMA_WRITE_WITH_IMM are refused at post. The TCK skips the tests that need them, with the reason.
+         */
+        NO_IMMEDIATE_DATA,
+        /**
+         * The connection manager carries less private data than {@link io.jrdma.verbs.ConnParam#MAX_PRIVATE_DATA}:
+         * at most {@link ProviderFixture#maxPrivateData()} bytes (librdmacm's {@code private_data_len} is a
+         * {@code uint8_t}). The TCK sends that many in its largest case and checks that one more is refused.
+         */
+        LESS_PRIVATE_DATA,
         /**
          * A QP in RTR that receives its first packet raises no COMM_EST event. The TCK checks that the receive
          * completes in RTR, then skips the event.

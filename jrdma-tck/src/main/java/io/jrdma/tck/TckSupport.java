@@ -71,6 +71,24 @@ public abstract class TckSupport {
     private Arena arena;
     /** The fixture of the current test ({@link #fixture()}). */
     protected ProviderFixture fx;
+
+    /** Skips the test, with the provider's reason, when it declares {@link ProviderFixture.Deviation#NO_IMMEDIATE_DATA}. */
+    protected final void requireImmediateData() {
+        fx.deviation(ProviderFixture.Deviation.NO_IMMEDIATE_DATA)
+                .ifPresent(why -> org.junit.jupiter.api.Assumptions.abort("skipped: " + why));
+    }
+
+    /** Skips the test when the device reports {@code ATOMIC_NONE} (and reports its attributes at all). */
+    protected final void requireAtomics() {
+        io.jrdma.verbs.DeviceAttr a;
+        try {
+            a = client.ctx.queryDevice();
+        } catch (io.jrdma.verbs.RdmaException e) {
+            return; // a provider without device attributes: the test itself finds out
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(a.atomicCap() != io.jrdma.verbs.DeviceAttr.AtomicCap.NONE,
+                () -> "skipped: " + fx.device().name() + " reports atomic_cap NONE (no atomic operations)");
+    }
     /** The passive side: it listens and accepts in a separate thread. */
     protected Side server;
     /** The active side: it connects and posts from the test thread. */

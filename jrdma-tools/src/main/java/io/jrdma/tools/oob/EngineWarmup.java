@@ -55,6 +55,33 @@ public final class EngineWarmup {
     }
 
     /**
+     * {@return whether a tool on {@code d} needs the warm-up: a RoCE device of jrdma's own engine (whose Java
+     * code answers the peer), not one of the rdma-core provider (a kernel or NIC answers; its data path from
+     * Java is a few downcalls that the warm-up does not reach), nor an iWARP one}
+     *
+     * <p>Found on Linux rxe under TCG emulation (one virtual CPU): the warm-up's two soft-RoCE contexts there
+     * took seconds of the tool's start, which the tool then spent before it listened.
+     */
+    public static boolean warms(Device d) {
+        return d.transport() == Transport.ROCE_V2 && !"rdmacore".equals(d.provider());
+    }
+
+    /**
+     * {@return {@link #warms(Device)} of the device named {@code name}; true when there is no name or no such
+     * device (the tool then picks one of its own, or reports the name)}
+     */
+    public static boolean warms(String name) {
+        if (name == null || name.isBlank()) {
+            return true;
+        }
+        try {
+            return warms(Rdma.device(name));
+        } catch (RdmaException e) {
+            return true;
+        }
+    }
+
+    /**
      * Runs the warm-up once per process (later calls return at once), for at most
      * {@code budgetNanos}; quietly does nothing when there is no loopback RoCE device or
      * {@code -Djrdma.tools.warmup=false}. A failure of the warm-up itself is not the tool's: it

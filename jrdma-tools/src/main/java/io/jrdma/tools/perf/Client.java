@@ -64,7 +64,7 @@ final class Client {
     }
 
     void run(Device device, InetSocketAddress server) {
-        if (device.transport() == io.jrdma.verbs.Transport.ROCE_V2) {
+        if (io.jrdma.tools.oob.EngineWarmup.warms(device)) {
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
         DeviceContext ctx = device.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));

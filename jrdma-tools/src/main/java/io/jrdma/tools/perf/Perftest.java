@@ -177,8 +177,9 @@ final class Perftest {
     }
 
     void run() {
-        if (!rdmaCm || (o.device() != null && !PerfCommand.isIwarp(o.device()))) {
-            // RoCE: the first packets of the peer must meet compiled code (EngineWarmup)
+        if ((!rdmaCm || (o.device() != null && !PerfCommand.isIwarp(o.device())))
+                && io.jrdma.tools.oob.EngineWarmup.warms(o.device())) {
+            // jrdma's RoCE engine: the first packets of the peer must meet compiled code (EngineWarmup)
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
         InetAddress peer = null;

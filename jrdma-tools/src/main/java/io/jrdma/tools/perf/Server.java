@@ -71,7 +71,7 @@ final class Server {
     }
 
     void run(Device device, InetSocketAddress listenOn, IntConsumer listening, long acceptTimeoutNanos) {
-        if (device.transport() == io.jrdma.verbs.Transport.ROCE_V2) {
+        if (io.jrdma.tools.oob.EngineWarmup.warms(device)) {
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
         DeviceContext ctx = device.open(DeviceOptions.defaults().withThreadingMode(modeFor(o.test()))
@@ -115,7 +115,9 @@ final class Server {
      * first client on the device whose address it came to, and closes the others.
      */
     void runAnyDevice(java.util.List<Device> devices, int port, long acceptTimeoutNanos) {
-        io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS); // RoCE devices only
+        if (devices.stream().anyMatch(io.jrdma.tools.oob.EngineWarmup::warms)) {
+            io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
+        }
         java.util.List<DeviceContext> ctxs = new java.util.ArrayList<>();
         java.util.List<ConnectionManager.Listener> listeners = new java.util.ArrayList<>();
         java.util.List<DeviceContext> owners = new java.util.ArrayList<>();
@@ -224,7 +226,7 @@ final class Server {
      */
     long serveClients(java.util.List<Device> devices, int port, boolean oneDevice, IntConsumer listening,
                       long maxClients, int parallel, PrintStream err) {
-        if (devices.stream().anyMatch(d -> d.transport() == io.jrdma.verbs.Transport.ROCE_V2)) {
+        if (devices.stream().anyMatch(io.jrdma.tools.oob.EngineWarmup::warms)) {
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
         java.util.List<DeviceContext> ctxs = new java.util.ArrayList<>();

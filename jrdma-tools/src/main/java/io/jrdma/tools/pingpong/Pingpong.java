@@ -153,7 +153,7 @@ public final class Pingpong {
         }
         Device dev = o.device() != null ? DeviceChoice.named(o.device())
                 : client ? DeviceChoice.toward(serverAddr) : DeviceChoice.forServer();
-        if (dev.transport() == Transport.ROCE_V2) { // the peer's first packets meet compiled code
+        if (io.jrdma.tools.oob.EngineWarmup.warms(dev)) { // the peer's first packets meet compiled code
             io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
         }
         DeviceOptions opts = DeviceOptions.defaults().with(SoftRoceOptions.defaults().withAnyIpv4Id(true))

@@ -112,7 +112,9 @@ final class SrqPingpong {
             throw new Pingpong.BadValue("--srq speaks ibv_srq_pingpong, which connects its QPs by hand: RoCE devices"
                     + " only (" + dev.name() + " is iWARP, whose QPs only its connection manager connects)");
         }
-        io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
+        if (io.jrdma.tools.oob.EngineWarmup.warms(dev)) {
+            io.jrdma.tools.oob.EngineWarmup.run(io.jrdma.tools.oob.EngineWarmup.DEFAULT_NANOS);
+        }
         ctx = dev.open(DeviceOptions.defaults().with(io.jrdma.soft.SoftRoceOptions.defaults().withAnyIpv4Id(true))
                 .withThreadingMode(o.events() ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER)
                 .withIdleStrategy(IdleStrategy.BACKOFF));
