@@ -1425,7 +1425,8 @@ final class Perftest {
         close(ctx);
     }
 
-    private static void close(AutoCloseable c) {
+    /** Closes {@code c} (null: nothing), ignoring what the close throws: teardown. */
+    static void close(AutoCloseable c) {
         if (c == null) {
             return;
         }

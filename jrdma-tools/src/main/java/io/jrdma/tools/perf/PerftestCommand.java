@@ -129,14 +129,7 @@ public final class PerftestCommand {
                 for (int i = 0; i < parallel; i++) {
                     workers.add(Thread.ofPlatform().name("jrdma-perf-server-" + i).start(worker));
                 }
-                for (Thread t : workers) {
-                    try {
-                        t.join();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
+                Server.joinAll(workers);
             }
         }
         if (fatal.get() != null) {

@@ -220,13 +220,6 @@ final class PerftestGate implements AutoCloseable {
     }
 
     private static void close(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // closing: nothing to add
-        }
+        Perftest.close(c);
     }
 }

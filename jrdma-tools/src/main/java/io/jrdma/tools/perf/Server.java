@@ -332,14 +332,7 @@ final class Server {
                     }
                 }));
             }
-            for (Thread t : workers) {
-                try {
-                    t.join();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
+            joinAll(workers);
         } finally {
             for (ConnectionManager.Listener l : listeners) {
                 l.close();
@@ -733,5 +726,17 @@ final class Server {
             }
             default -> null;
         };
+    }
+
+    /** Waits for every thread of {@code workers} to end; an interrupt stops the wait and is kept. */
+    static void joinAll(java.util.List<Thread> workers) {
+        for (Thread t : workers) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 }
