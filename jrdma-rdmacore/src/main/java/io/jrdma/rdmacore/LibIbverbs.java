@@ -173,6 +173,30 @@ final class LibIbverbs {
             "ibv_query_gid");
 
     /**
+     * A shared library's symbols, or why this module cannot reach them ({@code lookup} null): native access not
+     * enabled for the module, or the library not loadable.
+     */
+    record Opened(SymbolLookup lookup, String reason) {
+        /**
+         * @param what    what the FFM API reaches, for the message ("rdma-core", "librdmacm")
+         * @param install the package to install, named after "install rdma-core's "
+         */
+        static Opened of(String library, Module me, String what, String install) {
+            if (!me.isNativeAccessEnabled()) {
+                String name = me.isNamed() ? me.getName() : "ALL-UNNAMED";
+                return new Opened(null, what + " is reached through the FFM API, which needs native access: "
+                        + "run java with --enable-native-access=" + name);
+            }
+            try {
+                return new Opened(SymbolLookup.libraryLookup(library, Arena.global()), null);
+            } catch (IllegalArgumentException e) {
+                return new Opened(null, library + " cannot be loaded (" + e.getMessage() + "): install rdma-core's "
+                        + install);
+            }
+        }
+    }
+
+    /**
      * Loads {@code library} (a soname or a path, as {@code dlopen} takes it). Never throws.
      *
      * @param library the library to load, {@link #DEFAULT_LIBRARY} normally
@@ -188,19 +212,12 @@ final class LibIbverbs {
         if (!arch.equals("amd64") && !arch.equals("x86_64") && !arch.equals("aarch64")) {
             return new LibIbverbs(library, "the verbs.h layouts are written for LP64 x86-64 and aarch64, not " + arch, null, h);
         }
-        if (!me.isNativeAccessEnabled()) {
-            String name = me.isNamed() ? me.getName() : "ALL-UNNAMED";
-            return new LibIbverbs(library, "rdma-core is reached through the FFM API, which needs native access: "
-                    + "run java with --enable-native-access=" + name, null, h);
+        Opened opened = Opened.of(library, me, "rdma-core", "libibverbs (Debian/Ubuntu: apt install libibverbs1"
+                + " ibverbs-providers; Fedora/RHEL: dnf install libibverbs)");
+        if (opened.reason() != null) {
+            return new LibIbverbs(library, opened.reason(), null, h);
         }
-        SymbolLookup lookup;
-        try {
-            lookup = SymbolLookup.libraryLookup(library, Arena.global());
-        } catch (IllegalArgumentException e) {
-            return new LibIbverbs(library, library + " cannot be loaded (" + e.getMessage()
-                    + "): install rdma-core's libibverbs (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers;"
-                    + " Fedora/RHEL: dnf install libibverbs)", null, h);
-        }
+        SymbolLookup lookup = opened.lookup();
         Linker linker = Linker.nativeLinker();
         FunctionDescriptor[] fd = {
                 FunctionDescriptor.of(ADDRESS, ADDRESS), // struct ibv_device **ibv_get_device_list(int *num_devices)

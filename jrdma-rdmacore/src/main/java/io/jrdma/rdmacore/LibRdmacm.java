@@ -1,6 +1,5 @@
 package io.jrdma.rdmacore;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
@@ -197,19 +196,12 @@ final class LibRdmacm {
         if (!System.getProperty("os.name", "").equals("Linux")) {
             return new LibRdmacm(library, "librdmacm needs Linux, not " + System.getProperty("os.name"), null, h);
         }
-        if (!me.isNativeAccessEnabled()) {
-            String name = me.isNamed() ? me.getName() : "ALL-UNNAMED";
-            return new LibRdmacm(library, "librdmacm is reached through the FFM API, which needs native access: "
-                    + "run java with --enable-native-access=" + name, null, h);
+        LibIbverbs.Opened opened = LibIbverbs.Opened.of(library, me, "librdmacm",
+                "librdmacm (Debian/Ubuntu: apt install librdmacm1; Fedora/RHEL: dnf install librdmacm)");
+        if (opened.reason() != null) {
+            return new LibRdmacm(library, opened.reason(), null, h);
         }
-        SymbolLookup lookup;
-        try {
-            lookup = SymbolLookup.libraryLookup(library, Arena.global());
-        } catch (IllegalArgumentException e) {
-            return new LibRdmacm(library, library + " cannot be loaded (" + e.getMessage()
-                    + "): install rdma-core's librdmacm (Debian/Ubuntu: apt install librdmacm1;"
-                    + " Fedora/RHEL: dnf install librdmacm)", null, h);
-        }
+        SymbolLookup lookup = opened.lookup();
         Linker linker = Linker.nativeLinker();
         Linker.Option errno = Linker.Option.captureCallState("errno");
         for (Map.Entry<String, String> e : SYMBOLS.entrySet()) {
