@@ -170,6 +170,32 @@ rdmacore_stop() {
     if [ "$started" = 1 ] && [ "$keep" = 0 ]; then "$VM" down || true; fi
 }
 
+# rdmacore_jrdma DIR [JVM OPTION...]: prints the guest's command line that runs the jrdma CLI from the build
+# rdmacore_share_tools shared as /mnt/host/DIR (append the tool and its arguments)
+rdmacore_jrdma() {
+    local dir=$1; shift
+    echo "cd /mnt/host/$dir/jrdma && ulimit -l unlimited && /mnt/host/$dir/jdk/bin/java -Xmx256m $*" \
+        "--enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine" \
+        "-p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main"
+}
+
+# rdmacore_pair "PROCESS..." SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD OUT: one run of a server that listens on
+# TCP port 18515 (perftest's and ibv_*_pingpong's exchange) and its client; the PROCESSes (C tools left from an
+# earlier run) are killed in the server's guest first; outputs in OUT.{server,client,listen}; 0 when both exited 0
+rdmacore_pair() {
+    local kill=$1 sg=$2 scmd=$3 cg=$4 ccmd=$5 out=$6 p k=""
+    for p in $kill; do k="${k}pkill -x $p; "; done
+    "$VM" exec "$sg" "${k}true" >/dev/null 2>&1 || true
+    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
+    local spid=$!
+    local rc=0
+    rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
+        || rc=1
+    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
+    wait $spid || rc=$?
+    return $rc
+}
+
 # rdmacore_wait_listening GUEST PORT SECS: waits until something listens on TCP PORT in GUEST (a JVM under TCG
 # with one vCPU takes 20-60 s to start, more when the host is loaded); sets LISTEN_AFTER to the seconds it took;
 # 1 with a message when nothing did in time

@@ -38,23 +38,9 @@ rdmacore_guests 2 rdmacore
 mkdir -p "$OUT"
 "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest' > "$OUT/guest.txt"
 G1=10.77.0.11 G2=10.77.0.12
-JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m \
- --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
- -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main perf"
+JRDMA="$(rdmacore_jrdma rdmacore) perf"
+C_TOOLS="ib_write_bw ib_send_bw ib_read_lat" # killed in the server's guest before each run
 
-# one run: server in guest $1 with command $2, client in guest $3 with command $4; outputs in $5.{server,client}
-pair() {
-    local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
-    "$VM" exec "$sg" "pkill -x ib_write_bw; pkill -x ib_send_bw; pkill -x ib_read_lat; true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
-    local spid=$!
-    local rc=0
-    rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
-        || rc=1
-    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
-    wait $spid || rc=$?
-    return $rc
-}
 rc=0
 : > "$OUT/runs.txt"
 for t in "${tests[@]}"; do
@@ -62,11 +48,11 @@ for t in "${tests[@]}"; do
     copt="-d rxe0 -x 1 -s $s -n $n"
     for r in $(seq 1 "$rounds"); do
         # jrdma client in g1 -> C server in g2, and its baseline: C client in g1 -> C server in g2
-        pair 2 "ib_$t $copt" 1 "ib_$t $copt $G2" "$OUT/$t-r$r-C-client" || rc=1
-        pair 2 "ib_$t $copt" 1 "$JRDMA $t $copt --timeout 120 $G2" "$OUT/$t-r$r-J-client" || rc=1
+        rdmacore_pair "$C_TOOLS" 2 "ib_$t $copt" 1 "ib_$t $copt $G2" "$OUT/$t-r$r-C-client" || rc=1
+        rdmacore_pair "$C_TOOLS" 2 "ib_$t $copt" 1 "$JRDMA $t $copt --timeout 120 $G2" "$OUT/$t-r$r-J-client" || rc=1
         # jrdma server in g1 <- C client in g2, and its baseline: C server in g1 <- C client in g2
-        pair 1 "ib_$t $copt" 2 "ib_$t $copt $G1" "$OUT/$t-r$r-C-server" || rc=1
-        pair 1 "$JRDMA $t $copt --timeout 120" 2 "ib_$t $copt $G1" "$OUT/$t-r$r-J-server" || rc=1
+        rdmacore_pair "$C_TOOLS" 1 "ib_$t $copt" 2 "ib_$t $copt $G1" "$OUT/$t-r$r-C-server" || rc=1
+        rdmacore_pair "$C_TOOLS" 1 "$JRDMA $t $copt --timeout 120" 2 "ib_$t $copt $G1" "$OUT/$t-r$r-J-server" || rc=1
         echo "$t round $r done (rc so far $rc)" | tee -a "$OUT/runs.txt"
     done
 done

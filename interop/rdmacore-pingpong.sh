@@ -32,31 +32,16 @@ rdmacore_guests 2 rdmacore
 mkdir -p "$OUT"
 "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 ibverbs-utils' > "$OUT/guest.txt"
 G1=10.77.0.11 G2=10.77.0.12
-JRDMA="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m \
- --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
- -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main pingpong"
+JRDMA="$(rdmacore_jrdma rdmacore) pingpong"
 
-# one run: server in guest $1 with command $2, client in guest $3 with command $4; outputs in $5.{server,client}
-pair() {
-    local sg=$1 scmd=$2 cg=$3 ccmd=$4 out=$5
-    "$VM" exec "$sg" "pkill -x ibv_rc_pingpong; true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
-    local spid=$!
-    local rc=0
-    rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
-        || rc=1
-    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
-    wait $spid || rc=$?
-    return $rc
-}
 
 rc=0
 for s in "${sizes[@]}"; do
     opt="-d rxe0 -g $GID -s $s -n $ITERS -c"
-    r=0; pair 2 "ibv_rc_pingpong $opt" 1 "$JRDMA $opt $G2" "$OUT/s$s-jrdma-client" || r=$?
+    r=0; rdmacore_pair "ibv_rc_pingpong" 2 "ibv_rc_pingpong $opt" 1 "$JRDMA $opt $G2" "$OUT/s$s-jrdma-client" || r=$?
     echo "size $s, jrdma client -> ibv_rc_pingpong server: $([ $r = 0 ] && echo PASS || echo "FAIL ($r)"); $(grep -h 'iters in' "$OUT/s$s-jrdma-client.client" | head -1)"
     [ $r = 0 ] || rc=1
-    r=0; pair 1 "$JRDMA $opt" 2 "ibv_rc_pingpong $opt $G1" "$OUT/s$s-jrdma-server" || r=$?
+    r=0; rdmacore_pair "ibv_rc_pingpong" 1 "$JRDMA $opt" 2 "ibv_rc_pingpong $opt $G1" "$OUT/s$s-jrdma-server" || r=$?
     echo "size $s, ibv_rc_pingpong client -> jrdma server: $([ $r = 0 ] && echo PASS || echo "FAIL ($r)"); $(grep -h 'iters in' "$OUT/s$s-jrdma-server.client" | head -1)"
     [ $r = 0 ] || rc=1
 done

@@ -46,9 +46,7 @@ mkdir -p "$OUT"
 } > "$OUT/guest.txt"
 
 # C1 only and the serial collector: a JVM under TCG with one vCPU starts in a minute, not two (no figure is taken here)
-J="cd /mnt/host/rdmacore/jrdma && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
- --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine \
- -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main"
+J="$(rdmacore_jrdma rdmacore -XX:TieredStopAtLevel=1 -XX:+UseSerialGC)"
 declare -A IP=([rxe0,1]=10.77.0.11 [rxe0,2]=10.77.0.12 [siw0,1]=10.77.1.11 [siw0,2]=10.77.1.12)
 : > "$OUT/summary.md"
 rc=0
