@@ -50,6 +50,8 @@ final class ShmQp extends Qp {
     /** RNR: when the head SEND may be tried again, and the retries left (7: no limit) */
     long rnrUntil;
     int rnrLeft;
+    /** the head request found no peer QP to take it: when its retries run out (0: not waiting) */
+    long unansweredUntil;
 
     // ---- the receive side (engine thread)
     long ringRead;
@@ -92,5 +94,6 @@ final class ShmQp extends Qp {
         recv = null;
         discarding = false;
         rnrUntil = 0;
+        unansweredUntil = 0;
     }
 }

@@ -733,6 +733,9 @@ final class ShmTransport implements Transport {
                     }
                 } else {
                     st = oneSided(qp, w);
+                    if (st == PENDING) {
+                        break; // nothing answers yet: the retries run
+                    }
                 }
             }
             retire(qp, w, st);
@@ -751,6 +754,7 @@ final class ShmTransport implements Transport {
         WrOpcode op = w.opcode;
         int len = op.isAtomic() ? 8 : (int) w.length;
         w.started = false;
+        qp.unansweredUntil = 0;
         if (status == WcStatus.SUCCESS.ordinal() && !w.isLocalOp()) {
             // per QP, in this process's counters file: two plain stores to a line only this engine writes
             engine.counters.increment(qp.stats, QpCounter.OPS);
@@ -802,11 +806,13 @@ final class ShmTransport implements Transport {
         long len = w.length;
         if (len == 0 && !op.isAtomic()) {
             int st = peerRefuses(qp, op);
-            return st >= 0 ? st : OK; // a zero-length RDMA operation touches no memory and names no key
+            // a zero-length RDMA operation touches no memory and names no key
+            return st == UNANSWERED ? unanswered(qp) : st >= 0 ? st : OK;
         }
         long at = target(qp, op, w.rkey, w.remoteAddr, len);
         if (at < 0) {
-            return (int) -(at + 1);
+            int st = (int) -(at + 1);
+            return st == UNANSWERED ? unanswered(qp) : st;
         }
         try {
             MemorySegment buf = qp.keyBuf;
@@ -848,7 +854,8 @@ final class ShmTransport implements Transport {
         }
         long at = target(qp, op, wr.rkey(), wr.remoteAddr(), length);
         if (at < 0) {
-            return (int) -(at + 1);
+            int st = (int) -(at + 1);
+            return st == UNANSWERED ? Engine.DECLINED : st; // the queued path waits out the retries
         }
         try {
             MemorySegment buf = qp.keyBuf;
@@ -933,10 +940,41 @@ final class ShmTransport implements Transport {
         return op == WrOpcode.RDMA_READ ? Access.REMOTE_READ : op.isAtomic() ? Access.REMOTE_ATOMIC : Access.REMOTE_WRITE;
     }
 
-    /** @return the status when the peer's QP refuses a one-sided request whatever its key (not there, no access), else -1 */
+    /**
+     * The head request found no peer QP that takes requests (none at the address, destroyed, not yet in RTR, in
+     * ERROR): as a NIC's requester whose packets nothing answers, it waits out the QP's retries, timeout ×
+     * (retry_cnt + 1) (IBA 9.7.6.1.3: 4.096 µs × 2^timeout; 0 waits for ever), then fails with RETRY_EXC_ERR. A
+     * peer QP that comes up meanwhile (a responder reaching RTR after the requester's RTS) takes the request.
+     * A peer process that dies is not this: its QPs move to ERROR at once ({@link #checkPeers}).
+     *
+     * @return {@link #PENDING} while the retries run, then RETRY_EXC_ERR's ordinal
+     */
+    private int unanswered(ShmQp qp) {
+        if (qp.timeout == 0) {
+            return PENDING;
+        }
+        long now = engine.clock.nanoTime();
+        if (qp.unansweredUntil == 0) {
+            qp.unansweredUntil = (now + (4096L << qp.timeout) * (qp.retryCnt + 1)) | 1; // never 0
+            return PENDING;
+        }
+        if (now - qp.unansweredUntil < 0) {
+            return PENDING;
+        }
+        qp.unansweredUntil = 0;
+        return WcStatus.RETRY_EXC_ERR.ordinal();
+    }
+
+    /** Not a status: {@link #peerRefuses} found no peer QP that takes requests (see {@link #unanswered}). */
+    private static final int UNANSWERED = WcStatus.values().length;
+
+    /**
+     * @return the status when the peer's QP refuses a one-sided request whatever its key (no access),
+     *         {@link #UNANSWERED} when it is not there or takes no requests, else -1
+     */
     private int peerRefuses(ShmQp qp, WrOpcode op) {
         if (!peerQpLive(qp)) {
-            return WcStatus.RETRY_EXC_ERR.ordinal(); // nothing would answer: as a NIC's retries run out
+            return UNANSWERED;
         }
         if (((int) INT.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ACCESS) & needed(op)) == 0) {
             return refused(qp, QpCounter.REM_NO_ACCESS);
@@ -1004,7 +1042,7 @@ final class ShmTransport implements Transport {
                 return PENDING; // the RNR timer runs
             }
             if (!peerQpLive(qp)) {
-                return WcStatus.RETRY_EXC_ERR.ordinal();
+                return unanswered(qp);
             }
             if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) {
                 int st = oneSided(qp, w);

@@ -3,6 +3,7 @@ package io.jrdma.engine.shm;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.ProtectionDomain;
+import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
@@ -199,6 +200,41 @@ class ShmOneSidedTest {
             assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
             assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
             rw.close();
+        }
+    }
+
+    /**
+     * A target QP that takes no requests: the request waits out the requester's retries, timeout × (retry_cnt + 1)
+     * (ShmPair: 4.096 µs × 2^14, 8 times: 537 ms), as a NIC's does, then fails with RETRY_EXC_ERR; a target QP
+     * that comes up meanwhile (reset and connected again) takes it.
+     */
+    @Test
+    void aRequestNothingAnswersWaitsOutTheRetries() {
+        long retries = (4096L << 14) * 8;
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.b.qp.modify(new QpAttr().state(QpState.ERROR));
+            long t0 = System.nanoTime();
+            WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0));
+            long waited = System.nanoTime() - t0;
+            assertEquals(WcStatus.RETRY_EXC_ERR, wc.status(), "a WRITE to a QP in ERROR: " + wc);
+            assertTrue(waited >= retries, "RETRY_EXC_ERR after " + waited + " ns, before the retries ran out ("
+                    + retries + " ns)");
+        }
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.b.qp.modify(new QpAttr().state(QpState.ERROR));
+            p.b.qp.modify(new QpAttr().state(QpState.RESET));
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x5EED);
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0)), "postSend");
+            WorkCompletion wc = new WorkCompletion();
+            long until = System.nanoTime() + 20_000_000L; // well inside the retries
+            while (System.nanoTime() - until < 0) {
+                p.a.ctx.progress();
+                assertEquals(0, p.a.cq.poll(wc), "a WRITE to a QP in RESET completed: " + wc);
+            }
+            ShmPair.connect(p.b, p.a, 7);
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status(), "a WRITE whose target QP came up during its retries: " + wc);
+            assertEquals(0x5EED, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
         }
     }
 
