@@ -19,8 +19,8 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>A message of {@code size} bytes is written as perftest's write_lat writes it: the bytes before
  * the last 8 with plain stores, then the last 8-byte word (the sequence number, the flag) with a
- * release store; the reader acquires the flag and checks the message's first word (for 8 B the flag
- * itself). The ping and the pong areas lie 128 bytes apart at least (no shared cache line, nor an
+ * release store; the reader acquires the flag in a loop with no PAUSE ({@link Thread#onSpinWait}), as
+ * the waits it is compared with, and checks the message's first word (for 8 B the flag itself). The ping and the pong areas lie 128 bytes apart at least (no shared cache line, nor an
  * adjacent-line prefetch pair).
  *
  * <pre>
@@ -156,7 +156,8 @@ public final class MappedPingPong {
                     Result.fail("mapped_pingpong: message " + seq + " did not arrive within the timeout");
                 }
             }
-            Thread.onSpinWait();
+            // no Thread.onSpinWait (PAUSE): it costs 30-40 ns on this project's AMD EPYC KVM host, a quarter of a
+            // hop, and neither jrdma perf's write_lat nor ucx_perftest's put_lat pauses in its wait
         }
         if (size > 8 && map.get(ValueLayout.JAVA_LONG, off) != seq) {
             Result.fail("mapped_pingpong: message " + seq + "'s flag arrived before its first word");

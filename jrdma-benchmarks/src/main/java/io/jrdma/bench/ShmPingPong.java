@@ -45,13 +45,22 @@ import java.util.Locale;
  * (every 64th is signaled and its completion reaped, off the measured path's average);</li>
  * <li>{@code sig}: a signaled WRITE, then the poll that returns its completion;</li>
  * <li>{@code perf}: as {@code sig}, and the wait calls {@code DeviceContext.progress()} on each turn, as
- * {@code jrdma perf}'s loop does.</li>
+ * {@code jrdma perf}'s loop does;</li>
+ * <li>{@code pair}: the floor and {@code sig} in the same two processes, in alternating blocks of
+ * {@code block} round trips ({@code blocks} of each; which goes first alternates too): the floor is a
+ * plain release store into a file both map ({@code /dev/shm}, as {@link MappedPingPong}), the other a
+ * signaled WRITE and its poll. The two vCPUs of a virtual machine may sit on one physical core or two,
+ * and that changes with time (the floor here has two modes, 0.06 and 0.18 µs); blocks next to each other
+ * share the placement, so their ratio is the WRITE's cost over the floor's without it.</li>
  * </ul>
  *
  * <pre>
- * server: ShmPingPong role=server dir=D [step=sig] [iters=200000] [warmup=50000] [timeout=30]
- * client: ShmPingPong role=client dir=D [step=sig] [iters=200000] [warmup=50000] [timeout=30]
+ * server: ShmPingPong role=server dir=D [step=sig] [iters=200000] [warmup=50000] [timeout=30] [blocks=10] [block=20000]
+ * client: ShmPingPong role=client dir=D [step=sig] [iters=200000] [warmup=50000] [timeout=30] [blocks=10] [block=20000]
  * </pre>
+ * With {@code step=pair} the client prints {@code RESULT shm_pingpong_pair floor_us=... write_us=... ratio=...
+ * ratio_min=... ratio_max=...}: the medians over the blocks of each block's median one-way time, and the
+ * median, least and greatest of the ratios of each WRITE block to the floor block next to it.</p>
  * The two meet through files in directory {@code D} (GID, QPN, address and rkey of each side). The client
  * prints {@code RESULT shm_pingpong step=S median_us=... p99_us=... cpu_ns=... turns=... median_turns=...}:
  * half the round trip (samples: differences of consecutive timestamps, one per round trip), the client
@@ -79,8 +88,8 @@ public final class ShmPingPong {
         if (!role.equals("server") && !role.equals("client")) {
             Result.fail("role must be server or client (got " + role + ")");
         }
-        if (!step.equals("unsig") && !step.equals("sig") && !step.equals("perf")) {
-            Result.fail("step must be unsig, sig or perf (got " + step + ")");
+        if (!step.equals("unsig") && !step.equals("sig") && !step.equals("perf") && !step.equals("pair")) {
+            Result.fail("step must be unsig, sig, perf or pair (got " + step + ")");
         }
         boolean server = role.equals("server");
         Device dev = Rdma.devices().stream().filter(d -> d.name().equals(a.str("dev", "shm0"))).findFirst().orElse(null);
@@ -121,6 +130,15 @@ public final class ShmPingPong {
             }
             long rAddr = Long.parseLong(peer[2]);
             int rKey = Integer.parseInt(peer[3]);
+            if (step.equals("pair")) {
+                pair(server, a.integer("blocks", 10), a.integer("block", 20_000), warmup, timeout, dir, deadline, arena,
+                        qp, cq, mr, buf, rAddr, rKey);
+                qp.close();
+                mr.close();
+                cq.close();
+                pd.close();
+                return;
+            }
             SendWorkRequest wr = new SendWorkRequest();
             WorkCompletion wc = new WorkCompletion();
             long[] t = new long[iters];
@@ -192,6 +210,131 @@ public final class ShmPingPong {
                 Files.deleteIfExists(ready);
             } else {
                 Files.deleteIfExists(mine);
+            }
+        }
+    }
+
+    /** step=pair: floor and WRITE blocks in turn (see the class comment); the file {@code dir/floor} is the floor's. */
+    private static void pair(boolean server, int blocks, int block, int warmup, long timeout, Path dir, long deadline,
+                             Arena arena, QueuePair qp, CompletionQueue cq, MemoryRegion mr, MemorySegment buf, long rAddr,
+                             int rKey) throws IOException, InterruptedException {
+        Path file = dir.resolve("floor");
+        Path mapped = dir.resolve("floor.ready");
+        MemorySegment map;
+        if (server) {
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.READ,
+                    java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
+                ch.truncate(4096);
+                map = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 4096, arena);
+            }
+            publish(mapped, "1");
+        } else {
+            await(mapped, deadline);
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+                map = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 4096, arena);
+            }
+        }
+        // the client's word at 0 and the server's at 256: no shared line, nor an adjacent-line pair
+        long pingOff = 0;
+        long pongOff = 256;
+        SendWorkRequest wr = new SendWorkRequest();
+        WorkCompletion wc = new WorkCompletion();
+        long[] t = new long[block + 1];
+        double[] floorMed = new double[blocks];
+        double[] writeMed = new double[blocks];
+        long floorSeq = 0;
+        long writeSeq = 0;
+        // a warm-up of each kind first, then the blocks; the order within block b alternates with b
+        for (int b = -1; b < blocks; b++) {
+            for (int k = 0; k < 2; k++) {
+                boolean floor = (k == 0) == (b % 2 == 0);
+                int n = b < 0 ? warmup : block;
+                for (int i = 0; i <= n; i++) {
+                    if (floor) {
+                        long seq = ++floorSeq;
+                        if (server) {
+                            spin(map, pingOff, seq, timeout, "server: floor ping " + seq);
+                            LONG.setRelease(map, pongOff, seq);
+                        } else {
+                            LONG.setRelease(map, pingOff, seq);
+                            spin(map, pongOff, seq, timeout, "client: floor pong " + seq);
+                        }
+                    } else {
+                        long seq = ++writeSeq;
+                        if (server) {
+                            waitFor(buf, seq, null, timeout, "server");
+                        }
+                        buf.set(ValueLayout.JAVA_LONG, 0, seq);
+                        wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(seq).flags(SendFlags.SIGNALED).sge(0, mr, 0, 8)
+                                .remote(rAddr + IN, rKey);
+                        int rc = qp.postSend(wr);
+                        if (rc != 0) {
+                            Result.fail((server ? "server" : "client") + ": postSend " + io.jrdma.verbs.RdmaException.Errno.of(rc));
+                        }
+                        long spins = 0;
+                        while (cq.poll(wc) == 0) {
+                            if ((++spins & 0xFFFFFF) == 0) {
+                                Result.fail("no completion after " + spins + " polls");
+                            }
+                        }
+                        if (wc.status() != WcStatus.SUCCESS) {
+                            Result.fail("completion with error " + wc);
+                        }
+                        if (!server) {
+                            waitFor(buf, seq, null, timeout, "client");
+                        }
+                    }
+                    if (!server && b >= 0) {
+                        t[i] = System.nanoTime();
+                    }
+                }
+                if (!server && b >= 0) {
+                    double[] d = new double[block];
+                    for (int i = 1; i <= block; i++) {
+                        d[i - 1] = (t[i] - t[i - 1]) / 2e3;
+                    }
+                    Arrays.sort(d);
+                    (floor ? floorMed : writeMed)[b] = d[block / 2];
+                }
+            }
+        }
+        if (server) {
+            Files.deleteIfExists(file);
+            Files.deleteIfExists(mapped);
+            return;
+        }
+        double[] ratio = new double[blocks];
+        for (int b = 0; b < blocks; b++) {
+            ratio[b] = writeMed[b] / floorMed[b];
+        }
+        double[] r = ratio.clone();
+        Arrays.sort(r);
+        double[] f = floorMed.clone();
+        Arrays.sort(f);
+        double[] w = writeMed.clone();
+        Arrays.sort(w);
+        StringBuilder each = new StringBuilder();
+        for (int b = 0; b < blocks; b++) {
+            each.append(String.format(Locale.ROOT, "%s%.4f/%.4f", b == 0 ? "" : ",", writeMed[b], floorMed[b]));
+        }
+        System.out.printf(Locale.ROOT, "RESULT shm_pingpong_pair floor_us=%.4f write_us=%.4f ratio=%.3f ratio_min=%.3f "
+                + "ratio_max=%.3f blocks=%d block=%d each=%s%n", f[blocks / 2], w[blocks / 2], r[blocks / 2], r[0],
+                r[blocks - 1], blocks, block, each);
+    }
+
+    /** The floor's wait: spins (no PAUSE, as {@link MappedPingPong}) until the word at {@code off} is {@code seq}. */
+    private static void spin(MemorySegment map, long off, long seq, long timeout, String what) {
+        long spins = 0;
+        long deadline = 0;
+        while ((long) LONG.getAcquire(map, off) != seq) {
+            if ((++spins & 0xFFFFF) == 0) { // the clock only now and then
+                if (deadline == 0) {
+                    deadline = System.nanoTime() + timeout;
+                } else if (System.nanoTime() > deadline) {
+                    Result.fail(what + ": nothing within the timeout");
+                }
             }
         }
     }
