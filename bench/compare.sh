@@ -450,6 +450,18 @@ shm_steps() {
   done
 }
 
+# ShmPingPong step=pair: blocks of the floor and of a signaled 8 B WRITE in turn, in the same two processes (the
+# vCPUs' placement, which moves the floor 3x, is the same for neighbouring blocks); keys shmpair.write, shmpair.floor
+shm_pair() {
+  [ "$SHM" = 1 ] || return 0
+  local v
+  SRV=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=server dir="$work/shmpair.@PORT@" step=pair blocks=10 block=$((SHM_ITERS / 10)) dev="$SHM_DEV")
+  CLI=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=client dir="$work/shmpair.@PORT@" step=pair blocks=10 block=$((SHM_ITERS / 10)) dev="$SHM_DEV")
+  base_pair "shm_pingpong_pair" 120 client shm_pingpong_pair write_us "shmpair.write" || return
+  v="$(result_field "$work/r$ROUND.shm_pingpong_pair.client.out" shm_pingpong_pair floor_us)"
+  [ -n "$v" ] && put "shmpair.floor" "$v"
+}
+
 # ShmOpCost: one process, one thread, two shm0 contexts: the CPU time of a WRITE/READ/FETCH_ADD/SEND (post and
 # poll) and of an empty poll, and WRITE/READ bandwidth next to MemorySegment.copy of the same buffers in the same
 # round: figures a shared host's scheduling does not blur (keys shmcost.NAME)
@@ -470,6 +482,7 @@ shm_section() {
   mapped_pingpong 8
   shm_perf write_lat 8
   shm_steps
+  shm_pair
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
   [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS"
   shm_perf send_lat 8

@@ -156,6 +156,7 @@ public final class Summarize {
         row("WRITE 8 B ping-pong: unsignaled WRITE", "shmpp.unsig", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
         row("WRITE 8 B ping-pong: signaled, and its poll", "shmpp.sig", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
         row("WRITE 8 B ping-pong: and a duty cycle per wait turn", "shmpp.perf", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
+        row("WRITE 8 B ping-pong: signaled, blocks alternating with the floor's", "shmpair.write", "shmpair.floor", "flag ping-pong 8 B in the same two processes, neighbouring blocks", "µs");
 
         shmSection("Shared memory, one process, one thread (`ShmOpCost`: CPU time per operation, post and poll, both"
                 + " contexts on one thread; bandwidth next to MemorySegment.copy of the same buffers in the same round)", "jrdma");
