@@ -6,7 +6,8 @@
 #
 # Each DIR holds a jrdma-tools.jar and its lib/ (a copy of jrdma-tools/target); OPTIONS_FILE (default
 # DIR/jvm.options, if there is one) holds one line of extra JVM options for that variant, such as
-# -XX:AOTCache=/path/jrdma.aot.
+# -XX:AOTCache=/path/jrdma.aot. OPTIONS_FILE "aot" makes an AOT cache for that variant first, as the ./jrdma
+# launcher does (a training run of `jrdma aot-training` with -XX:AOTCacheOutput), and uses it.
 # The java command is the launcher's (./jrdma) without its build check. Per round and variant (the order
 # rotates each round), two figures:
 #   devices  the wall time of `jrdma devices -v` (start to exit)
@@ -59,6 +60,16 @@ one() { # one NAME DIR OPTIONS_FILE
   if [ -n "$got" ]; then echo "$n listen $got" | tee -a "$raw"
   else echo "$n listen: did not listen within 60 s ($(tail -n 3 "$out/srv.out" | tr '\n' ' '))" | tee -a "$raw"; fi
 }
+for i in "${!names[@]}"; do
+  [ "${optfiles[$i]}" = aot ] || continue
+  t0=$(date +%s%N)
+  echo "-XX:AOTCacheOutput=$out/${names[$i]}.aot -Xlog:aot*=off -Xlog:cds*=off" > "$out/${names[$i]}.train"
+  jr "${dirs[$i]}" "$out/${names[$i]}.train" aot-training > /dev/null 2>&1
+  echo "-XX:AOTCache=$out/${names[$i]}.aot -Xlog:aot*=off -Xlog:cds*=off" > "$out/${names[$i]}.opts"
+  [ -s "$out/${names[$i]}.aot" ] || { echo "start-time.sh: no AOT cache made for ${names[$i]}" >&2; exit 1; }
+  echo "${names[$i]}: AOT cache made in $(ms "$t0") ms ($(du -m "$out/${names[$i]}.aot" | cut -f1) MB)"
+  optfiles[$i]="$out/${names[$i]}.opts"
+done
 echo "start-time.sh: $(date -u '+%F %T UTC'), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs; $ROUNDS rounds;" \
   "$("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
 k=${#names[@]}
