@@ -458,6 +458,26 @@ final class LibIbverbs {
     }
 
     /**
+     * {@return the name of the device of a context another library opened (librdmacm's), checked as the device list's
+     * entries are}
+     *
+     * @param ctx a {@code struct ibv_context *}: its first field is the {@code struct ibv_device *}
+     * @throws LayoutMismatchException if the device's name is not where the layout says
+     */
+    String contextDeviceName(MemorySegment ctx) {
+        requireUsable();
+        MemorySegment dev = ctx.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0).reinterpret(IBV_DEVICE.byteSize());
+        try {
+            checkDevice(dev, (MemorySegment) getDeviceName.handle().invokeExact(dev));
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return cString(dev, off(IBV_DEVICE, "name"), SYSFS_NAME_MAX);
+    }
+
+    /**
      * Opens a device context ({@code ibv_open_device}) on the device with this name.
      *
      * @param name the device name
