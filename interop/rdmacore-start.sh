@@ -9,7 +9,8 @@
 #      no cache), the order rotating each round; each server is killed once it listens;
 #   2. `jrdma devices --resolve` for guest 1's addresses on rxe0 and siw0, the host's bridge addresses reached
 #      through each (10.77.0.1, 10.77.1.1: rdma_resolve_addr) and 127.0.0.1;
-#   3. jrdma-rdmacore's ResolveTest on both devices (every IPv4 address of each resolves to it and its GID entry).
+#   3. jrdma-rdmacore's ResolveTest on both devices (every IPv4 address of each resolves to it and its GID entry),
+#      and RdmaCoreAllocationTest on rxe0 (no allocation per operation on the data path).
 #
 # usage: interop/rdmacore-start.sh [--no-build] [--keep] [--rounds N] [--before DIR] [--skip-resolve]
 #   --rounds N    rounds of step 1 (default 2)
@@ -100,6 +101,11 @@ if [ "$RESOLVE" = 1 ]; then
         --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED -cp '$TCK_CP' \
         TckMain io.jrdma.rdmacore.ResolveTest" > "$OUT/resolve-test.txt" 2>&1 || rc=1
     echo "ResolveTest:"; cat "$OUT/resolve-test.txt"
+    # the data path after the change to Downcall: still no allocation per operation on rxe0
+    "$VM" exec 1 "cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m \
+        --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED -Djrdma.tck.rdmacore.device=rxe0 \
+        -cp '$TCK_CP' TckMain io.jrdma.rdmacore.RdmaCoreAllocationTest" > "$OUT/allocation-rxe0.txt" 2>&1 || rc=1
+    echo "RdmaCoreAllocationTest on rxe0:"; cat "$OUT/allocation-rxe0.txt"
 fi
 echo "rdmacore-start.sh: done $(date -u '+%F %T UTC') (exit $rc); outputs in $OUT"
 exit $rc
