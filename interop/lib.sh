@@ -116,17 +116,23 @@ rdmacore_share_tools() {
 RDMACORE_JVM="-Xmx256m -XX:+UseSerialGC --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine"
 
 # rdmacore_aot_cache DIR: unless RDMACORE_AOT=0, the JVM's AOT cache of the tools (JEP 483/514, as ./jrdma makes its
-# own) into $SHARE/DIR/jrdma/jrdma.aot, trained here on the host with the shared JDK and jars ('jrdma aot-training')
-# and run from the same relative module path as in the guests, which then read the classes from it instead of
-# loading them from the jars over 9p. A JVM that finds the cache stale or foreign runs without it (silently).
+# own) into $SHARE/DIR/jrdma/jrdma.aot, trained here on the host with the shared JDK and jars ('jrdma aot-training'),
+# which the guests then read the classes from instead of loading them from the jars over 9p. The training runs where
+# the guests run, /mnt/host/DIR/jrdma ($SHARE bind-mounted there in a mount namespace of its own; an empty /mnt/host
+# is made on the host as its mount point): the cache keeps the modules' absolute locations, and a cache trained
+# elsewhere sends the guests' ServiceLoader to jars that are not there. A JVM that finds the cache stale or
+# foreign runs without it (silently).
 rdmacore_aot_cache() {
     local d=$SHARE/$1/jrdma start
     rm -f "$d/jrdma.aot"
     [ "${RDMACORE_AOT:-1}" != 0 ] || return 0
+    command -v unshare > /dev/null || { echo "$RDMACORE_NAME: no unshare (util-linux): no AOT cache" >&2; return 0; }
     start=$(date +%s)
     # shellcheck disable=SC2086
-    if (cd "$d" && "$SHARE/$1/jdk/bin/java" -XX:AOTCacheOutput=jrdma.aot -Xlog:aot*=off -Xlog:cds*=off $RDMACORE_JVM \
-            -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main aot-training > /dev/null 2>&1) && [ -s "$d/jrdma.aot" ]; then
+    if unshare -m bash -c "mkdir -p /mnt/host && mount --bind '$SHARE' /mnt/host && cd /mnt/host/$1/jrdma \
+            && /mnt/host/$1/jdk/bin/java -XX:AOTCacheOutput=jrdma.aot -Xlog:aot*=off -Xlog:cds*=off $RDMACORE_JVM \
+            -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main aot-training" > /dev/null 2>&1 \
+            && [ -s "$d/jrdma.aot" ]; then
         echo "$RDMACORE_NAME: AOT cache for the guests made in $(( $(date +%s) - start )) s" >&2
     else
         rm -f "$d/jrdma.aot"
