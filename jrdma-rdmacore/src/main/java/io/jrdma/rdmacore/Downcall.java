@@ -11,8 +11,9 @@ import java.lang.invoke.MethodHandle;
  *
  * <p>Why: making a downcall handle for a new signature makes the JVM generate and load classes for it (the
  * FFM's binding adapters and their lambda forms), a large part of a tool's start when the provider bound all
- * its functions at load (docs/rdmacore-design.md, "Start time"); most programs call a few of them. After its first call a function costs one field read and a null check more than a handle made at
- * load; the data path ({@link ContextOps}) does not go through here.
+ * its functions at load (docs/rdmacore-design.md, "Start time"); most programs call a few of them. After its
+ * first call a function costs one field read and a null check more than a handle made at load; the data path
+ * ({@link ContextOps}) does not go through here.
  *
  * <p>Thread safety: two threads calling a function for the first time at once may both make its handle; either
  * is kept (a {@code MethodHandle} is immutable and published through its final fields), so no lock is taken.

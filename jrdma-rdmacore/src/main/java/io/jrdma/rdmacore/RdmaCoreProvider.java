@@ -14,8 +14,8 @@ import java.util.Set;
 
 /**
  * The rdma-core provider ({@code rdmacore}): every device {@code libibverbs.so.1} sees, listed with its
- * attributes, ports and GID table, and the verbs over them; {@link #resolve(InetAddress, Transport)} picks a device by address. Contexts of its devices answer
- * EOPNOTSUPP for PDs, CQs and the rest. Optional at run time: without the library, native access or a
+ * attributes, ports and GID table, and the verbs over them; {@link #resolve(InetAddress, Transport)} picks a
+ * device by address. Optional at run time: without the library, native access or a
  * device, {@link #devices()} is empty and {@link #unavailableReason()} says which.
  *
  * <p>The system property {@value #LIBRARY_PROPERTY} names another library to load instead of
