@@ -104,9 +104,40 @@ rdmacore_share_tools() {
         || { echo "$RDMACORE_NAME: no jrdma-tools/target/jrdma-tools.jar: build first" >&2; exit 1; }
     rm -rf "$dest/jrdma"
     mkdir -p "$dest/jrdma"
-    cp "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
-    cp -r "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
+    # -p: the AOT cache below records each jar's size and time, which the guests' JVM checks
+    cp -p "$ROOT/jrdma-tools/target/jrdma-tools.jar" "$dest/jrdma/"
+    cp -rp "$ROOT/jrdma-tools/target/lib" "$dest/jrdma/lib"
     rdmacore_share_jdk "$1"
+    rdmacore_aot_cache "$1"
+}
+
+# The JVM options of every jrdma run in the guests (rdmacore_jrdma) and of the AOT cache's training run: those the
+# cache depends on are the same in both (the serial GC is what a JVM picks on the guests' one vCPU anyway).
+RDMACORE_JVM="-Xmx256m -XX:+UseSerialGC --enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine"
+
+# rdmacore_aot_cache DIR: unless RDMACORE_AOT=0, the JVM's AOT cache of the tools (JEP 483/514, as ./jrdma makes its
+# own) into $SHARE/DIR/jrdma/jrdma.aot, trained here on the host with the shared JDK and jars ('jrdma aot-training'),
+# which the guests then read the classes from instead of loading them from the jars over 9p. The training runs where
+# the guests run, /mnt/host/DIR/jrdma ($SHARE bind-mounted there in a mount namespace of its own; an empty /mnt/host
+# is made on the host as its mount point): the cache keeps the modules' absolute locations, and a cache trained
+# elsewhere sends the guests' ServiceLoader to jars that are not there. A JVM that finds the cache stale or
+# foreign runs without it (silently).
+rdmacore_aot_cache() {
+    local d=$SHARE/$1/jrdma start
+    rm -f "$d/jrdma.aot"
+    [ "${RDMACORE_AOT:-1}" != 0 ] || return 0
+    command -v unshare > /dev/null || { echo "$RDMACORE_NAME: no unshare (util-linux): no AOT cache" >&2; return 0; }
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    if unshare -m bash -c "mkdir -p /mnt/host && mount --bind '$SHARE' /mnt/host && cd /mnt/host/$1/jrdma \
+            && /mnt/host/$1/jdk/bin/java -XX:AOTCacheOutput=jrdma.aot -Xlog:aot*=off -Xlog:cds*=off $RDMACORE_JVM \
+            -p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main aot-training" > /dev/null 2>&1 \
+            && [ -s "$d/jrdma.aot" ]; then
+        echo "$RDMACORE_NAME: AOT cache for the guests made in $(( $(date +%s) - start )) s" >&2
+    else
+        rm -f "$d/jrdma.aot"
+        echo "$RDMACORE_NAME: no AOT cache (the JVM's -XX:AOTCacheOutput failed): the guests' JVMs start without one" >&2
+    fi
 }
 
 # rdmacore_share_jdk DIR: the JDK into $SHARE/DIR/jdk, unless that is a copy of the same JDK already
@@ -171,11 +202,11 @@ rdmacore_stop() {
 }
 
 # rdmacore_jrdma DIR [JVM OPTION...]: prints the guest's command line that runs the jrdma CLI from the build
-# rdmacore_share_tools shared as /mnt/host/DIR (append the tool and its arguments)
+# rdmacore_share_tools shared as /mnt/host/DIR (append the tool and its arguments), with its AOT cache if it made one
 rdmacore_jrdma() {
-    local dir=$1; shift
-    echo "cd /mnt/host/$dir/jrdma && ulimit -l unlimited && /mnt/host/$dir/jdk/bin/java -Xmx256m $*" \
-        "--enable-native-access=io.jrdma.engine,io.jrdma.rdmacore --add-opens java.base/sun.nio.ch=io.jrdma.engine" \
+    local dir=$1 aot=""; shift
+    [ -s "$SHARE/$dir/jrdma/jrdma.aot" ] && aot="-XX:AOTCache=jrdma.aot -Xlog:aot*=off -Xlog:cds*=off "
+    echo "cd /mnt/host/$dir/jrdma && ulimit -l unlimited && /mnt/host/$dir/jdk/bin/java $aot$RDMACORE_JVM $*" \
         "-p jrdma-tools.jar:lib -m io.jrdma.tools/io.jrdma.tools.Main"
 }
 

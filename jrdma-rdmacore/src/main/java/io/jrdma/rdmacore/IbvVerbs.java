@@ -6,7 +6,6 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
-import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -69,11 +68,11 @@ final class IbvVerbs {
     static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(groupElement("errno"));
 
-    private final MethodHandle allocPd, deallocPd, regMr, deregMr, createCq, destroyCq, getCqEvent, ackCqEvents,
+    private final Downcall allocPd, deallocPd, regMr, deregMr, createCq, destroyCq, getCqEvent, ackCqEvents,
             createQp, modifyQp, queryQp, destroyQp, createAh, destroyAh, createSrq, modifySrq, querySrq, destroySrq,
             getAsyncEvent, ackAsyncEvent, createCompChannel, destroyCompChannel, poll;
 
-    private IbvVerbs(MethodHandle[] h, MethodHandle poll) {
+    private IbvVerbs(Downcall[] h, Downcall poll) {
         int i = 0;
         allocPd = h[i++];
         deallocPd = h[i++];
@@ -113,8 +112,7 @@ final class IbvVerbs {
      */
     static Bound bind(String library, SymbolLookup lookup) {
         Linker linker = Linker.nativeLinker();
-        Linker.Option errno = Linker.Option.captureCallState("errno");
-        MethodHandle[] h = new MethodHandle[SYMBOLS.size()];
+        Downcall[] h = new Downcall[SYMBOLS.size()];
         int i = 0;
         for (Map.Entry<String, String> e : SYMBOLS.entrySet()) {
             Optional<MemorySegment> addr = lookup.find(e.getKey());
@@ -126,7 +124,7 @@ final class IbvVerbs {
             if (wrong != null) {
                 return new Bound(null, wrong);
             }
-            h[i] = linker.downcallHandle(addr.get(), DESCRIPTORS[i], errno);
+            h[i] = new Downcall(e.getKey(), addr.get(), DESCRIPTORS[i], Downcall.ERRNO); // bound on first use
             i++;
         }
         MemorySegment pollSym = linker.defaultLookup().find("poll").orElse(null);
@@ -134,9 +132,16 @@ final class IbvVerbs {
             return new Bound(null, "this libc has no poll(2)");
         }
         // int poll(struct pollfd *fds, nfds_t nfds, int timeout)
-        MethodHandle poll = linker.downcallHandle(pollSym, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT),
-                errno);
+        Downcall poll = new Downcall("poll", pollSym, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT),
+                Downcall.ERRNO);
         return new Bound(new IbvVerbs(h, poll), null);
+    }
+
+    /** {@return every function of this class, each bound on its first call} */
+    java.util.List<Downcall> downcalls() {
+        return java.util.List.of(allocPd, deallocPd, regMr, deregMr, createCq, destroyCq, getCqEvent, ackCqEvents,
+                createQp, modifyQp, queryQp, destroyQp, createAh, destroyAh, createSrq, modifySrq, querySrq, destroySrq,
+                getAsyncEvent, ackAsyncEvent, createCompChannel, destroyCompChannel, poll);
     }
 
     /** A call's errno slot: one per caller that reuses it (not shared between threads). */
@@ -183,7 +188,7 @@ final class IbvVerbs {
     MemorySegment allocPd(MemorySegment ctx) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) allocPd.invokeExact(s, ctx), s, "ibv_alloc_pd");
+            return nonNull((MemorySegment) allocPd.handle().invokeExact(s, ctx), s, "ibv_alloc_pd");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
         } catch (Throwable t) {
@@ -194,7 +199,7 @@ final class IbvVerbs {
     int deallocPd(MemorySegment pd) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) deallocPd.invokeExact(s, pd), s);
+            return rc((int) deallocPd.handle().invokeExact(s, pd), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -203,7 +208,7 @@ final class IbvVerbs {
     MemorySegment regMr(MemorySegment pd, MemorySegment addr, long length, int access) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) regMr.invokeExact(s, pd, addr, length, access), s, "ibv_reg_mr");
+            return nonNull((MemorySegment) regMr.handle().invokeExact(s, pd, addr, length, access), s, "ibv_reg_mr");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
         } catch (Throwable t) {
@@ -214,7 +219,7 @@ final class IbvVerbs {
     int deregMr(MemorySegment mr) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) deregMr.invokeExact(s, mr), s);
+            return rc((int) deregMr.handle().invokeExact(s, mr), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -223,7 +228,7 @@ final class IbvVerbs {
     MemorySegment createCompChannel(MemorySegment ctx) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) createCompChannel.invokeExact(s, ctx), s, "ibv_create_comp_channel");
+            return nonNull((MemorySegment) createCompChannel.handle().invokeExact(s, ctx), s, "ibv_create_comp_channel");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
         } catch (Throwable t) {
@@ -234,7 +239,7 @@ final class IbvVerbs {
     int destroyCompChannel(MemorySegment ch) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) destroyCompChannel.invokeExact(s, ch), s);
+            return rc((int) destroyCompChannel.handle().invokeExact(s, ch), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -243,7 +248,7 @@ final class IbvVerbs {
     MemorySegment createCq(MemorySegment ctx, int cqe, MemorySegment channel) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) createCq.invokeExact(s, ctx, cqe, MemorySegment.NULL, channel, 0), s,
+            return nonNull((MemorySegment) createCq.handle().invokeExact(s, ctx, cqe, MemorySegment.NULL, channel, 0), s,
                     "ibv_create_cq");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
@@ -255,7 +260,7 @@ final class IbvVerbs {
     int destroyCq(MemorySegment cq) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) destroyCq.invokeExact(s, cq), s);
+            return rc((int) destroyCq.handle().invokeExact(s, cq), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -272,7 +277,7 @@ final class IbvVerbs {
      */
     int getCqEvent(MemorySegment state, MemorySegment channel, MemorySegment cqOut, MemorySegment ctxOut) {
         try {
-            return rc((int) getCqEvent.invokeExact(state, channel, cqOut, ctxOut), state);
+            return rc((int) getCqEvent.handle().invokeExact(state, channel, cqOut, ctxOut), state);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -280,7 +285,7 @@ final class IbvVerbs {
 
     void ackCqEvents(MemorySegment state, MemorySegment cq, int n) {
         try {
-            ackCqEvents.invokeExact(state, cq, n);
+            ackCqEvents.handle().invokeExact(state, cq, n);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -289,7 +294,7 @@ final class IbvVerbs {
     MemorySegment createQp(MemorySegment pd, MemorySegment initAttr) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) createQp.invokeExact(s, pd, initAttr), s, "ibv_create_qp");
+            return nonNull((MemorySegment) createQp.handle().invokeExact(s, pd, initAttr), s, "ibv_create_qp");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
         } catch (Throwable t) {
@@ -300,7 +305,7 @@ final class IbvVerbs {
     int modifyQp(MemorySegment qp, MemorySegment attr, int mask) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) modifyQp.invokeExact(s, qp, attr, mask), s);
+            return rc((int) modifyQp.handle().invokeExact(s, qp, attr, mask), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -308,7 +313,7 @@ final class IbvVerbs {
 
     int queryQp(MemorySegment state, MemorySegment qp, MemorySegment attr, int mask, MemorySegment initAttr) {
         try {
-            return rc((int) queryQp.invokeExact(state, qp, attr, mask, initAttr), state);
+            return rc((int) queryQp.handle().invokeExact(state, qp, attr, mask, initAttr), state);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -317,7 +322,7 @@ final class IbvVerbs {
     int destroyQp(MemorySegment qp) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) destroyQp.invokeExact(s, qp), s);
+            return rc((int) destroyQp.handle().invokeExact(s, qp), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -326,7 +331,7 @@ final class IbvVerbs {
     MemorySegment createAh(MemorySegment pd, MemorySegment ahAttr) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) createAh.invokeExact(s, pd, ahAttr), s, "ibv_create_ah");
+            return nonNull((MemorySegment) createAh.handle().invokeExact(s, pd, ahAttr), s, "ibv_create_ah");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
         } catch (Throwable t) {
@@ -337,7 +342,7 @@ final class IbvVerbs {
     int destroyAh(MemorySegment ah) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) destroyAh.invokeExact(s, ah), s);
+            return rc((int) destroyAh.handle().invokeExact(s, ah), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -346,7 +351,7 @@ final class IbvVerbs {
     MemorySegment createSrq(MemorySegment pd, MemorySegment initAttr) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return nonNull((MemorySegment) createSrq.invokeExact(s, pd, initAttr), s, "ibv_create_srq");
+            return nonNull((MemorySegment) createSrq.handle().invokeExact(s, pd, initAttr), s, "ibv_create_srq");
         } catch (LibIbverbs.NativeCallException e) {
             throw e;
         } catch (Throwable t) {
@@ -357,7 +362,7 @@ final class IbvVerbs {
     int modifySrq(MemorySegment srq, MemorySegment attr, int mask) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) modifySrq.invokeExact(s, srq, attr, mask), s);
+            return rc((int) modifySrq.handle().invokeExact(s, srq, attr, mask), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -366,7 +371,7 @@ final class IbvVerbs {
     int querySrq(MemorySegment srq, MemorySegment attr) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) querySrq.invokeExact(s, srq, attr), s);
+            return rc((int) querySrq.handle().invokeExact(s, srq, attr), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -375,7 +380,7 @@ final class IbvVerbs {
     int destroySrq(MemorySegment srq) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = callState(a);
-            return rc((int) destroySrq.invokeExact(s, srq), s);
+            return rc((int) destroySrq.handle().invokeExact(s, srq), s);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -383,7 +388,7 @@ final class IbvVerbs {
 
     int getAsyncEvent(MemorySegment state, MemorySegment ctx, MemorySegment event) {
         try {
-            return rc((int) getAsyncEvent.invokeExact(state, ctx, event), state);
+            return rc((int) getAsyncEvent.handle().invokeExact(state, ctx, event), state);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -391,7 +396,7 @@ final class IbvVerbs {
 
     void ackAsyncEvent(MemorySegment state, MemorySegment event) {
         try {
-            ackAsyncEvent.invokeExact(state, event);
+            ackAsyncEvent.handle().invokeExact(state, event);
         } catch (Throwable t) {
             throw wrap(t);
         }
@@ -416,7 +421,7 @@ final class IbvVerbs {
             long left = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000L);
             int n;
             try {
-                n = (int) poll.invokeExact(state, pollfd, 1L, (int) Math.min(Integer.MAX_VALUE, left));
+                n = (int) poll.handle().invokeExact(state, pollfd, 1L, (int) Math.min(Integer.MAX_VALUE, left));
             } catch (Throwable t) {
                 throw wrap(t);
             }

@@ -144,14 +144,14 @@ final class LibIbverbs {
     private final String reason;
     private final String version;
     private final IbvVerbs verbs;
-    private final MethodHandle getDeviceList, freeDeviceList, getDeviceName, getDeviceGuid, openDevice, closeDevice,
+    private final Downcall getDeviceList, freeDeviceList, getDeviceName, getDeviceGuid, openDevice, closeDevice,
             queryDevice, queryPort, queryGid;
 
-    private LibIbverbs(String library, String reason, String version, MethodHandle[] h) {
+    private LibIbverbs(String library, String reason, String version, Downcall[] h) {
         this(library, reason, version, h, null);
     }
 
-    private LibIbverbs(String library, String reason, String version, MethodHandle[] h, IbvVerbs verbs) {
+    private LibIbverbs(String library, String reason, String version, Downcall[] h, IbvVerbs verbs) {
         this.verbs = verbs;
         this.library = library;
         this.reason = reason;
@@ -203,7 +203,7 @@ final class LibIbverbs {
      * @return the bindings; {@link #reason()} is non-null when they cannot be used
      */
     static LibIbverbs load(String library) {
-        MethodHandle[] h = new MethodHandle[SYMBOLS.size()];
+        Downcall[] h = new Downcall[SYMBOLS.size()];
         Module me = LibIbverbs.class.getModule();
         if (!System.getProperty("os.name", "").equals("Linux")) {
             return new LibIbverbs(library, "rdma-core needs Linux, not " + System.getProperty("os.name"), null, h);
@@ -218,7 +218,6 @@ final class LibIbverbs {
             return new LibIbverbs(library, opened.reason(), null, h);
         }
         SymbolLookup lookup = opened.lookup();
-        Linker linker = Linker.nativeLinker();
         FunctionDescriptor[] fd = {
                 FunctionDescriptor.of(ADDRESS, ADDRESS), // struct ibv_device **ibv_get_device_list(int *num_devices)
                 FunctionDescriptor.ofVoid(ADDRESS), // void ibv_free_device_list(struct ibv_device **list)
@@ -230,7 +229,6 @@ final class LibIbverbs {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS), // int ibv_query_port(ctx, uint8_t, attr *)
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, JAVA_INT, ADDRESS), // int ibv_query_gid(ctx, uint8_t, int, gid *)
         };
-        Linker.Option errno = Linker.Option.captureCallState("errno");
         for (int i = 0; i < h.length; i++) {
             String sym = SYMBOLS.get(i);
             Optional<MemorySegment> addr = lookup.find(sym);
@@ -243,7 +241,7 @@ final class LibIbverbs {
                 return new LibIbverbs(library, wrongVersion, null, h);
             }
             boolean setsErrno = sym.equals("ibv_get_device_list") || sym.equals("ibv_open_device");
-            h[i] = setsErrno ? linker.downcallHandle(addr.get(), fd[i], errno) : linker.downcallHandle(addr.get(), fd[i]);
+            h[i] = new Downcall(sym, addr.get(), fd[i], setsErrno ? Downcall.ERRNO : Downcall.NONE); // bound on first use
         }
         String version = loadedVersion();
         if (version != null && !version.startsWith("1.")) {
@@ -257,7 +255,22 @@ final class LibIbverbs {
         return new LibIbverbs(library, null, version, h, bound.verbs());
     }
 
-    /** {@return the object verbs (PD, MR, CQ, QP, ...), bound with the rest} */
+    /** {@return the functions found at load, this class's and the object verbs', each bound on its first call} */
+    List<Downcall> downcalls() {
+        java.util.ArrayList<Downcall> all = new java.util.ArrayList<>();
+        for (Downcall d : new Downcall[]{getDeviceList, freeDeviceList, getDeviceName, getDeviceGuid, openDevice,
+                closeDevice, queryDevice, queryPort, queryGid}) {
+            if (d != null) {
+                all.add(d);
+            }
+        }
+        if (verbs != null) {
+            all.addAll(verbs.downcalls());
+        }
+        return all;
+    }
+
+    /** {@return the object verbs (PD, MR, CQ, QP, ...), found with the rest} */
     IbvVerbs verbs() {
         requireUsable();
         return verbs;
@@ -287,16 +300,11 @@ final class LibIbverbs {
      * @return null when it is that version or when this libc cannot tell; else the mismatch
      */
     static String symbolVersionMismatch(String library, String sym, String version, MemorySegment found) {
-        Linker linker = Linker.nativeLinker();
-        Optional<MemorySegment> dlopenSym = linker.defaultLookup().find("dlopen");
-        Optional<MemorySegment> dlvsymSym = linker.defaultLookup().find("dlvsym");
-        if (dlopenSym.isEmpty() || dlvsymSym.isEmpty()) {
+        MethodHandle dlopen = Dl.DLOPEN, dlvsym = Dl.DLVSYM;
+        if (dlopen == null || dlvsym == null) {
             return null;
         }
         try (Arena arena = Arena.ofConfined()) {
-            MethodHandle dlopen = linker.downcallHandle(dlopenSym.get(), FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
-            MethodHandle dlvsym = linker.downcallHandle(dlvsymSym.get(),
-                    FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
             final int rtldLazyNoload = 0x0001 | 0x0004; // RTLD_LAZY | RTLD_NOLOAD: the handle of the loaded copy
             MemorySegment handle = (MemorySegment) dlopen.invokeExact(arena.allocateFrom(library), rtldLazyNoload);
             if (handle.equals(MemorySegment.NULL)) {
@@ -315,6 +323,17 @@ final class LibIbverbs {
             return null; // the dlopen reference is not dropped: the library stays loaded for the provider anyway
         } catch (Throwable t) {
             return null;
+        }
+    }
+
+    /** glibc's {@code dlopen} and {@code dlvsym}, bound once (null where libc has none), for the version checks. */
+    private static final class Dl {
+        static final MethodHandle DLOPEN = bind("dlopen", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle DLVSYM = bind("dlvsym", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+
+        private static MethodHandle bind(String name, FunctionDescriptor fd) {
+            Linker linker = Linker.nativeLinker();
+            return linker.defaultLookup().find(name).map(a -> linker.downcallHandle(a, fd)).orElse(null);
         }
     }
 
@@ -382,7 +401,7 @@ final class LibIbverbs {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(JAVA_INT);
             MemorySegment state = arena.allocate(CALL_STATE);
-            MemorySegment list = (MemorySegment) getDeviceList.invokeExact(state, num);
+            MemorySegment list = (MemorySegment) getDeviceList.handle().invokeExact(state, num);
             if (list.equals(MemorySegment.NULL)) {
                 int err = (int) ERRNO.get(state, 0L);
                 throw new NativeCallException("ibv_get_device_list", err);
@@ -397,7 +416,7 @@ final class LibIbverbs {
                 }
                 return List.copyOf(out);
             } finally {
-                freeDeviceList.invokeExact(list);
+                freeDeviceList.handle().invokeExact(list);
             }
         } catch (RuntimeException | Error e) {
             throw e;
@@ -407,9 +426,9 @@ final class LibIbverbs {
     }
 
     private DeviceInfo readDevice(MemorySegment dev) throws Throwable {
-        checkDevice(dev, (MemorySegment) getDeviceName.invokeExact(dev));
+        checkDevice(dev, (MemorySegment) getDeviceName.handle().invokeExact(dev));
         String name = cString(dev, off(IBV_DEVICE, "name"), SYSFS_NAME_MAX);
-        long guid = Long.reverseBytes((long) getDeviceGuid.invokeExact(dev)); // __be64 as stored: to host order
+        long guid = Long.reverseBytes((long) getDeviceGuid.handle().invokeExact(dev)); // __be64 as stored: to host order
         return new DeviceInfo(name, dev.get(JAVA_INT, off(IBV_DEVICE, "node_type")),
                 dev.get(JAVA_INT, off(IBV_DEVICE, "transport_type")), guid,
                 cString(dev, off(IBV_DEVICE, "dev_path"), SYSFS_PATH_MAX),
@@ -439,6 +458,26 @@ final class LibIbverbs {
     }
 
     /**
+     * {@return the name of the device of a context another library opened (librdmacm's), checked as the device list's
+     * entries are}
+     *
+     * @param ctx a {@code struct ibv_context *}: its first field is the {@code struct ibv_device *}
+     * @throws LayoutMismatchException if the device's name is not where the layout says
+     */
+    String contextDeviceName(MemorySegment ctx) {
+        requireUsable();
+        MemorySegment dev = ctx.reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0).reinterpret(IBV_DEVICE.byteSize());
+        try {
+            checkDevice(dev, (MemorySegment) getDeviceName.handle().invokeExact(dev));
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return cString(dev, off(IBV_DEVICE, "name"), SYSFS_NAME_MAX);
+    }
+
+    /**
      * Opens a device context ({@code ibv_open_device}) on the device with this name.
      *
      * @param name the device name
@@ -450,7 +489,7 @@ final class LibIbverbs {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(JAVA_INT);
             MemorySegment state = arena.allocate(CALL_STATE);
-            MemorySegment list = (MemorySegment) getDeviceList.invokeExact(state, num);
+            MemorySegment list = (MemorySegment) getDeviceList.handle().invokeExact(state, num);
             if (list.equals(MemorySegment.NULL)) {
                 throw new NativeCallException("ibv_get_device_list", (int) ERRNO.get(state, 0L));
             }
@@ -459,10 +498,10 @@ final class LibIbverbs {
                 MemorySegment array = list.reinterpret((long) (n + 1) * ADDRESS.byteSize());
                 for (int i = 0; i < n; i++) {
                     MemorySegment dev = array.getAtIndex(ADDRESS, i).reinterpret(IBV_DEVICE.byteSize());
-                    checkDevice(dev, (MemorySegment) getDeviceName.invokeExact(dev));
+                    checkDevice(dev, (MemorySegment) getDeviceName.handle().invokeExact(dev));
                     if (cString(dev, off(IBV_DEVICE, "name"), SYSFS_NAME_MAX).equals(name)) {
                         // the context stays valid after the list is freed (rdma-core counts the device's references)
-                        MemorySegment ctx = (MemorySegment) openDevice.invokeExact(state, dev);
+                        MemorySegment ctx = (MemorySegment) openDevice.handle().invokeExact(state, dev);
                         if (ctx.equals(MemorySegment.NULL)) {
                             throw new NativeCallException("ibv_open_device(" + name + ")", (int) ERRNO.get(state, 0L));
                         }
@@ -471,7 +510,7 @@ final class LibIbverbs {
                 }
                 throw new NativeCallException("ibv_open_device(" + name + "): no such device", 19 /* ENODEV */);
             } finally {
-                freeDeviceList.invokeExact(list);
+                freeDeviceList.handle().invokeExact(list);
             }
         } catch (RuntimeException | Error e) {
             throw e;
@@ -488,7 +527,7 @@ final class LibIbverbs {
      */
     int close(MemorySegment ctx) {
         try {
-            return (int) closeDevice.invokeExact(ctx);
+            return (int) closeDevice.handle().invokeExact(ctx);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -504,7 +543,7 @@ final class LibIbverbs {
      * @throws LayoutMismatchException if the library wrote past the layout's size
      */
     void queryDevice(MemorySegment ctx, MemorySegment attr) {
-        guarded(attr, IBV_DEVICE_ATTR, "ibv_query_device", seg -> (int) queryDevice.invokeExact(ctx, seg));
+        guarded(attr, IBV_DEVICE_ATTR, "ibv_query_device", seg -> (int) queryDevice.handle().invokeExact(ctx, seg));
     }
 
     /**
@@ -515,7 +554,7 @@ final class LibIbverbs {
      * @param attr at least {@code IBV_PORT_ATTR_COMPAT.byteSize() + CANARY_BYTES} bytes
      */
     void queryPort(MemorySegment ctx, int port, MemorySegment attr) {
-        guarded(attr, IBV_PORT_ATTR_COMPAT, "ibv_query_port", seg -> (int) queryPort.invokeExact(ctx, (byte) port, seg));
+        guarded(attr, IBV_PORT_ATTR_COMPAT, "ibv_query_port", seg -> (int) queryPort.handle().invokeExact(ctx, (byte) port, seg));
     }
 
     /**
@@ -529,7 +568,7 @@ final class LibIbverbs {
      */
     int queryGid(MemorySegment ctx, int port, int index, MemorySegment gid) {
         try {
-            return (int) queryGid.invokeExact(ctx, (byte) port, index, gid);
+            return (int) queryGid.handle().invokeExact(ctx, (byte) port, index, gid);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

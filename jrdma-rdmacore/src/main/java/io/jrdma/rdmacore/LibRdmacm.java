@@ -158,9 +158,9 @@ final class LibRdmacm {
     private final String library;
     private final String reason;
     private final String version;
-    private final Map<String, MethodHandle> h;
+    private final Map<String, Downcall> h;
 
-    private LibRdmacm(String library, String reason, String version, Map<String, MethodHandle> h) {
+    private LibRdmacm(String library, String reason, String version, Map<String, Downcall> h) {
         this.library = library;
         this.reason = reason;
         this.version = version;
@@ -191,7 +191,7 @@ final class LibRdmacm {
      * @return the bindings; {@link #reason()} is non-null when they cannot be used
      */
     static LibRdmacm load(String library) {
-        Map<String, MethodHandle> h = new LinkedHashMap<>();
+        Map<String, Downcall> h = new LinkedHashMap<>();
         Module me = LibRdmacm.class.getModule();
         if (!System.getProperty("os.name", "").equals("Linux")) {
             return new LibRdmacm(library, "librdmacm needs Linux, not " + System.getProperty("os.name"), null, h);
@@ -202,8 +202,6 @@ final class LibRdmacm {
             return new LibRdmacm(library, opened.reason(), null, h);
         }
         SymbolLookup lookup = opened.lookup();
-        Linker linker = Linker.nativeLinker();
-        Linker.Option errno = Linker.Option.captureCallState("errno");
         for (Map.Entry<String, String> e : SYMBOLS.entrySet()) {
             Optional<MemorySegment> addr = lookup.find(e.getKey());
             if (addr.isEmpty()) {
@@ -214,7 +212,7 @@ final class LibRdmacm {
             if (wrong != null) {
                 return new LibRdmacm(library, wrong, null, h);
             }
-            h.put(e.getKey(), linker.downcallHandle(addr.get(), DESCRIPTORS.get(e.getKey()), errno));
+            h.put(e.getKey(), new Downcall(e.getKey(), addr.get(), DESCRIPTORS.get(e.getKey()), Downcall.ERRNO)); // bound on first use
         }
         String version = loadedVersion();
         if (version != null && !version.startsWith("1.")) {
@@ -227,6 +225,11 @@ final class LibRdmacm {
     /** {@return the version suffix of the librdmacm file mapped into this process (1.3.44.0), or null} */
     static String loadedVersion() {
         return LibIbverbs.mappedVersion("librdmacm.so.");
+    }
+
+    /** {@return the functions found at load, each bound on its first call} */
+    java.util.Collection<Downcall> downcalls() {
+        return h.values();
     }
 
     /** {@return null when usable, else why not} */
@@ -252,10 +255,11 @@ final class LibRdmacm {
      * @return the function's int result (0 for success), or the errno of a -1
      */
     private int call(String fn, MemorySegment state, Object... args) {
-        MethodHandle m = h.get(fn);
-        if (m == null) {
+        Downcall d = h.get(fn);
+        if (d == null) {
             throw new IllegalStateException("librdmacm is not usable: " + reason);
         }
+        MethodHandle m = d.handle();
         Object[] all = new Object[args.length + 1];
         all[0] = state;
         System.arraycopy(args, 0, all, 1, args.length);
@@ -280,7 +284,7 @@ final class LibRdmacm {
      * @throws LibIbverbs.NativeCallException with the errno, the message saying what it means
      */
     MemorySegment createEventChannel(MemorySegment state) {
-        MethodHandle m = h.get("rdma_create_event_channel");
+        MethodHandle m = h.get("rdma_create_event_channel").handle();
         MemorySegment ch;
         try {
             ch = (MemorySegment) m.invokeExact(state);
@@ -310,7 +314,7 @@ final class LibRdmacm {
 
     void destroyEventChannel(MemorySegment state, MemorySegment ch) {
         try {
-            h.get("rdma_destroy_event_channel").invokeExact(state, ch);
+            h.get("rdma_destroy_event_channel").handle().invokeExact(state, ch);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

@@ -24,22 +24,22 @@ final class Libc {
 
     private static volatile Libc instance;
 
-    private final MethodHandle poll, eventfd, read, write, close;
+    private final Downcall poll, eventfd, read, write, close;
 
     private Libc() {
         Linker linker = Linker.nativeLinker();
-        Linker.Option errno = Linker.Option.captureCallState("errno");
-        poll = bind(linker, "poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
-        eventfd = bind(linker, "eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
-        read = bind(linker, "read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
-        write = bind(linker, "write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
-        close = bind(linker, "close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), errno);
+        poll = find(linker, "poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        eventfd = find(linker, "eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+        read = find(linker, "read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+        write = find(linker, "write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+        close = find(linker, "close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     }
 
-    private static MethodHandle bind(Linker linker, String name, FunctionDescriptor d, Linker.Option errno) {
+    /** Finds {@code name} now (a libc without it fails here); its handle is made on the first call. */
+    private static Downcall find(Linker linker, String name, FunctionDescriptor d) {
         MemorySegment sym = linker.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException(
                 "this libc has no " + name + "(2): the rdma_cm event watcher needs Linux's"));
-        return linker.downcallHandle(sym, d, errno);
+        return new Downcall(name, sym, d, Downcall.ERRNO);
     }
 
     /** {@return the bindings} @throws IllegalStateException when libc lacks one of the functions (not Linux) */
@@ -59,7 +59,7 @@ final class Libc {
     /** {@code poll(fds, n, timeoutMs)}: the count of ready descriptors, or -1 with errno in {@code state}. */
     int poll(MemorySegment state, MemorySegment fds, long n, int timeoutMs) {
         try {
-            return (int) poll.invokeExact(state, fds, n, timeoutMs);
+            return (int) poll.handle().invokeExact(state, fds, n, timeoutMs);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -68,7 +68,7 @@ final class Libc {
     /** {@code eventfd(initval, flags)}: a descriptor, or -1 with errno in {@code state}. */
     int eventfd(MemorySegment state, int initval, int flags) {
         try {
-            return (int) eventfd.invokeExact(state, initval, flags);
+            return (int) eventfd.handle().invokeExact(state, initval, flags);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -77,7 +77,7 @@ final class Libc {
     /** {@code read(fd, buf, count)}: the bytes read, or -1 with errno in {@code state}. */
     long read(MemorySegment state, int fd, MemorySegment buf, long count) {
         try {
-            return (long) read.invokeExact(state, fd, buf, count);
+            return (long) read.handle().invokeExact(state, fd, buf, count);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -86,7 +86,7 @@ final class Libc {
     /** {@code write(fd, buf, count)}: the bytes written, or -1 with errno in {@code state}. */
     long write(MemorySegment state, int fd, MemorySegment buf, long count) {
         try {
-            return (long) write.invokeExact(state, fd, buf, count);
+            return (long) write.handle().invokeExact(state, fd, buf, count);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -95,7 +95,7 @@ final class Libc {
     /** {@code close(fd)}: 0, or -1 with errno in {@code state}. */
     int close(MemorySegment state, int fd) {
         try {
-            return (int) close.invokeExact(state, fd);
+            return (int) close.handle().invokeExact(state, fd);
         } catch (Throwable t) {
             throw rethrow(t);
         }

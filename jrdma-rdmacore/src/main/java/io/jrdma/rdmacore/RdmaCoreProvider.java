@@ -1,6 +1,7 @@
 package io.jrdma.rdmacore;
 
 import io.jrdma.verbs.Device;
+import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.Transport;
@@ -9,11 +10,12 @@ import io.jrdma.verbs.spi.RdmaProvider;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The rdma-core provider ({@code rdmacore}): every device {@code libibverbs.so.1} sees, listed with its
- * attributes, ports and GID table. This first step queries only; contexts of its devices answer
- * EOPNOTSUPP for PDs, CQs and the rest. Optional at run time: without the library, native access or a
+ * attributes, ports and GID table, and the verbs over them; {@link #resolve(InetAddress, Transport)} picks a
+ * device by address. Optional at run time: without the library, native access or a
  * device, {@link #devices()} is empty and {@link #unavailableReason()} says which.
  *
  * <p>The system property {@value #LIBRARY_PROPERTY} names another library to load instead of
@@ -134,15 +136,128 @@ public final class RdmaCoreProvider implements RdmaProvider {
         return List.copyOf(out);
     }
 
+    /** {@return ROCE_V2 and IWARP: rdma-core lists RoCE (and InfiniBand) devices and iWARP ones} */
+    @Override
+    public Set<Transport> transports() {
+        return Set.of(Transport.ROCE_V2, Transport.IWARP);
+    }
+
+    /** {@return true: these are the kernel's devices, which {@link Rdma#resolve} asks before jrdma's software ones} */
+    @Override
+    public boolean kernelDevices() {
+        return true;
+    }
+
     /**
-     * {@return null: choosing a device by address needs rdma_cm's route resolution (librdmacm), which this
-     * provider does not bind yet}
+     * {@return the device rdma_cm puts {@code destination} on, of either transport; see
+     * {@link #resolve(InetAddress, Transport)}}
      *
-     * @param destination the peer's IP address
+     * @param destination an address of this host or a peer's
      */
     @Override
     public Rdma.ResolvedAddress resolve(InetAddress destination) {
+        return resolve(destination, null);
+    }
+
+    /**
+     * The rdma-core device that has {@code destination} (an address of this host) or a route to it, as rdma_cm
+     * picks it: {@code rdma_bind_addr} on a temporary id, else {@code rdma_resolve_addr} (at most
+     * {@value AddressResolver#RESOLVE_TIMEOUT_MS} ms), then the id's device and port ({@link AddressResolver}); the
+     * GID is the entry of the port's table that holds the source address (RoCE, a RoCE v2 entry first) or the
+     * source GID rdma_cm found (iWARP: siw's GIDs hold the MAC, not an address). Without librdmacm, only an address of
+     * this host in a RoCE device's GID table is found. Only port 1 is answered (the provider's contexts use port 1).
+     *
+     * @param destination an address of this host or a peer's
+     * @param transport   the kind of device wanted, or null for either
+     * @return the device, GID and GID index; null when no rdma-core device of {@code transport} has the address or a
+     *         route to it, or when the provider cannot run here
+     * @throws RdmaException EPROTO if librdmacm's {@code struct rdma_cm_id} does not match this provider's layout
+     */
+    @Override
+    public Rdma.ResolvedAddress resolve(InetAddress destination, Transport transport) {
+        if (lib.reason() != null) {
+            return null;
+        }
+        LibRdmacm cm = LibRdmacm.get();
+        if (cm.reason() != null) {
+            return byGidTable(destination, transport);
+        }
+        AddressResolver.Route route;
+        try {
+            route = AddressResolver.route(lib, cm, destination, AddressResolver.RESOLVE_TIMEOUT_MS);
+        } catch (LibIbverbs.LayoutMismatchException e) {
+            throw new RdmaException(RdmaException.Errno.EPROTO, "rdmacore: layout mismatch with "
+                    + cm.library() + ": " + e.getMessage(), e);
+        }
+        if (route == null || route.port() != 1) {
+            return null;
+        }
+        for (Device d : devices()) {
+            if (d.name().equals(route.device()) && (transport == null || d.transport() == transport)) {
+                try (RdmaCoreContext c = ((RdmaCoreDevice) d).open()) {
+                    GidEntry e = pickGid(c.gidTable(1), d.transport(), route.source(), route.sgid());
+                    return e == null ? null : new Rdma.ResolvedAddress(d, e.gid(), e.index());
+                }
+            }
+        }
         return null;
+    }
+
+    /** Without librdmacm: the RoCE device whose GID table holds {@code address}, an address of this host. */
+    private Rdma.ResolvedAddress byGidTable(InetAddress address, Transport transport) {
+        if (transport == Transport.IWARP) {
+            return null; // iWARP GIDs hold no address
+        }
+        for (Device d : devices()) {
+            if (d.transport() != Transport.ROCE_V2) {
+                continue;
+            }
+            try (RdmaCoreContext c = ((RdmaCoreDevice) d).open()) {
+                GidEntry e = pickGid(c.gidTable(1), Transport.ROCE_V2, address, null);
+                if (e != null) {
+                    return new Rdma.ResolvedAddress(d, e.gid(), e.index());
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@return the GID table entry for a source address: on RoCE the one that holds the address (IPv4-mapped for
+     * IPv4), a {@code RoCE v2} entry before another type, else the entry of rdma_cm's source GID; on iWARP the entry
+     * of rdma_cm's source GID, else the table's first; null when there is none}
+     *
+     * @param table     the port's valid entries
+     * @param transport the device's
+     * @param source    the local address
+     * @param sgid      the source GID rdma_cm found, or null
+     */
+    static GidEntry pickGid(List<GidEntry> table, Transport transport, InetAddress source, Gid sgid) {
+        if (transport == Transport.ROCE_V2) {
+            Gid mine = Gid.of(source);
+            GidEntry any = null;
+            for (GidEntry e : table) {
+                if (e.gid().equals(mine)) {
+                    if ("RoCE v2".equals(e.type())) {
+                        return e;
+                    }
+                    if (any == null) {
+                        any = e;
+                    }
+                }
+            }
+            if (any != null) {
+                return any;
+            }
+        }
+        if (sgid != null) {
+            for (GidEntry e : table) {
+                if (e.gid().equals(sgid)) {
+                    return e;
+                }
+            }
+        }
+        return transport == Transport.IWARP && !table.isEmpty() ? table.get(0) : null;
     }
 
     static String errnoName(int errno) {

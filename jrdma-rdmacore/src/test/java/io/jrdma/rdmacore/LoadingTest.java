@@ -62,6 +62,43 @@ class LoadingTest {
     }
 
     @Test
+    void loadingFindsAndChecksEveryFunctionButMakesNoDowncallHandleUntilItsFirstCall() {
+        Assumptions.assumeTrue(libraryInstalled(), "skipped: libibverbs.so.1 is not installed on this host");
+        LibIbverbs lib = LibIbverbs.load(LibIbverbs.DEFAULT_LIBRARY);
+        assertNull(lib.reason());
+        List<Downcall> all = lib.downcalls();
+        assertEquals(LibIbverbs.SYMBOLS.size() + IbvVerbs.SYMBOLS.size() + 1 /* poll */, all.size());
+        assertEquals(List.of(), bound(all), "no handle is made at load");
+        try {
+            lib.deviceList();
+        } catch (LibIbverbs.NativeCallException e) {
+            assertEquals(38, e.errno(), "no device here: ENOSYS"); // a call all the same
+        }
+        List<String> listing = List.of("ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name",
+                "ibv_get_device_guid");
+        assertTrue(bound(all).contains("ibv_get_device_list"), bound(all).toString());
+        assertTrue(listing.containsAll(bound(all)), "listing the devices binds only what it calls: " + bound(all));
+        // an object verb's first call binds it alone: poll(2) on an eventfd, which needs no device
+        Libc libc = Libc.get();
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            var state = IbvVerbs.callState(a);
+            int fd = libc.eventfd(state, 1, Libc.EFD_CLOEXEC);
+            assertTrue(fd >= 0);
+            try {
+                assertTrue(lib.verbs().pollIn(state, a.allocate(Structs.POLLFD), fd, 0), "an eventfd holding 1 is readable");
+            } finally {
+                libc.close(state, fd);
+            }
+        }
+        assertTrue(bound(all).contains("poll"), bound(all).toString());
+        assertEquals(List.of(), bound(lib.verbs().downcalls()).stream().filter(n -> !n.equals("poll")).toList());
+    }
+
+    private static List<String> bound(List<Downcall> d) {
+        return d.stream().filter(Downcall::bound).map(Downcall::name).toList();
+    }
+
+    @Test
     void withoutNativeAccessTheFlagToGiveIsNamed() throws Exception {
         // a child JVM on the same class path without --enable-native-access
         Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");

@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -46,6 +47,24 @@ class RdmaCmLoadingTest {
                 + " that function's structs; this provider's layouts are RDMACM_1.0's",
                 LibIbverbs.symbolVersionMismatch(LibRdmacm.DEFAULT_LIBRARY, "rdma_connect", "RDMACM_1.0",
                         lookup.find("rdma_accept").orElseThrow()));
+    }
+
+    @Test
+    void loadingMakesNoDowncallHandleUntilAFunctionsFirstCall() {
+        Assumptions.assumeTrue(installed(), "skipped: librdmacm.so.1 is not installed on this host");
+        LibRdmacm lib = LibRdmacm.load(LibRdmacm.DEFAULT_LIBRARY);
+        assertNull(lib.reason());
+        assertEquals(LibRdmacm.SYMBOLS.size(), lib.downcalls().size());
+        assertEquals(List.of(), lib.downcalls().stream().filter(Downcall::bound).toList(), "no handle is made at load");
+        try (Arena a = Arena.ofConfined()) {
+            lib.destroyEventChannel(IbvVerbs.callState(a), lib.createEventChannel(IbvVerbs.callState(a)));
+        } catch (LibIbverbs.NativeCallException e) {
+            // no RDMA device here (ENODEV): the call was made all the same
+        }
+        assertTrue(lib.downcalls().stream().filter(Downcall::bound).map(Downcall::name).toList()
+                .contains("rdma_create_event_channel"));
+        assertEquals(List.of(), lib.downcalls().stream().filter(Downcall::bound).map(Downcall::name)
+                .filter(n -> !n.equals("rdma_create_event_channel") && !n.equals("rdma_destroy_event_channel")).toList());
     }
 
     @Test

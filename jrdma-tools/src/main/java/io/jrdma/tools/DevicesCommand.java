@@ -22,14 +22,19 @@ import java.util.Map;
 final class DevicesCommand {
     private static final ArgParser PARSER = new ArgParser("""
             usage: jrdma devices [-v] [-d device]
+                   jrdma devices --resolve ADDRESS...
 
             Lists the RDMA devices as ibv_devinfo does: provider, transport, network interface, port 1
             state and MTUs, and the GID table (for RoCEv2 a GID is an IP address of the interface).
             With -v each device is also opened briefly to show the UDP port its engine obtains
             (4791, or another one when 4791 is taken on this host) and its counters. A 'limitation:'
-            line says what a device gives up in this JVM and which java flag would lift it.""")
+            line says what a device gives up in this JVM and which java flag would lift it.
+            With --resolve, prints the device (and GID) that each transport's providers pick for
+            each ADDRESS, an address of this host or a peer's, as a tool without -d picks it
+            (rdma_resolve_addr's choice); kernel devices (rdma-core) are asked first.""")
             .option('v', "verbose", null, "open each device: UDP port and counters")
-            .option('d', "ib-dev", "NAME", "show only this device");
+            .option('d', "ib-dev", "NAME", "show only this device")
+            .option((char) 0, "resolve", null, "the device each transport picks for each address given");
 
     private DevicesCommand() {
     }
@@ -38,7 +43,10 @@ final class DevicesCommand {
         ArgParser.Parsed p;
         try {
             p = PARSER.parse(args);
-            if (!p.positionals().isEmpty()) {
+            if (p.has("resolve") && p.positionals().isEmpty()) {
+                throw new ArgParser.UsageException("--resolve needs one or more addresses");
+            }
+            if (!p.has("resolve") && !p.positionals().isEmpty()) {
                 throw new ArgParser.UsageException("unexpected argument '" + p.positionals().getFirst() + "'");
             }
         } catch (ArgParser.UsageException e) {
@@ -49,6 +57,13 @@ final class DevicesCommand {
         if (p.help()) {
             out.print(PARSER.usage());
             return 0;
+        }
+        if (p.has("resolve")) {
+            int rc = 0;
+            for (String a : p.positionals()) {
+                rc = Math.max(rc, resolve(a, out, err));
+            }
+            return rc;
         }
         boolean verbose = p.has("verbose");
         List<Device> devices;
@@ -81,6 +96,34 @@ final class DevicesCommand {
             }
         }
         return rc;
+    }
+
+    /**
+     * {@code --resolve ADDRESS}: one line per transport, the device, its provider and the GID index and GID that
+     * {@link Rdma#resolve} gives, or why none.
+     *
+     * @return 0 when some transport has a device for the address, 1 when none has, 2 when it is not an address
+     */
+    static int resolve(String address, PrintStream out, PrintStream err) {
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(address);
+        } catch (java.net.UnknownHostException | SecurityException e) {
+            err.println("jrdma devices: cannot resolve host '" + address + "'");
+            return 2;
+        }
+        int found = 0;
+        for (Transport t : List.of(Transport.ROCE_V2, Transport.IWARP)) {
+            try {
+                Rdma.ResolvedAddress r = Rdma.resolve(a, t);
+                out.printf("%s %s: %s (provider %s), GID[%d] %s (%s)%n", a.getHostAddress(), name(t),
+                        r.device().name(), r.device().provider(), r.sgidIndex(), r.sgid(), ip(r.sgid()));
+                found++;
+            } catch (RdmaException e) {
+                out.printf("%s %s: no device (%s)%n", a.getHostAddress(), name(t), e.getMessage());
+            }
+        }
+        return found > 0 ? 0 : 1;
     }
 
     private static void print(Device d, boolean verbose, PrintStream out) {
@@ -150,6 +193,10 @@ final class DevicesCommand {
                 ctx.close();
             }
         }
+    }
+
+    private static String name(Transport t) {
+        return t == Transport.ROCE_V2 ? "RoCEv2" : "iWARP";
     }
 
     private static String transport(Transport t) {

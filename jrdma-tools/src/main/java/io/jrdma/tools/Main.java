@@ -102,6 +102,7 @@ public final class Main {
             case "rdma_client" -> io.jrdma.tools.rdmacm.RdmaCmExampleCommand.run(false, rest, out, err);
             case "pcap" -> PcapCommand.run(rest, out, err);
             case "stat" -> StatCommand.run(rest, out, err);
+            case "aot-training" -> AotTraining.run(rest, out, err); // the launcher's, not in the usage
             default -> {
                 err.println("jrdma: unknown command '" + args[0] + "'");
                 err.print(USAGE);

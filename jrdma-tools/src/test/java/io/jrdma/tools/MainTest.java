@@ -88,4 +88,27 @@ class MainTest {
         assertEquals(2, run("devices", "-d", "no_such_device"));
         assertTrue(err().contains("no RDMA device named no_such_device"), err());
     }
+
+    @Test
+    void devicesResolvePrintsTheDeviceEachTransportPicksForAnAddress() {
+        assertEquals(0, run("devices", "--resolve", "127.0.0.1"), err());
+        assertTrue(out().contains("127.0.0.1 RoCEv2: roce_lo (provider rxe), GID[0] "
+                + "0000:0000:0000:0000:0000:ffff:7f00:0001 (127.0.0.1)"), out());
+        assertTrue(out().contains("127.0.0.1 iWARP: iwarp_lo (provider siw), GID[0] "), out());
+    }
+
+    @Test
+    void devicesResolveWithoutAnAddressOrWithANameThatDoesNotResolveIsAUsageError() {
+        assertEquals(2, run("devices", "--resolve"));
+        assertTrue(err().contains("--resolve needs one or more addresses"), err());
+        err.reset();
+        assertEquals(2, run("devices", "--resolve", "no-such-host.invalid"));
+        assertTrue(err().contains("cannot resolve host 'no-such-host.invalid'"), err());
+    }
+
+    @Test
+    void aotTrainingTakesNoArguments() {
+        assertEquals(2, run("aot-training", "x"));
+        assertTrue(err().contains("takes no arguments"), err());
+    }
 }

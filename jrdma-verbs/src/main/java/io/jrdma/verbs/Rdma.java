@@ -91,8 +91,10 @@ public final class Rdma {
     /**
      * Picks the device and source GID that route to {@code destination}, as
      * {@code rdma_resolve_addr} does: the kernel's routing table chooses the local address.
-     * Providers of {@code transport} are asked in {@link #providers()} order; the first device
-     * with a route wins.
+     * Providers of {@code transport} are asked in {@link #providers()} order, those of the kernel's
+     * devices ({@link RdmaProvider#kernelDevices()}: rdma-core's NICs, Linux rxe and siw) first;
+     * the first device with a route wins. An address of this host gives the device of its
+     * interface.
      *
      * @param destination the peer's IP address (IPv4 or IPv6)
      * @param transport   which kind of device to pick
@@ -111,8 +113,19 @@ public final class Rdma {
     static ResolvedAddress resolve(List<RdmaProvider> all, InetAddress destination, Transport transport) {
         List<String> unavailable = new ArrayList<>();
         boolean usable = false;
+        List<RdmaProvider> ordered = new ArrayList<>(all.size());
         for (RdmaProvider p : all) {
-            if (p.transport() != transport) {
+            if (p.kernelDevices()) {
+                ordered.add(p);
+            }
+        }
+        for (RdmaProvider p : all) {
+            if (!p.kernelDevices()) {
+                ordered.add(p);
+            }
+        }
+        for (RdmaProvider p : ordered) {
+            if (!p.transports().contains(transport)) {
                 continue;
             }
             String why = p.unavailableReason();
@@ -121,7 +134,7 @@ public final class Rdma {
                 continue;
             }
             usable = true;
-            ResolvedAddress r = p.resolve(destination);
+            ResolvedAddress r = p.resolve(destination, transport);
             if (r != null) {
                 return r;
             }

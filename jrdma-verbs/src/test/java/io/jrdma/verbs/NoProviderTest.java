@@ -79,6 +79,78 @@ class NoProviderTest {
                 LOOPBACK, Transport.ROCE_V2));
     }
 
+    @Test
+    void providersOfTheKernelsDevicesAreAskedFirst() {
+        Rdma.ResolvedAddress soft = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 0);
+        Rdma.ResolvedAddress kernel = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 1);
+        assertSame(kernel, Rdma.resolve(List.of(new Fake("rxe", Transport.ROCE_V2, null, soft),
+                new Kernel(kernel, Transport.ROCE_V2)), LOOPBACK, Transport.ROCE_V2));
+        // no route there: the software provider's answer
+        assertSame(soft, Rdma.resolve(List.of(new Fake("rxe", Transport.ROCE_V2, null, soft),
+                new Kernel(null, Transport.ROCE_V2)), LOOPBACK, Transport.ROCE_V2));
+    }
+
+    @Test
+    void aProviderOfSeveralTransportsIsAskedForEachAndAnswersForTheOneAsked() {
+        Rdma.ResolvedAddress iwarp = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 2);
+        assertSame(iwarp, Rdma.resolve(List.of(new Kernel(iwarp, Transport.IWARP)), LOOPBACK, Transport.IWARP));
+        RdmaException e = assertThrows(RdmaException.class, () -> Rdma.resolve(List.of(new Kernel(iwarp, Transport.IWARP)),
+                LOOPBACK, Transport.ROCE_V2));
+        assertEquals(RdmaException.Errno.ENETUNREACH, e.errno(), "its device there is an iWARP one");
+    }
+
+    @Test
+    void byDefaultAProviderAnswersForItsOwnTransportOnly() {
+        Rdma.ResolvedAddress r = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 0);
+        Fake f = new Fake("siw", Transport.IWARP, null, r);
+        assertEquals(java.util.Set.of(Transport.IWARP), f.transports());
+        assertSame(r, f.resolve(LOOPBACK, Transport.IWARP));
+        assertEquals(null, f.resolve(LOOPBACK, Transport.ROCE_V2));
+    }
+
+    /** A provider of kernel devices of both transports whose one route is a device of {@code routeTransport}. */
+    private record Kernel(Rdma.ResolvedAddress route, Transport routeTransport) implements RdmaProvider {
+        @Override
+        public String name() {
+            return "kernel";
+        }
+
+        @Override
+        public Transport transport() {
+            return Transport.ROCE_V2;
+        }
+
+        @Override
+        public java.util.Set<Transport> transports() {
+            return java.util.Set.of(Transport.ROCE_V2, Transport.IWARP);
+        }
+
+        @Override
+        public boolean kernelDevices() {
+            return true;
+        }
+
+        @Override
+        public String unavailableReason() {
+            return null;
+        }
+
+        @Override
+        public List<Device> devices() {
+            return List.of();
+        }
+
+        @Override
+        public Rdma.ResolvedAddress resolve(InetAddress destination) {
+            return route;
+        }
+
+        @Override
+        public Rdma.ResolvedAddress resolve(InetAddress destination, Transport transport) {
+            return transport == routeTransport ? route : null;
+        }
+    }
+
     private record Fake(String name, Transport transport, String unavailableReason, Rdma.ResolvedAddress route)
             implements RdmaProvider {
         @Override

@@ -6,6 +6,7 @@ import io.jrdma.verbs.Transport;
 
 import java.net.InetAddress;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A source of RDMA devices, found with {@link java.util.ServiceLoader}. A provider that
@@ -20,6 +21,23 @@ public interface RdmaProvider {
     /** {@return the wire protocol of its devices} */
     Transport transport();
 
+    /**
+     * {@return the wire protocols of its devices: {@link #transport()} alone, unless its devices are of several kinds
+     * (rdma-core's: RoCE and iWARP devices)}
+     */
+    default Set<Transport> transports() {
+        return Set.of(transport());
+    }
+
+    /**
+     * {@return true when its devices are the kernel's (an RDMA NIC, Linux rxe or siw through rdma-core):
+     * {@link Rdma#resolve} asks such providers before jrdma's software ones, since for an address of an interface
+     * that has an RDMA device, that device is the one rdma_cm picks}
+     */
+    default boolean kernelDevices() {
+        return false;
+    }
+
     /** {@return null when usable, else a sentence saying why not and what to do} */
     String unavailableReason();
 
@@ -32,4 +50,15 @@ public interface RdmaProvider {
      * @param destination the peer's IP address
      */
     Rdma.ResolvedAddress resolve(InetAddress destination);
+
+    /**
+     * {@return the device of {@code transport} and the GID that route to {@code destination}, or null if none does};
+     * by default {@link #resolve(InetAddress)} when {@code transport} is {@link #transport()}
+     *
+     * @param destination the peer's IP address
+     * @param transport   the kind of device wanted
+     */
+    default Rdma.ResolvedAddress resolve(InetAddress destination, Transport transport) {
+        return transport == transport() ? resolve(destination) : null;
+    }
 }
