@@ -284,7 +284,9 @@ final class RdmaCoreCm implements ConnectionManager {
         }
         QpState s = q.state();
         if (s != QpState.RESET && s != QpState.INIT) {
-            throw new RdmaException(Errno.EINVAL, "a QP connects from RESET or INIT, not " + s);
+            throw new RdmaException(Errno.EINVAL, "a QP connects from RESET or INIT, not " + s + (iwarp
+                    && s == QpState.ERROR ? " (on iWARP a QP whose connect failed or was rejected is left in ERROR,"
+                    + " which Linux siw never leaves: create another QP)" : ""));
         }
         return q;
     }
@@ -676,6 +678,7 @@ final class RdmaCoreCm implements ConnectionManager {
         }
         long deadline = deadline(timeout);
         Endpoint ep = new Endpoint();
+        boolean handedOver = false; // rdma_connect took the QP: on iWARP a failure from here on leaves it in ERROR
         ep.eventLock.lock();
         try {
             LibRdmacm.writeSockaddr(ep.sockaddr, server);
@@ -715,6 +718,7 @@ final class RdmaCoreCm implements ConnectionManager {
             if (rc != 0) {
                 throw new RdmaException(Errno.of(rc), "rdma_connect to " + server + " failed: " + errnoName(rc));
             }
+            handedOver = true;
             while (true) {
                 Ev e = ep.next(deadline);
                 if (e == null) {
@@ -752,6 +756,11 @@ final class RdmaCoreCm implements ConnectionManager {
         } catch (RuntimeException e) {
             toError(q);
             ep.destroy();
+            if (iwarp && handedOver) {
+                // Linux siw releases the connection end point of a failed connect (a reject, an error) with
+                // siw_qp_llp_close, which moves the QP to ERROR, a state siw never leaves: it cannot connect again
+                q.assumeState(QpState.ERROR);
+            }
             throw rdma(e);
         } finally {
             if (ep.eventLock.isHeldByCurrentThread()) {

@@ -154,6 +154,18 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     /** Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions. */
     private final PeerTable peers = new PeerTable();
 
+    /** The largest inline size this context's device took after refusing a larger one (Integer.MAX_VALUE: none yet). */
+    private volatile int inlineCeiling = Integer.MAX_VALUE;
+
+    int inlineCeiling() {
+        return inlineCeiling;
+    }
+
+    /** Remembers that the device took {@code inline} bytes of inline data after refusing more (siw: 80). */
+    void inlineCeiling(int inline) {
+        inlineCeiling = inline;
+    }
+
     void setPeer(int qpn, int destQpn) {
         peers.set(qpn, destQpn);
     }
@@ -537,6 +549,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                 RdmaCoreSrq srq = srqs.get(element);
                 if (srq == null) {
                     return false;
+                }
+                if (type == AsyncEvent.Type.SRQ_LIMIT_REACHED) {
+                    srq.limitReached();
                 }
                 out.setSrq(type, srq);
             }

@@ -85,10 +85,36 @@ public abstract class ErrorTck extends TckSupport {
         assertCompletion(recv, WcStatus.LOC_LEN_ERR, null, wrId, qpn, what);
     }
 
+    /** {@return whether {@code s} is a status the peer reports (a NAK, a TERMINATE, a lost peer), not a local one} */
+    private static boolean remote(WcStatus s) {
+        return s == WcStatus.REM_ACCESS_ERR || s == WcStatus.REM_INV_REQ_ERR || s == WcStatus.REM_OP_ERR
+                || s == WcStatus.RETRY_EXC_ERR || s == WcStatus.RNR_RETRY_EXC_ERR;
+    }
+
     private void expectFailureThenFlush(Link l, SendWorkRequest failing, WcStatus status, String what) {
         if (!fx.remoteErrorsFailTheRequest() && !failing.opcode().isReadOrAtomic() && status != WcStatus.LOC_PROT_ERR
                 && status != WcStatus.LOC_QP_OP_ERR) {
             expectConnectionFailure(l, failing, status, what);
+            return;
+        }
+        java.util.Optional<String> lost = fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST);
+        if (lost.isPresent()) {
+            // the request behind the failing one is posted once the QP reports ERROR, and then must be flushed
+            post(l.cqp, failing);
+            WorkCompletion wc = awaitCompletion(l.ccq, what);
+            java.util.Optional<String> flushes = fx.deviation(ProviderFixture.Deviation.TERMINATE_FLUSHES_THE_REFUSED_REQUEST);
+            if (flushes.isPresent() && remote(status) && wc.status() == WcStatus.WR_FLUSH_ERR) {
+                assertCompletion(wc, WcStatus.WR_FLUSH_ERR, null, failing.wrId(), l.cqp.qpn(), what + reason(
+                        ProviderFixture.Deviation.TERMINATE_FLUSHES_THE_REFUSED_REQUEST));
+            } else {
+                assertCompletion(wc, status, null, failing.wrId(), l.cqp.qpn(), what);
+            }
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to be in ERROR after " + what
+                    + " (it is " + l.cqp.state() + ")");
+            post(l.cqp, write(failing.wrId() + 1, 1 << 20, server.mr.rkey(), 8));
+            assertCompletion(awaitCompletion(l.ccq, "a request after " + what), WcStatus.WR_FLUSH_ERR, null,
+                    failing.wrId() + 1, l.cqp.qpn(), "the request posted after " + what + " (once the QP is in ERROR)"
+                    + " is flushed" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
             return;
         }
         post(l.cqp, failing);
@@ -199,10 +225,12 @@ public abstract class ErrorTck extends TckSupport {
         expectFailureThenFlush(b, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 16).remote(noRead.address(), noRead.rkey()), WcStatus.REM_ACCESS_ERR,
                 "a READ from a region without REMOTE_READ");
-        Link c = connect();
-        expectFailureThenFlush(c, new SendWorkRequest().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
-                .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, 8).remote(noAtomic.address(), noAtomic.rkey())
-                .atomic(1, 0), WcStatus.REM_ACCESS_ERR, "an atomic on a region without REMOTE_ATOMIC");
+        if (client.ctx.queryDevice().atomicCap() != io.jrdma.verbs.DeviceAttr.AtomicCap.NONE) { // a device without atomics refuses them at post
+            Link c = connect();
+            expectFailureThenFlush(c, new SendWorkRequest().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                    .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, 8).remote(noAtomic.address(), noAtomic.rkey())
+                    .atomic(1, 0), WcStatus.REM_ACCESS_ERR, "an atomic on a region without REMOTE_ATOMIC");
+        }
         assertSentinel(server.buf, base, 3 * 4096, "refused requests change nothing");
     }
 
@@ -242,12 +270,23 @@ public abstract class ErrorTck extends TckSupport {
         }
         WorkCompletion recv = awaitCompletion(l.scq, "the receive with a bad lkey");
         assertEquals(4, recv.wrId(), recv.toString());
+        java.util.Optional<String> general = fx.deviation(ProviderFixture.Deviation.RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR);
+        if (general.isPresent() && recv.status() == WcStatus.GENERAL_ERR) {
+            awaitTrue(() -> l.sqp.state() == QpState.ERROR, "the receiver's QP to enter ERROR after its GENERAL_ERR"
+                    + reason(ProviderFixture.Deviation.RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR));
+            return;
+        }
         assertTrue(recv.status() == WcStatus.LOC_PROT_ERR || recv.status() == WcStatus.LOC_QP_OP_ERR,
                 "the receive with a bad lkey completes with LOC_PROT_ERR (or LOC_QP_OP_ERR), not " + recv);
     }
 
     @Test
     void invalidatingAKeyRegisteredWithoutRemoteInvalidateIsRefused() {
+        java.util.Optional<String> any = fx.deviation(ProviderFixture.Deviation.ANY_REGION_IS_REMOTELY_INVALIDATABLE);
+        if (any.isPresent()) {
+            invalidatingAnyRegionOfThePdWorks(any.get());
+            return;
+        }
         Link l = connect();
         post(l.sqp, new RecvWorkRequest().wrId(4).sge(0, server.mr, 0, 4096));
         post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
@@ -282,6 +321,34 @@ public abstract class ErrorTck extends TckSupport {
         post(again.cqp, write(6, 0, server.mr.rkey(), 8));
         assertCompletion(awaitCompletion(again.ccq, "a WRITE after the refused invalidation"), WcStatus.SUCCESS,
                 WcOpcode.RDMA_WRITE, 6, again.cqp.qpn(), "a WRITE into the region that was not invalidated");
+    }
+
+    /**
+     * {@link ProviderFixture.Deviation#ANY_REGION_IS_REMOTELY_INVALIDATABLE}: the SEND_WITH_INV of a region registered
+     * without REMOTE_INVALIDATE is taken, and the key no longer works: a READ through it on a new connection fails
+     * (with the remote error, or flushed as its connection ends) and reads nothing.
+     */
+    private void invalidatingAnyRegionOfThePdWorks(String why) {
+        long base = 1 << 20;
+        MemoryRegion victim = server.register(base, 4096, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+        fill(server.buf, base, 64, 3);
+        Link l = connect();
+        post(l.sqp, new RecvWorkRequest().wrId(4).sge(0, server.mr, 0, 4096));
+        post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.SEND_WITH_INV).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 0, 100).invalidate(victim.rkey()));
+        assertCompletion(awaitCompletion(l.ccq, "the SEND_WITH_INV"), WcStatus.SUCCESS, null, 5, l.cqp.qpn(),
+                "the SEND_WITH_INV of a region registered without REMOTE_INVALIDATE (declared: " + why + ")");
+        assertCompletion(awaitCompletion(l.scq, "its receive"), WcStatus.SUCCESS, null, 4, l.sqp.qpn(),
+                "the receive of the SEND_WITH_INV (declared: " + why + ")");
+        Link again = connect();
+        fillSentinel(client.buf, 1 << 20, 4096);
+        post(again.cqp, new SendWorkRequest().wrId(6).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                .sge(0, client.mr, 1 << 20, 64).remote(victim.address(), victim.rkey()));
+        WorkCompletion wc = awaitCompletion(again.ccq, "a READ through the invalidated key");
+        assertEquals(6, wc.wrId(), wc.toString());
+        assertTrue(wc.status() != WcStatus.SUCCESS, "the key was invalidated by the peer's SEND_WITH_INV (declared: "
+                + why + "), yet a READ through it succeeded: " + wc);
+        assertSentinel(client.buf, 1 << 20, 4096, "nothing is read through an invalidated key");
     }
 
     @Test
@@ -361,6 +428,11 @@ public abstract class ErrorTck extends TckSupport {
     void destroyedPeerQpIsRetryExceeded() {
         Link l = link().clientParam(ONE_RETRY).connect();
         closeNow(l.sqp);
+        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
+            // the destroyed QP's connection closes: the requester's QP fails with it before anything is posted
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to enter ERROR when the peer's QP is"
+                    + " destroyed" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+        }
         expectFailureThenFlush(l, write(1, 0, server.mr.rkey(), 100), WcStatus.RETRY_EXC_ERR,
                 "a WRITE to a destroyed QP with retry_cnt 1");
     }
@@ -371,6 +443,10 @@ public abstract class ErrorTck extends TckSupport {
         long addr = server.addr(0);
         int rkey = server.mr.rkey();
         closeSide(server);
+        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the QP to enter ERROR when the peer context closed"
+                    + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+        }
         post(l.cqp, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 100).remote(addr, rkey));
         post(l.cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
@@ -521,6 +597,13 @@ public abstract class ErrorTck extends TckSupport {
         Link l = connect();
         assertInvalid(l.cqp, () -> l.cqp.modify(new QpAttr().state(QpState.INIT)), "RTS -> INIT");
         assertInvalid(l.cqp, () -> l.cqp.modify(new QpAttr().state(QpState.RTR)), "RTS -> RTR");
+        if (fx.deviation(ProviderFixture.Deviation.NO_RESET_OF_A_CONNECTED_QP).isPresent()) {
+            assertInvalid(l.cqp, () -> l.cqp.modify(new QpAttr().state(QpState.RESET)), "RTS -> RESET"
+                    + reason(ProviderFixture.Deviation.NO_RESET_OF_A_CONNECTED_QP), "RESET");
+            l.cqp.modify(new QpAttr().state(QpState.ERROR));
+            assertEquals(QpState.ERROR, l.cqp.state(), "RTS -> ERROR, where RESET is refused");
+            return;
+        }
         l.cqp.modify(new QpAttr().state(QpState.RESET));
         assertEquals(QpState.RESET, l.cqp.state(), "any state -> RESET");
     }

@@ -180,7 +180,9 @@ public final class RdmaCoreFixture extends ProviderFixture {
                     + " notifies a CQ armed solicited-only for solicited completions only, not for error completions"
                     + " (seen on siw0, kernel 6.1)" : null;
             case NO_LAST_WQE_EVENT -> rxe() ? "Linux rxe (kernel 6.1) raises no QP_LAST_WQE_REACHED when a QP on"
-                    + " an SRQ moves to ERROR (none within 10 s on rxe0 at 035a91e; a known gap of rxe's)" : null;
+                    + " an SRQ moves to ERROR (none within 10 s on rxe0 at 035a91e; a known gap of rxe's)" : siw()
+                    ? "Linux siw raises no QP_LAST_WQE_REACHED (its only QP events are QP_FATAL, QP_ACCESS_ERR and"
+                    + " SQ_DRAINED; none within 10 s on siw0 at 035a91e)" : null;
             case NO_IMMEDIATE_DATA -> siw() ? "Linux siw implements iWARP without immediate data (RFC 5040; not"
                     + " RFC 7306's extensions): its post_send refuses SEND_WITH_IMM and RDMA_WRITE_WITH_IMM with EINVAL"
                     + " (seen on siw0, kernel 6.1)" : null;
@@ -201,6 +203,31 @@ public final class RdmaCoreFixture extends ProviderFixture {
             case WINDOW_BOUNDS_NOT_ENFORCED -> rxe() ? "Linux rxe (kernel 6.1) checks an access through a memory"
                     + " window against its region's bounds, not the window's (a UC WRITE before a type 2 window's"
                     + " start was placed)" : null;
+            case TERMINATE_FLUSHES_THE_REFUSED_REQUEST -> siw() ? "Linux siw acts on a TERMINATE by dropping the"
+                    + " connection (siw_proc_terminate returns ECONNRESET, no completion is run) and flushing its queues:"
+                    + " a READ the peer refused completes WR_FLUSH_ERR, not REM_ACCESS_ERR" : null;
+            case REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST -> siw() ? "Linux siw flushes its user-mapped send"
+                    + " and receive queues only when the QP moves to ERROR; a request posted after that (its doorbell"
+                    + " in ERROR flushes nothing) would never complete; this provider completes such a request"
+                    + " WR_FLUSH_ERR itself once it knows of the ERROR (rdma_cm's DISCONNECTED), not in between" : null;
+            case RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR -> siw() ? "Linux siw completes a receive whose SGE fails its"
+                    + " lkey check GENERAL_ERR (siw_proc_send sets no status; siw_rdmap_complete turns the error into"
+                    + " GENERAL_ERR), raises QP_ACCESS_ERR and terminates the connection" : null;
+            case ANY_REGION_IS_REMOTELY_INVALIDATABLE -> siw() ? "Linux siw invalidates any STag of the receiving"
+                    + " QP's PD named by a SEND_WITH_INV (siw_invalidate_stag checks the PD only; iWARP has no"
+                    + " remote-invalidate right, and libibverbs no IBV_ACCESS_REMOTE_INVALIDATE)" : null;
+            case NO_RETRY_COUNTS -> device().transport() == Transport.IWARP ? "iWARP retransmits in TCP: rdma_cm's"
+                    + " retry counts do not reach an iWARP QP, and Linux siw's ibv_query_qp reports retry_cnt and"
+                    + " rnr_retry 0" : null;
+            case A_REJECTED_CONNECT_LEAVES_THE_QP_IN_ERROR -> siw() ? "Linux siw releases the connection end point of"
+                    + " a rejected connect with siw_qp_llp_close, which moves the QP to ERROR; siw has no way out of"
+                    + " ERROR (a second connect failed CONNECT_ERROR -22 at 035a91e): the provider reports ERROR and"
+                    + " refuses a second connect (EINVAL)" : null;
+            case NO_RESET_OF_A_CONNECTED_QP -> siw() ? "Linux siw leaves RTS only to ERROR (or closing) and never"
+                    + " leaves ERROR: the provider refuses RTS to RESET (EINVAL) rather than report a RESET siw does"
+                    + " not make" : null;
+            case LESS_INLINE_DATA -> siw() ? "Linux siw takes at most 80 bytes of inline data (SIW_MAX_INLINE, five"
+                    + " 16-byte SGEs' room); the provider creates the QP with the most the device takes" : null;
         };
         return Optional.ofNullable(why);
     }
@@ -239,6 +266,12 @@ public final class RdmaCoreFixture extends ProviderFixture {
     @Override
     public int manyQps() {
         return Math.max(2, Integer.getInteger(MANY_QPS_PROPERTY, super.manyQps()));
+    }
+
+    /** {@return the inline data the provider's QP took ({@code cap.max_inline_data}), which may be less than asked} */
+    @Override
+    public int maxInlineData(io.jrdma.verbs.QueuePair qp, int asked) {
+        return RdmaCoreProvider.maxInlineData(qp);
     }
 
     @Override
