@@ -154,16 +154,17 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     /** Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions. */
     private final PeerTable peers = new PeerTable();
 
-    /** The largest inline size this context's device took after refusing a larger one (Integer.MAX_VALUE: none yet). */
-    private volatile int inlineCeiling = Integer.MAX_VALUE;
+    /** Per device name: the largest inline size it took after refusing a larger one, so that the probe runs once. */
+    private static final Map<String, Integer> INLINE_CEILING = new ConcurrentHashMap<>();
 
+    /** {@return the largest inline size this device took after refusing more, or Integer.MAX_VALUE: none refused} */
     int inlineCeiling() {
-        return inlineCeiling;
+        return INLINE_CEILING.getOrDefault(device.name(), Integer.MAX_VALUE);
     }
 
     /** Remembers that the device took {@code inline} bytes of inline data after refusing more (siw: 80). */
     void inlineCeiling(int inline) {
-        inlineCeiling = inline;
+        INLINE_CEILING.merge(device.name(), inline, Math::max);
     }
 
     void setPeer(int qpn, int destQpn) {

@@ -193,6 +193,11 @@ final class RdmaCoreQp implements QueuePair {
             return q;
         } catch (LibIbverbs.NativeCallException e) {
             arena.close();
+            if (e.errno() == EOPNOTSUPP) {
+                throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "ProtectionDomain.createQp of a " + attr.type()
+                        + " QP: ibv_create_qp on " + ctx.device().name() + " failed (EOPNOTSUPP): the device has no "
+                        + attr.type() + " QPs (queryDevice() lists the QP types it has)", e);
+            }
             throw RdmaCoreProvider.toRdma(e);
         } catch (RuntimeException e) {
             arena.close();

@@ -91,6 +91,11 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
             s.set(JAVA_INT, off(IBV_SRQ_ATTR, "max_sge"), attr.maxSge());
             s.set(JAVA_INT, off(IBV_SRQ_ATTR, "srq_limit"), attr.srqLimit());
             int rc = pd.context().verbs().modifySrq(srq, s, mask);
+            if (rc == EOPNOTSUPP && (mask & SrqAttr.MAX_WR) != 0) {
+                throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "SharedReceiveQueue.modify with MAX_WR (a"
+                        + " resize, ibv_modify_srq with IBV_SRQ_MAX_WR) on " + pd.context().device().name()
+                        + " failed (EOPNOTSUPP): the device cannot resize an SRQ (queryDevice() declares no SRQ_RESIZE)");
+            }
             if (rc != 0) {
                 throw new RdmaException(RdmaException.Errno.of(rc), "ibv_modify_srq (mask " + mask + ", " + attr
                         + ") failed (errno " + rc + ")");

@@ -292,7 +292,7 @@ class RdmaCmConnectionTest {
     @Test
     void privateDataBeyondWhatTheCmCarriesIsEinvalNamingTheLimit() {
         Side c = side(client);
-        int limit = dev.transport() == Transport.IWARP ? 252 : 56;
+        int limit = dev.transport() == Transport.IWARP ? 251 : 56;
         var e = assertThrows(RdmaException.class, () -> client.rdmaCm().connect(c.qp,
                 new InetSocketAddress(address, 7174), ConnParam.defaults().withPrivateData(new byte[limit + 1]), WAIT));
         assertEquals(RdmaException.Errno.EINVAL, e.errno());

@@ -255,7 +255,12 @@ public abstract class ProviderFixture {
          * A QP may get less inline data than its {@code QpInitAttr} asked: {@link ProviderFixture#maxInlineData}
          * says how much. The TCK writes that many bytes inline and checks that one more is refused at post (EINVAL).
          */
-        LESS_INLINE_DATA
+        LESS_INLINE_DATA,
+        /**
+         * An RDMA READ from a region registered without REMOTE_READ is served. The TCK checks that the READ completes
+         * (and, when it succeeds, that it read the region's bytes) instead of the refusal.
+         */
+        REMOTE_READ_NOT_ENFORCED
     }
 
     /**

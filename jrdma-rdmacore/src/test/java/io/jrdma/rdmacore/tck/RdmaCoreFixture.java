@@ -69,6 +69,18 @@ public final class RdmaCoreFixture extends ProviderFixture {
         return device; // on iWARP, connectionManager() is rdma_cm (librdmacm): the kernel's iWARP CM connects the QPs
     }
 
+    /**
+     * {@return the GID a peer reaches {@code ctx} by: on RoCE the fixture's address (an IPv4-mapped GID), on iWARP the
+     * port's GID 0 (siw's is its interface's MAC address, not an IP address)}
+     */
+    @Override
+    public Gid gid(io.jrdma.verbs.DeviceContext ctx) {
+        if (device().transport() == Transport.IWARP) {
+            return ctx.queryPort().gids().get(0);
+        }
+        return super.gid(ctx);
+    }
+
     @Override
     public synchronized InetAddress address() {
         if (address == null) {
@@ -194,10 +206,10 @@ public final class RdmaCoreFixture extends ProviderFixture {
                     + " two minus one before it checks that the posted receives fit, and checks a new limit against"
                     + " the current depth (a limit above the new depth was taken)" : null;
             case LESS_PRIVATE_DATA -> device().transport() == Transport.IWARP ? "rdma_cm on iWARP: librdmacm's"
-                    + " struct rdma_conn_param has a uint8_t private_data_len (255 at most), and an MPA frame carries"
+                    + " struct rdma_conn_param has a uint8_t private_data_len (255 at most), an MPA frame carries"
                     + " 256 bytes of private data (Linux siw's MPA_MAX_PRIVDATA) of which MPA revision 2, siw's"
-                    + " default, takes 4 for IRD and ORD: 252 (255 was refused by siw0's passive side, kernel 6.1)"
-                    : null;
+                    + " default, takes 4 for IRD and ORD, and siw_send_mpareqrep adds those 4 to the data's length in"
+                    + " a u8: 251 (bisected on siw0, kernel 6.1: 251 connects, 252 is rejected)" : null;
             case NO_COMM_EST_EVENT -> rxe() ? "Linux rxe raises no COMM_EST when a QP in RTR receives its first"
                     + " packet (none came within 10 s on rxe0, the receive itself completed)" : null;
             case WINDOW_BOUNDS_NOT_ENFORCED -> rxe() ? "Linux rxe (kernel 6.1) checks an access through a memory"
@@ -226,6 +238,9 @@ public final class RdmaCoreFixture extends ProviderFixture {
             case NO_RESET_OF_A_CONNECTED_QP -> siw() ? "Linux siw leaves RTS only to ERROR (or closing) and never"
                     + " leaves ERROR: the provider refuses RTS to RESET (EINVAL) rather than report a RESET siw does"
                     + " not make" : null;
+            case REMOTE_READ_NOT_ENFORCED -> siw() ? "Linux siw serves an RDMA READ from a region registered"
+                    + " without REMOTE_READ: it checks a READ response's source with no access bits"
+                    + " (siw_check_sgl_tx(qp->pd, wqe, 0) in siw_qp_tx.c; seen on siw0, kernel 6.1)" : null;
             case LESS_INLINE_DATA -> siw() ? "Linux siw takes at most 80 bytes of inline data (SIW_MAX_INLINE, five"
                     + " 16-byte SGEs' room); the provider creates the QP with the most the device takes" : null;
         };
@@ -249,17 +264,17 @@ public final class RdmaCoreFixture extends ProviderFixture {
 
     /**
      * {@return on iWARP, the longest private data that leaves room for the 16-byte jrdma trailer carrying the QPN
-     * within the 252 bytes an iWARP connection carries; on RoCE (jrdma's TCP exchange) all of it}
+     * within the 251 bytes an iWARP connection carries; on RoCE (jrdma's TCP exchange) all of it}
      */
     @Override
     public int maxPrivateDataWithPeerQpn() {
-        return device().transport() == Transport.IWARP ? 236 : super.maxPrivateDataWithPeerQpn();
+        return device().transport() == Transport.IWARP ? 235 : super.maxPrivateDataWithPeerQpn();
     }
 
-    /** {@return on iWARP, 252 bytes (declared: LESS_PRIVATE_DATA); on RoCE, jrdma's TCP exchange's} */
+    /** {@return on iWARP, 251 bytes (declared: LESS_PRIVATE_DATA); on RoCE, jrdma's TCP exchange's} */
     @Override
     public int maxPrivateData() {
-        return device().transport() == Transport.IWARP ? 252 : super.maxPrivateData();
+        return device().transport() == Transport.IWARP ? 251 : super.maxPrivateData();
     }
 
     /** {@return {@value #MANY_QPS_PROPERTY} when given (at least 2), else the TCK's 1,000} */
