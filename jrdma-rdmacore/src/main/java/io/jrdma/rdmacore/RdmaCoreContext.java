@@ -125,6 +125,15 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     void remember(RdmaCoreQp qp) {
         qps.put(qp.qp.address(), qp);
+        qpsByNumber.put(qp.qpn(), qp);
+    }
+
+    /** This context's QPs by number: an iWARP QP whose receive completed in error is looked up here (an error path). */
+    private final Map<Integer, RdmaCoreQp> qpsByNumber = new ConcurrentHashMap<>();
+
+    /** {@return this context's QP {@code qpn}, or null} */
+    RdmaCoreQp qpOf(int qpn) {
+        return qpsByNumber.get(qpn);
     }
 
     void remember(RdmaCoreSrq srq) {
@@ -137,6 +146,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     void forget(RdmaCoreQp qp) {
         qps.remove(qp.qp.address());
+        qpsByNumber.remove(qp.qpn(), qp);
     }
 
     void forget(RdmaCoreSrq srq) {

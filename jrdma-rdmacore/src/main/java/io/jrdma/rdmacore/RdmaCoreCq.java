@@ -53,6 +53,8 @@ final class RdmaCoreCq implements CompletionQueue {
      * A ring laid out once; filled under {@code flushLock} by those posts (an error path) and drained by a poll
      * that finds {@link #flushPending} non-zero; an ordinary poll reads that one volatile field and nothing else.
      */
+    /** An iWARP device's CQ: a receive completed in error moves its QP to ERROR ({@link #receiveFailed}). */
+    private final boolean iwarp;
     private final long[] flushWrId;
     private final WcOpcode[] flushOpcode;
     private final int[] flushQpn;
@@ -69,6 +71,7 @@ final class RdmaCoreCq implements CompletionQueue {
         this.pollCq = context.ops().pollCq;
         this.reqNotify = context.ops().reqNotifyCq;
         this.kernelFlags = context.rxe();
+        this.iwarp = context.device().transportType() == RdmaCoreDevice.TRANSPORT_IWARP;
         int ring = Math.max(16, Math.min(capacity, 1 << 16));
         this.flushWrId = new long[ring];
         this.flushOpcode = new WcOpcode[ring];
@@ -185,6 +188,27 @@ final class RdmaCoreCq implements CompletionQueue {
             decode(wcs, (long) i * Structs.IBV_WC.byteSize(), wc, keep, context, kernelFlags);
             if (binds.any() && (wc.status() != WcStatus.SUCCESS || wc.opcode() == WcOpcode.BIND_MW)) {
                 binds.completed(wc.qpNum(), wc.wrId(), wc.status() == WcStatus.SUCCESS);
+            }
+            if (iwarp && wc.opcode() == WcOpcode.RECV && wc.status() != WcStatus.SUCCESS
+                    && wc.status() != WcStatus.WR_FLUSH_ERR) {
+                receiveFailed(wc.qpNum());
+            }
+        }
+    }
+
+    /**
+     * A receive of an iWARP QP completed in error that Linux siw left the QP connected after (a refused SEND_WITH_INV:
+     * {@code siw_rdmap_complete} completes the receive REM_INV_REQ_ERR and prepares a TERMINATE it does not send): the
+     * verbs move a QP whose work request failed to ERROR, so the provider does, which makes siw flush the QP, send the
+     * TERMINATE and close the connection. An error path: the lookup and the modify allocate.
+     */
+    private void receiveFailed(int qpn) {
+        RdmaCoreQp qp = context.qpOf(qpn);
+        if (qp != null && qp.state() != io.jrdma.verbs.QpState.ERROR) {
+            try {
+                qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.ERROR));
+            } catch (RdmaException e) {
+                // destroyed meanwhile: nothing to move
             }
         }
     }

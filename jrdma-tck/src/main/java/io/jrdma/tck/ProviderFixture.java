@@ -231,12 +231,6 @@ public abstract class ProviderFixture {
          */
         RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR,
         /**
-         * A SEND_WITH_INV invalidates any region of the receiving QP's PD named by its key, registered with
-         * REMOTE_INVALIDATE or not (iWARP, RFC 5040, has no such right). The TCK checks that the receive succeeds and
-         * that the key no longer works, instead of the refusal.
-         */
-        ANY_REGION_IS_REMOTELY_INVALIDATABLE,
-        /**
          * The transport has no retry counts (iWARP retransmits in TCP): the QP reports 0 for retry_cnt and rnr_retry
          * whatever the connection parameters gave. The TCK checks the QP connected and reports 0.
          */
