@@ -62,11 +62,13 @@ final class RdmaCoreCm implements ConnectionManager {
     /** {@code rdma_conn_param.private_data_len} is a {@code uint8_t}: the most private data through librdmacm. */
     static final int MAX_PRIVATE_DATA = 255;
     /**
-     * The most on iWARP: an MPA Request or Reply carries at most 256 bytes of private data ({@code MPA_MAX_PRIVDATA}
-     * in Linux siw, {@code RDMA_MAX_PRIVATE_DATA}), and MPA revision 2's enhanced connection set-up (siw's default)
-     * takes 4 of them for IRD and ORD: 252 for the application (255 was refused by siw 6.1's passive side).
+     * The most on iWARP: 251 bytes. An MPA Request or Reply may carry 256 bytes of private data ({@code
+     * MPA_MAX_PRIVDATA} in Linux siw, {@code RDMA_MAX_PRIVATE_DATA}), of which MPA revision 2's enhanced connection
+     * set-up (siw's default) takes 4 for IRD and ORD; but siw's {@code siw_send_mpareqrep} adds those 4 to the
+     * application's length in a {@code u8}, so 252 bytes go out as a length of 0 and the peer rejects the frame
+     * (bisected on siw0, kernel 6.1, 2026-11-26: 251 connects, 252 is rejected; RdmaCmPrivateDataLimitTest).
      */
-    static final int MAX_IWARP_PRIVATE_DATA = 252;
+    static final int MAX_IWARP_PRIVATE_DATA = 251;
     /** Over the InfiniBand CM (RoCE): a REQ's private data after rdma_cm's 36-byte header, a REP's, a REJ's. */
     static final int IB_REQ_PRIVATE_DATA = 56, IB_REP_PRIVATE_DATA = 196, IB_REJ_PRIVATE_DATA = 148;
     /**
@@ -284,7 +286,9 @@ final class RdmaCoreCm implements ConnectionManager {
         }
         QpState s = q.state();
         if (s != QpState.RESET && s != QpState.INIT) {
-            throw new RdmaException(Errno.EINVAL, "a QP connects from RESET or INIT, not " + s);
+            throw new RdmaException(Errno.EINVAL, "a QP connects from RESET or INIT, not " + s + (iwarp
+                    && s == QpState.ERROR ? " (on iWARP a QP whose connect failed or was rejected is left in ERROR,"
+                    + " which Linux siw never leaves: create another QP)" : ""));
         }
         return q;
     }
@@ -367,7 +371,8 @@ final class RdmaCoreCm implements ConnectionManager {
         if (data.length > max) {
             throw new RdmaException(Errno.EINVAL, what + " with " + data.length + " bytes of private data: rdma_cm on "
                     + context.device().name() + " carries at most " + max + (iwarp
-                    ? " (an MPA frame carries 256, of which MPA revision 2 takes 4 for IRD and ORD)"
+                    ? " (an MPA frame carries 256, of which MPA revision 2 takes 4 for IRD and ORD, and Linux siw counts"
+                    + " those 4 and the data in one byte)"
                     : " (over the InfiniBand CM: a REQ 56 after rdma_cm's header, a REP 196, a REJ 148)"));
         }
     }
@@ -676,6 +681,7 @@ final class RdmaCoreCm implements ConnectionManager {
         }
         long deadline = deadline(timeout);
         Endpoint ep = new Endpoint();
+        boolean handedOver = false; // rdma_connect took the QP: on iWARP a failure from here on leaves it in ERROR
         ep.eventLock.lock();
         try {
             LibRdmacm.writeSockaddr(ep.sockaddr, server);
@@ -715,6 +721,7 @@ final class RdmaCoreCm implements ConnectionManager {
             if (rc != 0) {
                 throw new RdmaException(Errno.of(rc), "rdma_connect to " + server + " failed: " + errnoName(rc));
             }
+            handedOver = true;
             while (true) {
                 Ev e = ep.next(deadline);
                 if (e == null) {
@@ -752,6 +759,11 @@ final class RdmaCoreCm implements ConnectionManager {
         } catch (RuntimeException e) {
             toError(q);
             ep.destroy();
+            if (iwarp && handedOver) {
+                // Linux siw releases the connection end point of a failed connect (a reject, an error) with
+                // siw_qp_llp_close, which moves the QP to ERROR, a state siw never leaves: it cannot connect again
+                q.assumeState(QpState.ERROR);
+            }
             throw rdma(e);
         } finally {
             if (ep.eventLock.isHeldByCurrentThread()) {

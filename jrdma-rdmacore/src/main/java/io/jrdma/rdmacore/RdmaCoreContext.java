@@ -125,6 +125,15 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     void remember(RdmaCoreQp qp) {
         qps.put(qp.qp.address(), qp);
+        qpsByNumber.put(qp.qpn(), qp);
+    }
+
+    /** This context's QPs by number: an iWARP QP whose receive completed in error is looked up here (an error path). */
+    private final Map<Integer, RdmaCoreQp> qpsByNumber = new ConcurrentHashMap<>();
+
+    /** {@return this context's QP {@code qpn}, or null} */
+    RdmaCoreQp qpOf(int qpn) {
+        return qpsByNumber.get(qpn);
     }
 
     void remember(RdmaCoreSrq srq) {
@@ -137,6 +146,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     void forget(RdmaCoreQp qp) {
         qps.remove(qp.qp.address());
+        qpsByNumber.remove(qp.qpn(), qp);
     }
 
     void forget(RdmaCoreSrq srq) {
@@ -153,6 +163,19 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     /** Each connected RC/UC QP's destination QPN, for the {@code src_qp} of its receive completions. */
     private final PeerTable peers = new PeerTable();
+
+    /** Per device name: the largest inline size it took after refusing a larger one, so that the probe runs once. */
+    private static final Map<String, Integer> INLINE_CEILING = new ConcurrentHashMap<>();
+
+    /** {@return the largest inline size this device took after refusing more, or Integer.MAX_VALUE: none refused} */
+    int inlineCeiling() {
+        return INLINE_CEILING.getOrDefault(device.name(), Integer.MAX_VALUE);
+    }
+
+    /** Remembers that the device took {@code inline} bytes of inline data after refusing more (siw: 80). */
+    void inlineCeiling(int inline) {
+        INLINE_CEILING.merge(device.name(), inline, Math::max);
+    }
 
     void setPeer(int qpn, int destQpn) {
         peers.set(qpn, destQpn);
@@ -537,6 +560,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
                 RdmaCoreSrq srq = srqs.get(element);
                 if (srq == null) {
                     return false;
+                }
+                if (type == AsyncEvent.Type.SRQ_LIMIT_REACHED) {
+                    srq.limitReached();
                 }
                 out.setSrq(type, srq);
             }

@@ -47,6 +47,20 @@ final class RdmaCoreCq implements CompletionQueue {
     private volatile boolean closed;
     /** Whether a UD QP receives into this CQ: only then may a receive completion carry the GRH flag. */
     private volatile boolean udReceives;
+    /**
+     * Flush completions this provider owes for requests posted to an iWARP QP it knows to be in ERROR (Linux siw
+     * flushes its user-mapped queues only at the transition: a request posted afterwards would never complete).
+     * A ring laid out once; filled under {@code flushLock} by those posts (an error path) and drained by a poll
+     * that finds {@link #flushPending} non-zero; an ordinary poll reads that one volatile field and nothing else.
+     */
+    /** An iWARP device's CQ: a receive completed in error moves its QP to ERROR ({@link #receiveFailed}). */
+    private final boolean iwarp;
+    private final long[] flushWrId;
+    private final WcOpcode[] flushOpcode;
+    private final int[] flushQpn;
+    private final Object flushLock = new Object();
+    private int flushHead, flushCount;
+    private volatile int flushPending;
 
     RdmaCoreCq(RdmaCoreContext context, MemorySegment cq, RdmaCoreChannel channel) {
         this.context = context;
@@ -57,6 +71,51 @@ final class RdmaCoreCq implements CompletionQueue {
         this.pollCq = context.ops().pollCq;
         this.reqNotify = context.ops().reqNotifyCq;
         this.kernelFlags = context.rxe();
+        this.iwarp = context.device().transportType() == RdmaCoreDevice.TRANSPORT_IWARP;
+        int ring = Math.max(16, Math.min(capacity, 1 << 16));
+        this.flushWrId = new long[ring];
+        this.flushOpcode = new WcOpcode[ring];
+        this.flushQpn = new int[ring];
+    }
+
+    /**
+     * Queues a {@code WR_FLUSH_ERR} completion for a request posted to a QP this provider knows to be in ERROR, as the
+     * IBA completes such a request.
+     *
+     * @return 0, or ENOMEM when the CQ already owes as many flushes as it holds completions (a CQ overrun)
+     */
+    int owe(long wrId, WcOpcode opcode, int qpn) {
+        synchronized (flushLock) {
+            if (flushCount == flushWrId.length) {
+                return 12; // ENOMEM
+            }
+            int at = (flushHead + flushCount) % flushWrId.length;
+            flushWrId[at] = wrId;
+            flushOpcode[at] = opcode;
+            flushQpn[at] = qpn;
+            flushCount++;
+            flushPending = flushCount;
+            return 0;
+        }
+    }
+
+    /** Moves owed flush completions into {@code out[from..max)} (or {@code one}); returns how many. */
+    private int drainFlushes(WorkCompletion[] out, WorkCompletion one, int from, int max) {
+        synchronized (flushLock) {
+            int n = 0;
+            while (flushCount > 0 && from + n < max) {
+                WorkCompletion wc = out == null ? one : out[from + n];
+                int qpn = flushQpn[flushHead];
+                wc.set(flushWrId[flushHead], WcStatus.WR_FLUSH_ERR, flushOpcode[flushHead], 0, 0, 0, 0, qpn,
+                        flushOpcode[flushHead] == WcOpcode.RECV ? Math.max(0, context.peerOf(qpn)) : 0);
+                flushOpcode[flushHead] = null;
+                flushHead = (flushHead + 1) % flushWrId.length;
+                flushCount--;
+                n++;
+            }
+            flushPending = flushCount;
+            return n;
+        }
     }
 
     /** Whether completions carry the kernel's flag values (Linux rxe): {@link #KERNEL_WC_WITH_INVALIDATE}. */
@@ -108,6 +167,20 @@ final class RdmaCoreCq implements CompletionQueue {
             throw new RdmaException(RdmaException.Errno.EIO, "ibv_poll_cq failed (" + n + "): the CQ is in error"
                     + " (overrun); destroy it and its QPs");
         }
+        if (n < max && flushPending != 0) {
+            // the device's completions first: a flush owed was posted after the QP's own flush at its transition
+            int owed = drainFlushes(out, one, n, max);
+            if (n == 0) {
+                return owed;
+            }
+            decodeNative(out, one, n);
+            return n + owed;
+        }
+        decodeNative(out, one, n);
+        return n;
+    }
+
+    private void decodeNative(WorkCompletion[] out, WorkCompletion one, int n) {
         int keep = udReceives ? WC_FLAG_BITS : WC_FLAG_BITS & ~WorkCompletion.GRH;
         PendingBinds binds = context.binds;
         for (int i = 0; i < n; i++) {
@@ -116,8 +189,28 @@ final class RdmaCoreCq implements CompletionQueue {
             if (binds.any() && (wc.status() != WcStatus.SUCCESS || wc.opcode() == WcOpcode.BIND_MW)) {
                 binds.completed(wc.qpNum(), wc.wrId(), wc.status() == WcStatus.SUCCESS);
             }
+            if (iwarp && wc.opcode() == WcOpcode.RECV && wc.status() != WcStatus.SUCCESS
+                    && wc.status() != WcStatus.WR_FLUSH_ERR) {
+                receiveFailed(wc.qpNum());
+            }
         }
-        return n;
+    }
+
+    /**
+     * A receive of an iWARP QP completed in error that Linux siw left the QP connected after (a refused SEND_WITH_INV:
+     * {@code siw_rdmap_complete} completes the receive REM_INV_REQ_ERR and prepares a TERMINATE it does not send): the
+     * verbs move a QP whose work request failed to ERROR, so the provider does, which makes siw flush the QP, send the
+     * TERMINATE and close the connection. An error path: the lookup and the modify allocate.
+     */
+    private void receiveFailed(int qpn) {
+        RdmaCoreQp qp = context.qpOf(qpn);
+        if (qp != null && qp.state() != io.jrdma.verbs.QpState.ERROR) {
+            try {
+                qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.ERROR));
+            } catch (RdmaException e) {
+                // destroyed meanwhile: nothing to move
+            }
+        }
     }
 
     /**

@@ -88,6 +88,10 @@ final class RdmaCorePd implements ProtectionDomain {
     @Override
     public AddressHandle createAh(AhAttr attr) {
         requireOpen();
+        if (context.queryDevice().maxAh() == 0) { // siw's provider answers NULL without an errno
+            throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "ProtectionDomain.createAh on "
+                    + context.device().name() + ": the device has no address handles (max_ah 0: no UD QPs)");
+        }
         if (attr.udpPort() != DeviceOptions.ROCE_V2_PORT) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "rdma-core devices send RoCEv2 to UDP port "
                     + DeviceOptions.ROCE_V2_PORT + " only, not " + attr.udpPort());
@@ -134,8 +138,9 @@ final class RdmaCorePd implements ProtectionDomain {
             MemorySegment mw = (MemorySegment) ops.allocMw.invokeExact(state, pd, type.value());
             if (mw.equals(MemorySegment.NULL)) {
                 int e = IbvVerbs.errno(state);
-                throw new RdmaException(RdmaException.Errno.of(e == 0 ? 5 : e), "ibv_alloc_mw(" + type + ") on "
-                        + context.device().name() + " failed (errno " + e + ")");
+                throw new RdmaException(RdmaException.Errno.of(e == 0 ? 5 : e), "ProtectionDomain.allocMw"
+                        + " (ibv_alloc_mw, " + type + ") on " + context.device().name() + " failed (errno " + e + ")"
+                        + (e == 95 ? ": the device has no memory windows (queryDevice() declares none)" : ""));
             }
             return new RdmaCoreMw(this, mw, type);
         } catch (RdmaException e) {

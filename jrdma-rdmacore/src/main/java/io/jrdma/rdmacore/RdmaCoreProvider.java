@@ -275,4 +275,19 @@ public final class RdmaCoreProvider implements RdmaProvider {
         }
         return new RdmaException(RdmaException.Errno.EIO, "rdmacore: " + e.getMessage(), e);
     }
+
+    /**
+     * {@return the inline data a post flagged INLINE may carry on {@code qp}: the {@code cap.max_inline_data} the
+     * device gave it, which may be less than its {@code QpInitAttr} asked (Linux siw takes at most 80 bytes: the
+     * provider then creates the QP with the most the device takes); a post with more is EINVAL}
+     *
+     * @param qp a QP of this provider
+     * @throws IllegalArgumentException for a QP of another provider
+     */
+    public static int maxInlineData(io.jrdma.verbs.QueuePair qp) {
+        if (!(qp instanceof RdmaCoreQp q)) {
+            throw new IllegalArgumentException("not a QP of the rdma-core provider: " + qp);
+        }
+        return q.maxInlineData();
+    }
 }

@@ -58,6 +58,23 @@ final class RdmaCoreQp implements QueuePair {
         WR_OPCODE[WrOpcode.REG_MR.ordinal()] = -1;
     }
 
+    /** The completion opcode of each {@link WrOpcode} (by ordinal), for the flushes this provider completes itself. */
+    private static final io.jrdma.verbs.WcOpcode[] WC_OF = new io.jrdma.verbs.WcOpcode[WrOpcode.values().length];
+
+    static {
+        for (WrOpcode o : WrOpcode.values()) {
+            WC_OF[o.ordinal()] = switch (o) {
+                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> io.jrdma.verbs.WcOpcode.RDMA_WRITE;
+                case RDMA_READ -> io.jrdma.verbs.WcOpcode.RDMA_READ;
+                case ATOMIC_CMP_AND_SWP -> io.jrdma.verbs.WcOpcode.COMP_SWAP;
+                case ATOMIC_FETCH_AND_ADD -> io.jrdma.verbs.WcOpcode.FETCH_ADD;
+                case LOCAL_INV -> io.jrdma.verbs.WcOpcode.LOCAL_INV;
+                case BIND_MW -> io.jrdma.verbs.WcOpcode.BIND_MW;
+                default -> io.jrdma.verbs.WcOpcode.SEND;
+            };
+        }
+    }
+
     private static final int EPERM = 1, EINVAL = 22, EMSGSIZE = 90, EOPNOTSUPP = 95;
     /** Every {@code IBV_QP_*} attribute bit {@link #query} asks for. */
     private static final int QUERY_ALL = QpAttr.STATE | QpAttr.ACCESS_FLAGS | QpAttr.PKEY_INDEX | QpAttr.PORT
@@ -80,6 +97,12 @@ final class RdmaCoreQp implements QueuePair {
     /** A UD QP's largest message: port 1's active MTU. */
     private final long udMtu;
     private final MethodHandle postSendOp, postRecvOp;
+    /** An iWARP QP (siw): the kernel's iWARP CM moves it; its state is what this provider knows ({@link #known}). */
+    private final boolean iwarp;
+    /** The inline data the device gave this QP ({@code cap.max_inline_data} it took): an INLINE post above is EINVAL. */
+    private final int maxInline;
+    /** The device's {@code max_sge_rd}: a READ with more SGEs is EINVAL at post (siw: 1). */
+    private final int maxSgeRd;
     private volatile boolean closed;
     /**
      * The state this provider last moved the QP to (or the CM reported): Linux siw before 6.2 does not report the
@@ -88,9 +111,13 @@ final class RdmaCoreQp implements QueuePair {
      */
     private volatile QpState known = QpState.RESET;
 
-    private RdmaCoreQp(RdmaCorePd pd, MemorySegment qp, QpInitAttr attr, Arena arena, int maxSendSge, int maxRecvSge) {
+    private RdmaCoreQp(RdmaCorePd pd, MemorySegment qp, QpInitAttr attr, Arena arena, int maxSendSge, int maxRecvSge,
+                       int maxInline) {
         this.pd = pd;
         this.context = pd.context();
+        this.iwarp = context.device().transportType() == RdmaCoreDevice.TRANSPORT_IWARP;
+        this.maxInline = maxInline;
+        this.maxSgeRd = Math.max(1, context.queryDevice().maxSgeRd());
         this.qp = qp.reinterpret(Structs.IBV_QP.byteSize());
         this.type = attr.type();
         this.windows = context.ops().hasMw() && context.queryDevice().supportsMw(io.jrdma.verbs.MwType.TYPE_1);
@@ -143,6 +170,7 @@ final class RdmaCoreQp implements QueuePair {
         try {
             MemorySegment init;
             MemorySegment qp;
+            int inline;
             try (Arena a = Arena.ofConfined()) {
                 init = a.allocate(IBV_QP_INIT_ATTR);
                 init.set(ADDRESS, off(IBV_QP_INIT_ATTR, "send_cq"), ((RdmaCoreCq) attr.sendCq()).cq);
@@ -157,12 +185,19 @@ final class RdmaCoreQp implements QueuePair {
                 init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "qp_type"), qpType);
                 init.set(JAVA_INT, off(IBV_QP_INIT_ATTR, "sq_sig_all"), attr.sqSigAll() ? 1 : 0);
                 qp = createQp(ctx, pd, init, attr.maxInlineData());
+                inline = init.get(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_inline_data"));
             }
-            RdmaCoreQp q = new RdmaCoreQp(pd, qp, attr, arena, attr.maxSendSge(), Math.max(1, attr.maxRecvSge()));
+            RdmaCoreQp q = new RdmaCoreQp(pd, qp, attr, arena, attr.maxSendSge(), Math.max(1, attr.maxRecvSge()),
+                    inline);
             ctx.remember(q);
             return q;
         } catch (LibIbverbs.NativeCallException e) {
             arena.close();
+            if (e.errno() == EOPNOTSUPP) {
+                throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "ProtectionDomain.createQp of a " + attr.type()
+                        + " QP: ibv_create_qp on " + ctx.device().name() + " failed (EOPNOTSUPP): the device has no "
+                        + attr.type() + " QPs (queryDevice() lists the QP types it has)", e);
+            }
             throw RdmaCoreProvider.toRdma(e);
         } catch (RuntimeException e) {
             arena.close();
@@ -172,22 +207,37 @@ final class RdmaCoreQp implements QueuePair {
 
     /**
      * {@code ibv_create_qp}; when the device refuses the inline size (EINVAL: siw takes at most 80 bytes, and
-     * {@code QpInitAttr.rc} asks for 256), again with half of it, down to none: the QP gets the largest inline
-     * size the device takes, as libibverbs applications probe it.
+     * {@code QpInitAttr.rc} asks for 256), again with 16 bytes less, down to none (a refusal costs one system call
+     * and creates nothing): the QP gets the largest multiple of 16 the device takes (siw: 80), which the context
+     * remembers so that its next QPs start there. ibv_create_qp writes back the {@code cap} it gave: {@code init}'s
+     * {@code cap.max_inline_data} is what the QP has.
      */
-    private static MemorySegment createQp(RdmaCoreContext ctx, RdmaCorePd pd, MemorySegment init, int inline) {
+    private static MemorySegment createQp(RdmaCoreContext ctx, RdmaCorePd pd, MemorySegment init, int asked) {
         long at = off(IBV_QP_INIT_ATTR, "cap.max_inline_data");
+        int inline = Math.min(asked, ctx.inlineCeiling());
         while (true) {
             init.set(JAVA_INT, at, inline);
             try {
-                return ctx.verbs().createQp(pd.pd, init);
+                MemorySegment qp = ctx.verbs().createQp(pd.pd, init);
+                if (inline < asked) {
+                    ctx.inlineCeiling(inline);
+                }
+                if (init.get(JAVA_INT, at) < inline) {
+                    init.set(JAVA_INT, at, inline); // a library that does not write the cap back: what was taken
+                }
+                return qp;
             } catch (LibIbverbs.NativeCallException e) {
                 if (e.errno() != EINVAL || inline == 0) {
                     throw e;
                 }
-                inline = inline <= 16 ? 0 : inline / 2;
+                inline = inline <= 16 ? 0 : (inline - 1) / 16 * 16;
             }
         }
+    }
+
+    /** {@return the inline data a post may carry on this QP: what the device took at creation} */
+    int maxInlineData() {
+        return maxInline;
     }
 
     @Override
@@ -285,6 +335,9 @@ final class RdmaCoreQp implements QueuePair {
                         av.hopLimit(), av.trafficClass(), 0, attr.portNum());
             }
             QpState from = (mask & QpAttr.STATE) != 0 ? state() : null;
+            if (iwarp && from != null) {
+                checkIwarpTransition(from, attr.state(), mask);
+            }
             int rc = context.verbs().modifyQp(qp, s, mask);
             if (rc != 0) {
                 String missing = from == null ? "" : missing(type, from, attr.state(), mask);
@@ -300,6 +353,46 @@ final class RdmaCoreQp implements QueuePair {
             if ((mask & QpAttr.STATE) != 0) {
                 known = attr.state();
             }
+        }
+    }
+
+    /**
+     * On iWARP the provider applies the verbs' QP state table itself (the kernel's {@code ib_modify_qp_is_ok}, which
+     * Linux siw does not call: siw takes RESET to RTR, or RTS to RESET, and stays where it was): a transition the
+     * table lacks, or one without its required attributes, is EINVAL naming what is wrong. A connected QP (RTS, SQD,
+     * SQE) or one in ERROR cannot go back to RESET on siw, whose only way out of RTS is ERROR, which it never
+     * leaves: that is EINVAL saying so.
+     */
+    private void checkIwarpTransition(QpState from, QpState to, int mask) {
+        if (to == QpState.ERROR || (to == QpState.RESET && (from == QpState.RESET || from == QpState.INIT
+                || from == QpState.RTR))) {
+            return;
+        }
+        if (to == QpState.RESET) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "ibv_modify_qp of QP 0x" + Integer.toHexString(qpn)
+                    + " from " + from + " to RESET: an iWARP QP of " + context.device().name() + " cannot go back to"
+                    + " RESET once connected or failed (Linux siw leaves RTS only to ERROR, and never leaves ERROR):"
+                    + " move it to ERROR, destroy it and create another");
+        }
+        boolean valid = switch (from) {
+            case RESET -> to == QpState.INIT;
+            case INIT -> to == QpState.INIT || to == QpState.RTR;
+            case RTR -> to == QpState.RTS;
+            case RTS -> to == QpState.RTS || to == QpState.SQD;
+            case SQD -> to == QpState.RTS || to == QpState.SQD;
+            case SQE -> to == QpState.RTS;
+            case ERROR -> false;
+        };
+        if (!valid) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "ibv_modify_qp of QP 0x" + Integer.toHexString(qpn)
+                    + " (" + type + ") from " + from + " to " + to + ": the verbs have no such transition (RESET ->"
+                    + " INIT -> RTR -> RTS; on iWARP rdma_cm moves the QP to RTS when it connects)");
+        }
+        String missing = missing(type, from, to, mask);
+        if (!missing.isEmpty()) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "ibv_modify_qp of QP 0x" + Integer.toHexString(qpn)
+                    + " (" + type + ") from " + from + " to " + to + " with mask 0x" + Integer.toHexString(mask)
+                    + ": the transition requires " + missing + ", which the request does not set");
         }
     }
 
@@ -431,9 +524,26 @@ final class RdmaCoreQp implements QueuePair {
         if (op == WrOpcode.BIND_MW) {
             return postBind(wr, code);
         }
+        if (iwarp) {
+            QpState st = known;
+            if (st == QpState.ERROR) {
+                // Linux siw flushes its user-mapped send queue only at the move to ERROR: a request posted later would
+                // sit there for good; the IBA flushes it, so this provider completes it WR_FLUSH_ERR itself
+                return sendCq.owe(wr.wrId(), WC_OF[op.ordinal()], qpn);
+            }
+            if (st != QpState.RTS && st != QpState.SQD) {
+                return EINVAL; // RESET, INIT, RTR: siw would keep the request in its ring and run it once connected
+            }
+        }
         int n = wr.numSge();
         if (n > maxSendSge) {
             return EINVAL;
+        }
+        if (op == WrOpcode.RDMA_READ && n > maxSgeRd) {
+            return EINVAL; // the device's max_sge_rd (siw: 1): siw would fill the first SGE only and complete SUCCESS
+        }
+        if ((wr.flags() & io.jrdma.verbs.SendFlags.INLINE) != 0 && wr.totalLength() > maxInline) {
+            return EINVAL; // more inline data than the QP took at creation (maxInlineData)
         }
         if (type == QpType.UC && op.isReadOrAtomic()) {
             return EINVAL; // UC has no READ and no atomics (rxe would take them and fail the QP later)
@@ -579,6 +689,15 @@ final class RdmaCoreQp implements QueuePair {
     public int postRecv(RecvWorkRequest wr) {
         if (closed || srq != null) {
             return EINVAL;
+        }
+        if (iwarp) {
+            QpState st = known;
+            if (st == QpState.ERROR) {
+                return recvCq.owe(wr.wrId(), io.jrdma.verbs.WcOpcode.RECV, qpn); // as postSend: siw would never flush it
+            }
+            if (st == QpState.RESET) {
+                return EINVAL;
+            }
         }
         int n = wr.numSge();
         if (n > maxRecvSge) {

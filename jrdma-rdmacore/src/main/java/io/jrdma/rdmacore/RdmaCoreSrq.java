@@ -29,6 +29,12 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
     private final int maxSge;
     private final MethodHandle post;
     private volatile boolean closed;
+    /**
+     * What the SRQ was made with and last modified to (depth, SGEs, limit), for devices whose rdma-core provider has
+     * no {@code query_srq} (Linux siw: {@code ibv_query_srq} is EOPNOTSUPP): {@link #query} answers from these. The
+     * limit goes back to 0 when its SRQ_LIMIT_REACHED event is read ({@link #limitReached}), as the IBA disarms it.
+     */
+    private int knownMaxWr, knownMaxSge, knownLimit;
 
     private RdmaCoreSrq(RdmaCorePd pd, MemorySegment srq, Arena arena, int maxSge) {
         this.pd = pd;
@@ -55,6 +61,10 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
             init.set(JAVA_INT, off(IBV_SRQ_INIT_ATTR, "attr.srq_limit"), attr.srqLimit());
             MemorySegment srq = pd.context().verbs().createSrq(pd.pd, init).reinterpret(128);
             RdmaCoreSrq s = new RdmaCoreSrq(pd, srq, arena, attr.maxSge());
+            // ibv_create_srq writes back the depth and SGEs the device made (siw: the depth rounded up to 2^n)
+            s.knownMaxWr = Math.max(attr.maxWr(), init.get(JAVA_INT, off(IBV_SRQ_INIT_ATTR, "attr.max_wr")));
+            s.knownMaxSge = Math.max(attr.maxSge(), init.get(JAVA_INT, off(IBV_SRQ_INIT_ATTR, "attr.max_sge")));
+            s.knownLimit = attr.srqLimit();
             pd.context().remember(s);
             return s;
         } catch (LibIbverbs.NativeCallException e) {
@@ -81,11 +91,27 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
             s.set(JAVA_INT, off(IBV_SRQ_ATTR, "max_sge"), attr.maxSge());
             s.set(JAVA_INT, off(IBV_SRQ_ATTR, "srq_limit"), attr.srqLimit());
             int rc = pd.context().verbs().modifySrq(srq, s, mask);
+            if (rc == EOPNOTSUPP && (mask & SrqAttr.MAX_WR) != 0) {
+                throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "SharedReceiveQueue.modify with MAX_WR (a"
+                        + " resize, ibv_modify_srq with IBV_SRQ_MAX_WR) on " + pd.context().device().name()
+                        + " failed (EOPNOTSUPP): the device cannot resize an SRQ (queryDevice() declares no SRQ_RESIZE)");
+            }
             if (rc != 0) {
                 throw new RdmaException(RdmaException.Errno.of(rc), "ibv_modify_srq (mask " + mask + ", " + attr
                         + ") failed (errno " + rc + ")");
             }
+            if ((mask & SrqAttr.MAX_WR) != 0) {
+                knownMaxWr = attr.maxWr();
+            }
+            if ((mask & SrqAttr.LIMIT) != 0) {
+                knownLimit = attr.srqLimit();
+            }
         }
+    }
+
+    /** Its SRQ_LIMIT_REACHED event was read: the limit is disarmed (0), as the device did. */
+    synchronized void limitReached() {
+        knownLimit = 0;
     }
 
     @Override
@@ -94,6 +120,10 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = a.allocate(IBV_SRQ_ATTR);
             int rc = pd.context().verbs().querySrq(srq, s);
+            if (rc == EOPNOTSUPP) {
+                // the device's rdma-core provider has no query_srq (Linux siw): what it was made with and modified to
+                return new SrqAttr(knownMaxWr, knownMaxSge, knownLimit);
+            }
             if (rc != 0) {
                 throw new RdmaException(RdmaException.Errno.of(rc), "ibv_query_srq failed (errno " + rc + ")");
             }

@@ -296,12 +296,34 @@ public abstract class DataPathTck extends TckSupport {
             fillSentinel(client.buf, dst[i], len[i] + GUARD);
             read.sge(i, client.mr, dst[i], len[i]);
         }
+        int sgeRd = client.ctx.queryDevice().maxSgeRd();
+        if (sgeRd < 3) {
+            // the device scatters a READ into max_sge_rd SGEs at most (iWARP's siw: 1): more is refused at post
+            assertEquals(io.jrdma.verbs.RdmaException.Errno.EINVAL.value(), l.cqp.postSend(read), "a READ with 3 SGEs where the"
+                    + " device's max_sge_rd is " + sgeRd + " is refused at post");
+            assertNoCompletion(l.ccq, Duration.ZERO, "a refused READ completes nothing");
+            read = new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .remote(server.addr(DST), server.mr.rkey());
+            // what it takes: the first max_sge_rd - 1 SGEs as above, the last one for the rest of the bytes
+            int last = Math.max(1, sgeRd) - 1;
+            for (int i = 0; i < last; i++) {
+                read.sge(i, client.mr, dst[i], len[i]);
+            }
+            int rest = 0;
+            for (int i = last; i < 3; i++) {
+                rest += len[i];
+            }
+            fillSentinel(client.buf, dst[last], rest + GUARD);
+            read.sge(last, client.mr, dst[last], rest);
+            len = java.util.Arrays.copyOf(len, last + 1);
+            len[last] = rest;
+        }
         post(l.cqp, read);
         WorkCompletion wc = awaitCompletion(l.ccq, "scattered READ");
         assertCompletion(wc, WcStatus.SUCCESS, WcOpcode.RDMA_READ, 2, l.cqp.qpn(), "scattered READ");
         assertEquals(total, wc.byteLen(), "byte_len of " + wc);
         pos = 0;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < len.length; i++) {
             assertPattern(client.buf, dst[i], len[i], 33, pos, "READ SGE " + i);
             assertSentinel(client.buf, dst[i] + len[i], GUARD, "after READ SGE " + i);
             pos += len[i];
@@ -331,7 +353,19 @@ public abstract class DataPathTck extends TckSupport {
     @Test
     void inlineWriteOfMaxInlineData() {
         Link l = connect();
-        int n = QpInitAttr.rc(l.ccq).maxInlineData();
+        int asked = QpInitAttr.rc(l.ccq).maxInlineData();
+        java.util.Optional<String> less = fx.deviation(ProviderFixture.Deviation.LESS_INLINE_DATA);
+        int n = less.isPresent() ? fx.maxInlineData(l.cqp, asked) : asked;
+        if (less.isPresent()) {
+            assertTrue(n > 0 && n <= asked, "the inline data the QP took, 1.." + asked + ": " + n);
+            if (n < asked) {
+                assertEquals(io.jrdma.verbs.RdmaException.Errno.EINVAL.value(), l.cqp.postSend(new SendWorkRequest().wrId(4)
+                        .opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED | SendFlags.INLINE)
+                        .sge(0, client.mr, SRC, n + 1).remote(server.addr(DST), server.mr.rkey())),
+                        "an INLINE WRITE of " + (n + 1) + " bytes where the QP took " + n + " (declared: " + less.get()
+                        + ") is refused at post");
+            }
+        }
         fill(client.buf, SRC, n, 46);
         fillSentinel(server.buf, DST, n + GUARD);
         post(l.cqp, new SendWorkRequest().wrId(5).opcode(WrOpcode.RDMA_WRITE)

@@ -85,10 +85,36 @@ public abstract class ErrorTck extends TckSupport {
         assertCompletion(recv, WcStatus.LOC_LEN_ERR, null, wrId, qpn, what);
     }
 
+    /** {@return whether {@code s} is a status the peer reports (a NAK, a TERMINATE, a lost peer), not a local one} */
+    private static boolean remote(WcStatus s) {
+        return s == WcStatus.REM_ACCESS_ERR || s == WcStatus.REM_INV_REQ_ERR || s == WcStatus.REM_OP_ERR
+                || s == WcStatus.RETRY_EXC_ERR || s == WcStatus.RNR_RETRY_EXC_ERR;
+    }
+
     private void expectFailureThenFlush(Link l, SendWorkRequest failing, WcStatus status, String what) {
         if (!fx.remoteErrorsFailTheRequest() && !failing.opcode().isReadOrAtomic() && status != WcStatus.LOC_PROT_ERR
                 && status != WcStatus.LOC_QP_OP_ERR) {
             expectConnectionFailure(l, failing, status, what);
+            return;
+        }
+        java.util.Optional<String> lost = fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST);
+        if (lost.isPresent()) {
+            // the request behind the failing one is posted once the QP reports ERROR, and then must be flushed
+            post(l.cqp, failing);
+            WorkCompletion wc = awaitCompletion(l.ccq, what);
+            java.util.Optional<String> flushes = fx.deviation(ProviderFixture.Deviation.TERMINATE_FLUSHES_THE_REFUSED_REQUEST);
+            if (flushes.isPresent() && remote(status) && wc.status() == WcStatus.WR_FLUSH_ERR) {
+                assertCompletion(wc, WcStatus.WR_FLUSH_ERR, null, failing.wrId(), l.cqp.qpn(), what + reason(
+                        ProviderFixture.Deviation.TERMINATE_FLUSHES_THE_REFUSED_REQUEST));
+            } else {
+                assertCompletion(wc, status, null, failing.wrId(), l.cqp.qpn(), what);
+            }
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to be in ERROR after " + what
+                    + " (it is " + l.cqp.state() + ")");
+            post(l.cqp, write(failing.wrId() + 1, 1 << 20, server.mr.rkey(), 8));
+            assertCompletion(awaitCompletion(l.ccq, "a request after " + what), WcStatus.WR_FLUSH_ERR, null,
+                    failing.wrId() + 1, l.cqp.qpn(), "the request posted after " + what + " (once the QP is in ERROR)"
+                    + " is flushed" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
             return;
         }
         post(l.cqp, failing);
@@ -196,13 +222,31 @@ public abstract class ErrorTck extends TckSupport {
                 .sge(0, client.mr, 0, 16).remote(readOnly.address(), readOnly.rkey()), WcStatus.REM_ACCESS_ERR,
                 "a WRITE to a region without REMOTE_WRITE");
         Link b = connect();
-        expectFailureThenFlush(b, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
-                .sge(0, client.mr, 0, 16).remote(noRead.address(), noRead.rkey()), WcStatus.REM_ACCESS_ERR,
-                "a READ from a region without REMOTE_READ");
-        Link c = connect();
-        expectFailureThenFlush(c, new SendWorkRequest().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
-                .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, 8).remote(noAtomic.address(), noAtomic.rkey())
-                .atomic(1, 0), WcStatus.REM_ACCESS_ERR, "an atomic on a region without REMOTE_ATOMIC");
+        java.util.Optional<String> readable = fx.deviation(ProviderFixture.Deviation.REMOTE_READ_NOT_ENFORCED);
+        if (readable.isPresent()) {
+            // declared: the device serves the READ; it must still complete, and read what the region holds
+            client.buf.asSlice(0, 16).fill((byte) 0); // the region holds the sentinel: a served READ brings it
+            post(b.cqp, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, client.mr, 0, 16).remote(noRead.address(), noRead.rkey()));
+            WorkCompletion wc = awaitCompletion(b.ccq, "a READ from a region without REMOTE_READ");
+            assertEquals(1, wc.wrId(), wc.toString());
+            if (wc.status() == WcStatus.SUCCESS) {
+                assertTrue(server.buf.asSlice(base + 4096, 16).mismatch(client.buf.asSlice(0, 16)) < 0,
+                        "the READ the device served (declared: " + readable.get() + ") read the region's bytes");
+            } else {
+                assertTrue(wc.status() == WcStatus.REM_ACCESS_ERR || wc.status() == WcStatus.WR_FLUSH_ERR, wc.toString());
+            }
+        } else {
+            expectFailureThenFlush(b, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ)
+                    .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, 16).remote(noRead.address(), noRead.rkey()),
+                    WcStatus.REM_ACCESS_ERR, "a READ from a region without REMOTE_READ");
+        }
+        if (client.ctx.queryDevice().atomicCap() != io.jrdma.verbs.DeviceAttr.AtomicCap.NONE) { // a device without atomics refuses them at post
+            Link c = connect();
+            expectFailureThenFlush(c, new SendWorkRequest().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                    .flags(SendFlags.SIGNALED).sge(0, client.mr, 0, 8).remote(noAtomic.address(), noAtomic.rkey())
+                    .atomic(1, 0), WcStatus.REM_ACCESS_ERR, "an atomic on a region without REMOTE_ATOMIC");
+        }
         assertSentinel(server.buf, base, 3 * 4096, "refused requests change nothing");
     }
 
@@ -242,6 +286,12 @@ public abstract class ErrorTck extends TckSupport {
         }
         WorkCompletion recv = awaitCompletion(l.scq, "the receive with a bad lkey");
         assertEquals(4, recv.wrId(), recv.toString());
+        java.util.Optional<String> general = fx.deviation(ProviderFixture.Deviation.RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR);
+        if (general.isPresent() && recv.status() == WcStatus.GENERAL_ERR) {
+            awaitTrue(() -> l.sqp.state() == QpState.ERROR, "the receiver's QP to enter ERROR after its GENERAL_ERR"
+                    + reason(ProviderFixture.Deviation.RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR));
+            return;
+        }
         assertTrue(recv.status() == WcStatus.LOC_PROT_ERR || recv.status() == WcStatus.LOC_QP_OP_ERR,
                 "the receive with a bad lkey completes with LOC_PROT_ERR (or LOC_QP_OP_ERR), not " + recv);
     }
@@ -361,6 +411,11 @@ public abstract class ErrorTck extends TckSupport {
     void destroyedPeerQpIsRetryExceeded() {
         Link l = link().clientParam(ONE_RETRY).connect();
         closeNow(l.sqp);
+        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
+            // the destroyed QP's connection closes: the requester's QP fails with it before anything is posted
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to enter ERROR when the peer's QP is"
+                    + " destroyed" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+        }
         expectFailureThenFlush(l, write(1, 0, server.mr.rkey(), 100), WcStatus.RETRY_EXC_ERR,
                 "a WRITE to a destroyed QP with retry_cnt 1");
     }
@@ -371,6 +426,10 @@ public abstract class ErrorTck extends TckSupport {
         long addr = server.addr(0);
         int rkey = server.mr.rkey();
         closeSide(server);
+        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the QP to enter ERROR when the peer context closed"
+                    + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+        }
         post(l.cqp, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 100).remote(addr, rkey));
         post(l.cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
@@ -391,6 +450,15 @@ public abstract class ErrorTck extends TckSupport {
     void closingTheConnectionFailsThePeersNextRequests() {
         Link l = link().clientParam(ONE_RETRY).serverParam(ONE_RETRY).connect();
         closeNow(l.sconn);
+        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
+            // a WRITE posted while the disconnect reaches the QP may be lost: the next one is posted once it failed
+            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the client's QP to enter ERROR after the server closed the"
+                    + " connection" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+            post(l.cqp, write(1, 0, server.mr.rkey(), 8));
+            assertCompletion(awaitCompletion(l.ccq, "a WRITE after the peer closed the connection"),
+                    WcStatus.WR_FLUSH_ERR, null, 1, l.cqp.qpn(), "a WRITE after the peer closed the connection");
+            return;
+        }
         long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
         int successes = 0;
         for (long id = 1; ; id++) {
@@ -521,6 +589,13 @@ public abstract class ErrorTck extends TckSupport {
         Link l = connect();
         assertInvalid(l.cqp, () -> l.cqp.modify(new QpAttr().state(QpState.INIT)), "RTS -> INIT");
         assertInvalid(l.cqp, () -> l.cqp.modify(new QpAttr().state(QpState.RTR)), "RTS -> RTR");
+        if (fx.deviation(ProviderFixture.Deviation.NO_RESET_OF_A_CONNECTED_QP).isPresent()) {
+            assertInvalid(l.cqp, () -> l.cqp.modify(new QpAttr().state(QpState.RESET)), "RTS -> RESET"
+                    + reason(ProviderFixture.Deviation.NO_RESET_OF_A_CONNECTED_QP), "RESET");
+            l.cqp.modify(new QpAttr().state(QpState.ERROR));
+            assertEquals(QpState.ERROR, l.cqp.state(), "RTS -> ERROR, where RESET is refused");
+            return;
+        }
         l.cqp.modify(new QpAttr().state(QpState.RESET));
         assertEquals(QpState.RESET, l.cqp.state(), "any state -> RESET");
     }

@@ -133,6 +133,17 @@ public abstract class ProviderFixture {
     }
 
     /**
+     * The inline data a post may carry on {@code qp}, when the provider declares {@link Deviation#LESS_INLINE_DATA}.
+     *
+     * @param qp    a QP of the fixture's device
+     * @param asked the {@code maxInlineData} its {@code QpInitAttr} asked
+     * @return the bytes of inline data the QP took (by default what was asked)
+     */
+    public int maxInlineData(io.jrdma.verbs.QueuePair qp, int asked) {
+        return asked;
+    }
+
+    /**
      * Ways a real device differs from what the TCK checks by default, where the specification allows it or
      * the device cannot be changed. A provider declares each that its device has, with the reason, in
      * {@link #deviation}; the TCK then checks the device's behaviour instead (named in each constant), or, where
@@ -201,7 +212,49 @@ public abstract class ProviderFixture {
          * A QP in RTR that receives its first packet raises no COMM_EST event. The TCK checks that the receive
          * completes in RTR, then skips the event.
          */
-        NO_COMM_EST_EVENT
+        NO_COMM_EST_EVENT,
+        /**
+         * A READ (or atomic) that the peer refuses with a TERMINATE completes {@link io.jrdma.verbs.WcStatus#WR_FLUSH_ERR}
+         * rather than with the remote error's status (REM_ACCESS_ERR...): the device acts on the TERMINATE by closing
+         * the connection and flushing its queues. The TCK accepts WR_FLUSH_ERR there and still checks the QP's ERROR.
+         */
+        TERMINATE_FLUSHES_THE_REFUSED_REQUEST,
+        /**
+         * A request posted while the QP is failing (after the device moved it to ERROR on a TERMINATE or a lost
+         * connection, before the provider learned it) may never complete. The TCK posts the requests it expects
+         * flushed only once the QP reports ERROR, and checks them then.
+         */
+        REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST,
+        /**
+         * A receive whose SGE the device cannot write (a bad lkey, or one of another PD) completes
+         * {@link io.jrdma.verbs.WcStatus#GENERAL_ERR} rather than LOC_PROT_ERR. The TCK accepts GENERAL_ERR there.
+         */
+        RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR,
+        /**
+         * The transport has no retry counts (iWARP retransmits in TCP): the QP reports 0 for retry_cnt and rnr_retry
+         * whatever the connection parameters gave. The TCK checks the QP connected and reports 0.
+         */
+        NO_RETRY_COUNTS,
+        /**
+         * A QP whose connect was rejected is left in ERROR (and cannot connect again): the TCK checks that state, that
+         * a second connect of it is EINVAL, and that a new QP connects.
+         */
+        A_REJECTED_CONNECT_LEAVES_THE_QP_IN_ERROR,
+        /**
+         * A connected QP cannot be moved back to RESET: the modify is EINVAL (the device leaves RTS only to ERROR).
+         * The TCK checks that refusal and the move to ERROR instead.
+         */
+        NO_RESET_OF_A_CONNECTED_QP,
+        /**
+         * A QP may get less inline data than its {@code QpInitAttr} asked: {@link ProviderFixture#maxInlineData}
+         * says how much. The TCK writes that many bytes inline and checks that one more is refused at post (EINVAL).
+         */
+        LESS_INLINE_DATA,
+        /**
+         * An RDMA READ from a region registered without REMOTE_READ is served. The TCK checks that the READ completes
+         * (and, when it succeeds, that it read the region's bytes) instead of the refusal.
+         */
+        REMOTE_READ_NOT_ENFORCED
     }
 
     /**

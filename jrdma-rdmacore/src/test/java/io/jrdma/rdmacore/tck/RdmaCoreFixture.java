@@ -69,6 +69,18 @@ public final class RdmaCoreFixture extends ProviderFixture {
         return device; // on iWARP, connectionManager() is rdma_cm (librdmacm): the kernel's iWARP CM connects the QPs
     }
 
+    /**
+     * {@return the GID a peer reaches {@code ctx} by: on RoCE the fixture's address (an IPv4-mapped GID), on iWARP the
+     * port's GID 0 (siw's is its interface's MAC address, not an IP address)}
+     */
+    @Override
+    public Gid gid(io.jrdma.verbs.DeviceContext ctx) {
+        if (device().transport() == Transport.IWARP) {
+            return ctx.queryPort().gids().get(0);
+        }
+        return super.gid(ctx);
+    }
+
     @Override
     public synchronized InetAddress address() {
         if (address == null) {
@@ -167,7 +179,10 @@ public final class RdmaCoreFixture extends ProviderFixture {
                     + " IP_CSUM_OK, WITH_INV, TM_*)";
             case REFUSED_INVALIDATION_FAILS_ONLY_THE_RECEIVE -> rxe() ? "Linux rxe acknowledges a SEND_WITH_INV"
                     + " before it tries the invalidation, then completes the receive REM_INV_REQ_ERR and moves its QP"
-                    + " to ERROR: the sender never learns it" : null;
+                    + " to ERROR: the sender never learns it" : siw() ? "Linux siw completes the SEND_WITH_INV once"
+                    + " handed to TCP; at the receiver siw_rdmap_complete completes the receive REM_INV_REQ_ERR and"
+                    + " leaves the QP connected (its TERMINATE only prepared), which the provider then moves to ERROR"
+                    + " (seen on siw0, kernel 6.1)" : null;
             case BAD_LKEY_IS_LOC_QP_OP_ERR -> rxe() ? "Linux rxe completes a WRITE whose SGE has a bad lkey"
                     + " LOC_QP_OP_ERR (its requester fails to copy the payload and reports that status; a READ into a"
                     + " bad lkey is LOC_PROT_ERR)" : siw() ? "Linux siw completes a WRITE whose SGE has a bad lkey"
@@ -180,7 +195,9 @@ public final class RdmaCoreFixture extends ProviderFixture {
                     + " notifies a CQ armed solicited-only for solicited completions only, not for error completions"
                     + " (seen on siw0, kernel 6.1)" : null;
             case NO_LAST_WQE_EVENT -> rxe() ? "Linux rxe (kernel 6.1) raises no QP_LAST_WQE_REACHED when a QP on"
-                    + " an SRQ moves to ERROR (none within 10 s on rxe0 at 035a91e; a known gap of rxe's)" : null;
+                    + " an SRQ moves to ERROR (none within 10 s on rxe0 at 035a91e; a known gap of rxe's)" : siw()
+                    ? "Linux siw raises no QP_LAST_WQE_REACHED (its only QP events are QP_FATAL, QP_ACCESS_ERR and"
+                    + " SQ_DRAINED; none within 10 s on siw0 at 035a91e)" : null;
             case NO_IMMEDIATE_DATA -> siw() ? "Linux siw implements iWARP without immediate data (RFC 5040; not"
                     + " RFC 7306's extensions): its post_send refuses SEND_WITH_IMM and RDMA_WRITE_WITH_IMM with EINVAL"
                     + " (seen on siw0, kernel 6.1)" : null;
@@ -192,15 +209,40 @@ public final class RdmaCoreFixture extends ProviderFixture {
                     + " two minus one before it checks that the posted receives fit, and checks a new limit against"
                     + " the current depth (a limit above the new depth was taken)" : null;
             case LESS_PRIVATE_DATA -> device().transport() == Transport.IWARP ? "rdma_cm on iWARP: librdmacm's"
-                    + " struct rdma_conn_param has a uint8_t private_data_len (255 at most), and an MPA frame carries"
+                    + " struct rdma_conn_param has a uint8_t private_data_len (255 at most), an MPA frame carries"
                     + " 256 bytes of private data (Linux siw's MPA_MAX_PRIVDATA) of which MPA revision 2, siw's"
-                    + " default, takes 4 for IRD and ORD: 252 (255 was refused by siw0's passive side, kernel 6.1)"
-                    : null;
+                    + " default, takes 4 for IRD and ORD, and siw_send_mpareqrep adds those 4 to the data's length in"
+                    + " a u8: 251 (bisected on siw0, kernel 6.1: 251 connects, 252 is rejected)" : null;
             case NO_COMM_EST_EVENT -> rxe() ? "Linux rxe raises no COMM_EST when a QP in RTR receives its first"
                     + " packet (none came within 10 s on rxe0, the receive itself completed)" : null;
             case WINDOW_BOUNDS_NOT_ENFORCED -> rxe() ? "Linux rxe (kernel 6.1) checks an access through a memory"
                     + " window against its region's bounds, not the window's (a UC WRITE before a type 2 window's"
                     + " start was placed)" : null;
+            case TERMINATE_FLUSHES_THE_REFUSED_REQUEST -> siw() ? "Linux siw acts on a TERMINATE by dropping the"
+                    + " connection (siw_proc_terminate returns ECONNRESET, no completion is run) and flushing its queues:"
+                    + " a READ the peer refused completes WR_FLUSH_ERR, not REM_ACCESS_ERR" : null;
+            case REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST -> siw() ? "Linux siw flushes its user-mapped send"
+                    + " and receive queues only when the QP moves to ERROR; a request posted after that (its doorbell"
+                    + " in ERROR flushes nothing) would never complete; this provider completes such a request"
+                    + " WR_FLUSH_ERR itself once it knows of the ERROR (rdma_cm's DISCONNECTED), not in between" : null;
+            case RECEIVE_PROTECTION_ERROR_IS_GENERAL_ERR -> siw() ? "Linux siw completes a receive whose SGE fails its"
+                    + " lkey check GENERAL_ERR (siw_proc_send sets no status; siw_rdmap_complete turns the error into"
+                    + " GENERAL_ERR), raises QP_ACCESS_ERR and terminates the connection" : null;
+            case NO_RETRY_COUNTS -> device().transport() == Transport.IWARP ? "iWARP retransmits in TCP: rdma_cm's"
+                    + " retry counts do not reach an iWARP QP, and Linux siw's ibv_query_qp reports retry_cnt and"
+                    + " rnr_retry 0" : null;
+            case A_REJECTED_CONNECT_LEAVES_THE_QP_IN_ERROR -> siw() ? "Linux siw releases the connection end point of"
+                    + " a rejected connect with siw_qp_llp_close, which moves the QP to ERROR; siw has no way out of"
+                    + " ERROR (a second connect failed CONNECT_ERROR -22 at 035a91e): the provider reports ERROR and"
+                    + " refuses a second connect (EINVAL)" : null;
+            case NO_RESET_OF_A_CONNECTED_QP -> siw() ? "Linux siw leaves RTS only to ERROR (or closing) and never"
+                    + " leaves ERROR: the provider refuses RTS to RESET (EINVAL) rather than report a RESET siw does"
+                    + " not make" : null;
+            case REMOTE_READ_NOT_ENFORCED -> siw() ? "Linux siw serves an RDMA READ from a region registered"
+                    + " without REMOTE_READ: it checks a READ response's source with no access bits"
+                    + " (siw_check_sgl_tx(qp->pd, wqe, 0) in siw_qp_tx.c; seen on siw0, kernel 6.1)" : null;
+            case LESS_INLINE_DATA -> siw() ? "Linux siw takes at most 80 bytes of inline data (SIW_MAX_INLINE, five"
+                    + " 16-byte SGEs' room); the provider creates the QP with the most the device takes" : null;
         };
         return Optional.ofNullable(why);
     }
@@ -222,23 +264,29 @@ public final class RdmaCoreFixture extends ProviderFixture {
 
     /**
      * {@return on iWARP, the longest private data that leaves room for the 16-byte jrdma trailer carrying the QPN
-     * within the 252 bytes an iWARP connection carries; on RoCE (jrdma's TCP exchange) all of it}
+     * within the 251 bytes an iWARP connection carries; on RoCE (jrdma's TCP exchange) all of it}
      */
     @Override
     public int maxPrivateDataWithPeerQpn() {
-        return device().transport() == Transport.IWARP ? 236 : super.maxPrivateDataWithPeerQpn();
+        return device().transport() == Transport.IWARP ? 235 : super.maxPrivateDataWithPeerQpn();
     }
 
-    /** {@return on iWARP, 252 bytes (declared: LESS_PRIVATE_DATA); on RoCE, jrdma's TCP exchange's} */
+    /** {@return on iWARP, 251 bytes (declared: LESS_PRIVATE_DATA); on RoCE, jrdma's TCP exchange's} */
     @Override
     public int maxPrivateData() {
-        return device().transport() == Transport.IWARP ? 252 : super.maxPrivateData();
+        return device().transport() == Transport.IWARP ? 251 : super.maxPrivateData();
     }
 
     /** {@return {@value #MANY_QPS_PROPERTY} when given (at least 2), else the TCK's 1,000} */
     @Override
     public int manyQps() {
         return Math.max(2, Integer.getInteger(MANY_QPS_PROPERTY, super.manyQps()));
+    }
+
+    /** {@return the inline data the provider's QP took ({@code cap.max_inline_data}), which may be less than asked} */
+    @Override
+    public int maxInlineData(io.jrdma.verbs.QueuePair qp, int asked) {
+        return RdmaCoreProvider.maxInlineData(qp);
     }
 
     @Override
