@@ -47,14 +47,14 @@ final class RdmaCoreCq implements CompletionQueue {
     private volatile boolean closed;
     /** Whether a UD QP receives into this CQ: only then may a receive completion carry the GRH flag. */
     private volatile boolean udReceives;
+    /** An iWARP device's CQ: a receive completed in error moves its QP to ERROR ({@link #receiveFailed}). */
+    private final boolean iwarp;
     /**
      * Flush completions this provider owes for requests posted to an iWARP QP it knows to be in ERROR (Linux siw
      * flushes its user-mapped queues only at the transition: a request posted afterwards would never complete).
      * A ring laid out once; filled under {@code flushLock} by those posts (an error path) and drained by a poll
      * that finds {@link #flushPending} non-zero; an ordinary poll reads that one volatile field and nothing else.
      */
-    /** An iWARP device's CQ: a receive completed in error moves its QP to ERROR ({@link #receiveFailed}). */
-    private final boolean iwarp;
     private final long[] flushWrId;
     private final WcOpcode[] flushOpcode;
     private final int[] flushQpn;

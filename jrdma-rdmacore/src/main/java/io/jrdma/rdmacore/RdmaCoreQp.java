@@ -58,23 +58,6 @@ final class RdmaCoreQp implements QueuePair {
         WR_OPCODE[WrOpcode.REG_MR.ordinal()] = -1;
     }
 
-    /** The completion opcode of each {@link WrOpcode} (by ordinal), for the flushes this provider completes itself. */
-    private static final io.jrdma.verbs.WcOpcode[] WC_OF = new io.jrdma.verbs.WcOpcode[WrOpcode.values().length];
-
-    static {
-        for (WrOpcode o : WrOpcode.values()) {
-            WC_OF[o.ordinal()] = switch (o) {
-                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> io.jrdma.verbs.WcOpcode.RDMA_WRITE;
-                case RDMA_READ -> io.jrdma.verbs.WcOpcode.RDMA_READ;
-                case ATOMIC_CMP_AND_SWP -> io.jrdma.verbs.WcOpcode.COMP_SWAP;
-                case ATOMIC_FETCH_AND_ADD -> io.jrdma.verbs.WcOpcode.FETCH_ADD;
-                case LOCAL_INV -> io.jrdma.verbs.WcOpcode.LOCAL_INV;
-                case BIND_MW -> io.jrdma.verbs.WcOpcode.BIND_MW;
-                default -> io.jrdma.verbs.WcOpcode.SEND;
-            };
-        }
-    }
-
     private static final int EPERM = 1, EINVAL = 22, EMSGSIZE = 90, EOPNOTSUPP = 95;
     /** Every {@code IBV_QP_*} attribute bit {@link #query} asks for. */
     private static final int QUERY_ALL = QpAttr.STATE | QpAttr.ACCESS_FLAGS | QpAttr.PKEY_INDEX | QpAttr.PORT
@@ -117,10 +100,11 @@ final class RdmaCoreQp implements QueuePair {
         this.context = pd.context();
         this.iwarp = context.device().transportType() == RdmaCoreDevice.TRANSPORT_IWARP;
         this.maxInline = maxInline;
-        this.maxSgeRd = Math.max(1, context.queryDevice().maxSgeRd());
+        io.jrdma.verbs.DeviceAttr dev = context.queryDevice(); // one ibv_query_device for both
+        this.maxSgeRd = Math.max(1, dev.maxSgeRd());
         this.qp = qp.reinterpret(Structs.IBV_QP.byteSize());
         this.type = attr.type();
-        this.windows = context.ops().hasMw() && context.queryDevice().supportsMw(io.jrdma.verbs.MwType.TYPE_1);
+        this.windows = context.ops().hasMw() && dev.supportsMw(io.jrdma.verbs.MwType.TYPE_1);
         this.sendCq = (RdmaCoreCq) attr.sendCq();
         this.recvCq = (RdmaCoreCq) attr.recvCq();
         this.srq = (RdmaCoreSrq) attr.srq();
@@ -529,7 +513,7 @@ final class RdmaCoreQp implements QueuePair {
             if (st == QpState.ERROR) {
                 // Linux siw flushes its user-mapped send queue only at the move to ERROR: a request posted later would
                 // sit there for good; the IBA flushes it, so this provider completes it WR_FLUSH_ERR itself
-                return sendCq.owe(wr.wrId(), WC_OF[op.ordinal()], qpn);
+                return sendCq.owe(wr.wrId(), io.jrdma.verbs.WcOpcode.of(op), qpn);
             }
             if (st != QpState.RTS && st != QpState.SQD) {
                 return EINVAL; // RESET, INIT, RTR: siw would keep the request in its ring and run it once connected
