@@ -63,6 +63,20 @@ public abstract class ErrorTck extends TckSupport {
         return fx.deviation(d).map(r -> " (the device's behaviour, declared: " + r + ")").orElse("");
     }
 
+    /**
+     * Where the device declares {@link ProviderFixture.Deviation#REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST}: waits
+     * until the client's QP reports ERROR, so that what the test posts next is posted to a failed QP.
+     *
+     * @return whether the deviation is declared (and the QP reached ERROR)
+     */
+    private boolean awaitErrorIfPostsMayBeLost(Link l, String what) {
+        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isEmpty()) {
+            return false;
+        }
+        awaitTrue(() -> l.cqp.state() == QpState.ERROR, what + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+        return true;
+    }
+
     /** The sender's completion of a SEND into a receive too small: REM_INV_REQ_ERR (IBA), or as the fixture declares. */
     private void assertLengthError(WorkCompletion sent, long wrId, int qpn, String what) {
         java.util.Optional<String> op = fx.deviation(ProviderFixture.Deviation.LENGTH_ERROR_MAY_BE_REM_OP_ERR);
@@ -411,11 +425,8 @@ public abstract class ErrorTck extends TckSupport {
     void destroyedPeerQpIsRetryExceeded() {
         Link l = link().clientParam(ONE_RETRY).connect();
         closeNow(l.sqp);
-        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
-            // the destroyed QP's connection closes: the requester's QP fails with it before anything is posted
-            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the requester QP to enter ERROR when the peer's QP is"
-                    + " destroyed" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
-        }
+        // the destroyed QP's connection closes: the requester's QP fails with it before anything is posted
+        awaitErrorIfPostsMayBeLost(l, "the requester QP to enter ERROR when the peer's QP is destroyed");
         expectFailureThenFlush(l, write(1, 0, server.mr.rkey(), 100), WcStatus.RETRY_EXC_ERR,
                 "a WRITE to a destroyed QP with retry_cnt 1");
     }
@@ -426,10 +437,7 @@ public abstract class ErrorTck extends TckSupport {
         long addr = server.addr(0);
         int rkey = server.mr.rkey();
         closeSide(server);
-        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
-            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the QP to enter ERROR when the peer context closed"
-                    + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
-        }
+        awaitErrorIfPostsMayBeLost(l, "the QP to enter ERROR when the peer context closed");
         post(l.cqp, new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                 .sge(0, client.mr, 0, 100).remote(addr, rkey));
         post(l.cqp, new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
@@ -450,10 +458,8 @@ public abstract class ErrorTck extends TckSupport {
     void closingTheConnectionFailsThePeersNextRequests() {
         Link l = link().clientParam(ONE_RETRY).serverParam(ONE_RETRY).connect();
         closeNow(l.sconn);
-        if (fx.deviation(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST).isPresent()) {
-            // a WRITE posted while the disconnect reaches the QP may be lost: the next one is posted once it failed
-            awaitTrue(() -> l.cqp.state() == QpState.ERROR, "the client's QP to enter ERROR after the server closed the"
-                    + " connection" + reason(ProviderFixture.Deviation.REQUESTS_POSTED_AS_THE_QP_FAILS_MAY_BE_LOST));
+        // a WRITE posted while the disconnect reaches the QP may be lost: the next one is posted once it failed
+        if (awaitErrorIfPostsMayBeLost(l, "the client's QP to enter ERROR after the server closed the connection")) {
             post(l.cqp, write(1, 0, server.mr.rkey(), 8));
             assertCompletion(awaitCompletion(l.ccq, "a WRITE after the peer closed the connection"),
                     WcStatus.WR_FLUSH_ERR, null, 1, l.cqp.qpn(), "a WRITE after the peer closed the connection");
