@@ -157,29 +157,7 @@ public final class ShmPingPong {
                     waitFor(buf, i, progress ? ctx : null, timeout, role);
                 }
                 buf.set(ValueLayout.JAVA_LONG, 0, i);
-                boolean signaled = sig || i % 64 == 0;
-                wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(i).flags(signaled ? SendFlags.SIGNALED : 0)
-                        .sge(0, mr, 0, 8).remote(rAddr + IN, rKey);
-                int rc = qp.postSend(wr);
-                if (rc != 0) {
-                    Result.fail(role + ": postSend " + io.jrdma.verbs.RdmaException.Errno.of(rc));
-                }
-                if (signaled) {
-                    long spins = 0;
-                    long waitEnd = 0;
-                    while (cq.poll(wc) == 0) {
-                        if ((++spins & 0xFFFFF) == 0) {
-                            if (waitEnd == 0) {
-                                waitEnd = System.nanoTime() + timeout;
-                            } else if (System.nanoTime() > waitEnd) {
-                                Result.fail(role + ": no completion within the timeout");
-                            }
-                        }
-                    }
-                    if (wc.status() != WcStatus.SUCCESS) {
-                        Result.fail(role + ": completion with error " + wc);
-                    }
-                }
+                write(qp, cq, wr, wc, mr, i, sig || i % 64 == 0, rAddr, rKey, timeout, role);
                 if (!server) {
                     waitFor(buf, i, progress ? ctx : null, timeout, role);
                     if (i > warmup) {
@@ -211,6 +189,37 @@ public final class ShmPingPong {
             } else {
                 Files.deleteIfExists(mine);
             }
+        }
+    }
+
+    /**
+     * WRITEs the 8 bytes at the start of the local buffer (the caller stored {@code n} there) to the peer's
+     * {@code IN}; when {@code signaled}, polls until its completion arrives (failing after {@code timeout} ns without one).
+     */
+    private static void write(QueuePair qp, CompletionQueue cq, SendWorkRequest wr, WorkCompletion wc, MemoryRegion mr,
+                              long n, boolean signaled, long rAddr, int rKey, long timeout, String role) {
+        wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(n).flags(signaled ? SendFlags.SIGNALED : 0)
+                .sge(0, mr, 0, 8).remote(rAddr + IN, rKey);
+        int rc = qp.postSend(wr);
+        if (rc != 0) {
+            Result.fail(role + ": postSend " + io.jrdma.verbs.RdmaException.Errno.of(rc));
+        }
+        if (!signaled) {
+            return;
+        }
+        long spins = 0;
+        long waitEnd = 0;
+        while (cq.poll(wc) == 0) {
+            if ((++spins & 0xFFFFF) == 0) {
+                if (waitEnd == 0) {
+                    waitEnd = System.nanoTime() + timeout;
+                } else if (System.nanoTime() > waitEnd) {
+                    Result.fail(role + ": no completion within the timeout");
+                }
+            }
+        }
+        if (wc.status() != WcStatus.SUCCESS) {
+            Result.fail(role + ": completion with error " + wc);
         }
     }
 
@@ -270,21 +279,7 @@ public final class ShmPingPong {
                             waitFor(buf, seq, null, timeout, "server");
                         }
                         buf.set(ValueLayout.JAVA_LONG, 0, seq);
-                        wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(seq).flags(SendFlags.SIGNALED).sge(0, mr, 0, 8)
-                                .remote(rAddr + IN, rKey);
-                        int rc = qp.postSend(wr);
-                        if (rc != 0) {
-                            Result.fail((server ? "server" : "client") + ": postSend " + io.jrdma.verbs.RdmaException.Errno.of(rc));
-                        }
-                        long spins = 0;
-                        while (cq.poll(wc) == 0) {
-                            if ((++spins & 0xFFFFFF) == 0) {
-                                Result.fail("no completion after " + spins + " polls");
-                            }
-                        }
-                        if (wc.status() != WcStatus.SUCCESS) {
-                            Result.fail("completion with error " + wc);
-                        }
+                        write(qp, cq, wr, wc, mr, seq, true, rAddr, rKey, timeout, server ? "server" : "client");
                         if (!server) {
                             waitFor(buf, seq, null, timeout, "client");
                         }
