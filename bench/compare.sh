@@ -470,7 +470,7 @@ shm_opcost() {
   local f="$work/r$ROUND.shmcost.out" n v
   start_bg "$f" "${BENCH[@]}" io.jrdma.bench.ShmOpCost rounds=1 n="$SHM_COST_N" secs=0.3 sizes=65536,1048576 dev="$SHM_DEV"
   wait_exit "$BG" 120 || { note "ShmOpCost: did not finish within 120 s (round $ROUND)"; return; }
-  for n in write8 read8 fadd8 poll0 send8 write.65536 read.65536 copy.65536 write.1048576 read.1048576 copy.1048576; do
+  for n in write8 post8 read8 fadd8 poll0 send8 write.65536 read.65536 copy.65536 write.1048576 read.1048576 copy.1048576; do
     v="$(grep "^RESULT shm_op_cost name=$n " "$f" | tr ' ' '\n' | sed -n 's/^median=//p')"
     if [ -n "$v" ]; then put "shmcost.$n" "$v"; else note "ShmOpCost $n: no result (round $ROUND): $(tail -n 2 "$f" | tr '\n' ' ' | cut -c1-300)"; fi
   done

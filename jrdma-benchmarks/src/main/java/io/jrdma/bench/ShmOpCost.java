@@ -39,6 +39,9 @@ import java.util.Locale;
  * <ul>
  * <li>{@code write8}, {@code read8}, {@code fadd8}: ns per post of a signaled 8-byte request plus the poll
  * that returns its completion (no peer thread takes part: the initiator does the operation);</li>
+ * <li>{@code post8}: ns per post of an unsignaled 8-byte WRITE, nothing polled: the post alone (its checks, the
+ * store, the key's in-use count and the counters), so that {@code write8 - post8} is what a completion adds
+ * (its push, the poll's duty cycle, the copy into a {@code WorkCompletion});</li>
  * <li>{@code poll0}: ns per {@code CompletionQueue.poll} that finds nothing (INVOKER: a duty cycle);</li>
  * <li>{@code send8}: ns per SEND of 8 bytes into a posted receive, with the receive's and the SEND's
  * completions polled (both contexts' duty cycles on this thread: the sum of both sides' work);</li>
@@ -49,7 +52,7 @@ import java.util.Locale;
  * {@link MemorySegment#copy} of the same S bytes between the same two buffers, measured in the same round.</li>
  * </ul>
  *
- * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,read8,fadd8,poll0,send8,bw]</pre>
+ * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,post8,read8,fadd8,poll0,send8,bw]</pre>
  * prints one {@code ROUND} line per round and one {@code RESULT shm_op_cost name=... median=... min=... max=...}
  * line per figure (ratios: {@code write.S/copy.S} per round).
  */
@@ -152,6 +155,7 @@ public final class ShmOpCost {
             StringBuilder line = new StringBuilder("ROUND " + r);
             int k = warm ? 50_000 : n;
             put(names, values, r, r0, "write8", wanted("write8") ? latency(WrOpcode.RDMA_WRITE, k) : Double.NaN, line);
+            put(names, values, r, r0, "post8", wanted("post8") ? unsignaled(k) : Double.NaN, line);
             put(names, values, r, r0, "read8", wanted("read8") ? latency(WrOpcode.RDMA_READ, k) : Double.NaN, line);
             put(names, values, r, r0, "fadd8", wanted("fadd8") ? latency(WrOpcode.ATOMIC_FETCH_AND_ADD, k) : Double.NaN,
                     line);
@@ -207,6 +211,23 @@ public final class ShmOpCost {
             await(1);
         }
         return (double) (cpu() - t0) / n;
+    }
+
+    /**
+     * @return ns per post of an unsignaled 8-byte WRITE, with no poll: the direct path runs it inside the post and
+     *         takes no send-queue slot (a post that queued instead would fill the queue and fail with ENOMEM)
+     */
+    private double unsignaled(int n) {
+        wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(1).flags(0).sge(0, a.mr, 0, 8).remote(b.mr.address(), b.mr.rkey());
+        long t0 = cpu();
+        for (int i = 0; i < n; i++) {
+            post();
+        }
+        double ns = (double) (cpu() - t0) / n;
+        if (a.cq.poll(wcs) != 0) {
+            Result.fail("an unsignaled WRITE completed: " + wcs[0]);
+        }
+        return ns;
     }
 
     /** @return ns per SEND of 8 bytes into a posted receive, both completions polled (both engines on this thread) */

@@ -161,6 +161,7 @@ public final class Summarize {
         shmSection("Shared memory, one process, one thread (`ShmOpCost`: CPU time per operation, post and poll, both"
                 + " contexts on one thread; bandwidth next to MemorySegment.copy of the same buffers in the same round)", "jrdma");
         row("WRITE 8 B post + poll", "shmcost.write8", "shmcost.poll0", "an empty poll (one duty cycle)", "ns");
+        row("WRITE 8 B post alone (unsignaled)", "shmcost.post8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
         row("READ 8 B post + poll", "shmcost.read8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
         row("FETCH_ADD 8 B post + poll", "shmcost.fadd8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
         row("SEND 8 B + its RECV, both sides", "shmcost.send8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
