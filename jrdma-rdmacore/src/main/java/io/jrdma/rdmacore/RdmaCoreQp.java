@@ -409,7 +409,7 @@ final class RdmaCoreQp implements QueuePair {
     /**
      * {@code ibv_modify_qp} with a native {@code struct ibv_qp_attr} as {@code rdma_init_qp_attr} fills it (the
      * connection manager's attributes, applied as librdmacm applies them to a QP of its own); remembers the
-     * destination QPN when the mask has it.
+     * destination QPN and the port (for an address vector given later without one) when the mask has them.
      *
      * @param attr a {@code struct ibv_qp_attr}
      * @param mask its {@code IBV_QP_*} bits
@@ -423,6 +423,9 @@ final class RdmaCoreQp implements QueuePair {
         }
         if (rc == 0 && (mask & QpAttr.STATE) != 0) {
             known = qpState(attr.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state")));
+        }
+        if (rc == 0 && (mask & QpAttr.PORT) != 0) { // rdma_cm's port for the QP (cm_id->port_num)
+            port = Byte.toUnsignedInt(attr.get(JAVA_BYTE, off(IBV_QP_ATTR, "port_num")));
         }
         return rc;
     }
