@@ -51,7 +51,8 @@ TCK=${TCK:-"io.jrdma.rdmacore.tck.RdmaCoreDataPathTest io.jrdma.rdmacore.tck.Rdm
   io.jrdma.rdmacore.tck.RdmaCoreCompletionChannelTest io.jrdma.rdmacore.tck.RdmaCoreErrorTest
   io.jrdma.rdmacore.tck.RdmaCoreOrderingTest io.jrdma.rdmacore.tck.RdmaCoreUdTest io.jrdma.rdmacore.tck.RdmaCoreUcTest
   io.jrdma.rdmacore.tck.RdmaCoreSrqTest io.jrdma.rdmacore.tck.RdmaCoreAsyncEventTest
-  io.jrdma.rdmacore.tck.RdmaCoreMemoryWindowTest io.jrdma.rdmacore.tck.RdmaCoreUnsupportedVerbsTest"}
+  io.jrdma.rdmacore.tck.RdmaCoreMemoryWindowTest io.jrdma.rdmacore.tck.RdmaCoreUnsupportedVerbsTest
+  io.jrdma.rdmacore.tck.RdmaCorePortTest"}
 rc=0
 for dev in "${devices[@]}"; do
     run "$dev" "$OUT/tck-$dev.txt" $TCK || rc=1

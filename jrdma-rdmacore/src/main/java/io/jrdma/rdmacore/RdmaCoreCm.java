@@ -415,14 +415,15 @@ final class RdmaCoreCm implements ConnectionManager {
         cp.set(JAVA_INT, LibRdmacm.CP_QP_NUM, qp.qpn());
     }
 
-    private Mtu portMtu() {
-        int code = context.portInfo(1).activeMtu();
+    /** {@return the active MTU of the port rdma_cm put {@code ep}'s id on ({@code cm_id->port_num})} */
+    private Mtu portMtu(Endpoint ep) {
+        int code = context.portInfo(Math.max(1, u8(ep.id, LibRdmacm.ID_PORT_NUM))).activeMtu();
         return code >= 1 && code <= 5 ? Mtu.ofCode(code) : Mtu.MTU_1024;
     }
 
-    private ConnParam peerParam(byte[] app, Ev e) {
+    private ConnParam peerParam(Endpoint ep, byte[] app, Ev e) {
         return new ConnParam(app, e.responderResources(), e.initiatorDepth(), Math.min(7, e.retryCount()),
-                Math.min(7, e.rnrRetryCount()), portMtu());
+                Math.min(7, e.rnrRetryCount()), portMtu(ep));
     }
 
     private static int deadlineMs(long deadline) {
@@ -549,7 +550,7 @@ final class RdmaCoreCm implements ConnectionManager {
             return null;
         }
         Split s = iwarp ? split(e.privateData()) : new Split(e.privateData(), e.qpNum());
-        return new Request(ep, peerParam(s.app(), e), LibRdmacm.readSockaddr(ep.id, LibRdmacm.ID_DST_ADDR), s.qpn(),
+        return new Request(ep, peerParam(ep, s.app(), e), LibRdmacm.readSockaddr(ep.id, LibRdmacm.ID_DST_ADDR), s.qpn(),
                 iwarp && s.qpn() >= 0);
     }
 
@@ -597,7 +598,7 @@ final class RdmaCoreCm implements ConnectionManager {
                 if (!iwarp) {
                     toRts(ep, q, responder, initiator);
                 }
-                byte[] data = jrdmaPeer ? withTrailer(param.privateData(), q.qpn(), portMtu()) : param.privateData();
+                byte[] data = jrdmaPeer ? withTrailer(param.privateData(), q.qpn(), portMtu(ep)) : param.privateData();
                 writeParam(ep, data, responder, initiator, param, q);
                 int rc;
                 try (Arena a = Arena.ofConfined()) {
@@ -710,7 +711,7 @@ final class RdmaCoreCm implements ConnectionManager {
             toInit(ep, q);
             int responder = Math.min(maxResponder, param.responderResources());
             int initiator = Math.min(maxInitiator, param.initiatorDepth());
-            writeParam(ep, withTrailer(param.privateData(), q.qpn(), portMtu()), responder, initiator, param, q);
+            writeParam(ep, withTrailer(param.privateData(), q.qpn(), portMtu(ep)), responder, initiator, param, q);
             try (Arena a = Arena.ofConfined()) {
                 rc = lib.connect(IbvVerbs.callState(a), ep.id, ep.param);
             }
@@ -780,7 +781,7 @@ final class RdmaCoreCm implements ConnectionManager {
         if (iwarp && s.qpn() >= 0) {
             context.setPeer(q.qpn(), s.qpn());
         }
-        return watch(new Conn(ep, q, peerParam(s.app(), e), Math.max(0, s.qpn())));
+        return watch(new Conn(ep, q, peerParam(ep, s.app(), e), Math.max(0, s.qpn())));
     }
 
     private RdmaException rejected(InetSocketAddress server, Ev e) {

@@ -293,14 +293,12 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     /**
      * {@return port {@code port}'s attributes ({@code ibv_query_port@@IBVERBS_1.1})}
      *
-     * @param port the port number, from 1
-     * @throws RdmaException EINVAL for a port the device does not have; EPROTO on a layout mismatch
+     * @param port the port number, 1 to {@link #physPortCnt()}
+     * @throws RdmaException EINVAL for a port the device does not have (before any native call; the message names the
+     *                       range); EPROTO on a layout mismatch
      */
     public PortInfo portInfo(int port) {
-        if (port < 1 || port > 255) {
-            throw new RdmaException(RdmaException.Errno.EINVAL, "port " + port + " of " + device.name()
-                    + ": ports are numbered from 1 to phys_port_cnt");
-        }
+        checkPort(port);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(IBV_PORT_ATTR_COMPAT.byteSize() + LibIbverbs.CANARY_BYTES, 8);
             lib.queryPort(ctx(), port, a);
@@ -325,7 +323,8 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
      * {@return port {@code port}'s valid GIDs ({@code ibv_query_gid} over {@code gid_tbl_len} entries; empty
      * or all-zero entries left out), each with the GID type the kernel shows in sysfs}
      *
-     * @param port the port number, from 1
+     * @param port the port number, 1 to {@link #physPortCnt()}
+     * @throws RdmaException EINVAL for a port the device does not have (the message names the range)
      */
     public List<GidEntry> gidTable(int port) {
         int len = portInfo(port).gidTblLen();
@@ -359,14 +358,61 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         }
     }
 
+    private volatile int portCount;
+
     /**
-     * {@return port 1's attributes; the GID list holds the table up to its last valid entry, empty entries
-     * as the zero GID so that list indexes are table indexes}
+     * {@return the device's ports ({@code phys_port_cnt} of {@code ibv_query_device}), read once}: ports are
+     * numbered 1 to this
+     */
+    public int physPortCnt() {
+        int n = portCount;
+        if (n == 0) {
+            n = Math.max(1, queryDevice(true).physPortCnt());
+            portCount = n;
+        }
+        return n;
+    }
+
+    /**
+     * Checks a port number before any native call is made with it.
+     *
+     * @param port the port number
+     * @throws RdmaException EINVAL naming the range 1..phys_port_cnt when the device has no such port
+     */
+    void checkPort(int port) {
+        int n = physPortCnt();
+        if (port < 1 || port > n) {
+            throw noSuchPort(device.name(), port, n);
+        }
+    }
+
+    /** {@return the EINVAL for a port outside 1..{@code count}, naming the range (as the verbs API's defaults)} */
+    static RdmaException noSuchPort(String device, int port, int count) {
+        return new RdmaException(RdmaException.Errno.EINVAL, "port " + port + " of " + device + " does not exist:"
+                + " valid ports are 1.." + count + " (phys_port_cnt " + count + ")");
+    }
+
+    /**
+     * {@return port 1's attributes: {@link #queryPort(int) queryPort(1)}}
      */
     @Override
     public PortAttr queryPort() {
-        PortInfo p = portInfo(1);
-        List<GidEntry> table = gidTable(1);
+        return queryPort(1);
+    }
+
+    /**
+     * {@return port {@code port}'s attributes ({@code ibv_query_port}); the GID list holds the port's table
+     * ({@code ibv_query_gid}) up to its last valid entry, empty entries as the zero GID so that list indexes are
+     * table indexes}
+     *
+     * @param port the port number, 1 to {@link #physPortCnt()}
+     * @throws RdmaException EINVAL for a port the device does not have (the message names the range)
+     */
+    @Override
+    public PortAttr queryPort(int port) {
+        PortInfo p = portInfo(port);
+        List<GidEntry> table = gidTable(port);
+        gidCache.put(port, table);
         List<Gid> gids = new ArrayList<>();
         Gid zero = Gid.of(new byte[16]);
         for (GidEntry e : table) {
@@ -387,28 +433,58 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     }
 
     /**
-     * {@return GID {@code index} of port 1 ({@code ibv_query_gid})}
+     * {@return GID {@code index} of port 1: {@link #gid(int, int) gid(1, index)}}
      *
      * @param index the table index
      * @throws RdmaException EINVAL if the entry is out of the table or empty
      */
     @Override
     public Gid gid(int index) {
+        return gid(1, index);
+    }
+
+    /**
+     * {@return GID {@code index} of port {@code port} ({@code ibv_query_gid}), from the port's cached table (read
+     * again once when the index is missing: addresses come and go)}
+     *
+     * @param port  the port number, 1 to {@link #physPortCnt()}
+     * @param index the index in the port's table
+     * @throws RdmaException EINVAL for a port the device does not have (the message names the range), or an entry out
+     *                       of the port's table or empty
+     */
+    @Override
+    public Gid gid(int port, int index) {
+        checkPort(port);
         for (int pass = 0; pass < 2; pass++) {
-            for (GidEntry e : gids(pass == 1)) {
+            for (GidEntry e : gids(port, pass == 1)) {
                 if (e.index() == index) {
                     return e.gid();
                 }
             }
         }
         throw new RdmaException(RdmaException.Errno.EINVAL, "GID index " + index + " of " + device.name()
-                + " port 1 is empty or beyond the table: see jrdma devices -v -d " + device.name());
+                + " port " + port + " is empty or beyond the table: see jrdma devices -v -d " + device.name());
     }
 
+    /** {@return {@link #gidIndexOf(int, Gid) gidIndexOf(1, gid)}} */
     @Override
     public int gidIndexOf(Gid gid) {
+        return gidIndexOf(1, gid);
+    }
+
+    /**
+     * {@return the lowest index of {@code gid} in port {@code port}'s table, or -1}, from the port's cached table (read
+     * again once when the GID is missing)
+     *
+     * @param port the port number, 1 to {@link #physPortCnt()}
+     * @param gid  the GID to look for
+     * @throws RdmaException EINVAL for a port the device does not have (the message names the range)
+     */
+    @Override
+    public int gidIndexOf(int port, Gid gid) {
+        checkPort(port);
         for (int pass = 0; pass < 2; pass++) {
-            for (GidEntry e : gids(pass == 1)) {
+            for (GidEntry e : gids(port, pass == 1)) {
                 if (e.gid().equals(gid)) {
                     return e.index();
                 }
@@ -417,17 +493,18 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return -1;
     }
 
-    private volatile List<GidEntry> gidCache;
+    /** Each port's GID table, by port number. */
+    private final Map<Integer, List<GidEntry>> gidCache = new ConcurrentHashMap<>();
 
     /**
-     * {@return port 1's GID table, read once and again when {@code refresh} (a lookup missed: the table may
+     * {@return port {@code port}'s GID table, read once and again when {@code refresh} (a lookup missed: the table may
      * have changed since, as addresses come and go), so that connection setup does not query it per call}
      */
-    private List<GidEntry> gids(boolean refresh) {
-        List<GidEntry> g = gidCache;
+    private List<GidEntry> gids(int port, boolean refresh) {
+        List<GidEntry> g = gidCache.get(port);
         if (g == null || refresh) {
-            g = gidTable(1);
-            gidCache = g;
+            g = gidTable(port);
+            gidCache.put(port, g);
         }
         return g;
     }
@@ -578,12 +655,25 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     }
 
     /**
-     * {@return port 1's counters as the kernel shows them ({@code hw_counters} in sysfs), empty where it shows none}
+     * {@return port 1's counters as the kernel shows them ({@code hw_counters} in sysfs), empty where it shows none:
+     * {@link #counters(int) counters(1)}}
      */
     @Override
     public Map<String, Long> counters() {
+        return counters(1);
+    }
+
+    /**
+     * {@return port {@code port}'s counters as the kernel shows them ({@code hw_counters} in sysfs), empty where it
+     * shows none}
+     *
+     * @param port the port number, 1 to {@link #physPortCnt()}
+     * @throws RdmaException EINVAL for a port the device does not have (the message names the range)
+     */
+    public Map<String, Long> counters(int port) {
+        checkPort(port);
         Map<String, Long> out = new LinkedHashMap<>();
-        Path dir = Path.of(device.ibdevPath(), "ports", "1", "hw_counters");
+        Path dir = Path.of(device.ibdevPath(), "ports", Integer.toString(port), "hw_counters");
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.sorted().toList()) {
                 try {

@@ -80,10 +80,12 @@ final class RdmaCorePd implements ProtectionDomain {
     }
 
     /**
-     * {@return an address handle ({@code ibv_create_ah}) for UD sends}
+     * {@return an address handle ({@code ibv_create_ah}) for UD sends, on port {@code attr.portNum()}: its source GID
+     * index is one of that port's table}
      *
      * @throws RdmaException EINVAL for a UDP port other than 4791 (rdma-core devices send RoCEv2 to that port
-     *                       only), else the errno of ibv_create_ah
+     *                       only), a port outside 1..phys_port_cnt, or a source GID index that port's table does not
+     *                       have (before any native call, naming what is wrong), else the errno of ibv_create_ah
      */
     @Override
     public AddressHandle createAh(AhAttr attr) {
@@ -96,6 +98,8 @@ final class RdmaCorePd implements ProtectionDomain {
             throw new RdmaException(RdmaException.Errno.EINVAL, "rdma-core devices send RoCEv2 to UDP port "
                     + DeviceOptions.ROCE_V2_PORT + " only, not " + attr.udpPort());
         }
+        context.checkPort(attr.portNum()); // EINVAL naming 1..phys_port_cnt, before any native call
+        context.gid(attr.portNum(), attr.sgidIndex()); // EINVAL unless that port's table has the source GID index
         try (Arena a = Arena.ofConfined()) {
             MemorySegment ah = a.allocate(Structs.IBV_AH_ATTR);
             writeAhAttr(ah, 0, attr.dgid().raw(), attr.flowLabel(), attr.sgidIndex(), attr.hopLimit(),

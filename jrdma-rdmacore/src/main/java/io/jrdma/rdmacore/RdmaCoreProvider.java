@@ -165,11 +165,12 @@ public final class RdmaCoreProvider implements RdmaProvider {
      * {@value AddressResolver#RESOLVE_TIMEOUT_MS} ms), then the id's device and port ({@link AddressResolver}); the
      * GID is the entry of the port's table that holds the source address (RoCE, a RoCE v2 entry first) or the
      * source GID rdma_cm found (iWARP: siw's GIDs hold the MAC, not an address). Without librdmacm, only an address of
-     * this host in a RoCE device's GID table is found. Only port 1 is answered (the provider's contexts use port 1).
+     * this host in a RoCE device port's GID table is found. The result names the port ({@code cm_id->port_num}); its
+     * GID index is one of that port's table.
      *
      * @param destination an address of this host or a peer's
      * @param transport   the kind of device wanted, or null for either
-     * @return the device, GID and GID index; null when no rdma-core device of {@code transport} has the address or a
+     * @return the device, port, GID and GID index; null when no rdma-core device of {@code transport} has the address or a
      *         route to it, or when the provider cannot run here
      * @throws RdmaException EPROTO if librdmacm's {@code struct rdma_cm_id} does not match this provider's layout
      */
@@ -189,21 +190,27 @@ public final class RdmaCoreProvider implements RdmaProvider {
             throw new RdmaException(RdmaException.Errno.EPROTO, "rdmacore: layout mismatch with "
                     + cm.library() + ": " + e.getMessage(), e);
         }
-        if (route == null || route.port() != 1) {
+        if (route == null) {
             return null;
         }
         for (Device d : devices()) {
             if (d.name().equals(route.device()) && (transport == null || d.transport() == transport)) {
                 try (RdmaCoreContext c = ((RdmaCoreDevice) d).open()) {
-                    GidEntry e = pickGid(c.gidTable(1), d.transport(), route.source(), route.sgid());
-                    return e == null ? null : new Rdma.ResolvedAddress(d, e.gid(), e.index());
+                    int port = route.port();
+                    if (port < 1 || port > c.physPortCnt()) {
+                        throw new RdmaException(RdmaException.Errno.EPROTO, "rdmacore: layout mismatch with "
+                                + cm.library() + ": struct rdma_cm_id: port_num at offset " + LibRdmacm.ID_PORT_NUM
+                                + " reads " + port + ", not a port of " + d.name() + " (1.." + c.physPortCnt() + ")");
+                    }
+                    GidEntry e = pickGid(c.gidTable(port), d.transport(), route.source(), route.sgid());
+                    return e == null ? null : new Rdma.ResolvedAddress(d, e.gid(), e.index(), port);
                 }
             }
         }
         return null;
     }
 
-    /** Without librdmacm: the RoCE device whose GID table holds {@code address}, an address of this host. */
+    /** Without librdmacm: the RoCE device and port whose GID table holds {@code address}, an address of this host. */
     private Rdma.ResolvedAddress byGidTable(InetAddress address, Transport transport) {
         if (transport == Transport.IWARP) {
             return null; // iWARP GIDs hold no address
@@ -213,9 +220,11 @@ public final class RdmaCoreProvider implements RdmaProvider {
                 continue;
             }
             try (RdmaCoreContext c = ((RdmaCoreDevice) d).open()) {
-                GidEntry e = pickGid(c.gidTable(1), Transport.ROCE_V2, address, null);
-                if (e != null) {
-                    return new Rdma.ResolvedAddress(d, e.gid(), e.index());
+                for (int port = 1; port <= c.physPortCnt(); port++) {
+                    GidEntry e = pickGid(c.gidTable(port), Transport.ROCE_V2, address, null);
+                    if (e != null) {
+                        return new Rdma.ResolvedAddress(d, e.gid(), e.index(), port);
+                    }
                 }
             }
         }

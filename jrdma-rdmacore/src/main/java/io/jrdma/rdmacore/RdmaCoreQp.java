@@ -77,8 +77,13 @@ final class RdmaCoreQp implements QueuePair {
     private final int maxSendSge, maxRecvSge;
     /** Whether the device declares type 1 windows and its provider has the ops (siw: the ops, no windows). */
     private final boolean windows;
-    /** A UD QP's largest message: port 1's active MTU. */
-    private final long udMtu;
+    /** A UD QP's largest message: its port's active MTU (port 1's until INIT gives the port). */
+    private volatile long udMtu;
+    /**
+     * The port INIT gave (the last {@code IBV_QP_PORT} that {@code ibv_modify_qp} took; 1 before): an address vector
+     * given without {@link QpAttr#PORT} is on this port, whose GID table its source GID index refers to.
+     */
+    private volatile int port = 1;
     private final MethodHandle postSendOp, postRecvOp;
     /** An iWARP QP (siw): the kernel's iWARP CM moves it; its state is what this provider knows ({@link #known}). */
     private final boolean iwarp;
@@ -125,8 +130,7 @@ final class RdmaCoreQp implements QueuePair {
         sendWr.set(ADDRESS, Structs.SWR_SG_LIST, sendSges);
         recvWr.set(ADDRESS, off(Structs.IBV_RECV_WR, "next"), MemorySegment.NULL);
         recvWr.set(ADDRESS, Structs.RWR_SG_LIST, recvSges);
-        this.udMtu = type == QpType.UD ? Mtu.ofCode(Math.max(1, Math.min(5, context.portInfo(1).activeMtu()))).bytes()
-                : Long.MAX_VALUE;
+        this.udMtu = type == QpType.UD ? udMtu(context, 1) : Long.MAX_VALUE;
         if (type == QpType.UD) {
             recvCq.hasUd();
         }
@@ -281,14 +285,22 @@ final class RdmaCoreQp implements QueuePair {
     /**
      * {@code ibv_modify_qp} with the attributes set in {@code attr}: the mask bits of {@link QpAttr} are the
      * {@code IBV_QP_*} bits; an address vector becomes a global {@code ibv_ah_attr} (RoCE and iWARP have no
-     * LIDs) on {@code attr.portNum()}.
+     * LIDs) on the QP's port: {@code attr.portNum()} when the request sets it, else the port INIT gave (as
+     * perftest and ibv_rc_pingpong set {@code ah_attr.port_num} to the QP's port). On RoCE its source GID index is
+     * checked against that port's GID table.
      *
-     * @throws RdmaException with the errno of ibv_modify_qp (EINVAL for a transition or attribute the device refuses)
+     * @throws RdmaException EINVAL for a port outside 1..phys_port_cnt or a source GID index that the QP's port's table
+     *                       does not have (both before any native call, naming what is wrong), else the errno of
+     *                       ibv_modify_qp (EINVAL for a transition or attribute the device refuses)
      */
     @Override
     public synchronized void modify(QpAttr attr) {
         requireOpen();
         int mask = attr.mask();
+        if ((mask & QpAttr.PORT) != 0) {
+            context.checkPort(attr.portNum()); // EINVAL naming 1..phys_port_cnt, before any native call
+        }
+        int portNum = (mask & QpAttr.PORT) != 0 ? attr.portNum() : port;
         try (Arena a = Arena.ofConfined()) {
             MemorySegment s = a.allocate(IBV_QP_ATTR);
             s.set(JAVA_INT, off(IBV_QP_ATTR, "qp_state"), attr.state().ordinal());
@@ -315,8 +327,11 @@ final class RdmaCoreQp implements QueuePair {
                     throw new RdmaException(RdmaException.Errno.EINVAL, "rdma-core devices send RoCEv2 to UDP port "
                             + DeviceOptions.ROCE_V2_PORT + " only, not " + av.udpPort());
                 }
+                if (!iwarp) { // the source GID: that index of this QP's port's table (iWARP QPs take no address here)
+                    context.gid(portNum, av.sgidIndex());
+                }
                 RdmaCorePd.writeAhAttr(s, off(IBV_QP_ATTR, "ah_attr"), av.dgid().raw(), 0, av.sgidIndex(),
-                        av.hopLimit(), av.trafficClass(), 0, attr.portNum());
+                        av.hopLimit(), av.trafficClass(), 0, portNum);
             }
             QpState from = (mask & QpAttr.STATE) != 0 ? state() : null;
             if (iwarp && from != null) {
@@ -337,7 +352,18 @@ final class RdmaCoreQp implements QueuePair {
             if ((mask & QpAttr.STATE) != 0) {
                 known = attr.state();
             }
+            if ((mask & QpAttr.PORT) != 0) {
+                port = attr.portNum();
+                if (type == QpType.UD) {
+                    udMtu = udMtu(context, port);
+                }
+            }
         }
+    }
+
+    /** {@return a UD message's limit on port {@code port}: its active MTU} */
+    private static long udMtu(RdmaCoreContext context, int port) {
+        return Mtu.ofCode(Math.max(1, Math.min(5, context.portInfo(port).activeMtu()))).bytes();
     }
 
     /**
@@ -383,7 +409,7 @@ final class RdmaCoreQp implements QueuePair {
     /**
      * {@code ibv_modify_qp} with a native {@code struct ibv_qp_attr} as {@code rdma_init_qp_attr} fills it (the
      * connection manager's attributes, applied as librdmacm applies them to a QP of its own); remembers the
-     * destination QPN when the mask has it.
+     * destination QPN and the port (for an address vector given later without one) when the mask has them.
      *
      * @param attr a {@code struct ibv_qp_attr}
      * @param mask its {@code IBV_QP_*} bits
@@ -397,6 +423,9 @@ final class RdmaCoreQp implements QueuePair {
         }
         if (rc == 0 && (mask & QpAttr.STATE) != 0) {
             known = qpState(attr.get(JAVA_INT, off(IBV_QP_ATTR, "qp_state")));
+        }
+        if (rc == 0 && (mask & QpAttr.PORT) != 0) { // rdma_cm's port for the QP (cm_id->port_num)
+            port = Byte.toUnsignedInt(attr.get(JAVA_BYTE, off(IBV_QP_ATTR, "port_num")));
         }
         return rc;
     }

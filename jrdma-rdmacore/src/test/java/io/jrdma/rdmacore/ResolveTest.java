@@ -3,6 +3,7 @@ package io.jrdma.rdmacore;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.Transport;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -63,6 +64,13 @@ class ResolveTest {
     }
 
     @Test
+    void aPortOutsideTheDeviceIsEinvalNamingTheRangeAsTheVerbsApiDoes() {
+        RdmaException e = RdmaCoreContext.noSuchPort("mlx5_0", 3, 2);
+        assertEquals(RdmaException.Errno.EINVAL, e.errno());
+        assertEquals("EINVAL: port 3 of mlx5_0 does not exist: valid ports are 1..2 (phys_port_cnt 2)", e.getMessage());
+    }
+
+    @Test
     void withoutTheLibraryNothingResolves() {
         RdmaCoreProvider p = new RdmaCoreProvider("libibverbs-does-not-exist.so.1");
         assertNotNull(p.unavailableReason());
@@ -98,7 +106,12 @@ class ResolveTest {
                 assertNotNull(r, d.name() + ": " + a + " did not resolve");
                 assertEquals(d.name(), r.device().name(), a.toString());
                 try (RdmaCoreContext c = ((RdmaCoreDevice) d).open()) {
-                    assertEquals(c.gid(r.sgidIndex()), r.sgid(), "the index is the GID's");
+                    assertTrue(r.portNum() >= 1 && r.portNum() <= c.physPortCnt(), "the port (" + r.portNum()
+                            + ") is one of the device's 1.." + c.physPortCnt());
+                    assertEquals(c.gid(r.portNum(), r.sgidIndex()), r.sgid(), "the index is the GID's in that port's table");
+                    if (c.physPortCnt() == 1) {
+                        assertEquals(1, r.portNum(), "a device of one port");
+                    }
                 }
                 if (d.transport() == Transport.ROCE_V2) {
                     assertEquals(Gid.of(a), r.sgid(), "a RoCE GID holds the address");
@@ -107,7 +120,7 @@ class ResolveTest {
                 assertNull(p.resolve(a, other), a + " is not an address of a " + other + " device");
                 assertEquals(d.name(), Rdma.resolve(a, d.transport()).device().name(),
                         "Rdma.resolve asks rdma-core before the software devices");
-                checked.add(d.name() + " " + a.getHostAddress() + " GID[" + r.sgidIndex() + "]");
+                checked.add(d.name() + " " + a.getHostAddress() + " port " + r.portNum() + " GID[" + r.sgidIndex() + "]");
             }
         }
         Assumptions.assumeFalse(checked.isEmpty(), "skipped: no device with an IPv4 address to check");

@@ -18,18 +18,19 @@ import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
 
-/** {@code jrdma devices [-v]}: the devices, their port and GID table, in {@code ibv_devinfo -v}'s shape. */
+/** {@code jrdma devices [-v]}: the devices, each port and its GID table, in {@code ibv_devinfo -v}'s shape. */
 final class DevicesCommand {
     private static final ArgParser PARSER = new ArgParser("""
             usage: jrdma devices [-v] [-d device]
                    jrdma devices --resolve ADDRESS...
 
-            Lists the RDMA devices as ibv_devinfo does: provider, transport, network interface, port 1
-            state and MTUs, and the GID table (for RoCEv2 a GID is an IP address of the interface).
+            Lists the RDMA devices as ibv_devinfo does: provider, transport, network interface, and
+            for each port (jrdma's software devices have one; an rdma-core NIC may have more) its
+            state, MTUs, link layer and GID table (for RoCEv2 a GID is an IP address of the interface).
             With -v each device is also opened briefly to show the UDP port its engine obtains
             (4791, or another one when 4791 is taken on this host) and its counters. A 'limitation:'
             line says what a device gives up in this JVM and which java flag would lift it.
-            With --resolve, prints the device (and GID) that each transport's providers pick for
+            With --resolve, prints the device, port and GID that each transport's providers pick for
             each ADDRESS, an address of this host or a peer's, as a tool without -d picks it
             (rdma_resolve_addr's choice); kernel devices (rdma-core) are asked first.""")
             .option('v', "verbose", null, "open each device: UDP port and counters")
@@ -99,7 +100,7 @@ final class DevicesCommand {
     }
 
     /**
-     * {@code --resolve ADDRESS}: one line per transport, the device, its provider and the GID index and GID that
+     * {@code --resolve ADDRESS}: one line per transport, the device, its provider, the port, and the GID index and GID that
      * {@link Rdma#resolve} gives, or why none.
      *
      * @return 0 when some transport has a device for the address, 1 when none has, 2 when it is not an address
@@ -116,8 +117,8 @@ final class DevicesCommand {
         for (Transport t : List.of(Transport.ROCE_V2, Transport.IWARP)) {
             try {
                 Rdma.ResolvedAddress r = Rdma.resolve(a, t);
-                out.printf("%s %s: %s (provider %s), GID[%d] %s (%s)%n", a.getHostAddress(), name(t),
-                        r.device().name(), r.device().provider(), r.sgidIndex(), r.sgid(), ip(r.sgid()));
+                out.printf("%s %s: %s (provider %s), port %d, GID[%d] %s (%s)%n", a.getHostAddress(), name(t),
+                        r.device().name(), r.device().provider(), r.portNum(), r.sgidIndex(), r.sgid(), ip(r.sgid()));
                 found++;
             } catch (RdmaException e) {
                 out.printf("%s %s: no device (%s)%n", a.getHostAddress(), name(t), e.getMessage());

@@ -79,13 +79,15 @@ final class RdmaCoreDevices {
                             g.type() != null ? ", " + g.type() : "", DevicesCommand.ip(g.gid()));
                 }
             }
-            if (verbose) {
-                Map<String, Long> counters = ctx.counters();
-                if (!counters.isEmpty()) {
-                    out.println("\t\tcounters:");
-                    for (Map.Entry<String, Long> e : counters.entrySet()) {
-                        String name = e.getKey() + ":";
-                        out.printf("\t\t\t%s%s%d%n", name, name.length() < 16 ? "\t\t" : "\t", e.getValue());
+            if (verbose) { // each port's hw_counters; "counters:" alone for a device of one port, as before
+                for (int port = 1; port <= a.physPortCnt(); port++) {
+                    Map<String, Long> counters = ctx.counters(port);
+                    if (!counters.isEmpty()) {
+                        out.println(a.physPortCnt() == 1 ? "\t\tcounters:" : "\t\tcounters of port " + port + ":");
+                        for (Map.Entry<String, Long> e : counters.entrySet()) {
+                            String name = e.getKey() + ":";
+                            out.printf("\t\t\t%s%s%d%n", name, name.length() < 16 ? "\t\t" : "\t", e.getValue());
+                        }
                     }
                 }
             }

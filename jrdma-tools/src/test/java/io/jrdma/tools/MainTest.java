@@ -92,9 +92,9 @@ class MainTest {
     @Test
     void devicesResolvePrintsTheDeviceEachTransportPicksForAnAddress() {
         assertEquals(0, run("devices", "--resolve", "127.0.0.1"), err());
-        assertTrue(out().contains("127.0.0.1 RoCEv2: roce_lo (provider rxe), GID[0] "
+        assertTrue(out().contains("127.0.0.1 RoCEv2: roce_lo (provider rxe), port 1, GID[0] "
                 + "0000:0000:0000:0000:0000:ffff:7f00:0001 (127.0.0.1)"), out());
-        assertTrue(out().contains("127.0.0.1 iWARP: iwarp_lo (provider siw), GID[0] "), out());
+        assertTrue(out().contains("127.0.0.1 iWARP: iwarp_lo (provider siw), port 1, GID[0] "), out());
     }
 
     @Test

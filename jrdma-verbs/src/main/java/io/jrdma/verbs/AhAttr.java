@@ -7,13 +7,15 @@ package io.jrdma.verbs;
  * completion with {@link DeviceContext#initAhFromWc}.
  *
  * @param dgid         the destination GID (IP address)
- * @param sgidIndex    the local GID to send from: an index into the port's GID table
+ * @param sgidIndex    the local GID to send from: an index into port {@code portNum}'s GID table
+ *                     ({@link DeviceContext#gid(int, int)})
  * @param hopLimit     IP TTL / hop limit, 0..255, put in the IP header of each datagram sent through the handle
  *                     (a provider may refuse 0, which no datagram can leave with: jrdma's do, with EINVAL)
  * @param trafficClass IP traffic class / TOS, 0..255, put in the IP header of each datagram sent through the handle
  * @param flowLabel    IPv6 flow label, 0..0xFFFFF (0: none; ignored over IPv4)
  * @param sl           service level, 0..15 (RoCE maps it to a priority; jrdma's providers do not use it)
- * @param portNum      the local port, 1 (jrdma devices have one port)
+ * @param portNum      the local port, 1 to {@link DeviceAttr#physPortCnt()} (jrdma's software devices have one
+ *                     port, 1; a provider refuses a port the device lacks with EINVAL)
  * @param udpPort      jrdma: the destination UDP port, 4791 unless the peer is a jrdma context that listens on
  *                     another one (it announces it out of band, as {@link AddressVector#udpPort()})
  */

@@ -35,7 +35,7 @@ import java.util.Set;
  * @param maxSrqWr        receives per SRQ
  * @param maxSrqSge       scatter entries per SRQ receive
  * @param maxPkeys        P_Key table size
- * @param physPortCnt     ports (jrdma devices: 1)
+ * @param physPortCnt     ports, numbered 1 to this ({@link DeviceContext#queryPort(int)}; jrdma's software devices: 1)
  * @param qpTypes         jrdma: the QP types {@link ProtectionDomain#createQp} accepts
  */
 public record DeviceAttr(String fwVer, long nodeGuid, long sysImageGuid, long maxMrSize, long pageSizeCap, int vendorId,

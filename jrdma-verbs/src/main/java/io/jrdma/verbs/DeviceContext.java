@@ -22,11 +22,29 @@ public interface DeviceContext extends AutoCloseable {
     /** {@return the options it was opened with} */
     DeviceOptions options();
 
-    /** {@return the attributes of port 1 (the only port)} */
+    /**
+     * {@return the attributes of port 1, as {@code ibv_query_port(context, 1, &attr)}: the same as
+     * {@link #queryPort(int) queryPort(1)}} The software providers' devices have one port.
+     */
     PortAttr queryPort();
 
     /**
-     * {@return GID {@code index} of port 1}
+     * {@return the attributes of port {@code port} ({@code ibv_query_port(context, port, &attr)})} A device has
+     * ports 1 to {@link DeviceAttr#physPortCnt()}: one for jrdma's software devices, often two for an RDMA NIC of
+     * the rdma-core provider. The default answers port 1 with {@link #queryPort()}.
+     *
+     * @param port the port number, 1 to {@code queryDevice().physPortCnt()}
+     * @throws RdmaException EINVAL for a port outside 1..physPortCnt (the message names the range); EOPNOTSUPP
+     *                       for a port above 1 of a device with more ports when the provider answers only port 1
+     */
+    default PortAttr queryPort(int port) {
+        Ports.check(this, port, "queryPort");
+        return queryPort();
+    }
+
+    /**
+     * {@return GID {@code index} of port 1, as {@code ibv_query_gid(context, 1, index, &gid)}: the same as
+     * {@link #gid(int, int) gid(1, index)}}
      *
      * @param index the index in the GID table, as {@code ibv_query_gid}
      * @throws RdmaException EINVAL if the table has no such index
@@ -34,11 +52,41 @@ public interface DeviceContext extends AutoCloseable {
     Gid gid(int index);
 
     /**
-     * {@return the GID table index of an address of this device, or -1}
+     * {@return GID {@code index} of port {@code port} ({@code ibv_query_gid(context, port, index, &gid)})} The
+     * default answers port 1 with {@link #gid(int)}.
+     *
+     * @param port  the port number, 1 to {@code queryDevice().physPortCnt()}
+     * @param index the index in that port's GID table
+     * @throws RdmaException EINVAL for a port outside 1..physPortCnt (the message names the range) or an index
+     *                       the port's table does not have; EOPNOTSUPP as {@link #queryPort(int)}
+     */
+    default Gid gid(int port, int index) {
+        Ports.check(this, port, "gid");
+        return gid(index);
+    }
+
+    /**
+     * {@return the index of an address of this device in port 1's GID table, or -1}: the same as
+     * {@link #gidIndexOf(int, Gid) gidIndexOf(1, gid)}
      *
      * @param gid the GID to look for
      */
     int gidIndexOf(Gid gid);
+
+    /**
+     * {@return the index of {@code gid} in port {@code port}'s GID table, or -1} (libibverbs' {@code ibv_find_gid_index}
+     * without the GID type, or a walk of {@code ibv_query_gid} over the port's table). The default answers port 1
+     * with {@link #gidIndexOf(Gid)}.
+     *
+     * @param port the port number, 1 to {@code queryDevice().physPortCnt()}
+     * @param gid  the GID to look for
+     * @throws RdmaException EINVAL for a port outside 1..physPortCnt (the message names the range); EOPNOTSUPP as
+     *                       {@link #queryPort(int)}
+     */
+    default int gidIndexOf(int port, Gid gid) {
+        Ports.check(this, port, "gidIndexOf");
+        return gidIndexOf(gid);
+    }
 
     /**
      * Allocates memory that peers of this device can reach once it is registered with remote
@@ -158,12 +206,14 @@ public interface DeviceContext extends AutoCloseable {
      * The destination UDP port is 4791: a jrdma peer listening on another port says so out of band
      * (then use {@link AhAttr#withUdpPort}). Computed from the API alone: every provider has it.
      *
-     * @param portNum the port the message came in on (1)
+     * @param portNum the port the message came in on (the receiving QP's port; 1 on jrdma's software devices):
+     *                its GID table is searched for the GRH's destination
      * @param wc      the completion of a UD receive, with {@link WorkCompletion#GRH}
      * @param grh     the receive buffer's first 40 bytes ({@link Grh} says where and what they are)
      * @return the attributes, ready for {@link ProtectionDomain#createAh}
-     * @throws RdmaException EINVAL if the completion has no GRH or the 40 bytes hold none; ENOENT if the GRH's
-     *                       destination is no GID of this context (a message for another device)
+     * @throws RdmaException EINVAL if the completion has no GRH or the 40 bytes hold none, or for a port outside
+     *                       1..physPortCnt; ENOENT if the GRH's
+     *                       destination is no GID of that port (a message for another device or port)
      */
     default AhAttr initAhFromWc(int portNum, WorkCompletion wc, MemorySegment grh) {
         if (!wc.hasGrh()) {
@@ -171,10 +221,11 @@ public interface DeviceContext extends AutoCloseable {
                     + " receives carry one, and RoCE needs it to answer (there are no LIDs)");
         }
         Grh h = Grh.parse(grh);
-        int index = gidIndexOf(h.dgid());
+        int index = gidIndexOf(portNum, h.dgid());
         if (index < 0) {
             throw new RdmaException(RdmaException.Errno.ENOENT, "the message was sent to " + h.dgid()
-                    + ", which is no GID of this context (" + device().name() + "): pass the completion of a receive of this context");
+                    + ", which is no GID of port " + portNum + " of this context (" + device().name() + "): pass the completion of"
+                    + " a receive of this context and the port of the QP that received it");
         }
         return new AhAttr(h.sgid(), index, 0xFF, h.trafficClass(), h.flowLabel(), wc.sl(), portNum,
                 DeviceOptions.ROCE_V2_PORT);

@@ -126,7 +126,11 @@ public final class QpAttr {
     }
 
     /**
-     * Sets the port (jrdma devices have one port, number 1).
+     * Sets the port the QP is on ({@code IBV_QP_PORT}, given at RESET→INIT): 1 to the device's
+     * {@link DeviceAttr#physPortCnt()} (jrdma's software devices have one port, number 1; an rdma-core NIC may have
+     * more). An address vector given later without a port is on this one, and its {@code sgidIndex} is an index of
+     * this port's GID table ({@link DeviceContext#gid(int, int)}); a provider refuses a port the device lacks with
+     * EINVAL.
      *
      * @param portNum the port number
      * @return this object

@@ -98,7 +98,7 @@ public final class Rdma {
      *
      * @param destination the peer's IP address (IPv4 or IPv6)
      * @param transport   which kind of device to pick
-     * @return the device, the source GID and its index in the device's GID table
+     * @return the device, its port, the source GID and its index in that port's GID table
      * @throws RdmaException {@code ENODEV} when no provider of {@code transport} is on the class
      *                       or module path (the message names the artifact to add, normally
      *                       {@code io.jrdma:jrdma-engine}), or when the ones present cannot run
@@ -173,8 +173,32 @@ public final class Rdma {
      *
      * @param device    the device whose interface routes to the destination
      * @param sgid      the local GID (source address) to use
-     * @param sgidIndex its index in the device's GID table
+     * @param sgidIndex its index in the GID table of port {@code portNum}
+     * @param portNum   the device's port the address is on or routes through (rdma_cm's {@code cm_id->port_num}),
+     *                  from 1: the port to give {@link QpAttr#portNum(int)} and {@link AhAttr}; 1 on jrdma's
+     *                  software devices, which have one port
      */
-    public record ResolvedAddress(Device device, Gid sgid, int sgidIndex) {
+    public record ResolvedAddress(Device device, Gid sgid, int sgidIndex, int portNum) {
+        /**
+         * Checks the port number.
+         *
+         * @throws IllegalArgumentException if {@code portNum} is below 1 (ports are numbered from 1)
+         */
+        public ResolvedAddress {
+            if (portNum < 1) {
+                throw new IllegalArgumentException("portNum " + portNum + ": ports are numbered from 1");
+            }
+        }
+
+        /**
+         * An address on port 1 (the only port of jrdma's software devices).
+         *
+         * @param device    the device whose interface routes to the destination
+         * @param sgid      the local GID (source address) to use
+         * @param sgidIndex its index in port 1's GID table
+         */
+        public ResolvedAddress(Device device, Gid sgid, int sgidIndex) {
+            this(device, sgid, sgidIndex, 1);
+        }
     }
 }

@@ -306,8 +306,78 @@ class ProviderDefaultsTest {
     }
 
     private static DeviceAttr attr(int caps, int maxMw, int maxAh, int maxSrq, Set<QpType> types) {
+        return attr(caps, maxMw, maxAh, maxSrq, types, 1);
+    }
+
+    private static DeviceAttr attr(int caps, int maxMw, int maxAh, int maxSrq, Set<QpType> types, int ports) {
         return new DeviceAttr("0.1", 0, 0, 1L << 40, 4096, 0, 0, 0, 1024, 4096, caps, 4, 4, 1024, 1 << 22, 1024,
-                1024, 16, 1024, 16, DeviceAttr.AtomicCap.HCA, maxMw, maxAh, maxSrq, 4096, 4, 1, 1, types);
+                1024, 16, 1024, 16, DeviceAttr.AtomicCap.HCA, maxMw, maxAh, maxSrq, 4096, 4, 1, ports, types);
+    }
+
+    // ------------------------------------------------------------------ ports
+
+    private static void assertNoSuchPort(int port, int count, Executable call) {
+        RdmaException e = assertThrows(RdmaException.class, call, "port " + port);
+        assertEquals(RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+        assertEquals("EINVAL: port " + port + " of fake_lo does not exist: valid ports are 1.." + count + " (phys_port_cnt "
+                + count + ")", e.getMessage());
+    }
+
+    @Test
+    void perPortVerbsAnswerPort1WithTheNoArgumentFormsAndRefuseOtherPortsNamingTheRange() {
+        // the provider reports no device attributes: one port, as jrdma's software devices
+        assertEquals(ctx.queryPort(), ctx.queryPort(1));
+        for (int i = 0; i < ctx.device().gids().size(); i++) {
+            assertEquals(ctx.gid(i), ctx.gid(1, i));
+        }
+        assertEquals(ctx.gidIndexOf(LOCAL4), ctx.gidIndexOf(1, LOCAL4));
+        assertEquals(2, ctx.gidIndexOf(1, LOCAL4));
+        assertEquals(-1, ctx.gidIndexOf(1, PEER4));
+        for (int port : new int[] {0, -1, 2, 255, Integer.MIN_VALUE}) {
+            assertNoSuchPort(port, 1, () -> ctx.queryPort(port));
+            assertNoSuchPort(port, 1, () -> ctx.gid(port, 0));
+            assertNoSuchPort(port, 1, () -> ctx.gidIndexOf(port, LOCAL4));
+        }
+        // a provider that reports one port in queryDevice: the same
+        FakeContext one = new FakeContext(attr(0, 0, 0, 0, Set.of(QpType.RC), 1));
+        assertEquals(one.queryPort(), one.queryPort(1));
+        assertNoSuchPort(2, 1, () -> one.queryPort(2));
+    }
+
+    @Test
+    void aDeviceWithMorePortsThanTheProviderAnswersSaysSoAndStillNamesTheRange() {
+        FakeContext two = new FakeContext(attr(0, 0, 0, 0, Set.of(QpType.RC), 2));
+        assertEquals(two.queryPort(), two.queryPort(1));
+        assertEquals(two.gid(0), two.gid(1, 0));
+        RdmaException e = assertThrows(RdmaException.class, () -> two.queryPort(2));
+        assertEquals(RdmaException.Errno.EOPNOTSUPP, e.errno(), e.getMessage());
+        assertTrue(e.getMessage().contains("queryPort of port 2 of fake_lo")
+                && e.getMessage().contains("answers port 1 only, though the device has 2 ports"), e.getMessage());
+        e = assertThrows(RdmaException.class, () -> two.gid(2, 0));
+        assertEquals(RdmaException.Errno.EOPNOTSUPP, e.errno(), e.getMessage());
+        e = assertThrows(RdmaException.class, () -> two.gidIndexOf(2, LOCAL4));
+        assertEquals(RdmaException.Errno.EOPNOTSUPP, e.errno(), e.getMessage());
+        assertNoSuchPort(3, 2, () -> two.queryPort(3));
+        assertNoSuchPort(0, 2, () -> two.gid(0, 0));
+    }
+
+    @Test
+    void initAhFromWcSearchesTheReceivingPortsTableAndRefusesAPortTheDeviceLacks() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment grh = ipv6Grh(arena, PEER6, LOCAL6, 0, 0, 64);
+            assertNoSuchPort(2, 1, () -> ctx.initAhFromWc(2, udRecv(WorkCompletion.GRH), grh));
+            assertEquals(1, ctx.initAhFromWc(1, udRecv(WorkCompletion.GRH), grh).portNum());
+        }
+    }
+
+    @Test
+    void aResolvedAddressIsOnPort1UnlessItSaysOtherwise() {
+        Rdma.ResolvedAddress one = new Rdma.ResolvedAddress(null, LOCAL4, 2);
+        assertEquals(1, one.portNum());
+        assertEquals(2, new Rdma.ResolvedAddress(null, LOCAL4, 0, 2).portNum());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new Rdma.ResolvedAddress(null, LOCAL4, 0, 0));
+        assertTrue(e.getMessage().contains("ports are numbered from 1"), e.getMessage());
     }
 
     // ------------------------------------------------------------------ helpers and the fake provider
@@ -359,6 +429,21 @@ class ProviderDefaultsTest {
 
     private static final class FakeContext implements DeviceContext {
         private final FakeDevice device = new FakeDevice();
+        /** What queryDevice answers; null: EOPNOTSUPP (the default). */
+        private final DeviceAttr reported;
+
+        FakeContext() {
+            this(null);
+        }
+
+        FakeContext(DeviceAttr reported) {
+            this.reported = reported;
+        }
+
+        @Override
+        public DeviceAttr queryDevice() {
+            return reported == null ? DeviceContext.super.queryDevice() : reported;
+        }
 
         public Device device() {
             return device;

@@ -23,6 +23,7 @@ import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.IdleStrategy;
 import io.jrdma.verbs.MemoryRegion;
 import io.jrdma.verbs.Mtu;
+import io.jrdma.verbs.PortAttr;
 import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
@@ -166,11 +167,7 @@ public final class Pingpong {
             if (warning != null) {
                 err.println("jrdma pingpong: " + warning);
             }
-            if (o.ibPort() != 1) {
-                throw new BadValue("option -i/--ib-port: port " + o.ibPort() + " does not exist on " + dev.name()
-                        + " (jrdma devices have one port, 1)");
-            }
-            List<Gid> table = ctx.queryPort().gids();
+            List<Gid> table = port(ctx, o.ibPort()).gids();
             if (o.gidIndex() >= 0 && (o.gidIndex() >= table.size() || Roce.isZero(table.get(o.gidIndex()).raw()))) {
                 throw new BadValue("can't read sgid of index " + o.gidIndex() + " on " + dev.name() + " (its GID table"
                         + " has " + table.size() + " entries: see 'jrdma devices')");
@@ -182,6 +179,23 @@ public final class Pingpong {
             return client ? runClient(serverAddr, table) : runServer(table);
         } finally {
             tearDown();
+        }
+    }
+
+    /**
+     * {@return port {@code ibPort} of {@code ctx} ({@code ibv_query_port}), whose GID table {@code -g} indexes and whose
+     * number the QP's INIT gives}
+     *
+     * @throws BadValue naming the option and the device's ports when the device has no such port
+     */
+    static PortAttr port(DeviceContext ctx, int ibPort) {
+        try {
+            return ctx.queryPort(ibPort);
+        } catch (RdmaException e) {
+            if (e.errno() != RdmaException.Errno.EINVAL && e.errno() != RdmaException.Errno.EOPNOTSUPP) {
+                throw e;
+            }
+            throw new BadValue("option -i/--ib-port: " + e.getMessage().replaceFirst("^E[A-Z]+: ", ""));
         }
     }
 
@@ -199,7 +213,7 @@ public final class Pingpong {
 
     private void setUp() {
         if (ud()) {
-            int mtu = ctx.queryPort().activeMtu().bytes();
+            int mtu = ctx.queryPort(o.ibPort()).activeMtu().bytes();
             if (o.size() > mtu) {
                 throw new BadValue("Requested size larger than port MTU (" + mtu + "): a UD message is one packet;"
                         + " give -s " + mtu + " or less");
@@ -503,7 +517,9 @@ public final class Pingpong {
         }
         if (ud()) {
             try {
-                ah = pd.createAh(AhAttr.of(av));
+                AhAttr a = AhAttr.of(av); // on the QP's port, as ud_pingpong's ah_attr.port_num = ib_port
+                ah = pd.createAh(new AhAttr(a.dgid(), a.sgidIndex(), a.hopLimit(), a.trafficClass(), a.flowLabel(),
+                        a.sl(), o.ibPort(), a.udpPort()));
             } catch (RdmaException e) {
                 throw new Failure("Failed to create AH: " + e.getMessage());
             }

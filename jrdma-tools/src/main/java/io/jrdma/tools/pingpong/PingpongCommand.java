@@ -31,7 +31,7 @@ public final class PingpongCommand {
             tools send no GID then, which RoCE peers cannot use).""")
             .option('p', "port", "PORT", "listen on/connect to TCP port PORT (default 18515)")
             .option('d', "ib-dev", "DEV", "use device DEV (default: the client's route, the server's first non-lo one)")
-            .option('i', "ib-port", "PORT", "use port PORT of the device (default 1, the only one)")
+            .option('i', "ib-port", "PORT", "use port PORT of the device (default 1; jrdma's software devices have only 1)")
             .option('s', "size", "SIZE", "size of message to exchange (default 4096)")
             .option('m', "mtu", "SIZE", "path MTU (default 1024)")
             .option('r', "rx-depth", "DEP", "number of receives to post at a time (default 500)")

@@ -123,11 +123,7 @@ final class SrqPingpong {
             if (warning != null) {
                 err.println("jrdma pingpong: " + warning);
             }
-            if (o.ibPort() != 1) {
-                throw new Pingpong.BadValue("option -i/--ib-port: port " + o.ibPort() + " does not exist on "
-                        + dev.name() + " (jrdma devices have one port, 1)");
-            }
-            List<Gid> table = ctx.queryPort().gids();
+            List<Gid> table = Pingpong.port(ctx, o.ibPort()).gids();
             if (o.gidIndex() >= 0 && (o.gidIndex() >= table.size() || Roce.isZero(table.get(o.gidIndex()).raw()))) {
                 throw new Pingpong.BadValue("can't read sgid of index " + o.gidIndex() + " on " + dev.name());
             }

@@ -142,6 +142,21 @@ class PingpongLoopbackTest {
 
     @Test
     @Timeout(60)
+    void aPortTheDeviceLacksIsRefusedNamingItsPorts() {
+        for (List<String> args : List.of(List.of("-d", "roce_lo", "-i", "2", "-p", "0", "--timeout", "5"),
+                List.of("-d", "roce_lo", "-i", "2", "--srq", "-q", "2", "-p", "0", "--timeout", "5"))) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int rc = PingpongCommand.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8));
+            assertEquals(2, rc, args + ": " + err.toString(StandardCharsets.UTF_8));
+            assertTrue(err.toString(StandardCharsets.UTF_8).contains("option -i/--ib-port: port 2 of roce_lo does not"
+                    + " exist: valid ports are 1..1 (phys_port_cnt 1)"), args + ": " + err.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    @Timeout(60)
     void eventsAndAGidIndexWork() throws Exception {
         Pair r = run(List.of("-d", "roce_lo", "-g", "0", "-e", "-n", "30", "-r", "4"),
                 List.of("-g", "0", "-n", "30", "-r", "4"));

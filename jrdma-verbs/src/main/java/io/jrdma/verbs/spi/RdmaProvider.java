@@ -45,14 +45,16 @@ public interface RdmaProvider {
     List<Device> devices();
 
     /**
-     * {@return the device and GID that route to {@code destination}, or null if none does}
+     * {@return the device, port and GID that route to {@code destination}, or null if none does} A provider whose
+     * devices have more than one port reports the port the address is on ({@link Rdma.ResolvedAddress#portNum()}).
      *
      * @param destination the peer's IP address
      */
     Rdma.ResolvedAddress resolve(InetAddress destination);
 
     /**
-     * {@return the device of {@code transport} and the GID that route to {@code destination}, or null if none does};
+     * {@return the device of {@code transport}, its port and the GID that route to {@code destination}, or null if
+     * none does};
      * by default {@link #resolve(InetAddress)} when {@code transport} is {@link #transport()}
      *
      * @param destination the peer's IP address
