@@ -98,6 +98,37 @@ class ShmTwoProcessTest {
         assertTrue(k.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && k.exitValue() == 0, "kill -" + sig);
     }
 
+    /**
+     * {@code kill -STOP} returns once the signal is sent, not once the peer's threads have stopped: its engine
+     * thread can still take a message in between. Waits (10 s at most) until every thread of the peer shows 'T'
+     * in /proc/<pid>/task/<tid>/stat.
+     */
+    private void stopPeer() throws Exception {
+        signal("STOP");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!allThreadsStopped()) {
+            assertTrue(System.nanoTime() < deadline, "the peer's threads did not all stop within 10 s");
+            Thread.onSpinWait();
+        }
+    }
+
+    private boolean allThreadsStopped() throws Exception {
+        try (var tasks = Files.list(Path.of("/proc/" + peer.pid() + "/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                String stat;
+                try {
+                    stat = Files.readString(t.resolve("stat"));
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    continue; // a thread that exited meanwhile
+                }
+                if (stat.charAt(stat.lastIndexOf(')') + 2) != 'T') {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     /** @return the peer's state letter in /proc/<pid>/stat ('T' when stopped) */
     private char state() throws Exception {
         String stat = Files.readString(Path.of("/proc/" + peer.pid() + "/stat"));
@@ -143,12 +174,7 @@ class ShmTwoProcessTest {
     @Test
     void oneSidedOperationsCompleteWhileTheTargetIsStopped() throws Exception {
         start();
-        signal("STOP");
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (state() != 'T') {
-            assertTrue(System.nanoTime() < deadline, "the peer did not stop");
-            Thread.onSpinWait();
-        }
+        stopPeer();
         int len = 1 << 20;
         for (int i = 0; i < len; i++) {
             buf.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 5));
@@ -191,7 +217,7 @@ class ShmTwoProcessTest {
         start();
         assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                 .sge(0, mr, 0, 64).remote(raddr, rkey)).status());
-        signal("STOP");
+        stopPeer();
         // a SEND waits for the stopped target; then the target dies
         assertEquals(0, qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
                 .sge(0, mr, 0, 8)));
