@@ -191,7 +191,8 @@ public final class Pd implements ProtectionDomain {
                     + context.device.name() + " (" + context.engine.transport.describe() + "): it has no UD queue pairs");
         }
         if (attr.portNum() != 1) {
-            throw new RdmaException(Errno.EINVAL, "port " + attr.portNum() + " does not exist; jrdma devices have port 1");
+            throw new RdmaException(Errno.EINVAL, "port " + attr.portNum() + " of " + context.device().name()
+                    + " does not exist: valid ports are 1..1 (jrdma's software devices have one port)");
         }
         if (attr.dgid().equals(io.jrdma.verbs.Gid.of(new byte[16]))) {
             throw new RdmaException(Errno.EINVAL, "the destination GID is all zeros: give the peer's GID (its IP address)");

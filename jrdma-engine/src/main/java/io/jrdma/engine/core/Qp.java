@@ -614,7 +614,8 @@ public abstract class Qp implements QueuePair {
             pkeyIndex = 0;
         }
         if (a.has(QpAttr.PORT) && a.portNum() != 1) {
-            throw new RdmaException(Errno.EINVAL, "port " + a.portNum() + " does not exist; soft-RoCE devices have port 1");
+            throw new RdmaException(Errno.EINVAL, "port " + a.portNum() + " of " + context.device().name()
+                    + " does not exist: valid ports are 1..1 (jrdma's software devices have one port)");
         }
         if (a.has(QpAttr.AV)) {
             setAddress(a.av());
