@@ -4,6 +4,7 @@ import io.jrdma.verbs.Device;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.Transport;
 import io.jrdma.verbs.spi.RdmaProvider;
 
@@ -155,7 +156,7 @@ public final class RdmaCoreProvider implements RdmaProvider {
      * @param destination an address of this host or a peer's
      */
     @Override
-    public Rdma.ResolvedAddress resolve(InetAddress destination) {
+    public ResolvedAddress resolve(InetAddress destination) {
         return resolve(destination, null);
     }
 
@@ -175,7 +176,7 @@ public final class RdmaCoreProvider implements RdmaProvider {
      * @throws RdmaException EPROTO if librdmacm's {@code struct rdma_cm_id} does not match this provider's layout
      */
     @Override
-    public Rdma.ResolvedAddress resolve(InetAddress destination, Transport transport) {
+    public ResolvedAddress resolve(InetAddress destination, Transport transport) {
         if (lib.reason() != null) {
             return null;
         }
@@ -203,7 +204,7 @@ public final class RdmaCoreProvider implements RdmaProvider {
                                 + " reads " + port + ", not a port of " + d.name() + " (1.." + c.physPortCnt() + ")");
                     }
                     GidEntry e = pickGid(c.gidTable(port), d.transport(), route.source(), route.sgid());
-                    return e == null ? null : new Rdma.ResolvedAddress(d, e.gid(), e.index(), port);
+                    return e == null ? null : new ResolvedAddress(d, e.gid(), e.index(), port);
                 }
             }
         }
@@ -211,7 +212,7 @@ public final class RdmaCoreProvider implements RdmaProvider {
     }
 
     /** Without librdmacm: the RoCE device and port whose GID table holds {@code address}, an address of this host. */
-    private Rdma.ResolvedAddress byGidTable(InetAddress address, Transport transport) {
+    private ResolvedAddress byGidTable(InetAddress address, Transport transport) {
         if (transport == Transport.IWARP) {
             return null; // iWARP GIDs hold no address
         }
@@ -223,7 +224,7 @@ public final class RdmaCoreProvider implements RdmaProvider {
                 for (int port = 1; port <= c.physPortCnt(); port++) {
                     GidEntry e = pickGid(c.gidTable(port), Transport.ROCE_V2, address, null);
                     if (e != null) {
-                        return new Rdma.ResolvedAddress(d, e.gid(), e.index(), port);
+                        return new ResolvedAddress(d, e.gid(), e.index(), port);
                     }
                 }
             }

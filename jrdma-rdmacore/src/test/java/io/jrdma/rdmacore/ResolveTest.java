@@ -4,6 +4,7 @@ import io.jrdma.verbs.Device;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.Transport;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -102,7 +103,7 @@ class ResolveTest {
                 continue;
             }
             for (InetAddress a : addressesOf((RdmaCoreDevice) d)) {
-                Rdma.ResolvedAddress r = p.resolve(a, d.transport());
+                ResolvedAddress r = p.resolve(a, d.transport());
                 assertNotNull(r, d.name() + ": " + a + " did not resolve");
                 assertEquals(d.name(), r.device().name(), a.toString());
                 try (RdmaCoreContext c = ((RdmaCoreDevice) d).open()) {

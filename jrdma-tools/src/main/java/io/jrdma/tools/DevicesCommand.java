@@ -8,6 +8,7 @@ import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.PortAttr;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.ThreadingMode;
 import io.jrdma.verbs.Transport;
 import io.jrdma.verbs.spi.RdmaProvider;
@@ -116,7 +117,7 @@ final class DevicesCommand {
         int found = 0;
         for (Transport t : List.of(Transport.ROCE_V2, Transport.IWARP)) {
             try {
-                Rdma.ResolvedAddress r = Rdma.resolve(a, t);
+                ResolvedAddress r = Rdma.resolve(a, t);
                 out.printf("%s %s: %s (provider %s), port %d, GID[%d] %s (%s)%n", a.getHostAddress(), name(t),
                         r.device().name(), r.device().provider(), r.portNum(), r.sgidIndex(), r.sgid(), ip(r.sgid()));
                 found++;

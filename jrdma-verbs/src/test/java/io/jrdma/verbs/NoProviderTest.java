@@ -73,7 +73,7 @@ class NoProviderTest {
 
     @Test
     void theFirstProviderWithARouteWins() {
-        Rdma.ResolvedAddress r = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 0);
+        ResolvedAddress r = new ResolvedAddress(null, Gid.of(LOOPBACK), 0);
         assertSame(r, Rdma.resolve(List.of(new Fake("a", Transport.ROCE_V2, "down", r),
                 new Fake("b", Transport.ROCE_V2, null, null), new Fake("c", Transport.ROCE_V2, null, r)),
                 LOOPBACK, Transport.ROCE_V2));
@@ -81,8 +81,8 @@ class NoProviderTest {
 
     @Test
     void providersOfTheKernelsDevicesAreAskedFirst() {
-        Rdma.ResolvedAddress soft = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 0);
-        Rdma.ResolvedAddress kernel = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 1);
+        ResolvedAddress soft = new ResolvedAddress(null, Gid.of(LOOPBACK), 0);
+        ResolvedAddress kernel = new ResolvedAddress(null, Gid.of(LOOPBACK), 1);
         assertSame(kernel, Rdma.resolve(List.of(new Fake("rxe", Transport.ROCE_V2, null, soft),
                 new Kernel(kernel, Transport.ROCE_V2)), LOOPBACK, Transport.ROCE_V2));
         // no route there: the software provider's answer
@@ -92,7 +92,7 @@ class NoProviderTest {
 
     @Test
     void aProviderOfSeveralTransportsIsAskedForEachAndAnswersForTheOneAsked() {
-        Rdma.ResolvedAddress iwarp = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 2);
+        ResolvedAddress iwarp = new ResolvedAddress(null, Gid.of(LOOPBACK), 2);
         assertSame(iwarp, Rdma.resolve(List.of(new Kernel(iwarp, Transport.IWARP)), LOOPBACK, Transport.IWARP));
         RdmaException e = assertThrows(RdmaException.class, () -> Rdma.resolve(List.of(new Kernel(iwarp, Transport.IWARP)),
                 LOOPBACK, Transport.ROCE_V2));
@@ -101,7 +101,7 @@ class NoProviderTest {
 
     @Test
     void byDefaultAProviderAnswersForItsOwnTransportOnly() {
-        Rdma.ResolvedAddress r = new Rdma.ResolvedAddress(null, Gid.of(LOOPBACK), 0);
+        ResolvedAddress r = new ResolvedAddress(null, Gid.of(LOOPBACK), 0);
         Fake f = new Fake("siw", Transport.IWARP, null, r);
         assertEquals(java.util.Set.of(Transport.IWARP), f.transports());
         assertSame(r, f.resolve(LOOPBACK, Transport.IWARP));
@@ -109,7 +109,7 @@ class NoProviderTest {
     }
 
     /** A provider of kernel devices of both transports whose one route is a device of {@code routeTransport}. */
-    private record Kernel(Rdma.ResolvedAddress route, Transport routeTransport) implements RdmaProvider {
+    private record Kernel(ResolvedAddress route, Transport routeTransport) implements RdmaProvider {
         @Override
         public String name() {
             return "kernel";
@@ -141,17 +141,17 @@ class NoProviderTest {
         }
 
         @Override
-        public Rdma.ResolvedAddress resolve(InetAddress destination) {
+        public ResolvedAddress resolve(InetAddress destination) {
             return route;
         }
 
         @Override
-        public Rdma.ResolvedAddress resolve(InetAddress destination, Transport transport) {
+        public ResolvedAddress resolve(InetAddress destination, Transport transport) {
             return transport == routeTransport ? route : null;
         }
     }
 
-    private record Fake(String name, Transport transport, String unavailableReason, Rdma.ResolvedAddress route)
+    private record Fake(String name, Transport transport, String unavailableReason, ResolvedAddress route)
             implements RdmaProvider {
         @Override
         public List<Device> devices() {
@@ -159,7 +159,7 @@ class NoProviderTest {
         }
 
         @Override
-        public Rdma.ResolvedAddress resolve(InetAddress destination) {
+        public ResolvedAddress resolve(InetAddress destination) {
             return route;
         }
     }

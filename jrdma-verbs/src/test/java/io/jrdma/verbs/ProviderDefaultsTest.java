@@ -372,11 +372,11 @@ class ProviderDefaultsTest {
 
     @Test
     void aResolvedAddressIsOnPort1UnlessItSaysOtherwise() {
-        Rdma.ResolvedAddress one = new Rdma.ResolvedAddress(null, LOCAL4, 2);
+        ResolvedAddress one = new ResolvedAddress(null, LOCAL4, 2);
         assertEquals(1, one.portNum());
-        assertEquals(2, new Rdma.ResolvedAddress(null, LOCAL4, 0, 2).portNum());
+        assertEquals(2, new ResolvedAddress(null, LOCAL4, 0, 2).portNum());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new Rdma.ResolvedAddress(null, LOCAL4, 0, 0));
+                () -> new ResolvedAddress(null, LOCAL4, 0, 0));
         assertTrue(e.getMessage().contains("ports are numbered from 1"), e.getMessage());
     }
 

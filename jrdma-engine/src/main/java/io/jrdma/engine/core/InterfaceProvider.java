@@ -3,6 +3,7 @@ package io.jrdma.engine.core;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.spi.RdmaProvider;
 
 import java.io.IOException;
@@ -52,7 +53,7 @@ public abstract class InterfaceProvider implements RdmaProvider {
 
     /** The kernel's route to the destination picks the source address, hence the device (as rdma_resolve_addr). */
     @Override
-    public Rdma.ResolvedAddress resolve(InetAddress destination) {
+    public ResolvedAddress resolve(InetAddress destination) {
         InetAddress source;
         try (DatagramChannel ch = DatagramChannel.open()) {
             ch.connect(new InetSocketAddress(destination, 9)); // no packet is sent: connect only routes
@@ -65,7 +66,7 @@ public abstract class InterfaceProvider implements RdmaProvider {
             for (int i = 0; i < addrs.size(); i++) {
                 if (addrs.get(i).equals(source) || (source.isLoopbackAddress() && addrs.get(i).isLoopbackAddress()
                         && addrs.get(i).getClass() == source.getClass())) {
-                    return new Rdma.ResolvedAddress(d, Gid.of(addrs.get(i)), i);
+                    return new ResolvedAddress(d, Gid.of(addrs.get(i)), i);
                 }
             }
         }

@@ -2,6 +2,7 @@ package io.jrdma.engine.shm;
 
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.Transport;
 import io.jrdma.verbs.spi.RdmaProvider;
 
@@ -37,7 +38,7 @@ public final class ShmProvider implements RdmaProvider {
     }
 
     @Override
-    public Rdma.ResolvedAddress resolve(InetAddress destination) {
+    public ResolvedAddress resolve(InetAddress destination) {
         return null;
     }
 }

@@ -18,6 +18,7 @@ import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.ThreadingMode;
@@ -56,11 +57,11 @@ class DeviceTest {
         assertTrue(lo.gids().contains(Gid.parse("127.0.0.1")), lo.gids().toString());
         assertEquals("0000:0000:0000:0000:0000:ffff:7f00:0001", Gid.parse("127.0.0.1").toString());
         assertEquals(InetAddress.getByName("127.0.0.1"), Gid.parse("127.0.0.1").toInetAddress());
-        Rdma.ResolvedAddress r = Rdma.resolve(InetAddress.getByName("127.0.0.1"), Transport.ROCE_V2);
+        ResolvedAddress r = Rdma.resolve(InetAddress.getByName("127.0.0.1"), Transport.ROCE_V2);
         assertEquals("roce_lo", r.device().name());
         assertEquals(Gid.parse("127.0.0.1"), r.sgid());
         if (lo.gids().contains(Gid.parse("::1"))) {
-            Rdma.ResolvedAddress r6 = Rdma.resolve(InetAddress.getByName("::1"), Transport.ROCE_V2);
+            ResolvedAddress r6 = Rdma.resolve(InetAddress.getByName("::1"), Transport.ROCE_V2);
             assertEquals(Gid.parse("::1"), r6.sgid());
             assertEquals(lo.gids().indexOf(Gid.parse("::1")), r6.sgidIndex());
         }

@@ -1,7 +1,7 @@
 package io.jrdma.verbs.spi;
 
 import io.jrdma.verbs.Device;
-import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.ResolvedAddress;
 import io.jrdma.verbs.Transport;
 
 import java.net.InetAddress;
@@ -31,7 +31,7 @@ public interface RdmaProvider {
 
     /**
      * {@return true when its devices are the kernel's (an RDMA NIC, Linux rxe or siw through rdma-core):
-     * {@link Rdma#resolve} asks such providers before jrdma's software ones, since for an address of an interface
+     * {@code Rdma.resolve} asks such providers before jrdma's software ones, since for an address of an interface
      * that has an RDMA device, that device is the one rdma_cm picks}
      */
     default boolean kernelDevices() {
@@ -46,11 +46,11 @@ public interface RdmaProvider {
 
     /**
      * {@return the device, port and GID that route to {@code destination}, or null if none does} A provider whose
-     * devices have more than one port reports the port the address is on ({@link Rdma.ResolvedAddress#portNum()}).
+     * devices have more than one port reports the port the address is on ({@link ResolvedAddress#portNum()}).
      *
      * @param destination the peer's IP address
      */
-    Rdma.ResolvedAddress resolve(InetAddress destination);
+    ResolvedAddress resolve(InetAddress destination);
 
     /**
      * {@return the device of {@code transport}, its port and the GID that route to {@code destination}, or null if
@@ -60,7 +60,7 @@ public interface RdmaProvider {
      * @param destination the peer's IP address
      * @param transport   the kind of device wanted
      */
-    default Rdma.ResolvedAddress resolve(InetAddress destination, Transport transport) {
+    default ResolvedAddress resolve(InetAddress destination, Transport transport) {
         return transport == transport() ? resolve(destination) : null;
     }
 }
