@@ -141,6 +141,8 @@ final class Perftest {
     private final SendWorkRequest creditWr = new SendWorkRequest(1);
     /** Credit WRITEs posted (a test's way to see that the receiver gave credits). */
     long creditWrites;
+    /** Requests of {@code --perform_warm_up} posted and completed (a test's way to see the warm-up). */
+    long warmUpRequests;
 
     private final WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
     private final WorkCompletion[] creditWcs = new WorkCompletion[POLL_BATCH];
@@ -875,6 +877,9 @@ final class Perftest {
                     runIterBw(size, chunk);
                 } while (System.nanoTime() - until < 0);
             }
+            if (o.warmUp()) {
+                performWarmUp(size);
+            }
             runIterBw(size, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
@@ -1128,6 +1133,50 @@ final class Perftest {
             + " non-iWARP device (the transport of -d's device, or of the first device without -d, even where rdma_cm"
             + " connects over iWARP) names its receive buffer there, without remote write access, and answers the"
             + " WRITE with a TERMINATE; give the perftest side -d with its iWARP device (e.g. -d siw0)";
+
+    /**
+     * perftest's {@code perform_warm_up} ({@code --perform_warm_up}, write, read and atomic bw clients): QP after QP,
+     * tx_depth requests as the run's first one (the first local and remote addresses, every one signaled), then
+     * their completions; nothing is measured and the server does not take part.
+     */
+    private void performWarmUp(long size) {
+        dog.reset("warming up (--perform_warm_up) with " + size + " B");
+        WrOpcode op = test == PerfTest.ATOMIC_BW
+                ? (o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD) : test.opcode;
+        int inlineFlag = op == WrOpcode.RDMA_WRITE && size <= o.inlineSize() ? SendFlags.INLINE : 0;
+        wr.reset().opcode(op);
+        if (op.isAtomic()) {
+            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
+        }
+        for (int q = 0; q < o.numQps(); q++) {
+            wr.wrId(q).flags(SendFlags.SIGNALED | inlineFlag).sge(0, sendBuf(q), (int) size, mr.lkey())
+                    .remote(rem[q].vaddr(), rem[q].rkey());
+            int left = 0;
+            for (int i = 0; i < o.txDepth(); i++) {
+                int rc = qps[q].postSend(wr);
+                if (rc != 0) {
+                    throw new PerfFailure("Couldn't post send during warm up: qp " + q + " scnt=" + i + " ("
+                            + RdmaException.Errno.of(rc) + ")");
+                }
+                left++;
+            }
+            while (left > 0) {
+                int ne = sendCq.poll(wcs);
+                if (ne == 0) {
+                    dog.idle();
+                    continue;
+                }
+                dog.progress();
+                for (int i = 0; i < ne; i++) {
+                    if (wcs[i].status() != WcStatus.SUCCESS) {
+                        throw new PerfFailure("Completion with error during warm up: " + failure(wcs[i]));
+                    }
+                    left--;
+                    warmUpRequests++;
+                }
+            }
+        }
+    }
 
     /** @return the index of the QP numbered {@code qpn} (allocation-free; a handful of QPs) */
     private int indexOfQpn(int qpn) {
