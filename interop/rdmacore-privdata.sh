@@ -35,10 +35,14 @@ P="cd /tmp && ulimit -l unlimited && /mnt/host/rdmacore/jdk/bin/java -Xmx256m -X
     -cp /mnt/host/rdmacore/privdata:$TCK_CP SiwPrivateData"
 # side NAME SERVER_GUEST SERVER_ARGS CLIENT_GUEST CLIENT_ARGS: the server, then the client once it listens
 side() {
-    "$VM" exec "$2" "timeout 400 $P $3" > "$OUT/$1.server" 2>&1 &
+    "$VM" exec "$2" "timeout 400 bash -c '$P $3'" > "$OUT/$1.server" 2>&1 &
     local spid=$! i
-    for i in $(seq 1 240); do grep -q 'listening on' "$OUT/$1.server" 2>/dev/null && break; sleep 1; done
-    "$VM" exec "$4" "timeout 300 $P $5" > "$OUT/$1.client" 2>&1 || true
+    for i in $(seq 1 240); do
+        grep -q 'listening on' "$OUT/$1.server" 2>/dev/null && break
+        kill -0 $spid 2>/dev/null || break # the server is gone
+        sleep 1
+    done
+    "$VM" exec "$4" "timeout 300 bash -c '$P $5'" > "$OUT/$1.client" 2>&1 || true
     wait $spid || true
 }
 n() { echo $#; }
