@@ -11,7 +11,9 @@
 #   --no-build  use jrdma-tools/target as it is (else: ./mvnw package of jrdma-tools and what it needs)
 #   --keep      leave the guests running (by default they are stopped again if this script started them)
 # Env: JDK, VM, SHARE, CACHE, RUN, NS, VCPUS (1 unless set) as for vm.sh; OUT (results folder, default
-#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (500), N_LAT (500).
+#      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (500), N_LAT (500);
+#      WARMUP=1 gives both sides of the bandwidth tests --perform_warm_up (perftest's: a write, read or atomic bw
+#      client posts tx_depth requests per QP and waits for them before it measures; send_bw ignores it).
 # Needs root (vm.sh) and python3. Exit status 0 when every run completed.
 set -euo pipefail
 
@@ -36,7 +38,10 @@ rdmacore_share_tools rdmacore
 rdmacore_guests 2 rdmacore
 
 mkdir -p "$OUT"
-"$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest' > "$OUT/guest.txt"
+{ "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest'
+  echo "host: $(uptime)"; echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet || echo +dirty)"
+  echo "WARMUP=${WARMUP:-0}"
+} > "$OUT/guest.txt"
 G1=10.77.0.11 G2=10.77.0.12
 JRDMA="$(rdmacore_jrdma rdmacore) perf"
 C_TOOLS="ib_write_bw ib_send_bw ib_read_lat" # killed in the server's guest before each run
@@ -46,6 +51,7 @@ rc=0
 for t in "${tests[@]}"; do
     case $t in *_lat) s=$SIZE_LAT n=$N_LAT ;; *) s=$SIZE_BW n=$N_BW ;; esac
     copt="-d rxe0 -x 1 -s $s -n $n"
+    [ "${WARMUP:-0}" = 1 ] && [[ $t == *_bw ]] && copt="$copt --perform_warm_up"
     for r in $(seq 1 "$rounds"); do
         # jrdma client in g1 -> C server in g2, and its baseline: C client in g1 -> C server in g2
         rdmacore_pair "$C_TOOLS" 2 "ib_$t $copt" 1 "ib_$t $copt $G2" "$OUT/$t-r$r-C-client" || rc=1

@@ -13,7 +13,10 @@
 # Env: JDK (a JDK 25 or newer; default $JAVA_HOME), VM (the harness's vm.sh), SHARE, CACHE, RUN, NS, VCPUS
 #      (1 unless set), as for vm.sh; OUT (results, default interop/results/rdmacore-rdmacm-<UTC time>);
 #      TCK_CLASSES (the TCK subclasses to run on siw0; default all that apply to iWARP); RPING_SIZES (4096);
-#      PERF_TESTS (write_bw send_bw read_lat).
+#      PERF_TESTS (write_bw send_bw read_lat); PERF_DEVICES (rxe0 siw0); PERF_BW_SIZES (the bandwidth tests'
+#      message sizes, 65536); CAPTURE=1 (each perf case's traffic, captured on guest 1's tap in the harness's
+#      namespace, the first 160 bytes of each frame, into $OUT/<case>.pcap; siw's TERMINATEs are decoded from it
+#      into $OUT/<case>.terminate when tshark is there).
 # Needs root (vm.sh). Exit status 0 when every case passed. Run it under the guests' lock when they are shared:
 #   flock /path/to/vm.lock interop/rdmacore-rdmacm.sh
 set -euo pipefail
@@ -86,6 +89,27 @@ pair() {
 
 lines() { grep -c "$1" "$2" 2>/dev/null || true; }
 
+# capture_start DEVICE NAME: tcpdump on guest 1's tap of DEVICE (rxe0: tap10, siw0: tap11) in the harness's namespace,
+# the first 160 bytes of each frame (headers and a credit WRITE's 4 bytes), into $OUT/NAME.pcap; its pid in NAME.tcpdump
+capture_start() {
+    local tap=tap10; [ "$1" = siw0 ] && tap=tap11
+    "$VM" ns sh -c "echo \$\$ > '$OUT/$2.tcpdump'; exec timeout 600 tcpdump --immediate-mode -i $tap -s 160 -U -w '$OUT/$2.pcap'" \
+        > "$OUT/$2.tcpdump.txt" 2>&1 &
+    local i; for i in $(seq 1 50); do grep -q 'listening on' "$OUT/$2.tcpdump.txt" 2>/dev/null && break; sleep 0.1; done
+}
+
+# capture_stop NAME: ends the tcpdump capture_start began (by its pid), and decodes the TERMINATEs in its capture
+capture_stop() {
+    [ -s "$OUT/$1.tcpdump" ] || return 0
+    kill -INT "$(cat "$OUT/$1.tcpdump")" 2>/dev/null || true
+    local i; for i in $(seq 1 50); do kill -0 "$(cat "$OUT/$1.tcpdump")" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$OUT/$1.tcpdump"
+    if command -v tshark > /dev/null; then
+        tshark -r "$OUT/$1.pcap" -Y 'iwarp_rdma.opcode == 0x07' -V 2>/dev/null \
+            | grep -E '^Frame|Layer|Error|Terminate|Etype|Code|Hdr' > "$OUT/$1.terminate" || true
+    fi
+}
+
 for group in "${groups[@]}"; do
     case $group in
     unit)
@@ -121,27 +145,38 @@ for group in "${groups[@]}"; do
             done
         done ;;
     perf)
-        for dev in rxe0 siw0; do
+        for dev in ${PERF_DEVICES:-rxe0 siw0}; do
             for t in ${PERF_TESTS:-write_bw send_bw read_lat}; do
-                case $t in *_lat) opt="-s 2 -n 500" ;; *) opt="-s 65536 -n 500" ;; esac
+              case $t in *_lat) sizes=2 ;; *) sizes=${PERF_BW_SIZES:-65536} ;; esac
+              for s in $sizes; do
+                opt="-s $s -n 500"
+                # perftest takes -d's device for its own parameters: without it, the first device's (rxe0's, IB), even
+                # where rdma_cm then connects over siw0, and an ib_send_bw that thinks itself on IB neither writes nor
+                # expects iWARP's receive credits (ctx_alloc_credit), which jrdma on siw0 does (2026-11-26 14:20)
                 for role in jserver jclient; do
-                    n="perf-$dev-$t-$role" v=FAIL detail="exit status (see $n.*)"
+                    n="perf-$dev-$t-$role"
+                    case $t/$s in *_lat/2|*_bw/65536) ;; *) n="$n-s$s" ;; esac
+                    v=FAIL detail="exit status (see $n.*)"
                     for a in $(seq 1 "$attempts"); do
+                        [ "${CAPTURE:-0}" = 1 ] && capture_start "$dev" "$n.attempt$a"
                         if [ $role = jserver ]; then
-                            ok=0; pair "$n" 1 "$J perf $t -R -d $dev $opt --timeout 120" 2 "ib_$t -R $opt ${IP[$dev,1]}" "Waiting for client" || ok=$?
+                            ok=0; pair "$n" 1 "$J perf $t -R -d $dev $opt --timeout 120" 2 "ib_$t -R -d $dev $opt ${IP[$dev,1]}" "Waiting for client" || ok=$?
                         else
-                            ok=0; pair "$n" 2 "ib_$t -R $opt" 1 "$J perf $t -R -d $dev $opt --timeout 120 ${IP[$dev,2]}" || ok=$?
+                            ok=0; pair "$n" 2 "ib_$t -R -d $dev $opt" 1 "$J perf $t -R -d $dev $opt --timeout 120 ${IP[$dev,2]}" || ok=$?
                         fi
                         if [ $ok = 0 ] && grep -A3 '#bytes' "$OUT/$n.client" | grep -qE '^ *[0-9]+ +[0-9]+'; then
                             v=PASS; detail="$(grep -A3 '#bytes' "$OUT/$n.client" | grep -E '^ *[0-9]+ +[0-9]+' | head -1 | tr -s ' ')"
                             [ "$a" = 1 ] || detail="$detail (attempt $a)"
                             break
                         fi
+                        [ "${CAPTURE:-0}" = 1 ] && capture_stop "$n.attempt$a"
                         for f in server client; do cp "$OUT/$n.$f" "$OUT/$n.$f.attempt$a" 2>/dev/null || true; done
                     done
-                    what="jrdma perf $t -R -d $dev as $([ $role = jserver ] && echo server || echo client) with ib_$t -R"
+                    [ "${CAPTURE:-0}" = 1 ] && [ $v = PASS ] && capture_stop "$n.attempt$a"
+                    what="jrdma perf $t -R -d $dev -s $s as $([ $role = jserver ] && echo server || echo client) with ib_$t -R -d $dev"
                     result "$what" $v "$detail"
                 done
+              done
             done
         done ;;
     tck)

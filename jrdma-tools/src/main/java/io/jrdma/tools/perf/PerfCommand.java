@@ -80,6 +80,8 @@ public final class PerfCommand {
             .option((char) 0, "report_gbits", null, "report bandwidth in Gb/sec")
             .option((char) 0, "disable_pcie_relaxed", null, "accepted (shown in the header)")
             .option((char) 0, "use_old_post_send", null, "accepted (jrdma posts one way)")
+            .option((char) 0, "perform_warm_up", null, "write/read/atomic bw clients: tx-depth requests per QP, and"
+                    + " their completions, before each measured run (as perftest --perform_warm_up)")
             .option((char) 0, "use-srq", null, "receives from one shared receive queue for all QPs, as perftest"
                     + " --use-srq (send tests)")
             .option('R', "rdma_cm", null, "exchange and connect through rdma_cm, as perftest -R (iWARP devices)")

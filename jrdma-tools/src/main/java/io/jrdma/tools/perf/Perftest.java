@@ -141,6 +141,8 @@ final class Perftest {
     private final SendWorkRequest creditWr = new SendWorkRequest(1);
     /** Credit WRITEs posted (a test's way to see that the receiver gave credits). */
     long creditWrites;
+    /** Requests of {@code --perform_warm_up} posted and completed (a test's way to see the warm-up). */
+    long warmUpRequests;
 
     private final WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
     private final WorkCompletion[] creditWcs = new WorkCompletion[POLL_BATCH];
@@ -875,6 +877,9 @@ final class Perftest {
                     runIterBw(size, chunk);
                 } while (System.nanoTime() - until < 0);
             }
+            if (o.warmUp()) {
+                performWarmUp(size);
+            }
             runIterBw(size, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
@@ -1031,72 +1036,146 @@ final class Perftest {
         if (noPeak) {
             tposted[0] = System.nanoTime();
         }
-        while (totscnt < tot || totccnt < tot) {
-            for (int q = 0; q < n; q++) {
-                while (scnt[q] < iters && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
-                    // iWARP send_bw: no more than rx_depth - 1 SENDs beyond the receives the peer reported
-                    if (credits && Integer.compareUnsigned((int) (scnt[q] + 1) - credit(q), o.rxDepth()) >= 0) {
-                        break;
-                    }
-                    long k = scnt[q];
-                    boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
-                    wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
-                            .sge(0, loc[q], (int) size, lkey);
-                    address(q);
-                    if (op != WrOpcode.SEND) {
-                        wr.remote(remAddr[q], rem[q].rkey());
-                    }
-                    if (!noPeak) {
-                        tposted[(int) totscnt] = System.nanoTime();
-                    }
-                    int rc = qps[q].postSend(wr);
-                    if (rc != 0) {
-                        if (rc == RdmaException.Errno.ENOMEM.value()) {
-                            break; // the queue drains as completions come
+        int creditStalled = -1; // the QP the credits held back last, while they do
+        try {
+            while (totscnt < tot || totccnt < tot) {
+                for (int q = 0; q < n; q++) {
+                    while (scnt[q] < iters && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
+                        // iWARP send_bw: no more than rx_depth - 1 SENDs beyond the receives the peer reported
+                        if (credits && Integer.compareUnsigned((int) (scnt[q] + 1) - credit(q), o.rxDepth()) >= 0) {
+                            creditStalled = q;
+                            break;
                         }
-                        throw new PerfFailure("Couldn't post send: qp " + q + " scnt=" + k + " ("
-                                + RdmaException.Errno.of(rc) + ", QP state " + qps[q].state() + ")");
-                    }
-                    if (cycle) {
-                        loc[q] += step;
-                        if ((k + 1) % slots == 0) {
-                            loc[q] = sendBuf(q);
+                        creditStalled = -1;
+                        long k = scnt[q];
+                        boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
+                        wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
+                                .sge(0, loc[q], (int) size, lkey);
+                        address(q);
+                        if (op != WrOpcode.SEND) {
+                            wr.remote(remAddr[q], rem[q].rkey());
                         }
-                        remAddr[q] += step;
-                        if ((k + 1) % slots == 0) {
-                            remAddr[q] = rem[q].vaddr();
+                        if (!noPeak) {
+                            tposted[(int) totscnt] = System.nanoTime();
+                        }
+                        int rc = qps[q].postSend(wr);
+                        if (rc != 0) {
+                            if (rc == RdmaException.Errno.ENOMEM.value()) {
+                                break; // the queue drains as completions come
+                            }
+                            throw new PerfFailure("Couldn't post send: qp " + q + " scnt=" + k + " ("
+                                    + RdmaException.Errno.of(rc) + ", QP state " + qps[q].state() + ")");
+                        }
+                        if (cycle) {
+                            loc[q] += step;
+                            if ((k + 1) % slots == 0) {
+                                loc[q] = sendBuf(q);
+                            }
+                            remAddr[q] += step;
+                            if ((k + 1) % slots == 0) {
+                                remAddr[q] = rem[q].vaddr();
+                            }
+                        }
+                        scnt[q]++;
+                        totscnt++;
+                    }
+                }
+                if (totccnt < tot) {
+                    int ne = sendCq.poll(wcs);
+                    if (ne == 0) {
+                        dog.idle();
+                        continue;
+                    }
+                    dog.progress();
+                    long now = System.nanoTime();
+                    for (int i = 0; i < ne; i++) {
+                        WorkCompletion wc = wcs[i];
+                        if (wc.status() != WcStatus.SUCCESS) {
+                            throw new PerfFailure("Completion with error at client: " + failure(wc) + " (scnt="
+                                    + totscnt + ", ccnt=" + totccnt + ")");
+                        }
+                        ccnt[(int) wc.wrId()] += cqMod;
+                        totccnt += cqMod;
+                        if (!noPeak) {
+                            tcompleted[(int) (totccnt > tot ? tot - 1 : totccnt - 1)] = now;
                         }
                     }
-                    scnt[q]++;
-                    totscnt++;
                 }
             }
-            if (totccnt < tot) {
+        } catch (PerfFailure e) {
+            if (creditStalled >= 0) {
+                // the wait that ran out was one for the receiver's credit word
+                throw new PerfFailure(e.getMessage() + "; the receiver's credits held QP " + creditStalled + " back"
+                        + " after " + scnt[creditStalled] + " SENDs (its credit word reads "
+                        + Integer.toUnsignedString(credit(creditStalled)) + "): " + NO_CREDITS_FROM_PEER, e);
+            }
+            throw e;
+        }
+        if (noPeak) {
+            tcompleted[0] = System.nanoTime();
+        }
+        lastBw = PerftestReport.bw(size, tot, tposted, tcompleted, cqMod, noPeak, o.gbits());
+    }
+
+    /**
+     * Why an iWARP send_bw sender waits for good: perftest decides on the credits from the device it opened itself
+     * ({@code -d}), not from the one rdma_cm connects over, so an ib_send_bw -R without -d on a host whose first
+     * device is not iWARP (rxe0 beside siw0) neither writes credits nor has a credit word to be written.
+     */
+    static final String NO_CREDITS_FROM_PEER = "over iWARP ib_send_bw's receiver writes its receive count into the"
+            + " sender's credit word every rx_depth/3 receives, but a perftest that opened a non-iWARP device does not"
+            + " (it takes the transport of -d's device, or of the first device without -d, even where rdma_cm then"
+            + " connects over iWARP): give the perftest side -d with its iWARP device (e.g. -d siw0)";
+
+    /** The same mismatch seen from a jrdma receiver: its credit WRITE went to a peer without a credit word. */
+    static final String CREDIT_REFUSED_BY_PEER = "this side wrote its receive count (iWARP send_bw's credit) into"
+            + " the memory the sender's keys named, and the QP failed after that: a perftest sender that opened a"
+            + " non-iWARP device (the transport of -d's device, or of the first device without -d, even where rdma_cm"
+            + " connects over iWARP) names its receive buffer there, without remote write access, and answers the"
+            + " WRITE with a TERMINATE; give the perftest side -d with its iWARP device (e.g. -d siw0)";
+
+    /**
+     * perftest's {@code perform_warm_up} ({@code --perform_warm_up}, write, read and atomic bw clients): QP after QP,
+     * tx_depth requests as the run's first one (the first local and remote addresses, every one signaled), then
+     * their completions; nothing is measured and the server does not take part.
+     */
+    private void performWarmUp(long size) {
+        dog.reset("warming up (--perform_warm_up) with " + size + " B");
+        WrOpcode op = test == PerfTest.ATOMIC_BW
+                ? (o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD) : test.opcode;
+        int inlineFlag = op == WrOpcode.RDMA_WRITE && size <= o.inlineSize() ? SendFlags.INLINE : 0;
+        wr.reset().opcode(op);
+        if (op.isAtomic()) {
+            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
+        }
+        for (int q = 0; q < o.numQps(); q++) {
+            wr.wrId(q).flags(SendFlags.SIGNALED | inlineFlag).sge(0, sendBuf(q), (int) size, mr.lkey())
+                    .remote(rem[q].vaddr(), rem[q].rkey());
+            int left = 0;
+            for (int i = 0; i < o.txDepth(); i++) {
+                int rc = qps[q].postSend(wr);
+                if (rc != 0) {
+                    throw new PerfFailure("Couldn't post send during warm up: qp " + q + " scnt=" + i + " ("
+                            + RdmaException.Errno.of(rc) + ")");
+                }
+                left++;
+            }
+            while (left > 0) {
                 int ne = sendCq.poll(wcs);
                 if (ne == 0) {
                     dog.idle();
                     continue;
                 }
                 dog.progress();
-                long now = System.nanoTime();
                 for (int i = 0; i < ne; i++) {
-                    WorkCompletion wc = wcs[i];
-                    if (wc.status() != WcStatus.SUCCESS) {
-                        throw new PerfFailure("Completion with error at client: " + failure(wc) + " (scnt=" + totscnt
-                                + ", ccnt=" + totccnt + ")");
+                    if (wcs[i].status() != WcStatus.SUCCESS) {
+                        throw new PerfFailure("Completion with error during warm up: " + failure(wcs[i]));
                     }
-                    ccnt[(int) wc.wrId()] += cqMod;
-                    totccnt += cqMod;
-                    if (!noPeak) {
-                        tcompleted[(int) (totccnt > tot ? tot - 1 : totccnt - 1)] = now;
-                    }
+                    left--;
+                    warmUpRequests++;
                 }
             }
         }
-        if (noPeak) {
-            tcompleted[0] = System.nanoTime();
-        }
-        lastBw = PerftestReport.bw(size, tot, tposted, tcompleted, cqMod, noPeak, o.gbits());
     }
 
     /** @return the index of the QP numbered {@code qpn} (allocation-free; a handful of QPs) */
@@ -1162,7 +1241,8 @@ final class Perftest {
             for (int i = 0; i < ne; i++) {
                 WorkCompletion wc = wcs[i];
                 if (wc.status() != WcStatus.SUCCESS) {
-                    throw new PerfFailure("Completion with error at server: " + failure(wc) + " (rcnt=" + rcnt + ")");
+                    throw new PerfFailure("Completion with error at server: " + failure(wc) + " (rcnt=" + rcnt + ")"
+                            + (creditWrites > 0 ? "; " + CREDIT_REFUSED_BY_PEER : ""));
                 }
                 int q = (int) wc.wrId(); // whose buffer the receive was (with an SRQ, any QP may have taken it)
                 int from = srq == null ? q : indexOfQpn(wc.qpNum()); // the QP the message came on
@@ -1215,7 +1295,7 @@ final class Perftest {
             WorkCompletion wc = creditWcs[i];
             if (wc.status() != WcStatus.SUCCESS) {
                 throw new PerfFailure("Poll send CQ error status=" + wc.status().ordinal() + " qp " + wc.wrId()
-                        + " (a credit WRITE: " + failure(wc) + ")");
+                        + " (a credit WRITE: " + failure(wc) + "); " + CREDIT_REFUSED_BY_PEER);
             }
             scredit[(int) wc.wrId()]--;
         }

@@ -41,12 +41,16 @@ import java.util.List;
  * @param waitClient  the server gives up after {@code timeoutSec} without a client (else waits like perftest)
  * @param rdmaCm      {@code -R}: the exchange and the QPs go through rdma_cm (jrdma: over iWARP only)
  * @param useSrq      {@code --use-srq}: the QPs take their receives from one shared receive queue (send tests)
+ * @param warmUp      {@code --perform_warm_up}: a write, read or atomic bw client posts tx_depth requests per QP and
+ *                    waits for them before each measured run (perftest's {@code perform_warm_up}); accepted and
+ *                    unused elsewhere, as by perftest
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
-                              int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq) {
+                              int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq,
+                              boolean warmUp) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -113,14 +117,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq);
+                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq, warmUp);
     }
 
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, newDevice, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq);
+                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp);
     }
 
     /** Why {@code -R} is refused on a device that is neither iWARP nor RoCE, or when no iWARP device is there. */
@@ -132,7 +136,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     /** The options only the perftest exchange has. */
     static final List<String> PERFTEST_ONLY = List.of("qp", "inline_size", "atomic_type", "CPU-freq", "cq-mod",
             "rx-depth", "outs", "qp-timeout", "sl", "noPeak", "connection", "ib-port", "ipv6", "report_gbits",
-            "disable_pcie_relaxed", "use_old_post_send", "use-srq");
+            "disable_pcie_relaxed", "use_old_post_send", "use-srq", "perform_warm_up");
 
     /** Reads a parsed command line; throws a usage error naming the flag. */
     static PerftestOptions of(ArgParser.Parsed p) throws ArgParser.UsageException {
@@ -301,7 +305,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"));
+                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"));
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

@@ -268,6 +268,67 @@ class PerftestLoopbackTest {
         assertTrue(e.getMessage().contains("--use-srq"), e.getMessage());
     }
 
+    /** Runs a server and a client {@link Perftest} on roce_lo with {@code flags}; @return {server, client} */
+    static Perftest[] runSides(String... flags) throws Exception {
+        List<String> s = new ArrayList<>(List.of(flags));
+        s.addAll(List.of("-d", "roce_lo", "--timeout", "20", "-p", "0"));
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        PrintStream sPrint = new PrintStream(sOut, true, StandardCharsets.UTF_8);
+        PrintStream cPrint = new PrintStream(cOut, true, StandardCharsets.UTF_8);
+        java.util.concurrent.atomic.AtomicBoolean serverFailed = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean clientFailed = new java.util.concurrent.atomic.AtomicBoolean();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        Perftest server = new Perftest(PerfCommand.parsePerftest(s.toArray(String[]::new)), sPrint, sPrint,
+                new Watchdog(20, clientFailed), port::complete, false);
+        CompletableFuture<Void> serverRun = CompletableFuture.runAsync(() -> {
+            try {
+                server.run();
+            } catch (RuntimeException e) {
+                serverFailed.set(true);
+                port.completeExceptionally(e);
+                throw e;
+            }
+        });
+        List<String> c = new ArrayList<>(List.of(flags));
+        c.addAll(List.of("-d", "roce_lo", "--timeout", "20", "-p", String.valueOf(port.get(20, TimeUnit.SECONDS)),
+                "127.0.0.1"));
+        Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
+                new Watchdog(20, serverFailed), p -> { }, false);
+        try {
+            client.run();
+        } catch (RuntimeException e) {
+            clientFailed.set(true);
+            throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);
+        }
+        serverRun.get(30, TimeUnit.SECONDS);
+        return new Perftest[] {server, client};
+    }
+
+    /**
+     * perftest's --perform_warm_up: a write, read or atomic bw client posts tx_depth requests per QP, and waits for
+     * them, before each measured run (every size with -a); a server, and send_bw, take no part, as in perftest.
+     */
+    @Test
+    @Timeout(120)
+    void performWarmUpPostsTxDepthRequestsPerQpBeforeEachRun() throws Exception {
+        for (String test : List.of("write_bw", "read_bw", "atomic_bw")) {
+            Perftest[] sides = runSides(test, "--perform_warm_up", "-q", "2", "-n", "20", "-t", "8");
+            assertEquals(0, sides[0].warmUpRequests, test + ": the server warms nothing up");
+            assertEquals(2 * 8, sides[1].warmUpRequests, test + ": tx_depth requests on each of the 2 QPs");
+            assertEquals(0, runSides(test, "-q", "2", "-n", "20", "-t", "8")[1].warmUpRequests, test + ", no flag");
+        }
+        assertEquals(23 * 4, runSides("write_bw", "--perform_warm_up", "-a", "-n", "5", "-t", "4")[1].warmUpRequests,
+                "-a: before each of the 23 sizes");
+        assertEquals(0, runSides("send_bw", "--perform_warm_up", "-n", "20")[1].warmUpRequests,
+                "send_bw: accepted and unused (perftest's send_bw.c does not call perform_warm_up)");
+        io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.jrdma.tools.ArgParser.UsageException.class,
+                () -> PerfCommand.options(PerfCommand.PARSER.parse(List.of("write_bw", "--jrdma-cm",
+                        "--perform_warm_up"))));
+        assertTrue(e.getMessage().contains("--perform_warm_up belongs to perftest's exchange"), e.getMessage());
+    }
+
     @Test
     @Timeout(90)
     void compareAndSwapAndGbits() throws Exception {

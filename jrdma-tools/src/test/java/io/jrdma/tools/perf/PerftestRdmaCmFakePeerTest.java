@@ -251,6 +251,137 @@ class PerftestRdmaCmFakePeerTest {
     }
 
     /**
+     * The perftest side of a send_bw handshake up to the run, as ib_send_bw -R does it on a device that is not
+     * iWARP (perftest without -d on a host whose first device is rxe0, while rdma_cm connects over siw0): no
+     * credit word, so its keys name its buffer instead. As server: {@code l} listens, the first request is the
+     * comm QP; as client: {@code at} is the server.
+     */
+    private static PerftestWire.Dest handshakeWithoutCredits(CmEnd e, ConnectionManager.Listener l,
+                                                             InetSocketAddress at, byte[] mine) throws Exception {
+        boolean server = l != null;
+        InetSocketAddress me = server ? l.address() : null;
+        if (server) {
+            e.commConn = CmEnd.next(l).accept(e.comm, CmEnd.param(0), Duration.ofSeconds(10));
+            l.close(); // rdma_server_connect destroys its listener after the first request
+        } else {
+            e.commConn = e.ctx.connectionManager().connect(e.comm, at, CmEnd.param(0), Duration.ofSeconds(10));
+        }
+        byte[][] params = {version(), PerftestWire.int32(4096), PerftestWire.int32(64), {'3', 0}, new byte[56]};
+        for (byte[] m : params) {
+            xchg(e, server, m);
+        }
+        if (server) { // only now does perftest listen for the data QP (the client retries a refused connect)
+            ConnectionManager.Listener dl = e.ctx.connectionManager().listen(me);
+            e.dataConn = CmEnd.next(dl).accept(e.data, CmEnd.param(0), Duration.ofSeconds(10));
+            dl.close();
+        } else {
+            e.dataConn = e.ctx.connectionManager().connect(e.data, at, CmEnd.param(0), Duration.ofSeconds(10));
+        }
+        xchg(e, server, new byte[56]);
+        PerftestWire.Dest peer = null;
+        for (int i = 0; i < 3; i++) { // keys each, keys, keys each (printed)
+            peer = PerftestWire.decodeDest(xchg(e, server, mine));
+        }
+        return peer;
+    }
+
+    /** {@code ctx_xchg_data} on the comm QP: the client sends first. */
+    private static byte[] xchg(CmEnd e, boolean server, byte[] m) {
+        if (server) {
+            byte[] theirs = e.recv(m.length);
+            e.send(m);
+            return theirs;
+        }
+        e.send(m);
+        return e.recv(m.length);
+    }
+
+    /**
+     * A jrdma client against an ib_send_bw -R server that writes no credits (perftest on a non-iWARP device, as in
+     * the guests' run of 2026-11-26 10:08-10:25, whose ib_send_bw had no -d and took rxe0's transport): the client
+     * sends rx_depth - 1 SENDs, waits for a credit that never comes, and says so, naming -d, when its time is up.
+     */
+    @Test
+    @Timeout(60)
+    void aJrdmaClientSaysWhyAServerWithoutCreditsStallsIt() throws Exception {
+        int rx = 8;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try (CmEnd s = new CmEnd()) {
+            ConnectionManager.Listener l = s.ctx.connectionManager().listen(new InetSocketAddress("127.0.0.1", 0));
+            int port = l.address().getPort();
+            PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-R", "-d", "iwarp_lo", "-s", "64", "-n", "40",
+                    "-r", String.valueOf(rx), "-p", String.valueOf(port), "--timeout", "2", "127.0.0.1");
+            CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
+                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
+                            StandardCharsets.UTF_8)));
+            byte[] mine = PerftestWire.encodeDest(new PerftestWire.Dest(0, 1, s.data.qpn(), 0x123456, s.mr.rkey(),
+                    s.buf.address() + 4096, GID, 0));
+            handshakeWithoutCredits(s, l, null, mine);
+            for (int j = 0; j < 40; j++) { // every receive posted: a client that sent all 40 would pass
+                assertEquals(0, s.data.postRecv(new RecvWorkRequest().wrId(0).sge(0, s.buf.address(), 64,
+                        s.mr.lkey())));
+            }
+            xchg(s, true, mine); // the sync before the run
+            for (int rcnt = 1; rcnt < rx; rcnt++) {
+                assertEquals(64, s.await(s.dataRecvCq).byteLen());
+            }
+            assertTrue(client.get(30, TimeUnit.SECONDS) != 0, out + "\n" + err);
+            // the client closed: the receives left are flushed, none may have taken an eighth SEND
+            long end = System.nanoTime() + 5_000_000_000L;
+            int flushed = 0;
+            while (flushed < 40 - (rx - 1) && System.nanoTime() - end < 0) {
+                if (s.dataRecvCq.poll(s.wc) == 1) {
+                    assertEquals(WcStatus.WR_FLUSH_ERR, s.wc.status(), "a SEND beyond rx_depth - 1 without credits");
+                    flushed++;
+                }
+            }
+        }
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.contains("the receiver's credits held QP 0 back after 7 SENDs (its credit word reads 0)"), e);
+        assertTrue(e.contains(Perftest.NO_CREDITS_FROM_PEER), e);
+    }
+
+    /**
+     * A jrdma server against an ib_send_bw -R client that has no credit word (perftest on a non-iWARP device): its
+     * keys name its receive buffer, registered without remote write access (a SEND test's buffer), so the jrdma
+     * server's first credit WRITE (after rx_depth/3 receives) is refused with a TERMINATE, its QP fails, and it
+     * says why, naming -d.
+     */
+    @Test
+    @Timeout(60)
+    void aJrdmaServerSaysWhyAClientWithoutACreditWordFailsIt() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-R", "-d", "iwarp_lo", "-s", "64", "-n", "40",
+                "-r", "8", "-p", "0", "--timeout", "10");
+        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                port::complete));
+        InetSocketAddress at = new InetSocketAddress("127.0.0.1", port.get(20, TimeUnit.SECONDS));
+        try (CmEnd c = new CmEnd()) {
+            MemorySegment rxBuf = c.arena.allocate(4096, 4096);
+            // perftest's buffer in a SEND test: no remote access
+            try (MemoryRegion sendMr = c.pd.register(rxBuf, Access.LOCAL_WRITE)) {
+                byte[] mine = PerftestWire.encodeDest(new PerftestWire.Dest(0, 1, c.data.qpn(), 0xabcdef, sendMr.rkey(),
+                        rxBuf.address(), GID, 0));
+                handshakeWithoutCredits(c, null, at, mine);
+                xchg(c, false, mine); // the sync before the run
+                SendWorkRequest wr = new SendWorkRequest();
+                for (int i = 0; i < 2; i++) { // rx_depth / 3: the server writes its first credit after these
+                    assertEquals(0, c.data.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                            .sge(0, c.buf.address(), 64, c.mr.lkey())));
+                    c.await(c.dataSendCq);
+                }
+                assertTrue(server.get(30, TimeUnit.SECONDS) != 0, out + "\n" + err);
+            }
+        }
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertTrue(e.contains(Perftest.CREDIT_REFUSED_BY_PEER), e);
+    }
+
+    /**
      * ib_read_bw -R's client against a jrdma server: the data QP connects right after the first
      * sync without a retry (so the server must listen already), asks for IRD/ORD 128/128, READs
      * 16 times from the advertised buffer with all 16 outstanding, and sends its report.
