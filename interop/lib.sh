@@ -200,11 +200,11 @@ rdmacore_guests() {
 
 # rdmacore_local_jdk DIR: guest 1 reads the shared JDK from its own disk. The 9p share is mounted without a cache
 # (every read a round trip to the host, slow under emulation): a JVM took 8-16 s for -version from it, 2-3 s with
-# the share's files cached. So the JDK is copied once into /var/tmp/jrdma-jdk/DIR (again when $SHARE/DIR/jdk.from
-# names another JDK) and bind-mounted over /mnt/host/DIR/jdk: every command line keeps its path.
+# the share's files cached. So the JDK is copied once into /var/tmp/jrdma-jdk (again when $SHARE/DIR/jdk.from names
+# another JDK; one copy for every DIR) and bind-mounted over /mnt/host/DIR/jdk: every command line keeps its path.
 rdmacore_local_jdk() {
     local dir=$1 t0; t0=$(date +%s)
-    "$VM" exec 1 "set -e; j=/mnt/host/$dir/jdk; l=/var/tmp/jrdma-jdk/$dir
+    "$VM" exec 1 "set -e; j=/mnt/host/$dir/jdk; l=/var/tmp/jrdma-jdk
         same=0; [ -x \$l/jdk/bin/java ] && cmp -s /mnt/host/$dir/jdk.from \$l/jdk.from && same=1
         if mountpoint -q \$j; then [ \$same = 1 ] && exit 0; umount \$j; fi
         if [ \$same = 0 ]; then
