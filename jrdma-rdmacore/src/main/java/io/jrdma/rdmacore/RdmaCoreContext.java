@@ -125,15 +125,19 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     void remember(RdmaCoreQp qp) {
         qps.put(qp.qp.address(), qp);
-        qpsByNumber.put(qp.qpn(), qp);
     }
 
-    /** This context's QPs by number: an iWARP QP whose receive completed in error is looked up here (an error path). */
-    private final Map<Integer, RdmaCoreQp> qpsByNumber = new ConcurrentHashMap<>();
-
-    /** {@return this context's QP {@code qpn}, or null} */
+    /**
+     * {@return this context's QP {@code qpn}, or null}: a scan of its QPs, for an error path (an iWARP QP whose
+     * receive completed in error)
+     */
     RdmaCoreQp qpOf(int qpn) {
-        return qpsByNumber.get(qpn);
+        for (RdmaCoreQp qp : qps.values()) {
+            if (qp.qpn() == qpn) {
+                return qp;
+            }
+        }
+        return null;
     }
 
     void remember(RdmaCoreSrq srq) {
@@ -146,7 +150,6 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
 
     void forget(RdmaCoreQp qp) {
         qps.remove(qp.qp.address());
-        qpsByNumber.remove(qp.qpn(), qp);
     }
 
     void forget(RdmaCoreSrq srq) {
@@ -327,7 +330,12 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
      * @throws RdmaException EINVAL for a port the device does not have (the message names the range)
      */
     public List<GidEntry> gidTable(int port) {
-        int len = portInfo(port).gidTblLen();
+        return gidTable(port, portInfo(port));
+    }
+
+    /** {@link #gidTable(int)} with the port's attributes already read ({@code info}: its table's length) */
+    private List<GidEntry> gidTable(int port, PortInfo info) {
+        int len = info.gidTblLen();
         List<GidEntry> out = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment g = arena.allocate(LibIbverbs.IBV_GID);
@@ -382,14 +390,8 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     void checkPort(int port) {
         int n = physPortCnt();
         if (port < 1 || port > n) {
-            throw noSuchPort(device.name(), port, n);
+            throw RdmaException.noSuchPort(device.name(), port, n);
         }
-    }
-
-    /** {@return the EINVAL for a port outside 1..{@code count}, naming the range (as the verbs API's defaults)} */
-    static RdmaException noSuchPort(String device, int port, int count) {
-        return new RdmaException(RdmaException.Errno.EINVAL, "port " + port + " of " + device + " does not exist:"
-                + " valid ports are 1.." + count + " (phys_port_cnt " + count + ")");
     }
 
     /**
@@ -411,7 +413,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     @Override
     public PortAttr queryPort(int port) {
         PortInfo p = portInfo(port);
-        List<GidEntry> table = gidTable(port);
+        List<GidEntry> table = gidTable(port, p); // one ibv_query_port for both
         gidCache.put(port, table);
         List<Gid> gids = new ArrayList<>();
         Gid zero = Gid.of(new byte[16]);

@@ -98,8 +98,9 @@ final class RdmaCorePd implements ProtectionDomain {
             throw new RdmaException(RdmaException.Errno.EINVAL, "rdma-core devices send RoCEv2 to UDP port "
                     + DeviceOptions.ROCE_V2_PORT + " only, not " + attr.udpPort());
         }
-        context.checkPort(attr.portNum()); // EINVAL naming 1..phys_port_cnt, before any native call
-        context.gid(attr.portNum(), attr.sgidIndex()); // EINVAL unless that port's table has the source GID index
+        // EINVAL naming 1..phys_port_cnt for a port the device lacks (checked first), else unless that port's table has
+        // the source GID index: before any native call
+        context.gid(attr.portNum(), attr.sgidIndex());
         try (Arena a = Arena.ofConfined()) {
             MemorySegment ah = a.allocate(Structs.IBV_AH_ATTR);
             writeAhAttr(ah, 0, attr.dgid().raw(), attr.flowLabel(), attr.sgidIndex(), attr.hopLimit(),

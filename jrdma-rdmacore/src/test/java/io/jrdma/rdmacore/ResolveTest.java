@@ -66,7 +66,7 @@ class ResolveTest {
 
     @Test
     void aPortOutsideTheDeviceIsEinvalNamingTheRangeAsTheVerbsApiDoes() {
-        RdmaException e = RdmaCoreContext.noSuchPort("mlx5_0", 3, 2);
+        RdmaException e = RdmaException.noSuchPort("mlx5_0", 3, 2);
         assertEquals(RdmaException.Errno.EINVAL, e.errno());
         assertEquals("EINVAL: port 3 of mlx5_0 does not exist: valid ports are 1..2 (phys_port_cnt 2)", e.getMessage());
     }

@@ -42,22 +42,10 @@ final class Ports {
         Device d = Unsupported.device(ctx);
         String name = d == null ? "the device" : d.name();
         if (port < 1 || port > count) {
-            throw outOfRange(name, port, count);
+            throw RdmaException.noSuchPort(name, port, count);
         }
         throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "DeviceContext." + verb + " of port " + port + " of "
                 + name + ": the provider" + (d == null ? "" : " " + d.provider()) + " answers port 1 only, though the"
                 + " device has " + count + " ports");
-    }
-
-    /**
-     * {@return the EINVAL for a port outside 1..{@code count}, naming the range}
-     *
-     * @param device the device's name
-     * @param port   the port asked for
-     * @param count  the device's ports ({@code phys_port_cnt})
-     */
-    static RdmaException outOfRange(String device, int port, int count) {
-        return new RdmaException(RdmaException.Errno.EINVAL, "port " + port + " of " + device + " does not exist:"
-                + " valid ports are 1.." + count + " (phys_port_cnt " + count + ")");
     }
 }

@@ -110,6 +110,19 @@ public class RdmaException extends RuntimeException {
         this.errno = errno;
     }
 
+    /**
+     * {@return the EINVAL for a port a device does not have, naming the valid range} Ports are numbered 1 to
+     * {@link DeviceAttr#physPortCnt()}, as libibverbs numbers them; every provider refuses another port with this.
+     *
+     * @param device the device's name
+     * @param port   the port asked for
+     * @param count  the device's ports ({@code phys_port_cnt})
+     */
+    public static RdmaException noSuchPort(String device, int port, int count) {
+        return new RdmaException(Errno.EINVAL, "port " + port + " of " + device + " does not exist: valid ports are 1.."
+                + count + " (phys_port_cnt " + count + ")");
+    }
+
     /** {@return what went wrong, as an errno} */
     public Errno errno() {
         return errno;

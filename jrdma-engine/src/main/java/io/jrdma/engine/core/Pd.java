@@ -191,8 +191,7 @@ public final class Pd implements ProtectionDomain {
                     + context.device.name() + " (" + context.engine.transport.describe() + "): it has no UD queue pairs");
         }
         if (attr.portNum() != 1) {
-            throw new RdmaException(Errno.EINVAL, "port " + attr.portNum() + " of " + context.device().name()
-                    + " does not exist: valid ports are 1..1 (jrdma's software devices have one port)");
+            throw RdmaException.noSuchPort(context.device().name(), attr.portNum(), 1); // the software devices have one
         }
         if (attr.dgid().equals(io.jrdma.verbs.Gid.of(new byte[16]))) {
             throw new RdmaException(Errno.EINVAL, "the destination GID is all zeros: give the peer's GID (its IP address)");

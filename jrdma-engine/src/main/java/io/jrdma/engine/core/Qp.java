@@ -614,8 +614,7 @@ public abstract class Qp implements QueuePair {
             pkeyIndex = 0;
         }
         if (a.has(QpAttr.PORT) && a.portNum() != 1) {
-            throw new RdmaException(Errno.EINVAL, "port " + a.portNum() + " of " + context.device().name()
-                    + " does not exist: valid ports are 1..1 (jrdma's software devices have one port)");
+            throw RdmaException.noSuchPort(context.device().name(), a.portNum(), 1); // the software devices have one
         }
         if (a.has(QpAttr.AV)) {
             setAddress(a.av());
