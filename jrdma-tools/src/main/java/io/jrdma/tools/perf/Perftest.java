@@ -1014,20 +1014,11 @@ final class Perftest {
         boolean cycle = size <= cycleBuffer / 2;
         long step = inc(size, cacheLine);
         long slots = cycleBuffer / step;
-        WrOpcode op = switch (test) {
-            case ATOMIC_BW -> o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD;
-            default -> test.opcode;
-        };
-        boolean atomic = op.isAtomic();
-        int inlineFlag = (op == WrOpcode.SEND || op == WrOpcode.RDMA_WRITE) && size <= o.inlineSize()
-                ? SendFlags.INLINE : 0;
+        WrOpcode op = resetBwRequest();
+        int inlineFlag = bwInlineFlag(op, size);
         for (int q = 0; q < n; q++) {
             loc[q] = sendBuf(q);
             remAddr[q] = rem[q].vaddr();
-        }
-        wr.reset().opcode(op);
-        if (atomic) {
-            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
         }
         long totscnt = 0;
         long totccnt = 0;
@@ -1135,19 +1126,33 @@ final class Perftest {
             + " WRITE with a TERMINATE; give the perftest side -d with its iWARP device (e.g. -d siw0)";
 
     /**
+     * {@return the opcode of a bw test's requests ({@code atomic_bw}: CAS with {@code -A CMP_AND_SWAP}, else
+     * FETCH_ADD)}, with {@link #wr} reset to it (an atomic's operands set as perftest sets them)
+     */
+    private WrOpcode resetBwRequest() {
+        WrOpcode op = test == PerfTest.ATOMIC_BW
+                ? (o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD) : test.opcode;
+        wr.reset().opcode(op);
+        if (op.isAtomic()) {
+            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
+        }
+        return op;
+    }
+
+    /** {@return INLINE for a bw test's SEND or WRITE of at most the inline size, as perftest inlines them; else 0} */
+    private int bwInlineFlag(WrOpcode op, long size) {
+        return (op == WrOpcode.SEND || op == WrOpcode.RDMA_WRITE) && size <= o.inlineSize() ? SendFlags.INLINE : 0;
+    }
+
+    /**
      * perftest's {@code perform_warm_up} ({@code --perform_warm_up}, write, read and atomic bw clients): QP after QP,
      * tx_depth requests as the run's first one (the first local and remote addresses, every one signaled), then
      * their completions; nothing is measured and the server does not take part.
      */
     private void performWarmUp(long size) {
         dog.reset("warming up (--perform_warm_up) with " + size + " B");
-        WrOpcode op = test == PerfTest.ATOMIC_BW
-                ? (o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD) : test.opcode;
-        int inlineFlag = op == WrOpcode.RDMA_WRITE && size <= o.inlineSize() ? SendFlags.INLINE : 0;
-        wr.reset().opcode(op);
-        if (op.isAtomic()) {
-            wr.atomic(o.cmpSwap() ? 0 : 1, 0);
-        }
+        WrOpcode op = resetBwRequest();
+        int inlineFlag = bwInlineFlag(op, size);
         for (int q = 0; q < o.numQps(); q++) {
             wr.wrId(q).flags(SendFlags.SIGNALED | inlineFlag).sge(0, sendBuf(q), (int) size, mr.lkey())
                     .remote(rem[q].vaddr(), rem[q].rkey());

@@ -38,6 +38,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -151,6 +152,17 @@ class PerftestRdmaCmFakePeerTest {
     }
 
     /**
+     * {@return jrdma perf running {@code o} on another thread, printing into {@code out} and {@code err}}: its exit
+     * status; a server reports the port it listens on to {@code listening}
+     */
+    private static CompletableFuture<Integer> start(PerftestOptions o, ByteArrayOutputStream out,
+                                                    ByteArrayOutputStream err, IntConsumer listening) {
+        return CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                listening));
+    }
+
+    /**
      * ib_send_bw -R's server: posts rx_depth receives, reposts each, and writes its receive count
      * (little-endian) into the client's credit word with a 4-byte RDMA WRITE every rx_depth/3
      * receives, except that it holds the first credit back until rx_depth - 1 SENDs are in. The
@@ -170,9 +182,7 @@ class PerftestRdmaCmFakePeerTest {
             int port = l.address().getPort();
             PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-R", "-d", "iwarp_lo", "-s", "64", "-n", "40",
                     "-r", "8", "-p", String.valueOf(port), "--timeout", "20", "127.0.0.1");
-            CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
-                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
-                            StandardCharsets.UTF_8)));
+            CompletableFuture<Integer> client = start(o, out, err, listening -> { });
             ConnectionManager.ConnectRequest req = CmEnd.next(l);
             assertEquals(0, req.peerParam().responderResources(), "comm QP: IRD/ORD 0/0");
             assertEquals(0, req.peerParam().initiatorDepth());
@@ -312,9 +322,7 @@ class PerftestRdmaCmFakePeerTest {
             int port = l.address().getPort();
             PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-R", "-d", "iwarp_lo", "-s", "64", "-n", "40",
                     "-r", String.valueOf(rx), "-p", String.valueOf(port), "--timeout", "2", "127.0.0.1");
-            CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
-                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true,
-                            StandardCharsets.UTF_8)));
+            CompletableFuture<Integer> client = start(o, out, err, listening -> { });
             byte[] mine = PerftestWire.encodeDest(new PerftestWire.Dest(0, 1, s.data.qpn(), 0x123456, s.mr.rkey(),
                     s.buf.address() + 4096, GID, 0));
             handshakeWithoutCredits(s, l, null, mine);
@@ -356,9 +364,7 @@ class PerftestRdmaCmFakePeerTest {
         CompletableFuture<Integer> port = new CompletableFuture<>();
         PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-R", "-d", "iwarp_lo", "-s", "64", "-n", "40",
                 "-r", "8", "-p", "0", "--timeout", "10");
-        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                port::complete));
+        CompletableFuture<Integer> server = start(o, out, err, port::complete);
         InetSocketAddress at = new InetSocketAddress("127.0.0.1", port.get(20, TimeUnit.SECONDS));
         try (CmEnd c = new CmEnd()) {
             MemorySegment rxBuf = c.arena.allocate(4096, 4096);
@@ -394,9 +400,7 @@ class PerftestRdmaCmFakePeerTest {
         CompletableFuture<Integer> port = new CompletableFuture<>();
         PerftestOptions o = PerfCommand.parsePerftest("read_bw", "-R", "-d", "iwarp_lo", "-s", "4096", "-n", "16",
                 "-p", "0", "--timeout", "20");
-        CompletableFuture<Integer> server = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                port::complete));
+        CompletableFuture<Integer> server = start(o, out, err, port::complete);
         InetSocketAddress at = new InetSocketAddress("127.0.0.1", port.get(20, TimeUnit.SECONDS));
         int qpn;
         try (CmEnd c = new CmEnd()) {
