@@ -101,7 +101,11 @@ public final class PerfCommand {
                     + " (default 1: one after the other)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
-            .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
+            .option('D', "duration", "SEC", "run for SEC seconds instead of -n iterations (perftest's exchange: measure"
+                    + " between --margin after the start and --margin before the end; write_bw, read_bw, atomic_bw;"
+                    + " --jrdma-cm: each size)")
+            .option('f', "margin", "SEC", "with -D: seconds at each end of the run left out of the measure (default"
+                    + " duration/4)")
             .option((char) 0, "verify", null, "--jrdma-cm: check the data pattern at the receiver; fail on a mismatch")
             .option((char) 0, "no-warmup", null, "--jrdma-cm: measure from the first iteration (no warm-up run)");
 

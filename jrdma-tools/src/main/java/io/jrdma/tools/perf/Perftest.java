@@ -149,6 +149,10 @@ final class Perftest {
     private final SendWorkRequest wr = new SendWorkRequest(1);
     private final RecvWorkRequest rwr = new RecvWorkRequest(1);
     private PerftestReport.Bw lastBw;
+    /** {@code -D}: the run's clock (START, SAMPLE, STOP_SAMPLE, END), else null */
+    private final PerftestDuration clock;
+    /** Turns between two reads of {@link #clock} while polls find completions (an idle poll reads it at once). */
+    private static final int CLOCK_TURNS = 16;
     /** the peer's PSNs carry jrdma's tag: both ends are jrdma */
     private boolean jrdmaPeer;
 
@@ -166,6 +170,7 @@ final class Perftest {
         this.timeoutNanos = o.timeoutSec() * 1_000_000_000L;
         this.noPeak = o.noPeakFor(server);
         this.rdmaCm = o.rdmaCm();
+        this.clock = o.duration() ? new PerftestDuration(o.durationSec(), o.marginSec()) : null;
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
             creditWcs[i] = new WorkCompletion();
@@ -179,6 +184,9 @@ final class Perftest {
     }
 
     void run() {
+        if (o.duration() && o.bw() && !o.noPeak()) {
+            out.println(PerftestOptions.NO_PEAK_WARNING); // perftest's parser prints it, before anything else
+        }
         if ((!rdmaCm || (o.device() != null && !PerfCommand.isIwarp(o.device())))
                 && io.jrdma.tools.oob.EngineWarmup.warms(o.device())) {
             // jrdma's RoCE engine: the first packets of the peer must meet compiled code (EngineWarmup)
@@ -866,7 +874,7 @@ final class Perftest {
         }
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
-            if (jrdmaPeer && !o.all()) {
+            if (jrdmaPeer && !o.all() && clock == null) { // -D: its first margin is the warm-up
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
                 // warm-up runs, not measured, so the JIT has compiled the loop before the measured one: runs of
                 // about 64 MiB until WARMUP_NANOS passed (C2 compiles the post and poll path only after some
@@ -1003,7 +1011,8 @@ final class Perftest {
 
     private void runIterBw(long size, long iters) {
         int n = o.numQps();
-        long tot = iters * n;
+        boolean dur = clock != null;
+        long tot = dur ? Long.MAX_VALUE : iters * n; // -D: no count ends the run, its clock does
         int cqMod = o.cqMod();
         long[] tposted = new long[noPeak ? 1 : (int) tot];
         long[] tcompleted = new long[noPeak ? 1 : (int) tot];
@@ -1024,14 +1033,25 @@ final class Perftest {
         long totccnt = 0;
         int lkey = mr.lkey();
         dog.reset("running " + test.cliName() + " with " + size + " B messages");
-        if (noPeak) {
+        if (noPeak && !dur) {
             tposted[0] = System.nanoTime();
         }
         int creditStalled = -1; // the QP the credits held back last, while they do
+        long sampled = 0; // -D: completions (times cq_mod) seen while the clock samples
+        int turns = 0;
+        boolean idle = false;
+        if (dur) {
+            clock.start(System.nanoTime());
+        }
         try {
-            while (totscnt < tot || totccnt < tot) {
+            while (dur || totscnt < tot || totccnt < tot) {
+                if (dur && (idle || ++turns % CLOCK_TURNS == 0) && clock.advance(System.nanoTime())
+                        == PerftestDuration.END) {
+                    break; // perftest leaves what is still outstanding at END as it is
+                }
+                idle = false;
                 for (int q = 0; q < n; q++) {
-                    while (scnt[q] < iters && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
+                    while ((dur || scnt[q] < iters) && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
                         // iWARP send_bw: no more than rx_depth - 1 SENDs beyond the receives the peer reported
                         if (credits && Integer.compareUnsigned((int) (scnt[q] + 1) - credit(q), o.rxDepth()) >= 0) {
                             creditStalled = q;
@@ -1039,7 +1059,7 @@ final class Perftest {
                         }
                         creditStalled = -1;
                         long k = scnt[q];
-                        boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
+                        boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || (!dur && k == iters - 1);
                         wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
                                 .sge(0, loc[q], (int) size, lkey);
                         address(q);
@@ -1071,10 +1091,11 @@ final class Perftest {
                         totscnt++;
                     }
                 }
-                if (totccnt < tot) {
+                if (dur ? totccnt < totscnt : totccnt < tot) {
                     int ne = sendCq.poll(wcs);
                     if (ne == 0) {
                         dog.idle();
+                        idle = true;
                         continue;
                     }
                     dog.progress();
@@ -1087,6 +1108,9 @@ final class Perftest {
                         }
                         ccnt[(int) wc.wrId()] += cqMod;
                         totccnt += cqMod;
+                        if (dur && clock.sampling()) {
+                            sampled += cqMod;
+                        }
                         if (!noPeak) {
                             tcompleted[(int) (totccnt > tot ? tot - 1 : totccnt - 1)] = now;
                         }
@@ -1101,6 +1125,13 @@ final class Perftest {
                         + Integer.toUnsignedString(credit(creditStalled)) + "): " + NO_CREDITS_FROM_PEER, e);
             }
             throw e;
+        }
+        if (dur) {
+            // perftest's print_report_bw in duration mode: the sampled iterations over SAMPLE's span
+            tposted[0] = clock.sampleStart();
+            tcompleted[0] = clock.sampleEnd();
+            lastBw = PerftestReport.bw(size, sampled, tposted, tcompleted, cqMod, true, o.gbits());
+            return;
         }
         if (noPeak) {
             tcompleted[0] = System.nanoTime();
