@@ -1252,27 +1252,44 @@ final class Perftest {
         }
     }
 
-    /** {@code run_iter_bw_server}: count the messages, keep the receives posted; the clock starts at the first. */
+    /**
+     * {@code run_iter_bw_server}: count the messages, keep the receives posted; the clock starts at the first. With
+     * {@code -D} the duration's clock starts there ({@code set_on_first_rx_packet}), the loop runs until its END
+     * whatever arrived, every used receive is posted again, and the messages received while it samples count.
+     */
     private void runIterBwServer(long size) {
         int n = o.numQps();
+        boolean dur = clock != null;
         long iters = o.iters();
-        long tot = iters * n;
+        long tot = dur ? Long.MAX_VALUE : iters * n;
         long[] posted = new long[n];
         java.util.Arrays.fill(posted, o.rxDepth());
         long[] rcntQ = new long[n];
         long[] scredit = new long[n];
         long rcnt = 0;
         long first = 0;
+        long sampled = 0;
+        int turns = 0;
         dog.reset("receiving " + size + " B messages");
         while (rcnt < tot) {
+            if (dur && rcnt > 0 && ++turns % CLOCK_TURNS == 0 && clock.advance(System.nanoTime())
+                    == PerftestDuration.END) {
+                break;
+            }
             int ne = recvCq.poll(wcs);
             if (ne == 0) {
                 dog.idle();
+                if (dur && rcnt > 0 && clock.advance(System.nanoTime()) == PerftestDuration.END) {
+                    break;
+                }
                 continue;
             }
             dog.progress();
             if (rcnt == 0) {
                 first = System.nanoTime();
+                if (dur) {
+                    clock.start(first);
+                }
             }
             for (int i = 0; i < ne; i++) {
                 WorkCompletion wc = wcs[i];
@@ -1284,7 +1301,10 @@ final class Perftest {
                 int from = srq == null ? q : indexOfQpn(wc.qpNum()); // the QP the message came on
                 rcnt++;
                 rcntQ[from]++;
-                if (posted[q] + 1 <= iters) {
+                if (dur && clock.sampling()) {
+                    sampled++;
+                }
+                if (dur || posted[q] + 1 <= iters) {
                     postRecv(q, recvAddr(base + (n + q) * sendQpBuffSize, size, posted[q]), size);
                     posted[q]++;
                 }
@@ -1297,7 +1317,10 @@ final class Perftest {
         if (credits) {
             awaitCreditWrites(scredit);
         }
-        lastBw = PerftestReport.bw(size, tot, new long[] {first}, new long[] {end}, o.cqMod(), true, o.gbits());
+        lastBw = dur
+                ? PerftestReport.bw(size, sampled, new long[] {clock.sampleStart()}, new long[] {clock.sampleEnd()},
+                        o.cqMod(), true, o.gbits())
+                : PerftestReport.bw(size, tot, new long[] {first}, new long[] {end}, o.cqMod(), true, o.gbits());
     }
 
     /**

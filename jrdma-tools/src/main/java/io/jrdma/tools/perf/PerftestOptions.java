@@ -128,7 +128,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
 
     /** The tests jrdma runs in perftest's duration mode. */
     static final java.util.Set<PerfTest> DURATION_TESTS = java.util.EnumSet.of(PerfTest.WRITE_BW, PerfTest.READ_BW,
-            PerfTest.ATOMIC_BW);
+            PerfTest.ATOMIC_BW, PerfTest.SEND_BW);
 
     /** @return these options with another role or port (loopback, tests) */
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {

@@ -59,4 +59,104 @@ class PerftestDurationLoopbackTest {
         // the average bandwidth is the same count over the same span
         assertEquals(rate * 1e6 * size / (1 << 20), avg, Math.max(0.01, avg * 1e-3), rows.getFirst());
     }
+
+    /** A report row's numbers: size, iterations, peak, average, message rate. */
+    record Row(long size, long iters, double peak, double avg, double rate) {
+        static Row of(String row) {
+            Matcher m = PerftestLoopbackTest.BW_ROW.matcher(row);
+            assertTrue(m.matches(), row);
+            return new Row(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), Double.parseDouble(m.group(3)),
+                    Double.parseDouble(m.group(4)), Double.parseDouble(m.group(5)));
+        }
+
+        /** @return the span the row's iterations were counted in, from its own rate */
+        double span() {
+            return iters / (rate * 1e6);
+        }
+    }
+
+    /**
+     * send_bw: the server measures too. Its clock starts at the first message (perftest's set_on_first_rx_packet),
+     * it reposts every receive until its own END, and it reports the receives of its middle second.
+     */
+    @org.junit.jupiter.api.Test
+    @Timeout(90)
+    void sendBwServerCountsItsOwnMiddleSecond() throws Exception {
+        String[] flags = {"-D", "3", "--margin", "1", "-s", "4096"};
+        PerftestLoopbackTest.Pair r = PerftestLoopbackTest.run("send_bw", flags);
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        PerftestOptions o = PerfCommand.parsePerftest("send_bw", "-D", "3", "--margin", "1", "-s", "4096");
+        Row client = Row.of(PerftestLoopbackTest.check(withoutWarning(r.clientOut(), r.all()), o, true, 1).getFirst());
+        Row server = Row.of(PerftestLoopbackTest.check(withoutWarning(r.serverOut(), r.all()), o, false, 1)
+                .getFirst());
+        for (Row row : List.of(client, server)) {
+            assertTrue(row.iters() > 0, r.all());
+            assertEquals(0.0, row.peak(), r.all());
+            assertTrue(row.span() >= 0.99 && row.span() < 1.6, row.span() + " s\n" + r.all());
+        }
+        assertEquals(0, client.iters() % o.cqMod(), r.all());
+        // the two middle seconds are nearly the same second (the server's starts one message later)
+        assertTrue(server.iters() > client.iters() / 2 && server.iters() < client.iters() * 2, r.all());
+    }
+
+    /**
+     * send_bw -R over iWARP with 8 receives: no receiver-not-ready retry there, so the sender lives on the
+     * receiver's credit WRITEs (every second receive); a 3 s run goes through them only if both halves keep working.
+     */
+    @org.junit.jupiter.api.Test
+    @Timeout(90)
+    void sendBwOverIwarpKeepsItsCreditsGoing() throws Exception {
+        String[] common = {"send_bw", "-R", "-d", "iwarp_lo", "-r", "8", "-D", "3", "--margin", "1", "-s", "4096",
+                "--timeout", "20"};
+        java.io.ByteArrayOutputStream sOut = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream cOut = new java.io.ByteArrayOutputStream();
+        Perftest[] sides = runSides(common, sOut, cOut);
+        String all = sOut + "\n--- client:\n" + cOut;
+        PerftestOptions o = PerfCommand.parsePerftest(common);
+        assertEquals(8, o.rxDepth());
+        Row server = Row.of(PerftestRdmaCmTest.check(withoutWarning(sOut.toString(java.nio.charset.StandardCharsets
+                .UTF_8), all), o, false, 1).getFirst());
+        Row client = Row.of(PerftestRdmaCmTest.check(withoutWarning(cOut.toString(java.nio.charset.StandardCharsets
+                .UTF_8), all), o, true, 1).getFirst());
+        assertTrue(server.iters() > 0 && client.iters() > 0, all);
+        // every second receive gave a credit: at least half of the sampled ones (the margins' receives add more)
+        assertTrue(sides[0].creditWrites * 2 >= server.iters(), sides[0].creditWrites + " credits\n" + all);
+        assertEquals(0, sides[1].creditWrites);
+    }
+
+    /** Both sides as {@link Perftest}s (server on port 0 in a thread), for the counters a test reads. */
+    static Perftest[] runSides(String[] common, java.io.ByteArrayOutputStream sOut,
+                               java.io.ByteArrayOutputStream cOut) throws Exception {
+        List<String> s = new java.util.ArrayList<>(List.of(common));
+        s.addAll(List.of("-p", "0"));
+        java.io.PrintStream sPrint = new java.io.PrintStream(sOut, true, java.nio.charset.StandardCharsets.UTF_8);
+        java.io.PrintStream cPrint = new java.io.PrintStream(cOut, true, java.nio.charset.StandardCharsets.UTF_8);
+        java.util.concurrent.atomic.AtomicBoolean serverFailed = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean clientFailed = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CompletableFuture<Integer> port = new java.util.concurrent.CompletableFuture<>();
+        Perftest server = new Perftest(PerfCommand.parsePerftest(s.toArray(String[]::new)), sPrint, sPrint,
+                new Watchdog(20, clientFailed), port::complete, false);
+        java.util.concurrent.CompletableFuture<Void> serverRun = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                server.run();
+            } catch (RuntimeException e) {
+                serverFailed.set(true);
+                port.completeExceptionally(e);
+                throw e;
+            }
+        });
+        List<String> c = new java.util.ArrayList<>(List.of(common));
+        c.addAll(List.of("-p", String.valueOf(port.get(20, java.util.concurrent.TimeUnit.SECONDS)), "127.0.0.1"));
+        Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
+                new Watchdog(20, serverFailed), p -> { }, false);
+        try {
+            client.run();
+        } catch (RuntimeException e) {
+            clientFailed.set(true);
+            throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);
+        }
+        serverRun.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        return new Perftest[] {server, client};
+    }
 }

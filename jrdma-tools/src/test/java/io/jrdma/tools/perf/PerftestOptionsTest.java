@@ -159,8 +159,11 @@ class PerftestOptionsTest {
         assertEquals("option -D/--duration: Duration mode currently doesn't support running on all sizes.",
                 message("write_bw", "-D", "3", "-a"));
         String notYet = message("write_lat", "-D", "3");
-        assertTrue(notYet.startsWith("option -D/--duration: jrdma runs perftest's duration mode for write_bw,"
-                + " read_bw, atomic_bw"), notYet);
+        assertTrue(notYet.startsWith("option -D/--duration: jrdma runs perftest's duration mode for "), notYet);
+        for (PerfTest t : PerftestOptions.DURATION_TESTS) {
+            assertTrue(notYet.contains(t.cliName()), notYet);
+            PerfCommand.parsePerftest(t.cliName(), "-D", "3");
+        }
         assertTrue(notYet.contains("not write_lat"), notYet);
         // --jrdma-cm keeps its own -D, without a margin
         assertEquals(3, PerfCommand.options(PerfCommand.PARSER.parse(List.of("write_bw", "--jrdma-cm", "-D", "3")))
