@@ -47,7 +47,7 @@ public final class PerfCommand {
             siw (write/read/send bw, write/read lat) or jrdma.
 
             With --jrdma-cm it uses jrdma's connection manager instead (both sides jrdma): the client
-            chooses the test, sizes and iterations and the server follows; adds --verify, -D, warm-up.
+            chooses the test, sizes and iterations and the server follows; adds --verify, warm-up, -D per size.
             On an iWARP device (-d iwarp_<if>, both sides) without -R it is implied: perftest's TCP
             exchange cannot connect iWARP QPs, which only the connection manager brings to RTS.
 
@@ -102,8 +102,8 @@ public final class PerfCommand {
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
             .option('D', "duration", "SEC", "run for SEC seconds instead of -n iterations (perftest's exchange: measure"
-                    + " between --margin after the start and --margin before the end; write_bw, read_bw, atomic_bw;"
-                    + " --jrdma-cm: each size)")
+                    + " from --margin after the start to --margin before the end, as perftest -D; --jrdma-cm: each"
+                    + " size)")
             .option('f', "margin", "SEC", "with -D: seconds at each end of the run left out of the measure (default"
                     + " duration/4)")
             .option((char) 0, "verify", null, "--jrdma-cm: check the data pattern at the receiver; fail on a mismatch")

@@ -854,7 +854,7 @@ final class Perftest {
 
     private void columnsLat() {
         out.println(PerftestReport.RESULT_LINE);
-        out.println(PerftestReport.RESULT_FMT_LAT);
+        out.println(clock != null ? PerftestReport.RESULT_FMT_LAT_DUR : PerftestReport.RESULT_FMT_LAT);
         out.flush();
     }
 
@@ -938,12 +938,12 @@ final class Perftest {
     private void writeLat() {
         connectPhase();
         columnsLat();
-        long[] tposted = new long[(int) o.iters()];
+        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLatWrite(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
-            out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
+            out.println(latRow(size, tposted, 2));
             out.flush();
         }
         out.println(PerftestReport.RESULT_LINE);
@@ -959,12 +959,12 @@ final class Perftest {
             return;
         }
         columnsLat();
-        long[] tposted = new long[(int) o.iters()];
+        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLat(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
-            out.println(PerftestReport.latRow(size, o.iters(), tposted, 1));
+            out.println(latRow(size, tposted, 1));
             out.flush();
         }
         closeConnection();
@@ -974,7 +974,7 @@ final class Perftest {
     private void sendLat() {
         connectPhase();
         columnsLat();
-        long[] tposted = new long[(int) o.iters()];
+        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             postRecvs(size);
@@ -982,7 +982,7 @@ final class Perftest {
             handshake(0);
             runIterLatSend(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
-            out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
+            out.println(latRow(size, tposted, 2));
             out.flush();
         }
         out.println(PerftestReport.RESULT_LINE);
@@ -1370,6 +1370,32 @@ final class Perftest {
 
     // ------------------------------------------------------------------ latency loops
 
+    /** -D: the completions a latency loop saw while its clock sampled (perftest's iters in duration mode). */
+    private long latSampled;
+
+    /** {@code print_report_lat}, or with -D {@code print_report_lat_duration} of the sampled span. */
+    private String latRow(long size, long[] tposted, int rttFactor) {
+        if (clock != null) {
+            return PerftestReport.latDurationRow(size, latSampled, clock.sampleEnd() - clock.sampleStart(),
+                    rttFactor);
+        }
+        return PerftestReport.latRow(size, o.iters(), tposted, rttFactor);
+    }
+
+    /** -D: counts a completion when the clock, read now, samples; @return false once the clock reached END */
+    private boolean countLat() {
+        int st = clock.advance(System.nanoTime());
+        if (st == PerftestDuration.SAMPLE) {
+            latSampled++;
+        }
+        return st != PerftestDuration.END;
+    }
+
+    /** -D: an idle turn of a latency wait; @return true once the clock (read every 64th turn) reached END */
+    private boolean endedWhileWaiting(int spins) {
+        return (spins & 63) == 0 && clock.advance(System.nanoTime()) == PerftestDuration.END;
+    }
+
     /**
      * {@code run_iter_lat_write}: each side writes {@code size} bytes whose last byte is its
      * iteration number into the peer's receive half and waits for the peer's number in its own;
@@ -1386,14 +1412,26 @@ final class Perftest {
         long scnt = 0;
         long ccnt = 0;
         long rcnt = 0;
+        // -D: no count ends the run, the clock does; each side's own clock, checked while it waits too, so a side
+        // whose peer stopped first leaves at its own END (the peer's started within a handshake of it)
+        boolean dur = clock != null;
+        latSampled = 0;
         dog.reset("running write_lat with " + size + " B messages");
-        while (scnt < iters || ccnt < iters || rcnt < iters) {
-            if (rcnt < iters && !(scnt < 1 && server)) {
+        if (dur) {
+            clock.start(System.nanoTime());
+        }
+        run:
+        while (dur ? !clock.ended() : (scnt < iters || ccnt < iters || rcnt < iters)) {
+            if ((dur || rcnt < iters) && !(scnt < 1 && server)) {
                 rcnt++;
                 byte want = (byte) rcnt;
+                int spins = 0;
                 if (spinOnly) { // the peer's WRITE lands with no duty cycle here: spin on the byte, as perftest's C
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
                         dog.idle();
+                        if (dur && endedWhileWaiting(++spins)) {
+                            break run;
+                        }
                     }
                 } else {
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
@@ -1402,19 +1440,30 @@ final class Perftest {
                         } else {
                             dog.idle();
                         }
+                        if (dur && endedWhileWaiting(++spins)) {
+                            break run;
+                        }
                     }
                 }
                 dog.progress();
             }
-            if (scnt < iters) {
+            if (dur || scnt < iters) {
                 buf.set(ValueLayout.JAVA_BYTE, postByte, (byte) ++scnt);
                 post(qps[0], scnt);
                 // each iteration's timestamp right after its post, not before as perftest's: the differences
                 // of consecutive ones are the same round trips, and the clock read (~50 ns on some virtual
                 // machines, where perftest's rdtsc takes a few) overlaps the peer's turn instead of delaying it
-                tposted[(int) scnt - 1] = System.nanoTime();
+                if (!dur) {
+                    tposted[(int) scnt - 1] = System.nanoTime();
+                }
             }
-            if (ccnt < iters) {
+            if (dur) {
+                if (!awaitSendOrEnd(scnt, ccnt)) {
+                    break;
+                }
+                ccnt++;
+                countLat();
+            } else if (ccnt < iters) {
                 awaitSend(scnt, ccnt);
                 ccnt++;
             }
@@ -1431,6 +1480,18 @@ final class Perftest {
             wr.atomic(o.cmpSwap() ? 0 : 1, 0);
         }
         dog.reset("running " + test.cliName() + " with " + size + " B");
+        if (clock != null) {
+            // -D: one at a time until END, each completion counted when the clock read after it samples
+            latSampled = 0;
+            clock.start(System.nanoTime());
+            long scnt = 0;
+            do {
+                post(qps[0], scnt);
+                awaitSend(scnt + 1, scnt);
+                scnt++;
+            } while (countLat());
+            return;
+        }
         for (long scnt = 0; scnt < o.iters(); scnt++) {
             tposted[(int) scnt] = System.nanoTime();
             post(qps[0], scnt);
@@ -1451,19 +1512,34 @@ final class Perftest {
         // trips), and the used receive is replaced after the reply is posted when at least one more stays posted
         // meanwhile (rx_depth >= 2; with one, before it, as perftest: the peer's next SEND could find none)
         boolean refillLate = o.rxDepth() >= 2;
-        while (scnt < iters || rcnt < iters) {
-            boolean sending = scnt < iters;
+        // -D: until this side's clock reaches END, also while it waits for the peer's SEND (the peer may stop first)
+        boolean dur = clock != null;
+        latSampled = 0;
+        if (dur) {
+            clock.start(System.nanoTime());
+        }
+        while (dur ? !clock.ended() : (scnt < iters || rcnt < iters)) {
+            boolean sending = dur || scnt < iters;
             boolean signaled = false;
             if (sending) {
-                signaled = (scnt + 1) % o.cqMod() == 0 || scnt + 1 == iters;
+                signaled = (scnt + 1) % o.cqMod() == 0 || (!dur && scnt + 1 == iters);
                 wr.reset().opcode(WrOpcode.SEND).wrId(0).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
                         .sge(0, base, (int) size, mr.lkey());
                 address(0);
             }
             boolean refill = false;
-            if (rcnt < iters && !(scnt < 1 && !server)) {
+            if ((dur || rcnt < iters) && !(scnt < 1 && !server)) {
+                int spins = 0;
+                boolean ended = false;
                 while (recvCq.poll(wcs[0]) == 0) {
                     dog.idle();
+                    if (dur && endedWhileWaiting(++spins)) {
+                        ended = true;
+                        break;
+                    }
+                }
+                if (ended) {
+                    break;
                 }
                 dog.progress();
                 if (wcs[0].status() != WcStatus.SUCCESS) {
@@ -1471,20 +1547,32 @@ final class Perftest {
                             + failure(wcs[0]) + " (rcnt=" + rcnt + ")");
                 }
                 rcnt++;
-                refill = rcnt + o.rxDepth() <= iters;
+                refill = dur || rcnt + o.rxDepth() <= iters;
                 if (refill && !refillLate) {
                     postRecv(0, recvBase, size);
+                }
+                if (dur && !countLat()) { // perftest counts the receives of its SAMPLE
+                    if (refill && refillLate) {
+                        postRecv(0, recvBase, size);
+                    }
+                    break;
                 }
             }
             if (sending) {
                 scnt++;
                 post(qps[0], scnt);
-                tposted[(int) scnt - 1] = System.nanoTime();
+                if (!dur) {
+                    tposted[(int) scnt - 1] = System.nanoTime();
+                }
             }
             if (refill && refillLate) {
                 postRecv(0, recvBase, size);
             }
-            if (signaled) {
+            if (dur) {
+                if (signaled && !awaitSendOrEnd(scnt, scnt - 1)) {
+                    break;
+                }
+            } else if (signaled) {
                 awaitSend(scnt, scnt - 1);
             }
         }
@@ -1500,6 +1588,23 @@ final class Perftest {
             throw new PerfFailure("Couldn't post send: scnt=" + scnt + " (" + RdmaException.Errno.of(rc)
                     + ", QP state " + qp.state() + ")");
         }
+    }
+
+    /** -D: {@link #awaitSend}, unless the clock reaches END first; @return false then */
+    private boolean awaitSendOrEnd(long scnt, long ccnt) {
+        int spins = 0;
+        while (sendCq.poll(wcs[0]) == 0) {
+            dog.idle();
+            if (endedWhileWaiting(++spins)) {
+                return false;
+            }
+        }
+        dog.progress();
+        if (wcs[0].status() != WcStatus.SUCCESS) {
+            throw new PerfFailure("Completion with error at " + (server ? "server" : "client") + ": "
+                    + failure(wcs[0]) + " (scnt=" + scnt + ", ccnt=" + ccnt + ")");
+        }
+        return true;
     }
 
     private void awaitSend(long scnt, long ccnt) {

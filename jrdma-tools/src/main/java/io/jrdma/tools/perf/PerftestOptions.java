@@ -126,9 +126,6 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     /** perftest's warning (its parser prints it) when -D leaves a bw test without its peak. */
     static final String NO_PEAK_WARNING = " WARNING: BW peak won't be measured in this run.";
 
-    /** The tests jrdma runs in perftest's duration mode. */
-    static final java.util.Set<PerfTest> DURATION_TESTS = java.util.EnumSet.of(PerfTest.WRITE_BW, PerfTest.READ_BW,
-            PerfTest.ATOMIC_BW, PerfTest.SEND_BW);
 
     /** @return these options with another role or port (loopback, tests) */
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
@@ -268,11 +265,6 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
             if (all) {
                 throw new ArgParser.UsageException("option -D/--duration: Duration mode currently doesn't support"
                         + " running on all sizes.");
-            }
-            if (!DURATION_TESTS.contains(test)) {
-                throw new ArgParser.UsageException("option -D/--duration: jrdma runs perftest's duration mode for "
-                        + DURATION_TESTS.stream().map(PerfTest::cliName).collect(java.util.stream.Collectors.joining(
-                        ", ")) + " so far, not " + test.cliName() + ": use -n, or --jrdma-cm -D (both sides jrdma)");
             }
             durationSec = (int) num(p, "duration", 'D', 1, 86_400, 0);
         }

@@ -125,6 +125,67 @@ class PerftestDurationLoopbackTest {
         assertEquals(0, sides[1].creditWrites);
     }
 
+    /** REPORT_FMT_LAT_DUR's row: size, iterations, t_avg[usec], tps average. */
+    static final java.util.regex.Pattern LAT_DUR_ROW = java.util.regex.Pattern.compile(
+            " (\\d+) +(\\d+) {12}([0-9.]+) +([0-9.]+) *");
+
+    /**
+     * One side's latency output in duration mode: header, addresses, RESULT_FMT_LAT_DUR and one row whose numbers
+     * agree (t_avg x tps = 10^6 / rtt_factor: the same count over the same span) and put the count in the middle
+     * second; @return the row's iterations
+     */
+    static long checkLatDuration(String out, PerftestOptions o, boolean client, int rttFactor, String all) {
+        List<String> lines = out.lines().toList();
+        int cols = lines.indexOf(PerftestReport.RESULT_FMT_LAT_DUR);
+        assertTrue(cols > 0, "the duration columns:\n" + all);
+        assertEquals(PerftestLoopbackTest.L, lines.get(cols - 1), all);
+        assertTrue(out.startsWith((client ? "" : "\n") + (client ? PerftestLoopbackTest.header(o, true).lines()
+                .findFirst().orElseThrow() : "************************************")), all);
+        Matcher m = LAT_DUR_ROW.matcher(lines.get(cols + 1));
+        assertTrue(m.matches(), "[" + lines.get(cols + 1) + "]\n" + all);
+        assertEquals(o.size(), Long.parseLong(m.group(1)), all);
+        long iters = Long.parseLong(m.group(2));
+        double avg = Double.parseDouble(m.group(3));
+        double tps = Double.parseDouble(m.group(4));
+        assertTrue(iters > 0, all);
+        double span = iters / tps;
+        assertTrue(span >= 0.99 && span < 1.6, "the middle second: " + span + " s\n" + all);
+        assertEquals(1e6 / rttFactor, avg * tps, 1e6 / rttFactor * 0.01, "t_avg x tps\n" + all);
+        assertEquals(PerftestLoopbackTest.L, lines.get(cols + 2), all);
+        assertEquals(cols + 3, lines.size(), all);
+        assertTrue(lines.stream().noneMatch(l -> l.contains("WARNING")), "no peak warning for latency\n" + all);
+        return iters;
+    }
+
+    /**
+     * The latency tests: read_lat and atomic_lat measure at the client (the server is passive, as perftest's);
+     * write_lat and send_lat on both sides, each with its own clock, each reporting half the round trip.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"read_lat", "atomic_lat", "write_lat", "send_lat"})
+    @Timeout(90)
+    void latencyTestsReportTheirSampledIterations(String test) throws Exception {
+        String[] flags = {"-D", "3", "--margin", "1"};
+        long t0 = System.nanoTime();
+        PerftestLoopbackTest.Pair r = PerftestLoopbackTest.run(test, flags);
+        double wall = (System.nanoTime() - t0) / 1e9;
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        assertEquals("", io.jrdma.tools.oob.RawPeer.withoutPortWarning(r.serverErr() + r.clientErr()), r.all());
+        assertTrue(wall >= 3, wall + " s");
+        PerftestOptions o = PerfCommand.parsePerftest(test, "-D", "3", "--margin", "1");
+        boolean pingPong = test.equals("write_lat") || test.equals("send_lat");
+        long client = checkLatDuration(r.clientOut(), o, true, pingPong ? 2 : 1, r.all());
+        if (pingPong) {
+            long server = checkLatDuration(r.serverOut(), o, false, 2, r.all());
+            // a ping-pong: both count nearly the same exchanges (their clocks started within a handshake)
+            assertTrue(server > client / 2 && server < client * 2, r.all());
+        } else {
+            assertTrue(r.serverOut().lines().noneMatch(l -> l.startsWith(PerftestReport.RESULT_FMT_LAT_DUR)),
+                    "a passive server prints no table\n" + r.all());
+        }
+    }
+
     /** Both sides as {@link Perftest}s (server on port 0 in a thread), for the counters a test reads. */
     static Perftest[] runSides(String[] common, java.io.ByteArrayOutputStream sOut,
                                java.io.ByteArrayOutputStream cOut) throws Exception {
