@@ -186,9 +186,58 @@ class PerftestDurationLoopbackTest {
         }
     }
 
+    /**
+     * The duration loops allocate nothing per message: the client's thread (which also turns the engine, INVOKER)
+     * allocates the same for a 2 s and a 4 s run, whatever the tens of thousands of messages between them.
+     */
+    @org.junit.jupiter.api.Test
+    @Timeout(120)
+    void theClientAllocatesNothingPerMessage() throws Exception {
+        // com.sun.management.ThreadMXBean, by reflection (this module is compiled without jdk.management)
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        java.lang.reflect.Method current = Class.forName("com.sun.management.ThreadMXBean")
+                .getMethod("getCurrentThreadAllocatedBytes");
+        long[] bytes = new long[3];
+        long[] iters = new long[3];
+        for (int i = 0; i < 3; i++) {
+            String d = i == 2 ? "4" : "2";
+            java.io.ByteArrayOutputStream sOut = new java.io.ByteArrayOutputStream();
+            java.io.ByteArrayOutputStream cOut = new java.io.ByteArrayOutputStream();
+            long[] allocated = new long[1];
+            runSides(new String[] {"write_bw", "-d", "roce_lo", "-D", d, "--margin", "0", "-s", "64", "--timeout",
+                    "20"}, sOut, cOut, client -> {
+                try {
+                    long before = (long) current.invoke(mx);
+                    client.run();
+                    allocated[0] = (long) current.invoke(mx) - before;
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            String out = cOut.toString(java.nio.charset.StandardCharsets.UTF_8);
+            iters[i] = Row.of(out.lines().filter(l -> l.startsWith(" 64 ")).findFirst().orElseThrow()).iters();
+            bytes[i] = allocated[0];
+        }
+        // run 0 warms up; runs 1 and 2 differ by 2 s of messages
+        long moreMessages = iters[2] - iters[1];
+        long moreBytes = bytes[2] - bytes[1];
+        String what = "2 s: " + iters[1] + " messages, " + bytes[1] + " B; 4 s: " + iters[2] + " messages, " + bytes[2]
+                + " B";
+        assertTrue(moreMessages > 10_000, what);
+        System.out.println("allocation, the client's thread: " + what);
+        assertTrue(moreBytes < moreMessages / 4, "under 0.25 B per message: " + what);
+    }
+
     /** Both sides as {@link Perftest}s (server on port 0 in a thread), for the counters a test reads. */
     static Perftest[] runSides(String[] common, java.io.ByteArrayOutputStream sOut,
                                java.io.ByteArrayOutputStream cOut) throws Exception {
+        return runSides(common, sOut, cOut, Perftest::run);
+    }
+
+    /** As {@link #runSides(String[], java.io.ByteArrayOutputStream, java.io.ByteArrayOutputStream)}, the client run
+     * on this thread by {@code runClient}. */
+    static Perftest[] runSides(String[] common, java.io.ByteArrayOutputStream sOut, java.io.ByteArrayOutputStream cOut,
+                               java.util.function.Consumer<Perftest> runClient) throws Exception {
         List<String> s = new java.util.ArrayList<>(List.of(common));
         s.addAll(List.of("-p", "0"));
         java.io.PrintStream sPrint = new java.io.PrintStream(sOut, true, java.nio.charset.StandardCharsets.UTF_8);
@@ -212,7 +261,7 @@ class PerftestDurationLoopbackTest {
         Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
                 new Watchdog(20, serverFailed), p -> { }, false);
         try {
-            client.run();
+            runClient.accept(client);
         } catch (RuntimeException e) {
             clientFailed.set(true);
             throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);
