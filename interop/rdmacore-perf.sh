@@ -14,6 +14,12 @@
 #      interop/results/rdmacore-perf-<UTC time>); SIZE_BW (65536), SIZE_LAT (2), N_BW (500), N_LAT (500);
 #      WARMUP=1 gives both sides of the bandwidth tests --perform_warm_up (perftest's: a write, read or atomic bw
 #      client posts tx_depth requests per QP and waits for them before it measures; send_bw ignores it).
+#      DURATION=SEC replaces -n with perftest's duration mode, -D SEC, on both sides of every run (C and jrdma):
+#      each run lasts SEC seconds and measures only from MARGIN seconds after its start to MARGIN seconds before
+#      its end (MARGIN=SEC optional, passed as --margin; perftest's default is SEC/4, and SEC > 2*MARGIN), so a
+#      JVM's JIT warm-up falls in the first margin. The bw tests then report no peak, the lat tests perftest's
+#      duration table (the ratio is then of t_avg, not t_typical). Keep SEC well under the client's 200 s bound
+#      less the JVM's start in a guest (25-60 s).
 # Needs root (vm.sh) and python3. Exit status 0 when every run completed.
 set -euo pipefail
 
@@ -40,7 +46,7 @@ rdmacore_guests 2 rdmacore
 mkdir -p "$OUT"
 { "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest'
   echo "host: $(uptime)"; echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet || echo +dirty)"
-  echo "WARMUP=${WARMUP:-0}"
+  echo "WARMUP=${WARMUP:-0} DURATION=${DURATION:-} MARGIN=${MARGIN:-}"
 } > "$OUT/guest.txt"
 G1=10.77.0.11 G2=10.77.0.12
 JRDMA="$(rdmacore_jrdma rdmacore) perf"
@@ -50,7 +56,11 @@ rc=0
 : > "$OUT/runs.txt"
 for t in "${tests[@]}"; do
     case $t in *_lat) s=$SIZE_LAT n=$N_LAT ;; *) s=$SIZE_BW n=$N_BW ;; esac
-    copt="-d rxe0 -x 1 -s $s -n $n"
+    if [ -n "${DURATION:-}" ]; then
+        copt="-d rxe0 -x 1 -s $s -D $DURATION${MARGIN:+ --margin $MARGIN}"
+    else
+        copt="-d rxe0 -x 1 -s $s -n $n"
+    fi
     [ "${WARMUP:-0}" = 1 ] && [[ $t == *_bw ]] && copt="$copt --perform_warm_up"
     for r in $(seq 1 "$rounds"); do
         # jrdma client in g1 -> C server in g2, and its baseline: C client in g1 -> C server in g2
@@ -68,17 +78,18 @@ import os, re, sys
 out, rounds, tests = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 
 def result(path, lat):
-    """BW average [MB/s] (bw) or t_typical [usec] (lat) from a perftest-style report, or None."""
+    """BW average [MB/s] (bw), t_typical [usec] (lat) or t_avg [usec] (lat with -D) from a perftest report, or None."""
     try:
         lines = open(path, errors="replace").read().splitlines()
     except OSError:
         return None
     for i, line in enumerate(lines):
-        if "#bytes" in line and ("BW average" in line or "t_typical" in line):
+        if "#bytes" in line and ("BW average" in line or "t_typical" in line or "t_avg" in line):
+            duration_lat = "t_typical" not in line and "BW average" not in line  # #bytes #iterations t_avg tps
             for nxt in lines[i + 1:i + 4]:
                 f = nxt.split()
-                if len(f) >= 5 and re.match(r"^\d+$", f[0]):
-                    return float(f[4] if lat else f[3])
+                if len(f) >= (4 if duration_lat else 5) and re.match(r"^\d+$", f[0]):
+                    return float(f[2] if duration_lat else f[4] if lat else f[3])
     return None
 
 print("| test | role of jrdma | round | C (MB/s or usec) | jrdma (MB/s or usec) | jrdma/C |")

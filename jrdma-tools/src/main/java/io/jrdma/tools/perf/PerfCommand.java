@@ -47,7 +47,7 @@ public final class PerfCommand {
             siw (write/read/send bw, write/read lat) or jrdma.
 
             With --jrdma-cm it uses jrdma's connection manager instead (both sides jrdma): the client
-            chooses the test, sizes and iterations and the server follows; adds --verify, -D, warm-up.
+            chooses the test, sizes and iterations and the server follows; adds --verify, warm-up, -D per size.
             On an iWARP device (-d iwarp_<if>, both sides) without -R it is implied: perftest's TCP
             exchange cannot connect iWARP QPs, which only the connection manager brings to RTS.
 
@@ -101,7 +101,11 @@ public final class PerfCommand {
                     + " (default 1: one after the other)")
             .option((char) 0, "jrdma-cm", null, "use jrdma's connection manager (both sides jrdma), not perftest's"
                     + " exchange")
-            .option('D', "duration", "SEC", "--jrdma-cm: run each size for SEC seconds instead of -n iterations")
+            .option('D', "duration", "SEC", "run for SEC seconds instead of -n iterations (perftest's exchange: measure"
+                    + " from --margin after the start to --margin before the end, as perftest -D; --jrdma-cm: each"
+                    + " size)")
+            .option('f', "margin", "SEC", "with -D: seconds at each end of the run left out of the measure (default"
+                    + " duration/4)")
             .option((char) 0, "verify", null, "--jrdma-cm: check the data pattern at the receiver; fail on a mismatch")
             .option((char) 0, "no-warmup", null, "--jrdma-cm: measure from the first iteration (no warm-up run)");
 

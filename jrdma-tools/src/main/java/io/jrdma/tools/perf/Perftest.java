@@ -149,6 +149,10 @@ final class Perftest {
     private final SendWorkRequest wr = new SendWorkRequest(1);
     private final RecvWorkRequest rwr = new RecvWorkRequest(1);
     private PerftestReport.Bw lastBw;
+    /** {@code -D}: the run's clock (START, SAMPLE, STOP_SAMPLE, END), else null */
+    private final PerftestDuration clock;
+    /** Turns between two reads of {@link #clock} while polls find completions (an idle poll reads it at once). */
+    private static final int CLOCK_TURNS = 16;
     /** the peer's PSNs carry jrdma's tag: both ends are jrdma */
     private boolean jrdmaPeer;
 
@@ -166,6 +170,7 @@ final class Perftest {
         this.timeoutNanos = o.timeoutSec() * 1_000_000_000L;
         this.noPeak = o.noPeakFor(server);
         this.rdmaCm = o.rdmaCm();
+        this.clock = o.duration() ? new PerftestDuration(o.durationSec(), o.marginSec()) : null;
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
             creditWcs[i] = new WorkCompletion();
@@ -179,6 +184,9 @@ final class Perftest {
     }
 
     void run() {
+        if (o.duration() && o.bw() && !o.noPeak()) {
+            out.println(PerftestOptions.NO_PEAK_WARNING); // perftest's parser prints it, before anything else
+        }
         if ((!rdmaCm || (o.device() != null && !PerfCommand.isIwarp(o.device())))
                 && io.jrdma.tools.oob.EngineWarmup.warms(o.device())) {
             // jrdma's RoCE engine: the first packets of the peer must meet compiled code (EngineWarmup)
@@ -846,7 +854,7 @@ final class Perftest {
 
     private void columnsLat() {
         out.println(PerftestReport.RESULT_LINE);
-        out.println(PerftestReport.RESULT_FMT_LAT);
+        out.println(clock != null ? PerftestReport.RESULT_FMT_LAT_DUR : PerftestReport.RESULT_FMT_LAT);
         out.flush();
     }
 
@@ -866,7 +874,7 @@ final class Perftest {
         }
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
-            if (jrdmaPeer && !o.all()) {
+            if (jrdmaPeer && !o.all() && clock == null) { // -D: its first margin is the warm-up
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
                 // warm-up runs, not measured, so the JIT has compiled the loop before the measured one: runs of
                 // about 64 MiB until WARMUP_NANOS passed (C2 compiles the post and poll path only after some
@@ -930,12 +938,12 @@ final class Perftest {
     private void writeLat() {
         connectPhase();
         columnsLat();
-        long[] tposted = new long[(int) o.iters()];
+        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLatWrite(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
-            out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
+            out.println(latRow(size, tposted, 2));
             out.flush();
         }
         out.println(PerftestReport.RESULT_LINE);
@@ -951,12 +959,12 @@ final class Perftest {
             return;
         }
         columnsLat();
-        long[] tposted = new long[(int) o.iters()];
+        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             runIterLat(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
-            out.println(PerftestReport.latRow(size, o.iters(), tposted, 1));
+            out.println(latRow(size, tposted, 1));
             out.flush();
         }
         closeConnection();
@@ -966,7 +974,7 @@ final class Perftest {
     private void sendLat() {
         connectPhase();
         columnsLat();
-        long[] tposted = new long[(int) o.iters()];
+        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             postRecvs(size);
@@ -974,7 +982,7 @@ final class Perftest {
             handshake(0);
             runIterLatSend(size, tposted);
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
-            out.println(PerftestReport.latRow(size, o.iters(), tposted, 2));
+            out.println(latRow(size, tposted, 2));
             out.flush();
         }
         out.println(PerftestReport.RESULT_LINE);
@@ -1003,7 +1011,8 @@ final class Perftest {
 
     private void runIterBw(long size, long iters) {
         int n = o.numQps();
-        long tot = iters * n;
+        boolean dur = clock != null;
+        long tot = dur ? Long.MAX_VALUE : iters * n; // -D: no count ends the run, its clock does
         int cqMod = o.cqMod();
         long[] tposted = new long[noPeak ? 1 : (int) tot];
         long[] tcompleted = new long[noPeak ? 1 : (int) tot];
@@ -1024,14 +1033,25 @@ final class Perftest {
         long totccnt = 0;
         int lkey = mr.lkey();
         dog.reset("running " + test.cliName() + " with " + size + " B messages");
-        if (noPeak) {
+        if (noPeak && !dur) {
             tposted[0] = System.nanoTime();
         }
         int creditStalled = -1; // the QP the credits held back last, while they do
+        long sampled = 0; // -D: completions (times cq_mod) seen while the clock samples
+        int turns = 0;
+        boolean idle = false;
+        if (dur) {
+            clock.start(System.nanoTime());
+        }
         try {
-            while (totscnt < tot || totccnt < tot) {
+            while (dur || totscnt < tot || totccnt < tot) {
+                if (dur && (idle || ++turns % CLOCK_TURNS == 0) && clock.advance(System.nanoTime())
+                        == PerftestDuration.END) {
+                    break; // perftest leaves what is still outstanding at END as it is
+                }
+                idle = false;
                 for (int q = 0; q < n; q++) {
-                    while (scnt[q] < iters && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
+                    while ((dur || scnt[q] < iters) && scnt[q] - ccnt[q] + 1 <= o.txDepth()) {
                         // iWARP send_bw: no more than rx_depth - 1 SENDs beyond the receives the peer reported
                         if (credits && Integer.compareUnsigned((int) (scnt[q] + 1) - credit(q), o.rxDepth()) >= 0) {
                             creditStalled = q;
@@ -1039,7 +1059,7 @@ final class Perftest {
                         }
                         creditStalled = -1;
                         long k = scnt[q];
-                        boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || k == iters - 1;
+                        boolean signaled = cqMod == 1 || k % cqMod == cqMod - 1 || (!dur && k == iters - 1);
                         wr.wrId(q).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
                                 .sge(0, loc[q], (int) size, lkey);
                         address(q);
@@ -1071,10 +1091,11 @@ final class Perftest {
                         totscnt++;
                     }
                 }
-                if (totccnt < tot) {
+                if (dur ? totccnt < totscnt : totccnt < tot) {
                     int ne = sendCq.poll(wcs);
                     if (ne == 0) {
                         dog.idle();
+                        idle = true;
                         continue;
                     }
                     dog.progress();
@@ -1087,6 +1108,9 @@ final class Perftest {
                         }
                         ccnt[(int) wc.wrId()] += cqMod;
                         totccnt += cqMod;
+                        if (dur && clock.sampling()) {
+                            sampled += cqMod;
+                        }
                         if (!noPeak) {
                             tcompleted[(int) (totccnt > tot ? tot - 1 : totccnt - 1)] = now;
                         }
@@ -1101,6 +1125,13 @@ final class Perftest {
                         + Integer.toUnsignedString(credit(creditStalled)) + "): " + NO_CREDITS_FROM_PEER, e);
             }
             throw e;
+        }
+        if (dur) {
+            // perftest's print_report_bw in duration mode: the sampled iterations over SAMPLE's span
+            tposted[0] = clock.sampleStart();
+            tcompleted[0] = clock.sampleEnd();
+            lastBw = PerftestReport.bw(size, sampled, tposted, tcompleted, cqMod, true, o.gbits());
+            return;
         }
         if (noPeak) {
             tcompleted[0] = System.nanoTime();
@@ -1221,27 +1252,44 @@ final class Perftest {
         }
     }
 
-    /** {@code run_iter_bw_server}: count the messages, keep the receives posted; the clock starts at the first. */
+    /**
+     * {@code run_iter_bw_server}: count the messages, keep the receives posted; the clock starts at the first. With
+     * {@code -D} the duration's clock starts there ({@code set_on_first_rx_packet}), the loop runs until its END
+     * whatever arrived, every used receive is posted again, and the messages received while it samples count.
+     */
     private void runIterBwServer(long size) {
         int n = o.numQps();
+        boolean dur = clock != null;
         long iters = o.iters();
-        long tot = iters * n;
+        long tot = dur ? Long.MAX_VALUE : iters * n;
         long[] posted = new long[n];
         java.util.Arrays.fill(posted, o.rxDepth());
         long[] rcntQ = new long[n];
         long[] scredit = new long[n];
         long rcnt = 0;
         long first = 0;
+        long sampled = 0;
+        int turns = 0;
         dog.reset("receiving " + size + " B messages");
         while (rcnt < tot) {
+            if (dur && rcnt > 0 && ++turns % CLOCK_TURNS == 0 && clock.advance(System.nanoTime())
+                    == PerftestDuration.END) {
+                break;
+            }
             int ne = recvCq.poll(wcs);
             if (ne == 0) {
                 dog.idle();
+                if (dur && rcnt > 0 && clock.advance(System.nanoTime()) == PerftestDuration.END) {
+                    break;
+                }
                 continue;
             }
             dog.progress();
             if (rcnt == 0) {
                 first = System.nanoTime();
+                if (dur) {
+                    clock.start(first);
+                }
             }
             for (int i = 0; i < ne; i++) {
                 WorkCompletion wc = wcs[i];
@@ -1253,7 +1301,10 @@ final class Perftest {
                 int from = srq == null ? q : indexOfQpn(wc.qpNum()); // the QP the message came on
                 rcnt++;
                 rcntQ[from]++;
-                if (posted[q] + 1 <= iters) {
+                if (dur && clock.sampling()) {
+                    sampled++;
+                }
+                if (dur || posted[q] + 1 <= iters) {
                     postRecv(q, recvAddr(base + (n + q) * sendQpBuffSize, size, posted[q]), size);
                     posted[q]++;
                 }
@@ -1266,7 +1317,10 @@ final class Perftest {
         if (credits) {
             awaitCreditWrites(scredit);
         }
-        lastBw = PerftestReport.bw(size, tot, new long[] {first}, new long[] {end}, o.cqMod(), true, o.gbits());
+        lastBw = dur
+                ? PerftestReport.bw(size, sampled, new long[] {clock.sampleStart()}, new long[] {clock.sampleEnd()},
+                        o.cqMod(), true, o.gbits())
+                : PerftestReport.bw(size, tot, new long[] {first}, new long[] {end}, o.cqMod(), true, o.gbits());
     }
 
     /**
@@ -1316,6 +1370,32 @@ final class Perftest {
 
     // ------------------------------------------------------------------ latency loops
 
+    /** -D: the completions a latency loop saw while its clock sampled (perftest's iters in duration mode). */
+    private long latSampled;
+
+    /** {@code print_report_lat}, or with -D {@code print_report_lat_duration} of the sampled span. */
+    private String latRow(long size, long[] tposted, int rttFactor) {
+        if (clock != null) {
+            return PerftestReport.latDurationRow(size, latSampled, clock.sampleEnd() - clock.sampleStart(),
+                    rttFactor);
+        }
+        return PerftestReport.latRow(size, o.iters(), tposted, rttFactor);
+    }
+
+    /** -D: counts a completion when the clock, read now, samples; @return false once the clock reached END */
+    private boolean countLat() {
+        int st = clock.advance(System.nanoTime());
+        if (st == PerftestDuration.SAMPLE) {
+            latSampled++;
+        }
+        return st != PerftestDuration.END;
+    }
+
+    /** -D: an idle turn of a latency wait; @return true once the clock (read every 64th turn) reached END */
+    private boolean endedWhileWaiting(int spins) {
+        return (spins & 63) == 0 && clock.advance(System.nanoTime()) == PerftestDuration.END;
+    }
+
     /**
      * {@code run_iter_lat_write}: each side writes {@code size} bytes whose last byte is its
      * iteration number into the peer's receive half and waits for the peer's number in its own;
@@ -1332,14 +1412,26 @@ final class Perftest {
         long scnt = 0;
         long ccnt = 0;
         long rcnt = 0;
+        // -D: no count ends the run, the clock does; each side's own clock, checked while it waits too, so a side
+        // whose peer stopped first leaves at its own END (the peer's started within a handshake of it)
+        boolean dur = clock != null;
+        latSampled = 0;
         dog.reset("running write_lat with " + size + " B messages");
-        while (scnt < iters || ccnt < iters || rcnt < iters) {
-            if (rcnt < iters && !(scnt < 1 && server)) {
+        if (dur) {
+            clock.start(System.nanoTime());
+        }
+        run:
+        while (dur ? !clock.ended() : (scnt < iters || ccnt < iters || rcnt < iters)) {
+            if ((dur || rcnt < iters) && !(scnt < 1 && server)) {
                 rcnt++;
                 byte want = (byte) rcnt;
+                int spins = 0;
                 if (spinOnly) { // the peer's WRITE lands with no duty cycle here: spin on the byte, as perftest's C
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
                         dog.idle();
+                        if (dur && endedWhileWaiting(++spins)) {
+                            break run;
+                        }
                     }
                 } else {
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
@@ -1348,19 +1440,30 @@ final class Perftest {
                         } else {
                             dog.idle();
                         }
+                        if (dur && endedWhileWaiting(++spins)) {
+                            break run;
+                        }
                     }
                 }
                 dog.progress();
             }
-            if (scnt < iters) {
+            if (dur || scnt < iters) {
                 buf.set(ValueLayout.JAVA_BYTE, postByte, (byte) ++scnt);
                 post(qps[0], scnt);
                 // each iteration's timestamp right after its post, not before as perftest's: the differences
                 // of consecutive ones are the same round trips, and the clock read (~50 ns on some virtual
                 // machines, where perftest's rdtsc takes a few) overlaps the peer's turn instead of delaying it
-                tposted[(int) scnt - 1] = System.nanoTime();
+                if (!dur) {
+                    tposted[(int) scnt - 1] = System.nanoTime();
+                }
             }
-            if (ccnt < iters) {
+            if (dur) {
+                if (!awaitSendOrEnd(scnt, ccnt)) {
+                    break;
+                }
+                ccnt++;
+                countLat();
+            } else if (ccnt < iters) {
                 awaitSend(scnt, ccnt);
                 ccnt++;
             }
@@ -1377,6 +1480,18 @@ final class Perftest {
             wr.atomic(o.cmpSwap() ? 0 : 1, 0);
         }
         dog.reset("running " + test.cliName() + " with " + size + " B");
+        if (clock != null) {
+            // -D: one at a time until END, each completion counted when the clock read after it samples
+            latSampled = 0;
+            clock.start(System.nanoTime());
+            long scnt = 0;
+            do {
+                post(qps[0], scnt);
+                awaitSend(scnt + 1, scnt);
+                scnt++;
+            } while (countLat());
+            return;
+        }
         for (long scnt = 0; scnt < o.iters(); scnt++) {
             tposted[(int) scnt] = System.nanoTime();
             post(qps[0], scnt);
@@ -1397,19 +1512,34 @@ final class Perftest {
         // trips), and the used receive is replaced after the reply is posted when at least one more stays posted
         // meanwhile (rx_depth >= 2; with one, before it, as perftest: the peer's next SEND could find none)
         boolean refillLate = o.rxDepth() >= 2;
-        while (scnt < iters || rcnt < iters) {
-            boolean sending = scnt < iters;
+        // -D: until this side's clock reaches END, also while it waits for the peer's SEND (the peer may stop first)
+        boolean dur = clock != null;
+        latSampled = 0;
+        if (dur) {
+            clock.start(System.nanoTime());
+        }
+        while (dur ? !clock.ended() : (scnt < iters || rcnt < iters)) {
+            boolean sending = dur || scnt < iters;
             boolean signaled = false;
             if (sending) {
-                signaled = (scnt + 1) % o.cqMod() == 0 || scnt + 1 == iters;
+                signaled = (scnt + 1) % o.cqMod() == 0 || (!dur && scnt + 1 == iters);
                 wr.reset().opcode(WrOpcode.SEND).wrId(0).flags((signaled ? SendFlags.SIGNALED : 0) | inlineFlag)
                         .sge(0, base, (int) size, mr.lkey());
                 address(0);
             }
             boolean refill = false;
-            if (rcnt < iters && !(scnt < 1 && !server)) {
+            if ((dur || rcnt < iters) && !(scnt < 1 && !server)) {
+                int spins = 0;
+                boolean ended = false;
                 while (recvCq.poll(wcs[0]) == 0) {
                     dog.idle();
+                    if (dur && endedWhileWaiting(++spins)) {
+                        ended = true;
+                        break;
+                    }
+                }
+                if (ended) {
+                    break;
                 }
                 dog.progress();
                 if (wcs[0].status() != WcStatus.SUCCESS) {
@@ -1417,20 +1547,32 @@ final class Perftest {
                             + failure(wcs[0]) + " (rcnt=" + rcnt + ")");
                 }
                 rcnt++;
-                refill = rcnt + o.rxDepth() <= iters;
+                refill = dur || rcnt + o.rxDepth() <= iters;
                 if (refill && !refillLate) {
                     postRecv(0, recvBase, size);
+                }
+                if (dur && !countLat()) { // perftest counts the receives of its SAMPLE
+                    if (refill && refillLate) {
+                        postRecv(0, recvBase, size);
+                    }
+                    break;
                 }
             }
             if (sending) {
                 scnt++;
                 post(qps[0], scnt);
-                tposted[(int) scnt - 1] = System.nanoTime();
+                if (!dur) {
+                    tposted[(int) scnt - 1] = System.nanoTime();
+                }
             }
             if (refill && refillLate) {
                 postRecv(0, recvBase, size);
             }
-            if (signaled) {
+            if (dur) {
+                if (signaled && !awaitSendOrEnd(scnt, scnt - 1)) {
+                    break;
+                }
+            } else if (signaled) {
                 awaitSend(scnt, scnt - 1);
             }
         }
@@ -1446,6 +1588,23 @@ final class Perftest {
             throw new PerfFailure("Couldn't post send: scnt=" + scnt + " (" + RdmaException.Errno.of(rc)
                     + ", QP state " + qp.state() + ")");
         }
+    }
+
+    /** -D: {@link #awaitSend}, unless the clock reaches END first; @return false then */
+    private boolean awaitSendOrEnd(long scnt, long ccnt) {
+        int spins = 0;
+        while (sendCq.poll(wcs[0]) == 0) {
+            dog.idle();
+            if (endedWhileWaiting(++spins)) {
+                return false;
+            }
+        }
+        dog.progress();
+        if (wcs[0].status() != WcStatus.SUCCESS) {
+            throw new PerfFailure("Completion with error at " + (server ? "server" : "client") + ": "
+                    + failure(wcs[0]) + " (scnt=" + scnt + ", ccnt=" + ccnt + ")");
+        }
+        return true;
     }
 
     private void awaitSend(long scnt, long ccnt) {

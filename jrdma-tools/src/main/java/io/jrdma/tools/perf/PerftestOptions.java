@@ -44,13 +44,16 @@ import java.util.List;
  * @param warmUp      {@code --perform_warm_up}: a write, read or atomic bw client posts tx_depth requests per QP and
  *                    waits for them before each measured run (perftest's {@code perform_warm_up}); accepted and
  *                    unused elsewhere, as by perftest
+ * @param durationSec {@code -D}: perftest's duration mode, SEC seconds per run (0: {@code iters} iterations)
+ * @param marginSec   {@code --margin}: with -D, the seconds at each end of the run that are not measured (perftest:
+ *                    default duration/4)
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
                               int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq,
-                              boolean warmUp) {
+                              boolean warmUp, int durationSec, int marginSec) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -59,6 +62,8 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     static final int DEVICE_MAX_READS = 128;
     static final int DEF_CQ_MOD = 100;
     static final int MSG_SIZE_CQ_MOD_LIMIT = 8192;
+    /** perftest's DEF_DURATION: the duration its margin check assumes without -D. */
+    static final int DEFAULT_DURATION = 5;
 
     /** @return the sizes to run: 2 .. 2^23 with -a, else the one */
     List<Long> sizes() {
@@ -108,23 +113,33 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return outReads <= 0 || outReads > DEVICE_MAX_READS ? DEVICE_MAX_READS : outReads;
     }
 
-    /** @return perftest's noPeak for this side: -N, a SEND bw server, or more than 20000 iterations */
+    /** @return perftest's noPeak for this side: -N, -D, a SEND bw server, or more than 20000 iterations */
     boolean noPeakFor(boolean server) {
-        return noPeak || (test == PerfTest.SEND_BW && server) || (bw() && iters > 20000);
+        return noPeak || duration() || (test == PerfTest.SEND_BW && server) || (bw() && iters > 20000);
     }
+
+    /** @return true in perftest's duration mode ({@code -D}) */
+    boolean duration() {
+        return durationSec > 0;
+    }
+
+    /** perftest's warning (its parser prints it) when -D leaves a bw test without its peak. */
+    static final String NO_PEAK_WARNING = " WARNING: BW peak won't be measured in this run.";
+
 
     /** @return these options with another role or port (loopback, tests) */
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq, warmUp);
+                newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq, warmUp, durationSec,
+                marginSec);
     }
 
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, newDevice, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp);
+                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp, durationSec, marginSec);
     }
 
     /** Why {@code -R} is refused on a device that is neither iWARP nor RoCE, or when no iWARP device is there. */
@@ -132,18 +147,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
             + " MPA) and RoCE (-d roce_<if>: the InfiniBand CM); without -d, -R picks the iWARP device";
 
     /** The options only {@code --jrdma-cm} has. */
-    static final List<String> CM_ONLY = List.of("verify", "no-warmup", "duration");
+    static final List<String> CM_ONLY = List.of("verify", "no-warmup");
     /** The options only the perftest exchange has. */
     static final List<String> PERFTEST_ONLY = List.of("qp", "inline_size", "atomic_type", "CPU-freq", "cq-mod",
             "rx-depth", "outs", "qp-timeout", "sl", "noPeak", "connection", "ib-port", "ipv6", "report_gbits",
-            "disable_pcie_relaxed", "use_old_post_send", "use-srq", "perform_warm_up");
+            "disable_pcie_relaxed", "use_old_post_send", "use-srq", "perform_warm_up", "margin");
 
     /** Reads a parsed command line; throws a usage error naming the flag. */
     static PerftestOptions of(ArgParser.Parsed p) throws ArgParser.UsageException {
-        if (p.has("duration")) {
-            throw new ArgParser.UsageException("option -D/--duration is not supported with perftest's exchange yet: use"
-                    + " --jrdma-cm -D (both sides jrdma)");
-        }
         for (String o : CM_ONLY) {
             if (p.has(o)) {
                 throw new ArgParser.UsageException("option --" + o + " is a jrdma perf feature: use it with --jrdma-cm"
@@ -243,9 +254,33 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
             throw new ArgParser.UsageException("option -q/--qp: Multiple QPs only available on bw tests");
         }
         int numQps = (int) num(p, "qp", 'q', 1, 16384, 1);
+        boolean duration = p.has("duration");
+        int durationSec = 0;
+        int marginSec = 0;
+        if (duration) {
+            if (p.has("iters")) {
+                throw new ArgParser.UsageException("-D (duration) and -n (iterations) are exclusive: -D runs for SEC"
+                        + " seconds and counts the iterations of its measured part");
+            }
+            if (all) {
+                throw new ArgParser.UsageException("option -D/--duration: Duration mode currently doesn't support"
+                        + " running on all sizes.");
+            }
+            durationSec = (int) num(p, "duration", 'D', 1, 86_400, 0);
+        }
+        if (p.has("margin")) {
+            marginSec = (int) num(p, "margin", 'f', 0, 86_400, 0);
+        } else if (duration) {
+            marginSec = durationSec / 4; // perftest: the default margin is a quarter of the duration
+        }
+        // perftest checks this with its default duration (5 s) when -D is not given
+        if (!((duration ? durationSec : DEFAULT_DURATION) > 2L * marginSec)) {
+            throw new ArgParser.UsageException("option -f/--margin: please check that DURATION > 2*MARGIN (-D "
+                    + (duration ? durationSec : DEFAULT_DURATION) + ", --margin " + marginSec + ")");
+        }
         long iters = num(p, "iters", 'n', 5, 100_000_000, bw && test == PerfTest.WRITE_BW ? 5000 : 1000);
         int tx = (int) num(p, "tx-depth", 't', 1, 15000, bw ? 128 : 1);
-        if (tx > iters) {
+        if (tx > iters && !duration) { // perftest: iterations bound the depths in its iterations mode only
             tx = (int) iters;
         }
         if (p.has("inline_size") && readOrAtomic) {
@@ -262,7 +297,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         if (!send && rx > 1) {
             throw new ArgParser.UsageException("option -r/--rx-depth: On RDMA verbs rx depth can be only 1");
         }
-        if (send && rx > iters) {
+        if (send && rx > iters && !duration) {
             rx = (int) iters;
         }
         if (send && rx % 2 == 1 && !all) {
@@ -305,7 +340,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"));
+                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"), durationSec, marginSec);
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

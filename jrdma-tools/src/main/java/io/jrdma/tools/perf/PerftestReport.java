@@ -17,6 +17,8 @@ final class PerftestReport {
     static final String RESULT_FMT_G = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
     static final String RESULT_FMT_LAT = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
             + "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ";
+    /** RESULT_FMT_LAT_DUR: the columns of a latency test's duration mode. */
+    static final String RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average";
     static final String BANNER = "\n************************************\n* Waiting for client to connect... *\n"
             + "************************************";
 
@@ -248,5 +250,16 @@ final class PerftestReport {
                 + CFormat.fixedLeft(typical, 7, 2) + "  \t       " + CFormat.fixedLeft(avg, 7, 2) + "     \t"
                 + CFormat.fixedLeft(stdev, 7, 2) + "\t\t" + CFormat.fixedLeft(p99, 7, 2) + " \t\t"
                 + CFormat.fixedLeft(p999, 7, 2);
+    }
+
+    /**
+     * {@code print_report_lat_duration}: the iterations counted while sampling, the average latency over the sampled
+     * span (halved for write and send, as {@code rttFactor} 2) and the iterations per second (REPORT_FMT_LAT_DUR).
+     */
+    static String latDurationRow(long size, long iters, long sampleNanos, int rttFactor) {
+        double latency = sampleNanos / 1000.0 / rttFactor / iters;
+        double tps = iters / (sampleNanos / 1e9);
+        return " " + CFormat.left(Long.toUnsignedString(size), 7) + "       " + Long.toUnsignedString(iters)
+                + "            " + CFormat.fixedLeft(latency, 7, 2) + "        " + CFormat.fixedLeft(tps, 7, 2);
     }
 }

@@ -132,6 +132,74 @@ class PerftestFakePeerTest {
         }
     }
 
+    /**
+     * ib_write_bw -D 3 --margin 1 as a server: as in iterations mode it only answers the handshakes and reads the
+     * client's report; the jrdma client runs for 3 s and reports the iterations of the middle second.
+     */
+    @Test
+    @Timeout(60)
+    void jrdmaDurationClientAgainstAHandWrittenPassiveIbWriteBwServer() throws Exception {
+        try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
+             VerbsEnd v = new VerbsEnd(8192, Access.REMOTE_WRITE, Access.REMOTE_WRITE)) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            PerftestOptions o = PerfCommand.parsePerftest("write_bw", "-d", "roce_lo", "-s", "4096", "-D", "3",
+                    "--margin", "1", "-m", "1024", "-p", String.valueOf(ss.getLocalPort()), "--timeout", "20",
+                    "127.0.0.1");
+            CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> PerftestCommand.execute(o,
+                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8)));
+            int myPsn = 0x2468ac;
+            long iters;
+            double[] rates = new double[3];
+            long runNanos;
+            try (RawPeer p = RawPeer.accept(ss)) {
+                assertArrayEquals(version(), p.read(16));
+                p.write(version());
+                assertArrayEquals(new byte[] {0, 0, 0x10, 0}, p.read(4));
+                p.write(new byte[] {0, 0, 0x10, 0});
+                assertArrayEquals(new byte[] {0, 0, 0, 64}, p.read(4));
+                p.write(new byte[] {0, 0, 0, 64});
+                assertArrayEquals(new byte[] {'3', 0}, p.read(2));
+                p.write(new byte[] {'3', 0});
+                byte[] theirs = p.read(108);
+                Matcher c = parseKeys(theirs);
+                byte[] mine = keys(v.lid(), 1, v.qp.qpn(), myPsn, v.mr.rkey(), v.mr.address());
+                p.write(mine);
+                v.connect(VerbsEnd.LOOPBACK_GID, hex(c, 1), hex(c, 3), hex(c, 4), myPsn, 1024, 1);
+                for (int i = 0; i < 2; i++) { // the printed exchange and the one after RTR: the run starts
+                    assertArrayEquals(theirs, p.read(108), "handshake " + (i + 2));
+                    p.write(mine);
+                }
+                long t0 = System.nanoTime();
+                assertArrayEquals(theirs, p.read(108), "the handshake when the client is done");
+                runNanos = System.nanoTime() - t0;
+                p.write(mine);
+                assertEquals(4096, be64(p.read(8)));
+                p.write(new byte[8]);
+                iters = be64(p.read(8));
+                p.write(new byte[8]);
+                for (int i = 0; i < 3; i++) {
+                    rates[i] = Double.longBitsToDouble(be64(p.read(8)));
+                    p.write(new byte[8]);
+                }
+                assertArrayEquals(theirs, p.read(108));
+                p.write(mine);
+                assertArrayEquals(new byte[] {'d', 'o', 'n', 'e', 0}, p.read(5));
+                p.write(new byte[] {'d', 'o', 'n', 'e', 0});
+            }
+            assertEquals(0, client.get(30, TimeUnit.SECONDS), out + "\n" + err);
+            String text = out.toString(StandardCharsets.UTF_8);
+            assertTrue(runNanos >= 3_000_000_000L, "the client ran for -D 3 s: " + runNanos + " ns\n" + text);
+            assertTrue(iters > 0, "iterations sampled: " + iters + "\n" + text);
+            assertEquals(0.0, rates[0], "no peak with -D");
+            double span = iters / (rates[2] * 1e6); // the report's own count over its own rate: the sampled span
+            assertTrue(span >= 0.99 && span < 1.6, "the middle second: " + span + " s\n" + text);
+            assertEquals(rates[2] * 1e6 * 4096 / (1 << 20), rates[1], rates[1] * 1e-9, "average = rate x size");
+            assertTrue(text.startsWith(PerftestOptions.NO_PEAK_WARNING + "\n"), text);
+            assertTrue(text.lines().anyMatch(l -> l.startsWith(" 4096       " + iters + " ")), text);
+        }
+    }
+
     @Test
     @Timeout(60)
     void handWrittenIbReadLatClientAgainstAJrdmaServer() throws Exception {

@@ -91,7 +91,6 @@ class PerftestOptionsTest {
         assertTrue(message("write_bw", "--verify").contains("use it with --jrdma-cm"));
         // --parallel belongs to the server (both exchanges); PerfCommand checks that --server comes with it
         PerfCommand.parsePerftest("write_bw", "--server", "--parallel", "2");
-        assertTrue(message("write_bw", "-D", "3").contains("-D/--duration is not supported with perftest's exchange"));
         assertEquals("option -q/--qp: Multiple QPs only available on bw tests", message("write_lat", "-q", "2"));
         assertEquals("option -I/--inline_size: Inline feature not available on READ/Atomic verbs",
                 message("read_bw", "-I", "8"));
@@ -132,5 +131,43 @@ class PerftestOptionsTest {
 
     private static String message(String... args) {
         return assertThrows(ArgParser.UsageException.class, () -> PerfCommand.parsePerftest(args)).getMessage();
+    }
+
+    @Test
+    void durationModeAsPerftestParsesIt() throws Exception {
+        PerftestOptions d = PerfCommand.parsePerftest("write_bw", "-D", "8");
+        assertTrue(d.duration());
+        assertEquals(8, d.durationSec());
+        assertEquals(2, d.marginSec(), "perftest: the margin defaults to duration/4");
+        assertTrue(d.noPeakFor(false), "perftest: no BW peak in duration mode");
+        assertFalse(PerfCommand.parsePerftest("write_bw").noPeakFor(false));
+        assertEquals(1, PerfCommand.parsePerftest("read_bw", "-D", "3", "--margin", "1").marginSec());
+        assertEquals(0, PerfCommand.parsePerftest("atomic_bw", "-D", "3", "-f", "0").marginSec());
+        assertEquals(0, PerfCommand.parsePerftest("write_bw", "-D", "3").marginSec(), "3/4 rounds down to 0");
+        // iterations bound tx_depth only in iterations mode (perftest's force_dependecies)
+        assertEquals(128, PerfCommand.parsePerftest("write_bw", "-D", "3").txDepth());
+        assertEquals(20, PerfCommand.parsePerftest("write_bw", "-n", "20").txDepth());
+        assertFalse(PerfCommand.parsePerftest("write_bw").duration());
+        assertEquals("option -f/--margin: please check that DURATION > 2*MARGIN (-D 4, --margin 2)",
+                message("write_bw", "-D", "4", "--margin", "2"));
+        assertEquals("option -f/--margin: please check that DURATION > 2*MARGIN (-D 5, --margin 3)",
+                message("write_bw", "--margin", "3"), "perftest checks --margin against its default duration, 5 s");
+        assertEquals(2, PerfCommand.parsePerftest("write_bw", "--margin", "2").marginSec());
+        assertEquals("option -D/--duration: 0 is outside 1..86400", message("write_bw", "-D", "0"));
+        assertTrue(message("write_bw", "-D", "3", "-n", "100").startsWith("-D (duration) and -n (iterations) are"
+                + " exclusive"));
+        assertEquals("option -D/--duration: Duration mode currently doesn't support running on all sizes.",
+                message("write_bw", "-D", "3", "-a"));
+        for (PerfTest t : PerfTest.values()) {
+            assertEquals(3, PerfCommand.parsePerftest(t.cliName(), "-D", "3").durationSec(), t.cliName());
+        }
+        assertEquals(512, PerfCommand.parsePerftest("send_bw", "-D", "3").rxDepth(), "not bound by iterations");
+        // --jrdma-cm keeps its own -D, without a margin
+        assertEquals(3, PerfCommand.options(PerfCommand.PARSER.parse(List.of("write_bw", "--jrdma-cm", "-D", "3")))
+                .durationSec());
+        ArgParser.UsageException e = assertThrows(ArgParser.UsageException.class,
+                () -> PerfCommand.options(PerfCommand.PARSER.parse(List.of("write_bw", "--jrdma-cm", "-D", "3",
+                        "--margin", "1"))));
+        assertTrue(e.getMessage().contains("--margin belongs to perftest's exchange"), e.getMessage());
     }
 }

@@ -206,4 +206,25 @@ class PerftestReportTest {
         assertEquals(0.0, server.peak());
         assertEquals(400000.0, server.avg(), 1e-6);
     }
+
+    /**
+     * print_report_lat_duration: REPORT_FMT_LAT_DUR (" %-7lu       %lu            %-7.2f        %-7.2f") of the
+     * sampled iterations, t_avg = span[usec] / rtt_factor / iterations and tps = iterations / span[s]; and
+     * print_report_bw in duration mode: the sampled iterations over SAMPLE's span, no peak.
+     */
+    @Test
+    void durationReports() {
+        assertEquals(" 2             28074            35.62          28074.00",
+                PerftestReport.latDurationRow(2, 28074, 1_000_000_000L, 1));
+        assertEquals(" 65536         1000            1000.00        500.00 ",
+                PerftestReport.latDurationRow(65536, 1000, 2_000_000_000L, 2), "write/send: half the round trip");
+        assertEquals(" #bytes        #iterations       t_avg[usec]    tps average", PerftestReport.RESULT_FMT_LAT_DUR);
+        PerftestReport.Bw bw = PerftestReport.bw(4096, 25600, new long[] {5_000_000_000L},
+                new long[] {7_000_000_000L}, 100, true, false);
+        assertEquals(25600, bw.iters());
+        assertEquals(0.0, bw.peak());
+        assertEquals(4096.0 * 25600 / 2 / (1 << 20), bw.avg(), 1e-9, "MB/s over the 2 s sampled");
+        assertEquals(0.0128, bw.msgRate(), 1e-12);
+        assertEquals(" 4096       25600            0.00               50.00  \t\t   0.012800", bw.row(false));
+    }
 }
