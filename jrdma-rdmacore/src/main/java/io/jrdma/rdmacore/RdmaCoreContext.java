@@ -666,6 +666,23 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     }
 
     /**
+     * {@return port 1's counter {@code name} ({@code hw_counters/<name>} in sysfs, one file read instead of the
+     * whole directory that {@link #counters()} lists and reads), or -1 when the kernel shows no such counter}
+     */
+    @Override
+    public long counter(String name) {
+        if (name.isEmpty() || name.indexOf('/') >= 0 || name.startsWith(".")) {
+            return -1; // a counter is a file of hw_counters, nothing beside or below it
+        }
+        try {
+            return Long.parseLong(Files.readString(Path.of(device.ibdevPath(), "ports", "1", "hw_counters", name))
+                    .trim());
+        } catch (IOException | NumberFormatException | java.nio.file.InvalidPathException e) {
+            return -1;
+        }
+    }
+
+    /**
      * {@return port {@code port}'s counters as the kernel shows them ({@code hw_counters} in sysfs), empty where it
      * shows none}
      *

@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code gidIndexOf(n, gid)} consistently with the list {@code queryPort(n)} gives; port 1 is what the no-argument
  * forms answer; ports 0 and {@code physPortCnt + 1} are EINVAL naming the valid range; a QP moved to INIT on port
  * {@code physPortCnt + 1}, and an address handle on it, are refused with EINVAL (the address handle test is skipped,
- * with the reason, on a provider without address handles).
+ * with the reason, on a provider without address handles). A counter read by name ({@code counter(name)}, port 1's
+ * on rdma-core) agrees with the snapshot {@code counters()} gives, and an unknown name reads -1.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 public abstract class PortTck extends VerbsTckSupport {
@@ -95,6 +96,29 @@ public abstract class PortTck extends VerbsTckSupport {
         assertEquals(RdmaException.Errno.EINVAL, e.errno(), what + " of port " + port + ": " + e.getMessage());
         assertTrue(e.getMessage().contains("1.." + ports), what + " of port " + port + ": the message names the valid"
                 + " range 1.." + ports + ": " + e.getMessage());
+    }
+
+    @Test
+    void aCounterReadByNameIsTheSnapshotsAndAnUnknownNameIsMinusOne() {
+        // the counters of a context that is idle but may still acknowledge: each read by name lies between two
+        // snapshots (counters only grow); a name the snapshot lacks, or one that is no plain name, reads -1
+        java.util.Map<String, Long> before = client.ctx.counters();
+        long[] byName = new long[before.size()];
+        int i = 0;
+        for (String name : before.keySet()) {
+            byName[i++] = client.ctx.counter(name);
+        }
+        java.util.Map<String, Long> after = client.ctx.counters();
+        i = 0;
+        for (java.util.Map.Entry<String, Long> e : before.entrySet()) {
+            long v = byName[i++];
+            Long later = after.get(e.getKey());
+            assertTrue(later != null && e.getValue() <= v && v <= later, "counter(\"" + e.getKey() + "\") = " + v
+                    + ", between the snapshots' " + e.getValue() + " and " + later);
+        }
+        assertEquals(-1, client.ctx.counter("no_such_counter_" + System.nanoTime()), "an unknown counter");
+        assertEquals(-1, client.ctx.counter("../hw_counters/rcvd_pkts"), "a path is no counter's name");
+        assertEquals(-1, client.ctx.counter(""), "an empty name");
     }
 
     @Test

@@ -234,6 +234,19 @@ public interface DeviceContext extends AutoCloseable {
     /** {@return a snapshot of the device counters, named like Linux rxe's hw_counters} */
     Map<String, Long> counters();
 
+    /**
+     * One counter of {@link #counters()} by its name, for a caller that watches one or two of them (a tool's wait
+     * that counts packets as progress): a provider whose snapshot costs one file read per counter (rdma-core's,
+     * from sysfs) reads just this one. Not for a data path: it may allocate.
+     *
+     * @param name a counter's name, e.g. {@code rcvd_pkts}
+     * @return its value, or -1 when this device shows no counter of that name
+     */
+    default long counter(String name) {
+        Long v = counters().get(name);
+        return v == null ? -1 : v;
+    }
+
     /** {@return the connection manager of this context's provider} */
     ConnectionManager connectionManager();
 

@@ -29,7 +29,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -356,8 +355,7 @@ final class Session implements AutoCloseable {
             return;
         }
         nextCounterCheck = now + 500_000_000L;
-        Map<String, Long> c = ctx.counters();
-        long r = c.getOrDefault("rcvd_pkts", 0L) + c.getOrDefault("sent_pkts", 0L);
+        long r = io.jrdma.tools.oob.Roce.packets(ctx);
         if (r != lastRcvdPkts) {
             lastRcvdPkts = r;
             dog.progress();
