@@ -123,9 +123,11 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return durationSec > 0;
     }
 
-    /** perftest's warning (its parser prints it) when -D leaves a bw test without its peak. */
+    /**
+     * perftest's warning (its parser prints it, since perftest 24.01; 4.5 prints none) when -D leaves a bw test
+     * without its peak.
+     */
     static final String NO_PEAK_WARNING = " WARNING: BW peak won't be measured in this run.";
-
 
     /** @return these options with another role or port (loopback, tests) */
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
