@@ -117,7 +117,7 @@ class PerftestDurationLoopbackTest {
                 "--timeout", "20"};
         java.io.ByteArrayOutputStream sOut = new java.io.ByteArrayOutputStream();
         java.io.ByteArrayOutputStream cOut = new java.io.ByteArrayOutputStream();
-        Perftest[] sides = runSides(common, sOut, cOut);
+        Perftest[] sides = PerftestLoopbackTest.runSides(common, sOut, cOut, Perftest::run);
         String all = sOut + "\n--- client:\n" + cOut;
         PerftestOptions o = PerfCommand.parsePerftest(common);
         assertEquals(8, o.rxDepth());
@@ -204,8 +204,8 @@ class PerftestDurationLoopbackTest {
             java.io.ByteArrayOutputStream sOut = new java.io.ByteArrayOutputStream();
             java.io.ByteArrayOutputStream cOut = new java.io.ByteArrayOutputStream();
             long[] allocated = new long[1];
-            runSides(new String[] {"write_bw", "-d", "roce_lo", "-D", d, "--margin", "0", "-s", "64", "--timeout",
-                    "20"}, sOut, cOut, client -> {
+            PerftestLoopbackTest.runSides(new String[] {"write_bw", "-d", "roce_lo", "-D", d, "--margin", "0", "-s",
+                    "64", "--timeout", "20"}, sOut, cOut, client -> {
                 try {
                     long before = (long) current.invoke(mx);
                     client.run();
@@ -226,47 +226,5 @@ class PerftestDurationLoopbackTest {
         assertTrue(moreMessages > 10_000, what);
         System.out.println("allocation, the client's thread: " + what);
         assertTrue(moreBytes < moreMessages / 4, "under 0.25 B per message: " + what);
-    }
-
-    /** Both sides as {@link Perftest}s (server on port 0 in a thread), for the counters a test reads. */
-    static Perftest[] runSides(String[] common, java.io.ByteArrayOutputStream sOut,
-                               java.io.ByteArrayOutputStream cOut) throws Exception {
-        return runSides(common, sOut, cOut, Perftest::run);
-    }
-
-    /** As {@link #runSides(String[], java.io.ByteArrayOutputStream, java.io.ByteArrayOutputStream)}, the client run
-     * on this thread by {@code runClient}. */
-    static Perftest[] runSides(String[] common, java.io.ByteArrayOutputStream sOut, java.io.ByteArrayOutputStream cOut,
-                               java.util.function.Consumer<Perftest> runClient) throws Exception {
-        List<String> s = new java.util.ArrayList<>(List.of(common));
-        s.addAll(List.of("-p", "0"));
-        java.io.PrintStream sPrint = new java.io.PrintStream(sOut, true, java.nio.charset.StandardCharsets.UTF_8);
-        java.io.PrintStream cPrint = new java.io.PrintStream(cOut, true, java.nio.charset.StandardCharsets.UTF_8);
-        java.util.concurrent.atomic.AtomicBoolean serverFailed = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicBoolean clientFailed = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.CompletableFuture<Integer> port = new java.util.concurrent.CompletableFuture<>();
-        Perftest server = new Perftest(PerfCommand.parsePerftest(s.toArray(String[]::new)), sPrint, sPrint,
-                new Watchdog(20, clientFailed), port::complete, false);
-        java.util.concurrent.CompletableFuture<Void> serverRun = java.util.concurrent.CompletableFuture.runAsync(() -> {
-            try {
-                server.run();
-            } catch (RuntimeException e) {
-                serverFailed.set(true);
-                port.completeExceptionally(e);
-                throw e;
-            }
-        });
-        List<String> c = new java.util.ArrayList<>(List.of(common));
-        c.addAll(List.of("-p", String.valueOf(port.get(20, java.util.concurrent.TimeUnit.SECONDS)), "127.0.0.1"));
-        Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
-                new Watchdog(20, serverFailed), p -> { }, false);
-        try {
-            runClient.accept(client);
-        } catch (RuntimeException e) {
-            clientFailed.set(true);
-            throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);
-        }
-        serverRun.get(30, java.util.concurrent.TimeUnit.SECONDS);
-        return new Perftest[] {server, client};
     }
 }

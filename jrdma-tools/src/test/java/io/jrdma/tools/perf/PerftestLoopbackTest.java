@@ -270,10 +270,23 @@ class PerftestLoopbackTest {
 
     /** Runs a server and a client {@link Perftest} on roce_lo with {@code flags}; @return {server, client} */
     static Perftest[] runSides(String... flags) throws Exception {
-        List<String> s = new ArrayList<>(List.of(flags));
-        s.addAll(List.of("-d", "roce_lo", "--timeout", "20", "-p", "0"));
-        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
-        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        List<String> common = new ArrayList<>(List.of(flags));
+        common.addAll(List.of("-d", "roce_lo", "--timeout", "20"));
+        return runSides(common.toArray(String[]::new), new ByteArrayOutputStream(), new ByteArrayOutputStream(),
+                Perftest::run);
+    }
+
+    /**
+     * Runs a server {@link Perftest} with {@code common} on port 0 in a thread, and a client with {@code common}
+     * towards it on this thread through {@code runClient}; their outputs go to {@code sOut} and {@code cOut}.
+     *
+     * @return {server, client}, for the counters a test reads
+     */
+    static Perftest[] runSides(String[] common, ByteArrayOutputStream sOut, ByteArrayOutputStream cOut,
+                               java.util.function.Consumer<Perftest> runClient) throws Exception {
+        List<String> s = new ArrayList<>(List.of(common));
+        s.add("-p");
+        s.add("0");
         PrintStream sPrint = new PrintStream(sOut, true, StandardCharsets.UTF_8);
         PrintStream cPrint = new PrintStream(cOut, true, StandardCharsets.UTF_8);
         java.util.concurrent.atomic.AtomicBoolean serverFailed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -290,13 +303,12 @@ class PerftestLoopbackTest {
                 throw e;
             }
         });
-        List<String> c = new ArrayList<>(List.of(flags));
-        c.addAll(List.of("-d", "roce_lo", "--timeout", "20", "-p", String.valueOf(port.get(20, TimeUnit.SECONDS)),
-                "127.0.0.1"));
+        List<String> c = new ArrayList<>(List.of(common));
+        c.addAll(List.of("-p", String.valueOf(port.get(20, TimeUnit.SECONDS)), "127.0.0.1"));
         Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
                 new Watchdog(20, serverFailed), p -> { }, false);
         try {
-            client.run();
+            runClient.accept(client);
         } catch (RuntimeException e) {
             clientFailed.set(true);
             throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -139,32 +138,9 @@ class PerftestRdmaCmTest {
         assertEquals(8, so.rxDepth());
         ByteArrayOutputStream sOut = new ByteArrayOutputStream();
         ByteArrayOutputStream cOut = new ByteArrayOutputStream();
-        PrintStream sPrint = new PrintStream(sOut, true, StandardCharsets.UTF_8);
-        PrintStream cPrint = new PrintStream(cOut, true, StandardCharsets.UTF_8);
-        AtomicBoolean serverFailed = new AtomicBoolean();
-        AtomicBoolean clientFailed = new AtomicBoolean();
-        CompletableFuture<Integer> port = new CompletableFuture<>();
-        Perftest server = new Perftest(so, sPrint, sPrint, new Watchdog(20, clientFailed), port::complete, false);
-        CompletableFuture<Void> serverRun = CompletableFuture.runAsync(() -> {
-            try {
-                server.run();
-            } catch (RuntimeException e) {
-                serverFailed.set(true);
-                port.completeExceptionally(e);
-                throw e;
-            }
-        });
-        List<String> c = new ArrayList<>(List.of(common));
-        c.addAll(List.of("-p", String.valueOf(port.get(20, TimeUnit.SECONDS)), "127.0.0.1"));
-        Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
-                new Watchdog(20, serverFailed), p -> { }, false);
-        try {
-            client.run();
-        } catch (RuntimeException e) {
-            clientFailed.set(true);
-            throw new AssertionError(cOut + "\n--- server:\n" + sOut, e);
-        }
-        serverRun.get(30, TimeUnit.SECONDS);
+        Perftest[] sides = PerftestLoopbackTest.runSides(common, sOut, cOut, Perftest::run);
+        Perftest server = sides[0];
+        Perftest client = sides[1];
         // rcnt % 8 % (8 / 3) == 0: every second receive
         assertEquals(100, server.creditWrites, sOut.toString(StandardCharsets.UTF_8));
         assertEquals(0, client.creditWrites);
