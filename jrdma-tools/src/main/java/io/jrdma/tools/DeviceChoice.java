@@ -1,12 +1,15 @@
 package io.jrdma.tools;
 
 import io.jrdma.verbs.Device;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.PortAttr;
 import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.Transport;
 
 import java.net.InetAddress;
 import java.util.List;
+import java.util.function.Function;
 
 /** Which device a command uses when {@code -d} does not say: the route's for a client, the first non-loopback one for a server. */
 public final class DeviceChoice {
@@ -28,6 +31,24 @@ public final class DeviceChoice {
             return Rdma.device(name);
         } catch (RdmaException e) {
             throw new NoSuchDevice(e.getMessage());
+        }
+    }
+
+    /**
+     * {@return port {@code ibPort} of {@code ctx} ({@code ibv_query_port}): the port a tool's {@code -i/--ib-port} names}
+     * A port the device lacks is the caller's bad value, naming the option and the device's ports ({@code option
+     * -i/--ib-port: port 2 of roce_lo does not exist: valid ports are 1..1 (phys_port_cnt 1)}).
+     *
+     * @param bad makes the caller's bad-value exception (exit code 2) from the message
+     */
+    public static PortAttr port(DeviceContext ctx, int ibPort, Function<String, ? extends RuntimeException> bad) {
+        try {
+            return ctx.queryPort(ibPort);
+        } catch (RdmaException e) {
+            if (e.errno() != RdmaException.Errno.EINVAL && e.errno() != RdmaException.Errno.EOPNOTSUPP) {
+                throw e;
+            }
+            throw bad.apply("option -i/--ib-port: " + e.getMessage().replaceFirst("^E[A-Z]+: ", ""));
         }
     }
 
