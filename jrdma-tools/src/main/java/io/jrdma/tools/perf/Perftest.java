@@ -517,6 +517,9 @@ final class Perftest {
             qpAccess |= Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
         }
         qps = new QueuePair[n];
+        // -i's port; with -R the port of the comm connection's address, as rdma_create_qp puts a QP on its
+        // rdma_cm_id's port (rdma_cm on RoCE moves it there in any case, INIT to INIT, as librdmacm)
+        int qpPort = !rdmaCm ? o.ibPort() : DeviceChoice.portFor(ctx, ((RdmaCmExchange) ex).peerAddress);
         if (o.useSrq() && test.isSend()) {
             // perftest --use-srq: one SRQ holding every QP's rx-depth receives
             srq = pd.createSrq(io.jrdma.verbs.SrqInitAttr.of(o.rxDepth() * n, 1));
@@ -524,11 +527,10 @@ final class Perftest {
         for (int i = 0; i < n; i++) {
             qps[i] = pd.createQp(new QpInitAttr(o.connection(), sendCq, recvCq, o.txDepth(),
                     test.isSend() ? o.rxDepth() : 1, 1, 1, o.inlineSize(), false, srq));
-            // on -i's port (-R: 1 here, as rdma_create_qp would; rdma_cm moves them to its rdma_cm_id's port)
             if (ud()) {
-                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(o.ibPort()).qkey(UD_QKEY));
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(qpPort).qkey(UD_QKEY));
             } else {
-                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(o.ibPort()).accessFlags(qpAccess));
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(qpPort).accessFlags(qpAccess));
             }
         }
     }
