@@ -159,9 +159,9 @@ public final class TcpConnectionManager implements ConnectionManager {
                 s.bind(new InetSocketAddress(source, 0));
             }
             s.connect(server, (int) Math.max(1, timeout.toMillis()));
-            int sgidIndex = sgidIndexFor(s);
+            Source src = sourceOf(s);
             int psn = random.nextInt(1 << 24);
-            Hello mine = new Hello(qp.qpn(), psn, context.gid(sgidIndex), udpPort(), param);
+            Hello mine = new Hello(qp.qpn(), psn, src.gid(), udpPort(), param);
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             write(out, REQ, mine);
             DataInputStream in = new DataInputStream(s.getInputStream());
@@ -176,7 +176,7 @@ public final class TcpConnectionManager implements ConnectionManager {
                 throw new RdmaException(Errno.EPROTO, "expected a REP or REJ from " + server + ", got message type " + type);
             }
             Hello peer = readHello(in);
-            bringUp(qp, sgidIndex, mine, peer);
+            bringUp(qp, src, mine, peer);
             write(out, RTU, null);
             TcpConnection c = new TcpConnection(qp, ch, peer);
             open.add(c);
@@ -219,8 +219,9 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     /**
      * The source address for a connection to {@code destination}, as rdma_resolve_addr picks it:
-     * the kernel route's source when it is one of this context's GIDs (null: let the kernel bind),
-     * else this context's first address of the same IP version (e.g. 127.0.0.3 on loopback).
+     * the kernel route's source when it is one of this context's GIDs, on any of its ports (null: let the
+     * kernel bind), else this context's first address of the same IP version, port 1's first (e.g.
+     * 127.0.0.3 on loopback).
      */
     private InetAddress sourceFor(InetAddress destination) throws IOException {
         if (gidsApart) {
@@ -231,46 +232,100 @@ public final class TcpConnectionManager implements ConnectionManager {
             ch.connect(new InetSocketAddress(destination, 9)); // routes only; sends nothing
             routed = ((InetSocketAddress) ch.getLocalAddress()).getAddress();
         }
-        if (context.gidIndexOf(Gid.of(routed)) >= 0) {
+        if (source(context, Gid.of(routed)) != null) {
             return null;
         }
-        for (Gid g : context.queryPort().gids()) {
-            InetAddress a = g.toInetAddress();
-            if (a.getClass() == destination.getClass() && !g.equals(Gid.of(new byte[16]))) {
-                return a;
+        Gid zero = Gid.of(new byte[16]);
+        for (int port = 1, n = portCount(context); port <= n; port++) {
+            for (Gid g : context.queryPort(port).gids()) {
+                InetAddress a = g.toInetAddress();
+                if (a.getClass() == destination.getClass() && !g.equals(zero)) {
+                    return a;
+                }
             }
         }
         return null;
     }
 
-    /** The local address the TCP connection uses is the route's source: its GID is the QP's source GID. */
-    private int sgidIndexFor(Socket s) {
-        if (gidsApart) {
-            return 0;
-        }
-        Gid local = Gid.of(s.getLocalAddress());
-        int i = context.gidIndexOf(local);
-        if (i < 0) {
-            throw new RdmaException(Errno.ENETUNREACH, "the route to " + s.getRemoteSocketAddress() + " leaves from "
-                    + s.getLocalAddress().getHostAddress() + ", which is not an address of " + context.device().name()
-                    + "; open the device that owns it (Rdma.resolve picks it)");
-        }
-        return i;
+    /**
+     * Where a connection's QP sends from: the port whose GID table holds the side channel's local address, and
+     * that address's index there (what {@code Rdma.resolve} reports for it as {@code ResolvedAddress.portNum()}
+     * and {@code sgidIndex()}, and rdma_cm as its {@code cm_id}'s port).
+     */
+    record Source(int port, int sgidIndex, Gid gid) {
     }
 
-    private void bringUp(QueuePair qp, int sgidIndex, Hello mine, Hello peer) {
+    /** The local address the TCP connection uses is the route's source: its GID is the QP's source GID. */
+    private Source sourceOf(Socket s) {
+        if (gidsApart) {
+            return new Source(1, 0, context.gid(0));
+        }
+        Gid local = Gid.of(s.getLocalAddress());
+        Source src = source(context, local);
+        if (src == null) {
+            int n = portCount(context);
+            throw new RdmaException(Errno.ENETUNREACH, "the route to " + s.getRemoteSocketAddress() + " leaves from "
+                    + s.getLocalAddress().getHostAddress() + ", which is not an address of " + context.device().name()
+                    + (n > 1 ? " (on none of its ports 1.." + n + ")" : "")
+                    + "; open the device that owns it (Rdma.resolve picks it)");
+        }
+        return src;
+    }
+
+    /**
+     * {@return the first port of {@code ctx}, from 1 up, whose GID table holds {@code gid}, with its index there;
+     * null when none does}
+     */
+    static Source source(DeviceContext ctx, Gid gid) {
+        int i = ctx.gidIndexOf(gid); // port 1's table, the only one of the software devices
+        if (i >= 0) {
+            return new Source(1, i, ctx.gid(i));
+        }
+        for (int port = 2, n = portCount(ctx); port <= n; port++) {
+            i = ctx.gidIndexOf(port, gid);
+            if (i >= 0) {
+                return new Source(port, i, ctx.gid(port, i));
+            }
+        }
+        return null;
+    }
+
+    /** {@return the ports of {@code ctx}'s device: {@code physPortCnt}, or 1 from a provider that does not say} */
+    static int portCount(DeviceContext ctx) {
+        try {
+            return Math.max(1, ctx.queryDevice().physPortCnt());
+        } catch (RdmaException e) {
+            if (e.errno() != Errno.EOPNOTSUPP) {
+                throw e;
+            }
+            return 1;
+        }
+    }
+
+    /**
+     * RTR and RTS towards the peer, from INIT on {@code src}'s port: a QP in RESET moves to INIT there; a QP the
+     * caller moved to INIT on another port moves to that one (INIT to INIT, as librdmacm moves its QPs to the
+     * {@code rdma_cm_id}'s port at {@code rdma_accept} and at the connect response on RoCE), since the source GID
+     * the peer was given is in that port's table.
+     */
+    private void bringUp(QueuePair qp, Source src, Hello mine, Hello peer) {
         ConnParam m = mine.param();
         ConnParam p = peer.param();
         Mtu mtu = m.mtu().bytes() <= p.mtu().bytes() ? m.mtu() : p.mtu();
         if (qp.state() == QpState.RESET) {
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(src.port())
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
+        } else if (src.port() != 1 || portCount(context) > 1) {
+            int on = qp.query().portNum();
+            if (on != src.port()) {
+                qp.modify(new QpAttr().state(QpState.INIT).portNum(src.port()));
+            }
         }
         if (context instanceof Context c) { // the rdma-core provider's contexts use this manager too
             c.peerAcksUnrequested(qp, (peer.flags() & FLAG_ACKS_UNREQUESTED) != 0);
         }
         qp.modify(new QpAttr().state(QpState.RTR)
-                .av(new AddressVector(peer.gid(), sgidIndex, 64, 0, peer.udpPort()))
+                .av(new AddressVector(peer.gid(), src.sgidIndex(), 64, 0, peer.udpPort()))
                 .pathMtu(mtu).destQpn(peer.qpn()).rqPsn(peer.psn())
                 .maxDestRdAtomic(Math.min(m.responderResources(), Math.max(1, p.initiatorDepth())))
                 .minRnrTimer(12));
@@ -472,9 +527,9 @@ public final class TcpConnectionManager implements ConnectionManager {
             checkQp(qp);
             long deadline = System.nanoTime() + timeout.toNanos();
             try {
-                int sgidIndex = sgidIndexFor(socket);
-                Hello mine = new Hello(qp.qpn(), random.nextInt(1 << 24), context.gid(sgidIndex), udpPort(), param);
-                bringUp(qp, sgidIndex, mine, peer);
+                Source src = sourceOf(socket);
+                Hello mine = new Hello(qp.qpn(), random.nextInt(1 << 24), src.gid(), udpPort(), param);
+                bringUp(qp, src, mine, peer);
                 write(new DataOutputStream(socket.getOutputStream()), REP, mine);
                 TcpConnection c = new TcpConnection(qp, channel, peer, deadline, timeout);
                 open.add(c);

@@ -172,7 +172,11 @@ public final class EngineWarmup {
         return rounds;
     }
 
-    /** INIT, RTR toward {@code peer}'s QP, RTS: as perftest's exchange leaves a QP. */
+    /**
+     * INIT, RTR toward {@code peer}'s QP, RTS: as perftest's exchange leaves a QP. On port 1: the warm-up runs on
+     * private loopback contexts of jrdma's soft-RoCE engine ({@link #warms}), whose devices have one port, whatever
+     * port the tool itself then uses.
+     */
     private static void connect(QueuePair qp, DeviceContext ctx, QueuePair peer, DeviceContext peerCtx) {
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
                 .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));

@@ -70,7 +70,8 @@ final class Client {
         DeviceContext ctx = device.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
         try {
             PerfCommand.checkGidIndex(ctx, o.gidIndex());
-            s = new Session(ctx, test, false, o.maxSize(), o.txDepth(), dog);
+            s = new Session(ctx, io.jrdma.tools.DeviceChoice.portFor(ctx, server.getAddress()), test, false,
+                    o.maxSize(), o.txDepth(), dog);
             try {
                 connectAndRun(ctx, server);
             } finally {
@@ -86,7 +87,7 @@ final class Client {
         Hello.Request req = new Hello.Request(test, o.verify(), o.maxSize(), o.txDepth(),
                 durationMode ? 0 : o.iterations(), o.durationSec(), o.sizes().size(), s.base, s.mr.rkey(), s.mr.length(),
                 s.ctrlOff);
-        Mtu mtu = o.mtu() > 0 ? Mtu.ofBytes(o.mtu()) : ctx.queryPort().activeMtu();
+        Mtu mtu = o.mtu() > 0 ? Mtu.ofBytes(o.mtu()) : ctx.queryPort(s.port).activeMtu();
         ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(req));
         ConnectionManager.Connection conn;
         try {

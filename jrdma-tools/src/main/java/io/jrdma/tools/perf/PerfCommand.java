@@ -73,7 +73,8 @@ public final class PerfCommand {
             .option('N', "noPeak", null, "do not compute the peak bandwidth")
             .option('F', "CPU-freq", null, "accepted (jrdma times with the monotonic clock, not CPU cycles)")
             .option('c', "connection", "TYPE", "connection type: RC, UC (write and send tests) or UD (send_bw, send_lat)")
-            .option('i', "ib-port", "PORT", "device port: 1 only")
+            .option('i', "ib-port", "PORT", "port of the device (default 1; jrdma's software devices have only 1): its"
+                    + " GID table (-x), its active MTU, the QPs' port; not with -R (rdma_cm picks the port)")
             .option('l', "post_list", "N", "post list: 1 only")
             .option('V', "version", null, "print the perftest version this speaks")
             .option((char) 0, "ipv6", null, "prefer an IPv6 GID when choosing one")
@@ -222,6 +223,12 @@ public final class PerfCommand {
                 + " jrdma's connection manager, as --jrdma-cm; perftest's TCP exchange cannot set up iWARP QPs)" : "";
         for (String name : PerftestOptions.PERFTEST_ONLY) {
             if (p.has(name)) {
+                if (name.equals("ib-port")) {
+                    throw new ArgParser.UsageException("option --ib-port belongs to perftest's exchange: "
+                            + (iwarp ? "drop -i" + why + " (" : "drop --jrdma-cm to use it (")
+                            + "jrdma's connection manager puts the QP on the port of the address the connection leaves"
+                            + " from)");
+                }
                 throw new ArgParser.UsageException("option --" + name + " belongs to perftest's exchange: "
                         + (iwarp ? "add -R to use it over iWARP" + why : "drop --jrdma-cm to use it"));
             }

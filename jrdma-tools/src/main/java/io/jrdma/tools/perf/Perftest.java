@@ -275,15 +275,16 @@ final class Perftest {
                 err.println("jrdma perf: " + warning);
             }
             pump = Roce.pump(ctx);
-            PortAttr port = ctx.queryPort();
+            // -i: the port whose GID table -x indexes, whose active MTU the exchange starts from, the QPs' and AHs'
+            PortAttr port = DeviceChoice.port(ctx, o.ibPort(), PerfCommand.BadValue::new);
             if (!"Ethernet".equals(port.linkLayer())) {
-                throw new PerfFailure("Link layer on port 1 is " + port.linkLayer() + ", not Ethernet");
+                throw new PerfFailure("Link layer on port " + o.ibPort() + " is " + port.linkLayer() + ", not Ethernet");
             }
             List<Gid> table = port.gids();
             if (o.gidIndex() >= 0 && (o.gidIndex() >= table.size() || Roce.isZero(table.get(o.gidIndex()).raw()))) {
                 throw new PerfCommand.BadValue("option -x/--gid-index: GID index " + o.gidIndex()
-                        + " does not exist on " + dev.name() + " (its GID table has " + table.size()
-                        + " entries: see 'jrdma devices')");
+                        + " does not exist on " + (o.ibPort() != 1 ? "port " + o.ibPort() + " of " : "") + dev.name()
+                        + " (its GID table has " + table.size() + " entries: see 'jrdma devices')");
             }
             if (o.outReads() > PerftestOptions.DEVICE_MAX_READS) {
                 out.println(PerftestReport.RESULT_LINE);
@@ -516,6 +517,9 @@ final class Perftest {
             qpAccess |= Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ;
         }
         qps = new QueuePair[n];
+        // -i's port; with -R the port of the comm connection's address, as rdma_create_qp puts a QP on its
+        // rdma_cm_id's port (rdma_cm on RoCE moves it there in any case, INIT to INIT, as librdmacm)
+        int qpPort = !rdmaCm ? o.ibPort() : DeviceChoice.portFor(ctx, ((RdmaCmExchange) ex).peerAddress);
         if (o.useSrq() && test.isSend()) {
             // perftest --use-srq: one SRQ holding every QP's rx-depth receives
             srq = pd.createSrq(io.jrdma.verbs.SrqInitAttr.of(o.rxDepth() * n, 1));
@@ -524,9 +528,9 @@ final class Perftest {
             qps[i] = pd.createQp(new QpInitAttr(o.connection(), sendCq, recvCq, o.txDepth(),
                     test.isSend() ? o.rxDepth() : 1, 1, 1, o.inlineSize(), false, srq));
             if (ud()) {
-                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).qkey(UD_QKEY));
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(qpPort).qkey(UD_QKEY));
             } else {
-                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(qpAccess));
+                qps[i].modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(qpPort).accessFlags(qpAccess));
             }
         }
     }
@@ -791,7 +795,9 @@ final class Perftest {
             }
             if (ud()) {
                 try {
-                    ahs[i] = pd.createAh(AhAttr.of(av));
+                    AhAttr a = AhAttr.of(av); // from the QPs' port, as perftest's ah_attr.port_num = ib_port
+                    ahs[i] = pd.createAh(new AhAttr(a.dgid(), a.sgidIndex(), a.hopLimit(), a.trafficClass(),
+                            a.flowLabel(), a.sl(), o.ibPort(), a.udpPort()));
                 } catch (RdmaException e) {
                     throw new PerfFailure("Failed to create AH for UD: " + e.getMessage());
                 }

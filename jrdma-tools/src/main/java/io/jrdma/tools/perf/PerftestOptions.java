@@ -28,6 +28,10 @@ import java.util.List;
  * @param mtu         {@code -m} in bytes, or 0 for the port's active MTU
  * @param port        {@code -p} (default 18515; 0 = any, with --loopback)
  * @param device      {@code -d}, or null
+ * @param ibPort      {@code -i} (default 1): the device's port whose GID table {@code -x} indexes, whose active MTU
+ *                    the MTU exchange starts from, that the QPs move to INIT on and that UD's address handles send
+ *                    from; checked against the device's ports once it is open. With {@code -R} rdma_cm picks the port
+ *                    (the {@code rdma_cm_id}'s), as perftest
  * @param gidIndex    {@code -x}, or -1 for perftest's choice (IPv4 first, IPv6 with {@code --ipv6})
  * @param ipv6        {@code --ipv6}
  * @param qpTimeout   {@code -u} (default 14)
@@ -50,7 +54,7 @@ import java.util.List;
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
-                              int mtu, int port, String device, int gidIndex, boolean ipv6, int qpTimeout, int sl,
+                              int mtu, int port, String device, int ibPort, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
                               int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq,
                               boolean warmUp, int durationSec, int marginSec) {
@@ -132,7 +136,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     /** @return these options with another role or port (loopback, tests) */
     PerftestOptions with(String newHost, int newPort, boolean newLoopback) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
-                outReads, numQps, mtu, newPort, device, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
+                outReads, numQps, mtu, newPort, device, ibPort, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
                 newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq, warmUp, durationSec,
                 marginSec);
     }
@@ -140,7 +144,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
-                outReads, numQps, mtu, newPort, newDevice, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
+                outReads, numQps, mtu, newPort, newDevice, ibPort, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
                 newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp, durationSec, marginSec);
     }
 
@@ -325,8 +329,11 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         if (port == 0 && host != null) {
             throw new ArgParser.UsageException("option -p/--port: a client needs the server's port, not 0");
         }
-        if (p.has("ib-port") && num(p, "ib-port", 'i', 1, 255, 1) != 1) {
-            throw new ArgParser.UsageException("option -i/--ib-port: jrdma devices have one port, 1");
+        int ibPort = (int) num(p, "ib-port", 'i', 1, 255, 1); // the device's own range is checked once it is open
+        if (p.has("ib-port") && rdmaCm) {
+            throw new ArgParser.UsageException("option -i/--ib-port with -R/--rdma_cm: rdma_cm puts the QPs on the"
+                    + " port the address resolves to (its rdma_cm_id's); drop -i, or choose the port by the address"
+                    + " (see 'jrdma devices --resolve ADDRESS')");
         }
         String device = p.value("ib-dev");
         if (device != null && device.isBlank()) {
@@ -340,7 +347,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         }
         int timeout = (int) num(p, "timeout", (char) 0, 1, 86_400, PerfCommand.DEFAULT_TIMEOUT);
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
-                mtu, port, device, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
+                mtu, port, device, ibPort, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
                 p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"), durationSec, marginSec);
     }

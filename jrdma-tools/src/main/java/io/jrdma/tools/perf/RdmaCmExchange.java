@@ -70,7 +70,11 @@ final class RdmaCmExchange implements PerftestExchange {
     private boolean closed;
     private boolean server;
 
-    private RdmaCmExchange(DeviceContext ctx, SideChannel.Pump pump, long timeoutNanos) {
+    /** The peer's address once connected (the data QPs' port is the one it is reached on), else null. */
+    java.net.InetAddress peerAddress;
+
+    /** @param port the port of the connection's address ({@link io.jrdma.tools.DeviceChoice#portFor}), for INIT */
+    private RdmaCmExchange(DeviceContext ctx, SideChannel.Pump pump, long timeoutNanos, int port) {
         this.pump = pump;
         this.timeoutNanos = timeoutNanos;
         try {
@@ -82,8 +86,9 @@ final class RdmaCmExchange implements PerftestExchange {
             recvBuf = arena.allocate(PerftestWire.DEST_SIZE, 64);
             sendMr = pd.register(sendBuf, Access.LOCAL_WRITE);
             recvMr = pd.register(recvBuf, Access.LOCAL_WRITE);
-            // as rdma_create_qp leaves it: INIT, so that the receive is posted before connecting
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(Access.LOCAL_WRITE));
+            // as rdma_create_qp leaves it: INIT on the address's port, so that the receive is posted before connecting
+            // (rdma_cm on RoCE moves it to its rdma_cm_id's port, INIT to INIT, as librdmacm)
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(port).accessFlags(Access.LOCAL_WRITE));
             postRecv();
         } catch (RuntimeException e) {
             close();
@@ -99,8 +104,10 @@ final class RdmaCmExchange implements PerftestExchange {
     /** {@code rdma_client_connect}: one attempt, as perftest makes. */
     static RdmaCmExchange connect(DeviceContext ctx, InetSocketAddress server, SideChannel.Pump pump,
                                   long timeoutNanos) {
-        RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos);
+        RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos,
+                io.jrdma.tools.DeviceChoice.portFor(ctx, server.getAddress()));
         x.peer = server.getAddress().getHostAddress() + ":" + server.getPort();
+        x.peerAddress = server.getAddress();
         try {
             io.jrdma.tools.Progress.step("connecting to " + server + " (rdma_cm over "
                     + (ctx.device().transport() == io.jrdma.verbs.Transport.IWARP ? "iWARP)" : "RoCE)"));
@@ -120,7 +127,8 @@ final class RdmaCmExchange implements PerftestExchange {
      */
     static RdmaCmExchange accept(DeviceContext ctx, ConnectionManager.Listener listener, long waitNanos,
                                  SideChannel.Pump pump, long timeoutNanos) {
-        RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos);
+        RdmaCmExchange x = new RdmaCmExchange(ctx, pump, timeoutNanos,
+                io.jrdma.tools.DeviceChoice.portFor(ctx, listener.address().getAddress()));
         x.server = true;
         io.jrdma.tools.Progress.step("waiting for a client on TCP port " + listener.address().getPort() + " (rdma_cm)");
         try {
@@ -135,6 +143,7 @@ final class RdmaCmExchange implements PerftestExchange {
             InetSocketAddress from = req.peerAddress();
             if (from != null) {
                 x.peer = from.getAddress().getHostAddress() + ":" + from.getPort();
+                x.peerAddress = from.getAddress();
             }
             try {
                 x.conn = req.accept(x.qp, param(), Duration.ofNanos(timeoutNanos));

@@ -130,7 +130,7 @@ final class Server {
                         .withIdleStrategy(IdleStrategy.valueOf(System.getProperty("jrdma.perf.serverIdle", "BACKOFF"))));
                 ctxs.add(ctx);
                 boolean any = false;
-                for (io.jrdma.verbs.Gid g : ctx.queryPort().gids()) {
+                for (io.jrdma.verbs.Gid g : io.jrdma.tools.DeviceChoice.gidsOfAllPorts(ctx)) { // every port's
                     java.net.InetAddress a = g.toInetAddress();
                     if (a == null || a.isAnyLocalAddress()) {
                         continue;
@@ -250,7 +250,7 @@ final class Server {
                 if (oneDevice) {
                     at.add(new InetSocketAddress(bound));
                 } else {
-                    for (io.jrdma.verbs.Gid g : ctx.queryPort().gids()) {
+                    for (io.jrdma.verbs.Gid g : io.jrdma.tools.DeviceChoice.gidsOfAllPorts(ctx)) { // every port's
                         java.net.InetAddress a = g.toInetAddress();
                         if (a != null && !a.isAnyLocalAddress()) {
                             at.add(new InetSocketAddress(a, bound));
@@ -400,12 +400,15 @@ final class Server {
             out.println(" Note: the client runs " + test.cliName() + "; this server follows it (started as "
                     + o.test().cliName() + ", so its engine runs " + modeFor(o.test()) + ")");
         }
-        s = new Session(ctx, test, true, req.maxSize(), req.txDepth(), dog);
+        // the port the client is reached from (jrdma's connection manager moves the QP to its address's port)
+        s = new Session(ctx, io.jrdma.tools.DeviceChoice.portFor(ctx,
+                cr.peerAddress() == null ? null : cr.peerAddress().getAddress()), test, true,
+                req.maxSize(), req.txDepth(), dog);
         try {
             if (test == PerfTest.READ_BW || test == PerfTest.READ_LAT) {
                 Pattern.fill(s.buf.asSlice(0, s.dataLength), Pattern.READ_SEED);
             }
-            Mtu mtu = o.mtu() > 0 ? Mtu.ofBytes(o.mtu()) : ctx.queryPort().activeMtu();
+            Mtu mtu = o.mtu() > 0 ? Mtu.ofBytes(o.mtu()) : ctx.queryPort(s.port).activeMtu();
             Hello.Reply reply = new Hello.Reply(s.dedicated, s.recvSlots, s.base, s.mr.rkey(), s.mr.length(), s.ctrlOff);
             ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(reply));
             ConnectionManager.Connection conn;

@@ -123,8 +123,13 @@ final class Session implements AutoCloseable {
         void onData(WorkCompletion wc);
     }
 
-    Session(DeviceContext ctx, PerfTest test, boolean server, int maxSize, int txDepth, Watchdog dog) {
+    /** The device's port the QP is on: the one of the connection's address ({@link io.jrdma.tools.DeviceChoice#portFor}). */
+    final int port;
+
+    /** @param port the port of the connection's address, for the QP's INIT (the connection manager has the last word) */
+    Session(DeviceContext ctx, int port, PerfTest test, boolean server, int maxSize, int txDepth, Watchdog dog) {
         this.ctx = ctx;
+        this.port = port;
         this.test = test;
         this.server = server;
         this.dedicated = ctx.options().threadingMode() == ThreadingMode.DEDICATED;
@@ -173,7 +178,7 @@ final class Session implements AutoCloseable {
             qp0 = pd0.createQp(new QpInitAttr(QpType.RC, cq0, cq0, maxSendWr, maxRecvWr, 1, 1,
                     256, false));
             // INIT now, so that the receives are posted before the peer can send
-            qp0.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(
+            qp0.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(port).accessFlags(
                     Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
             MemorySegment seg = ctx.allocateBuffer(ctrlOff + CTRL_AREA, 4096, arena); // reachable by peers (shm)
             mr0 = pd0.register(seg, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
@@ -467,7 +472,7 @@ final class Session implements AutoCloseable {
     String[] addressLines() {
         QpAttr a = qp.query();
         int sgid = a.av() != null ? a.av().sgidIndex() : 0;
-        Gid local = ctx.gid(sgid);
+        Gid local = ctx.gid(a.portNum(), sgid);
         Gid remote = a.av() != null ? a.av().dgid() : null;
         return new String[] {
             String.format(" local address: QPN %#06x PSN %#08x RKey %#010x VAddr %#018x", qp.qpn(), a.sqPsn(),

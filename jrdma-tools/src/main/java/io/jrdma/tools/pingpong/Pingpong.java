@@ -189,14 +189,7 @@ public final class Pingpong {
      * @throws BadValue naming the option and the device's ports when the device has no such port
      */
     static PortAttr port(DeviceContext ctx, int ibPort) {
-        try {
-            return ctx.queryPort(ibPort);
-        } catch (RdmaException e) {
-            if (e.errno() != RdmaException.Errno.EINVAL && e.errno() != RdmaException.Errno.EOPNOTSUPP) {
-                throw e;
-            }
-            throw new BadValue("option -i/--ib-port: " + e.getMessage().replaceFirst("^E[A-Z]+: ", ""));
-        }
+        return DeviceChoice.port(ctx, ibPort, BadValue::new);
     }
 
     /** ud_pingpong's Q_Key, on its QP and in each send. */

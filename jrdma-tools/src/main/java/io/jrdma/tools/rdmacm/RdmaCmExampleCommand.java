@@ -137,7 +137,8 @@ public final class RdmaCmExampleCommand {
         final long deadline;
         final WorkCompletion wc = new WorkCompletion();
 
-        Side(Device dev, int timeoutSec) {
+        /** @param address the server's address, or the one listened on: its port is the QP's ({@link DeviceChoice#portFor}) */
+        Side(Device dev, int timeoutSec, java.net.InetAddress address) {
             deadline = System.nanoTime() + timeoutSec * 1_000_000_000L;
             ctx = dev.open(dev.transport() == Transport.ROCE_V2
                     ? DeviceOptions.defaults().with(io.jrdma.soft.SoftRoceOptions.defaults().withAnyIpv4Id(true))
@@ -150,8 +151,10 @@ public final class RdmaCmExampleCommand {
             recvBuf = arena.allocate(MESSAGE, 64);
             sendMr = pd.register(sendBuf, Access.LOCAL_WRITE);
             recvMr = pd.register(recvBuf, Access.LOCAL_WRITE);
-            // as rdma_create_ep leaves it: INIT, so that the receive can be posted before connecting
-            qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1)
+            // as rdma_create_ep leaves it: INIT on the address's port, so that the receive can be posted before
+            // connecting (rdma_cm on RoCE moves it to its rdma_cm_id's port, INIT to INIT, as librdmacm)
+            qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0)
+                    .portNum(DeviceChoice.portFor(ctx, address))
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ));
         }
 
@@ -201,7 +204,7 @@ public final class RdmaCmExampleCommand {
     }
 
     private static int connect(Device dev, InetSocketAddress server, int timeout) {
-        try (Side s = new Side(dev, timeout)) {
+        try (Side s = new Side(dev, timeout, server.getAddress())) {
             s.postRecv();
             ConnectionManager.Connection c = s.ctx.rdmaCm().connect(s.qp, server, ConnParam.defaults(), s.left());
             s.postSend();
@@ -213,7 +216,7 @@ public final class RdmaCmExampleCommand {
     }
 
     private static int serve(Device dev, InetSocketAddress at, int timeout, IntConsumer listening) {
-        try (Side s = new Side(dev, timeout); ConnectionManager.Listener l = s.ctx.rdmaCm().listen(at)) {
+        try (Side s = new Side(dev, timeout, at.getAddress()); ConnectionManager.Listener l = s.ctx.rdmaCm().listen(at)) {
             listening.accept(l.address().getPort());
             ConnectionManager.ConnectRequest r = l.poll(s.left());
             if (r == null) {

@@ -188,7 +188,8 @@ public final class Rping {
         final WorkCompletion wc = new WorkCompletion();
         ConnectionManager.Connection conn;
 
-        Session(DeviceContext ctx, Arena arena) {
+        /** @param port the port of the connection's address ({@link DeviceChoice#portFor}), for the QP's INIT */
+        Session(DeviceContext ctx, Arena arena, int port) {
             pd = ctx.allocPd();
             cq = ctx.createCq(32);
             qp = pd.createQp(QpInitAttr.rc(cq).withDepth(16, 2));
@@ -205,8 +206,9 @@ public final class Rping {
                 startBuf = null;
                 startMr = null;
             }
-            // as rdma_create_qp leaves it: INIT, so that the receive can be posted before connecting
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
+            // as rdma_create_qp leaves it: INIT on the address's port, so that the receive can be posted before
+            // connecting (rdma_cm on RoCE moves it to its rdma_cm_id's port, INIT to INIT, as librdmacm)
+            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(port)
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE));
             postRecv();
         }
@@ -320,7 +322,9 @@ public final class Rping {
             }
         } while (req == null);
         debug("connect request from " + req.peerAddress());
-        try (Session s = new Session(ctx, arena)) {
+        // the port of the address listened on, else of the one the client is reached from
+        int port = DeviceChoice.portFor(ctx, o.address() != null ? o.address() : req.peerAddress().getAddress());
+        try (Session s = new Session(ctx, arena, port)) {
             s.conn = req.accept(s.qp, param(), Duration.ofSeconds(o.timeout()));
             debug("accepted");
             try {
@@ -366,7 +370,7 @@ public final class Rping {
     }
 
     private void pingOnce(DeviceContext ctx, Arena arena) {
-        try (Session s = new Session(ctx, arena)) {
+        try (Session s = new Session(ctx, arena, DeviceChoice.portFor(ctx, o.address()))) {
             io.jrdma.tools.Progress.step("connecting to " + o.address().getHostAddress() + ":" + o.port());
             s.conn = ctx.rdmaCm().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
                     Duration.ofSeconds(o.timeout()));

@@ -371,6 +371,45 @@ class PerftestLoopbackTest {
     }
 
     @Test
+    @Timeout(90)
+    void ibPortOneRunsInBothRolesOverRcAndUd() throws Exception {
+        // -i 1 given: the QPs' INIT, the GID table, the MTU and (UD) the address handles are port 1's, as without -i
+        for (String[] flags : new String[][] {{"write_bw", "-i", "1", "-n", "100", "-s", "4096"},
+            {"send_bw", "-i", "1", "-c", "UD", "-n", "100", "-s", "1024"}}) {
+            String[] rest = java.util.Arrays.copyOfRange(flags, 1, flags.length);
+            Pair r = run(flags[0], rest);
+            assertEquals(0, r.serverRc(), r.all());
+            assertEquals(0, r.clientRc(), r.all());
+            PerftestOptions o = PerfCommand.parsePerftest(flags);
+            assertEquals(1, o.ibPort());
+            String conn = " Connection type : " + o.connection() + "\t";
+            checkSizes(check(r.clientOut(), o, true, 1, header(o, true).replace(" Connection type : RC\t", conn), GID,
+                    (side, line) -> assertTrue(ADDRESS.matcher(line).matches(), line)), List.of(o.size()), 100);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void aPortTheDeviceLacksIsRefusedNamingItsPorts() {
+        // roce_lo has one port: -i 2 is a bad value (exit 2) on a server, on a client before it connects, and with
+        // --loopback, in the words jrdma pingpong -i uses
+        for (List<String> args : List.of(List.of("write_bw", "-d", "roce_lo", "-i", "2", "-p", "0", "--timeout", "5"),
+                List.of("read_lat", "-d", "roce_lo", "-i", "2", "-p", "1", "--timeout", "5", "127.0.0.1"),
+                List.of("send_bw", "-d", "roce_lo", "-c", "UD", "--ib-port", "2", "--loopback", "--timeout", "5"))) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int rc = PerfCommand.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8));
+            String e = err.toString(StandardCharsets.UTF_8);
+            assertEquals(2, rc, args + ": " + e);
+            assertTrue(e.contains("jrdma perf: option -i/--ib-port: port 2 of roce_lo does not exist: valid ports are"
+                    + " 1..1 (phys_port_cnt 1)"), args + ": " + e);
+            assertTrue(!out.toString(StandardCharsets.UTF_8).contains("Waiting for client"), args + ": refused before"
+                    + " listening: " + out);
+        }
+    }
+
+    @Test
     @Timeout(60)
     void aServerWithoutDeviceAnswersOnTheDeviceTheClientReached() throws Exception {
         // no -d on either side: the client routes 127.0.0.1 to roce_lo; the server, as rdma_cm, must

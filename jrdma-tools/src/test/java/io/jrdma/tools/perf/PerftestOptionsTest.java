@@ -107,10 +107,29 @@ class PerftestOptionsTest {
         assertTrue(message("write_bw", "-m", "1500").startsWith("option -m/--mtu: Invalid MTU - 1500"));
         assertEquals("option -n/--iters: 4 is outside 5..100000000", message("write_bw", "-n", "4"));
         assertEquals("option -s/--size: 'big' is not a number", message("write_bw", "-s", "big"));
-        assertEquals("option -i/--ib-port: jrdma devices have one port, 1", message("write_bw", "-i", "2"));
+        assertEquals("option -i/--ib-port: 0 is outside 1..255", message("write_bw", "-i", "0"));
+        assertEquals("option -i/--ib-port: 256 is outside 1..255", message("write_bw", "-i", "256"));
         assertEquals("option -p/--port: a client needs the server's port, not 0", message("write_bw", "-p", "0", "h"));
         assertEquals("-a runs every size: do not combine it with -s", message("write_bw", "-a", "-s", "8"));
         assertEquals("--loopback runs both sides here: do not give a host ('h')", message("write_bw", "--loopback", "h"));
+    }
+
+    @Test
+    void theIbPortIsAnyPortNumberTheDeviceIsAskedForOnceOpen() throws Exception {
+        assertEquals(1, PerfCommand.parsePerftest("write_bw").ibPort(), "perftest's default, port 1");
+        assertEquals(2, PerfCommand.parsePerftest("write_bw", "-i", "2").ibPort(), "checked against the device's ports"
+                + " once it is open (a NIC may have two)");
+        assertEquals(255, PerfCommand.parsePerftest("send_bw", "--ib-port", "255", "-c", "UD", "h").ibPort());
+        PerftestOptions o = PerfCommand.parsePerftest("send_lat", "-i", "2", "--loopback");
+        assertEquals(2, o.side("roce_lo", null, 0).ibPort(), "both sides of --loopback use -i");
+        assertEquals(2, o.with("h", 7, false).ibPort());
+        assertEquals("option -i/--ib-port: 'x' is not a number", message("write_bw", "-i", "x"));
+        assertTrue(message("write_bw", "-R", "-i", "1").startsWith("option -i/--ib-port with -R/--rdma_cm: rdma_cm puts"
+                + " the QPs on the port the address resolves to"), message("write_bw", "-R", "-i", "1"));
+        assertEquals("option --ib-port belongs to perftest's exchange: drop --jrdma-cm to use it (jrdma's connection"
+                + " manager puts the QP on the port of the address the connection leaves from)",
+                assertThrows(ArgParser.UsageException.class, () -> PerfCommand.parse("write_bw", "--jrdma-cm", "-i",
+                        "2")).getMessage());
     }
 
     @Test
