@@ -30,12 +30,14 @@ final class ShmQp extends Qp {
     long keyWord;
     long keyEntry;
     java.lang.foreign.MemorySegment keyBuf;
+    /** the address here of the region's byte {@code va = 0} (wrapping): {@code keyBase + va} is where va lies */
+    long keyBase;
     long keyVa;
     long keySpan;
     long keyOff;
     long keyPd;
-    /** the key entry whose in-use count a one-sided operation holds while it touches the peer's memory */
-    long heldEntry;
+    /** the address here of the in-use count of the key entry a one-sided operation holds while it touches the peer's memory */
+    long heldAddr;
 
     // ---- the send side of the head SEND (engine thread)
     boolean sending;

@@ -55,6 +55,14 @@ import java.util.concurrent.atomic.AtomicLong;
 final class ShmTransport implements Transport {
     static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    /**
+     * This process's whole address space as one segment, for the one-sided data path's accesses to a peer's
+     * mapped memory (its control segment, its buffers) by address. A constant: the JIT folds the segment's own
+     * checks (its bounds, scope and type), which for these global-scope mappings only repeated the bounds this
+     * transport checks itself: the offsets in a control segment come from indices checked against its layout,
+     * and a key's range lies inside its buffer's mapping ({@link #cacheKey}). docs/shm-design.md, "The direct path".
+     */
+    static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** how often the engine checks that each peer process still lives (poll of its pidfd, else {@code kill(pid, 0)}) */
     static final long LIVENESS_NANOS = 20_000_000L;
     /** how long a deregistration waits for peers' copies in progress on the region to end */
@@ -771,7 +779,7 @@ final class ShmTransport implements Transport {
         if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
             return false;
         }
-        long qs = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
+        long qs = (long) LONG.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
         if (low(qs) != qp.destQpn) {
             return false;
         }
@@ -858,29 +866,29 @@ final class ShmTransport implements Transport {
             return st == UNANSWERED ? Engine.DECLINED : st; // the queued path waits out the retries
         }
         try {
-            MemorySegment buf = qp.keyBuf;
+            long ta = qp.keyBase + wr.remoteAddr(); // inside the region, which lies inside the mapping (target, cacheKey)
             MemorySegment local = mr.segment;
             long lo = la - mr.address;
             switch (op) {
                 case RDMA_WRITE -> {
                     if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
-                        buf.set(ValueLayout.JAVA_LONG_UNALIGNED, at, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
+                        ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, ta, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
                     } else {
-                        MemorySegment.copy(local, lo, buf, at, length);
+                        MemorySegment.copy(local, lo, qp.keyBuf, at, length);
                     }
                     VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
                 }
                 case RDMA_READ -> {
                     if (length == 8) {
-                        local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, buf.get(ValueLayout.JAVA_LONG_UNALIGNED, at));
+                        local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ta));
                     } else {
-                        MemorySegment.copy(buf, at, local, lo, length);
+                        MemorySegment.copy(qp.keyBuf, at, local, lo, length);
                     }
                 }
                 case ATOMIC_CMP_AND_SWP -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
-                        (long) LONG.compareAndExchange(buf, at, wr.compareAdd(), wr.swap()));
+                        (long) LONG.compareAndExchange(ALL, ta, wr.compareAdd(), wr.swap()));
                 case ATOMIC_FETCH_AND_ADD -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
-                        (long) LONG.getAndAdd(buf, at, wr.compareAdd()));
+                        (long) LONG.getAndAdd(ALL, ta, wr.compareAdd()));
                 default -> {
                     return WcStatus.LOC_QP_OP_ERR.ordinal();
                 }
@@ -909,21 +917,23 @@ final class ShmTransport implements Transport {
             return -(st + 1);
         }
         int needed = needed(op);
-        MemorySegment pc = qp.peer.ctrl;
+        Peer peer = qp.peer;
+        long pa = peer.ctrlAddr; // the peer's control segment, reached through ALL (offsets checked here)
         int index = rkey >>> 8;
         if (index == 0 || index >= Ctrl.MAX_KEYS) {
             return -(refused(qp, QpCounter.REM_BAD_KEY) + 1);
         }
         long e = Ctrl.key(index);
-        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
-        qp.heldEntry = e;
-        long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
+        long held = pa + e + Ctrl.K_IN_USE;
+        int unused = (int) INT.getAndAdd(ALL, held, 1); // volatile: before the key's read (docs/shm-design.md)
+        qp.heldAddr = held;
+        long word = (long) LONG.getVolatile(ALL, pa + e + Ctrl.K_KEY); // the key and its access word, one load
         QpCounter reason = null;
         if (low(word) != rkey) {
             reason = QpCounter.REM_BAD_KEY;
-        } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, pc, e, word)) {
-            reason = QpCounter.REM_BAD_KEY; // its buffer is gone: the key names nothing
-        } else if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
+        } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, peer.ctrl, e, word)) {
+            reason = QpCounter.REM_BAD_KEY; // its buffer is gone, or the range it says is not inside it
+        } else if (qp.keyPd != ALL.get(ValueLayout.JAVA_LONG, pa + qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
             reason = QpCounter.REM_NO_ACCESS;
         } else if (ra < qp.keyVa || ra - qp.keyVa > qp.keySpan - len) {
             reason = QpCounter.REM_OUT_OF_BOUNDS;
@@ -976,7 +986,7 @@ final class ShmTransport implements Transport {
         if (!peerQpLive(qp)) {
             return UNANSWERED;
         }
-        if (((int) INT.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ACCESS) & needed(op)) == 0) {
+        if (((int) INT.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_ACCESS) & needed(op)) == 0) {
             return refused(qp, QpCounter.REM_NO_ACCESS);
         }
         return -1;
@@ -984,7 +994,7 @@ final class ShmTransport implements Transport {
 
     /** Ends {@link #target}'s hold of the key entry's in-use count. */
     private static void untarget(ShmQp qp) {
-        int unused = (int) INT.getAndAdd(qp.peer.ctrl, qp.heldEntry + Ctrl.K_IN_USE, -1); // (typed: an exact VarHandle call)
+        int unused = (int) INT.getAndAdd(ALL, qp.heldAddr, -1); // (typed: an exact VarHandle call)
     }
 
     /**
@@ -1001,10 +1011,16 @@ final class ShmTransport implements Transport {
         if (buf == null) {
             return false;
         }
+        long off = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+        if (off < 0 || span < 0 || off > buf.byteSize() - span) {
+            return false; // the entry says a range its buffer's mapping does not hold: accesses go through ALL, unchecked
+        }
         qp.keyBuf = buf;
         qp.keyVa = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
-        qp.keySpan = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
-        qp.keyOff = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        qp.keySpan = span;
+        qp.keyOff = off;
+        qp.keyBase = buf.address() + off - qp.keyVa;
         qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
         qp.keyEntry = e;
         qp.keyWord = word;

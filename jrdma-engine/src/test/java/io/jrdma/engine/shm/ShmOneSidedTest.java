@@ -204,6 +204,38 @@ class ShmOneSidedTest {
     }
 
     /**
+     * A key entry (in the target's control segment, which any peer process of the same user can write) whose range
+     * does not lie inside its buffer: refused with REM_ACCESS_ERR, nothing touched. The initiator reaches the
+     * target's memory by address (ShmTransport.ALL), so this check, made when it reads the entry's fields, is what
+     * keeps an access inside the mapping; without it the WRITEs below land outside it.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aKeyEntryWhoseRangeLiesOutsideItsBufferIsRefused(ThreadingMode mode) {
+        for (int forged = 0; forged < 2; forged++) {
+            try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                long e = Ctrl.key(p.b.mr.rkey() >>> 8);
+                long bufSize = c.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE);
+                assertEquals(1 << 16, bufSize);
+                long remoteOff;
+                if (forged == 0) { // a region longer than its buffer: a WRITE past the buffer's end, inside the region
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, bufSize + (1 << 20));
+                    remoteOff = bufSize + (1 << 19);
+                } else { // a region that starts far past its buffer
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 1L << 40);
+                    remoteOff = 0;
+                }
+                VarHandle.fullFence();
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
+                WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, remoteOff));
+                assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), "forged entry " + forged + ": " + wc);
+                assertEquals(QpState.ERROR, p.a.qp.state());
+            }
+        }
+    }
+
+    /**
      * A target QP that takes no requests: the request waits out the requester's retries, timeout × (retry_cnt + 1)
      * (ShmPair: 4.096 µs × 2^14, 8 times: 537 ms), as a NIC's does, then fails with RETRY_EXC_ERR; a target QP
      * that comes up meanwhile (reset and connected again) takes it.
