@@ -421,7 +421,7 @@ final class ShmTransport implements Transport {
         // peers store the pending word after writing a ring slot or an error request: with nothing flagged
         // there is nothing to scan; the word is cleared before the scan (volatile), so a slot written after
         // the scan passed it flags the next cycle
-        if (rescan || (int) INT.getAcquire(ctrl, Ctrl.H_PENDING) != 0) {
+        if (rescan || (int) INT.getAcquire(ALL, ctrlAddr + Ctrl.H_PENDING) != 0) {
             rescan = false;
             INT.setVolatile(ctrl, Ctrl.H_PENDING, 0);
             work += scanRings();
@@ -485,7 +485,7 @@ final class ShmTransport implements Transport {
             }
             long pos = qp.ringRead;
             // acquire; release partner: the sender's store of the slot's sequence (its header, payload before it)
-            if ((int) INT.getAcquire(ctrl, qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
+            if ((int) INT.getAcquire(ALL, ctrlAddr + qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
                 work += receiveRing(qp, Engine.QP_SEND_BUDGET);
                 track(qp);
             }
@@ -570,11 +570,11 @@ final class ShmTransport implements Transport {
             long pos = qp.ringRead;
             long s = qp.ring + (pos & MASK) * Ctrl.SLOT;
             // acquire; release partner: the sender's store of the sequence, after the header and payload
-            long seq = (long) LONG.getAcquire(ctrl, s + Ctrl.S_SEQ); // sequence and QPN, one load
+            long seq = (long) LONG.getAcquire(ALL, ctrlAddr + s + Ctrl.S_SEQ); // sequence and QPN, one load
             if (low(seq) != seq(pos)) {
                 break;
             }
-            long flagsLen = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN);
+            long flagsLen = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_FLAGS_LEN);
             int len = high(flagsLen);
             int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
                     : place(qp, s, low(flagsLen), len);
@@ -600,7 +600,7 @@ final class ShmTransport implements Transport {
                 // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
                 // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
                 qp.ringReadPublished = qp.ringRead;
-                LONG.setRelease(ctrl, qp.resp + Ctrl.R_READ, qp.ringRead);
+                LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead);
             }
             if (qp.peer != null && qp.peer.maySleep) {
                 VarHandle.fullFence(); // the result and R_READ before the look at the sender's sleeping flag
@@ -612,12 +612,12 @@ final class ShmTransport implements Transport {
 
     /** Publishes the result of message {@code msg} for its sender (release, after the receive completed). */
     private void respond(ShmQp qp, int msg, int status) {
-        LONG.setRelease(ctrl, qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
+        LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
     }
 
     /** @return what was done with the slot: DONE, DISCARDED, RNR or a NAK (ERROR + syndrome) */
     private int place(ShmQp qp, long s, int flagsOp, int len) {
-        long immMsg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG);
+        long immMsg = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_IMM_MSG);
         int msg = high(immMsg);
         int flags = flagsOp & 0xFF;
         if ((flags & Ctrl.F_FIRST) != 0) {
@@ -689,7 +689,7 @@ final class ShmTransport implements Transport {
             if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, 8)) {
                 return false;
             }
-            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ctrl.get(ValueLayout.JAVA_LONG_UNALIGNED, src));
+            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ctrlAddr + src));
             return true;
         }
         return Sgl.scatter(context.keys, qp, r, qp.recvOffset, ctrl, src, len);
@@ -1073,13 +1073,14 @@ final class ShmTransport implements Transport {
             qp.sendWritten = false;
         }
         MemorySegment pc = qp.peer.ctrl;
+        long pa = qp.peer.ctrlAddr; // the data path's accesses go through ALL (offsets from the layout)
         boolean writeImm = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
         long total = writeImm ? 0 : w.length;
         while (!qp.sendWritten) {
             long pos = qp.ringWrite;
             if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
                 // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
-                qp.ringReadSeen = (long) LONG.getAcquire(pc, qp.peerResp + Ctrl.R_READ);
+                qp.ringReadSeen = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
                 if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
                     break; // the ring is full: the receiver has not read that far yet
                 }
@@ -1087,23 +1088,23 @@ final class ShmTransport implements Transport {
             long s = qp.peerRing + (pos & MASK) * Ctrl.SLOT;
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
             if (n <= Ctrl.INLINE) {
-                gather(w, qp.sendOffset, n, pc, s + Ctrl.S_INLINE); // in the header's own line
+                gather(w, qp.sendOffset, n, pa + s + Ctrl.S_INLINE); // in the header's own line
             } else {
                 Sgl.gather(w, qp.sendOffset, n, pc, s + Ctrl.SLOT_HEADER);
             }
             if (writeImm) {
-                pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
+                ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_TOTAL, w.length);
             }
             boolean last = qp.sendOffset + n == total;
             int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
                     | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
-            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
+            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
+            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
             // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
             // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
-            LONG.setVolatile(pc, s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
+            LONG.setVolatile(ALL, pa + s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
             engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
             engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
             qp.sendOffset += n;
@@ -1116,7 +1117,7 @@ final class ShmTransport implements Transport {
         }
         // read before the result: a result the receiver stored before its QP stopped is then seen below
         boolean live = peerQpLive(qp);
-        long r = (long) LONG.getAcquire(pc, qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
+        long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
         int st = high(r);
         if (st != 0 && low(r) == qp.msg) {
             qp.sending = false;
@@ -1158,15 +1159,15 @@ final class ShmTransport implements Transport {
      * engine may sleep is woken if it does.
      */
     private static void notify(ShmQp qp, MemorySegment pc) {
-        if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_WATCHED) == 0) {
+        if ((int) INT.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_WATCHED) == 0) {
             signal(pc);
         } else if (qp.peer.maySleep) {
             wake(pc);
         }
     }
 
-    /** Copies {@code n <= Ctrl.INLINE} bytes of the WQE's gather list into a slot: 8 bytes of one SGE are one load and one store. */
-    private static void gather(Wqe w, long off, int n, MemorySegment dst, long at) {
+    /** Copies {@code n <= Ctrl.INLINE} bytes of the WQE's gather list to address {@code at} of a slot (through ALL): 8 bytes of one SGE are one load and one store. */
+    private static void gather(Wqe w, long off, int n, long at) {
         if (n == 8 && w.numSge == 1 && off == 0) {
             long v;
             if (w.inline) {
@@ -1175,9 +1176,9 @@ final class ShmTransport implements Transport {
                 Mr mr = w.sgeMr[0];
                 v = mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, w.sgeAddr[0] - mr.address);
             }
-            dst.set(ValueLayout.JAVA_LONG_UNALIGNED, at, v);
+            ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at, v);
         } else {
-            Sgl.gather(w, off, n, dst, at);
+            Sgl.gather(w, off, n, ALL, at);
         }
     }
 
