@@ -36,8 +36,12 @@ final class ShmQp extends Qp {
     long keySpan;
     long keyOff;
     long keyPd;
-    /** the address here of the in-use count of the key entry a one-sided operation holds while it touches the peer's memory */
+    /**
+     * the address here of what a one-sided operation holds while it touches the peer's memory: the peer QP's
+     * {@link Ctrl#Q_HELD} word ({@link #heldQp}) or else the key entry's in-use count
+     */
     long heldAddr;
+    boolean heldQp;
 
     // ---- the send side of the head SEND (engine thread)
     boolean sending;

@@ -80,6 +80,8 @@ final class ShmTransport implements Transport {
     private final ConnectionManager cm;
     private final ShmQp[] slots = new ShmQp[Ctrl.MAX_QPS];
     private int slotHigh;
+    /** QP entries ever used (only grows; read by {@link #withdraw} on any thread): peers' held words lie below it */
+    private volatile int qpEntries;
     private final Map<Pd, Long> pdIds = new ConcurrentHashMap<>();
     private final Map<Long, Peer> peers = new java.util.HashMap<>();
     private Peer[] peerList = new Peer[0];
@@ -215,7 +217,8 @@ final class ShmTransport implements Transport {
 
     /**
      * Makes the key's entry unreachable: key 0 (a volatile store), then waits until no peer is inside a copy
-     * on it (each raises the entry's in-use count around its copy and re-reads the key after raising it).
+     * on it (each takes its destination QP's held word for the entry, or else raises the entry's in-use count,
+     * around its copy, and reads the key after that).
      */
     private void withdraw(int key) {
         int index = key >>> 8;
@@ -228,7 +231,7 @@ final class ShmTransport implements Transport {
         }
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
         long deadline = System.nanoTime() + DRAIN_NANOS;
-        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0) {
+        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index)) {
             if (System.nanoTime() - deadline > 0) {
                 // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
@@ -236,6 +239,20 @@ final class ShmTransport implements Transport {
             }
             Thread.onSpinWait();
         }
+    }
+
+    /**
+     * Any thread ({@link #withdraw}): a scan of the QP entries' held words, volatile loads after the key's withdrawal.
+     *
+     * @return true while a peer's one-sided operation holds key entry {@code index} through one of them
+     */
+    private boolean held(int index) {
+        for (int i = 0, n = qpEntries; i < n; i++) {
+            if ((int) INT.getVolatile(ctrl, Ctrl.qp(i) + Ctrl.Q_HELD) == index) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Engine thread: a region changed by a local operation or a peer's SEND_WITH_INV: its entry follows. */
@@ -270,6 +287,9 @@ final class ShmTransport implements Transport {
         ShmQp qp = new ShmQp(context, pd, qpn, init, sendCq, recvCq, slot);
         slots[slot] = qp;
         slotHigh = Math.max(slotHigh, slot + 1); // its ring is clean: a memfd's zeros, or cleared when its last user went
+        if (slot >= qpEntries) {
+            qpEntries = slot + 1; // before the QPN's volatile store below: no peer can hold the entry before it
+        }
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, 0);
@@ -924,9 +944,17 @@ final class ShmTransport implements Transport {
             return -(refused(qp, QpCounter.REM_BAD_KEY) + 1);
         }
         long e = Ctrl.key(index);
-        long held = pa + e + Ctrl.K_IN_USE;
-        int unused = (int) INT.getAndAdd(ALL, held, 1); // volatile: before the key's read (docs/shm-design.md)
+        // volatile, before the key's read: the Dekker pair with the owner's withdraw (docs/shm-design.md). The peer
+        // QP's held word, which only its initiator writes, is given back with a plain release store; the key's
+        // in-use count, shared by every initiator, needs a second locked add
+        long held = pa + qp.peerDir + Ctrl.Q_HELD;
+        boolean heldQp = INT.compareAndSet(ALL, held, 0, index);
+        if (!heldQp) {
+            held = pa + e + Ctrl.K_IN_USE;
+            int unused = (int) INT.getAndAdd(ALL, held, 1);
+        }
         qp.heldAddr = held;
+        qp.heldQp = heldQp;
         long word = (long) LONG.getVolatile(ALL, pa + e + Ctrl.K_KEY); // the key and its access word, one load
         QpCounter reason = null;
         if (low(word) != rkey) {
@@ -992,9 +1020,13 @@ final class ShmTransport implements Transport {
         return -1;
     }
 
-    /** Ends {@link #target}'s hold of the key entry's in-use count. */
+    /** Ends {@link #target}'s hold: the peer QP's held word back to 0 (a release store), or the in-use count lowered. */
     private static void untarget(ShmQp qp) {
-        int unused = (int) INT.getAndAdd(ALL, qp.heldAddr, -1); // (typed: an exact VarHandle call)
+        if (qp.heldQp) {
+            INT.setRelease(ALL, qp.heldAddr, 0); // acquire partner: the owner's withdraw, which then sees the copy done
+        } else {
+            int unused = (int) INT.getAndAdd(ALL, qp.heldAddr, -1); // (typed: an exact VarHandle call)
+        }
     }
 
     /**
