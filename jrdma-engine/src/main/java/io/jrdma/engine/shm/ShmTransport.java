@@ -925,9 +925,9 @@ final class ShmTransport implements Transport {
 
     /**
      * The responder's checks of a one-sided request of {@code len > 0} bytes (or an atomic) against the peer's
-     * QP and key. When they pass, the key entry's in-use count is held (so its owner cannot withdraw the key
-     * while the caller touches its memory: {@link #untarget} ends it) and the entry's fields are in the QP's
-     * cache ({@code qp.keyBuf}).
+     * QP and key. When they pass, the key entry is held (through the peer QP's held word, or else the entry's
+     * in-use count: its owner cannot withdraw the key while the caller touches its memory; {@link #untarget} ends
+     * it) and the entry's fields are in the QP's cache ({@code qp.keyBuf}, {@code qp.keyBase}).
      *
      * @return the offset of {@code ra} in {@code qp.keyBuf}, or {@code -(status + 1)} when refused
      */
