@@ -889,29 +889,26 @@ final class ShmTransport implements Transport {
             long ta = qp.keyBase + wr.remoteAddr(); // inside the region, which lies inside the mapping (target, cacheKey)
             MemorySegment local = mr.segment;
             long lo = la - mr.address;
-            switch (op) {
-                case RDMA_WRITE -> {
-                    if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
-                        ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, ta, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
-                    } else {
-                        MemorySegment.copy(local, lo, qp.keyBuf, at, length);
-                    }
-                    VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+            // tests of the opcode's identity, WRITE first (an enum switch would load its ordinal's entry in a map first)
+            if (op == WrOpcode.RDMA_WRITE) {
+                if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
+                    ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, ta, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
+                } else {
+                    MemorySegment.copy(local, lo, qp.keyBuf, at, length);
                 }
-                case RDMA_READ -> {
-                    if (length == 8) {
-                        local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ta));
-                    } else {
-                        MemorySegment.copy(qp.keyBuf, at, local, lo, length);
-                    }
+                VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+            } else if (op == WrOpcode.RDMA_READ) {
+                if (length == 8) {
+                    local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ta));
+                } else {
+                    MemorySegment.copy(qp.keyBuf, at, local, lo, length);
                 }
-                case ATOMIC_CMP_AND_SWP -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
-                        (long) LONG.compareAndExchange(ALL, ta, wr.compareAdd(), wr.swap()));
-                case ATOMIC_FETCH_AND_ADD -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
-                        (long) LONG.getAndAdd(ALL, ta, wr.compareAdd()));
-                default -> {
-                    return WcStatus.LOC_QP_OP_ERR.ordinal();
-                }
+            } else if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
+                local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, (long) LONG.getAndAdd(ALL, ta, wr.compareAdd()));
+            } else if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
+                local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, (long) LONG.compareAndExchange(ALL, ta, wr.compareAdd(), wr.swap()));
+            } else {
+                return WcStatus.LOC_QP_OP_ERR.ordinal();
             }
         } finally {
             untarget(qp);
