@@ -56,8 +56,8 @@ final class ShmTransport implements Transport {
     static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     /**
-     * This process's whole address space as one segment, for the one-sided data path's accesses to a peer's
-     * mapped memory (its control segment, its buffers) by address. A constant: the JIT folds the segment's own
+     * This process's whole address space as one segment, for the data path's accesses by address to mapped control
+     * segments (this context's and its peers') and to peers' buffers. A constant: the JIT folds the segment's own
      * checks (its bounds, scope and type), which for these global-scope mappings only repeated the bounds this
      * transport checks itself: the offsets in a control segment come from indices checked against its layout,
      * and a key's range lies inside its buffer's mapping ({@link #cacheKey}). docs/shm-design.md, "The direct path".
