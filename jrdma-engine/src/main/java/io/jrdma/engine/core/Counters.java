@@ -18,6 +18,14 @@ public final class Counters {
     private final StatsFile file;
     private final MemorySegment seg;
     private final long values;
+    /** the mapping's address: {@link #bump} reaches it through {@link #MEM} */
+    private final long base;
+    /**
+     * The process's memory as one segment, a constant: an update through it compiles to its load and store alone,
+     * without the checks of an access through {@link #seg} (its bounds, which the offsets here keep to by their
+     * construction, and its global scope)
+     */
+    private static final MemorySegment MEM = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     /** Counters of a context of {@code device} (transport as {@code jrdma stat} prints it). */
     Counters(String device, String transport) {
@@ -25,10 +33,12 @@ public final class Counters {
         // a plain native view of the mapping (global scope): the data path's other segment accesses (the shared-
         // memory provider's control segments and buffers) are native segments too, and a mapped segment of an
         // automatic arena here made the JDK's shared segment-access code see two segment and two scope classes,
-        // which slowed every access of the shm data path (docs/shm-design.md, "Counters"). The mapping stays
-        // while file (kept by this object) is reachable.
+        // which slowed every access of the shm data path (docs/shm-design.md, "Counters"). The updates go by
+        // address through MEM, the reads through this view. The mapping stays while file (kept by this object) is
+        // reachable.
         this.seg = MemorySegment.ofAddress(file.seg.address()).reinterpret(file.seg.byteSize());
         this.values = file.valuesOffset;
+        this.base = seg.address();
     }
 
     /** Engine thread only. */
@@ -61,7 +71,8 @@ public final class Counters {
      * calls were compiled as calls ("callee is too large").
      */
     private void bump(long at, long n) {
-        LONG.setOpaque(seg, at, (long) LONG.getOpaque(seg, at) + n);
+        long a = base + at;
+        LONG.setOpaque(MEM, a, (long) LONG.getOpaque(MEM, a) + n);
     }
 
     /** @return a QP counter's value */

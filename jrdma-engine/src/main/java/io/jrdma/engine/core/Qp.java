@@ -251,10 +251,6 @@ public abstract class Qp implements QueuePair {
         if (numSge > init.maxSendSge()) {
             return Errno.EINVAL.value();
         }
-        long p = sqProducer;
-        if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) { // release partner: Completer.retire
-            return Errno.ENOMEM.value();
-        }
         long length = 0;
         for (int i = 0; i < numSge; i++) {
             int len = wr.sgeLength(i);
@@ -263,7 +259,6 @@ public abstract class Qp implements QueuePair {
             }
             length += len;
         }
-        Wqe w = sq[(int) (p & sqMask)];
         WrOpcode op = wr.opcode();
         if ((refusedOps & (1 << op.ordinal())) != 0) {
             return Errno.EOPNOTSUPP.value(); // the transport cannot carry it (e.g. iWARP without jrdma's extensions)
@@ -277,10 +272,6 @@ public abstract class Qp implements QueuePair {
             }
             if (numSge != 0) {
                 return Errno.EINVAL.value(); // BIND_MW, REG_MR and LOCAL_INV carry no data
-            }
-            int err = prepareLocal(w, wr, op);
-            if (err != 0) {
-                return err;
             }
         }
         if (type == QpType.UC && (op == WrOpcode.RDMA_READ || op.isAtomic())) {
@@ -313,6 +304,18 @@ public abstract class Qp implements QueuePair {
             int rc = context.engine.postDirect(this, wr, op, (int) length);
             if (rc != Engine.DECLINED) {
                 return rc;
+            }
+        }
+        // the queue's room is checked after the direct path, which takes no slot (it runs only when the queue is empty)
+        long p = sqProducer;
+        if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) { // release partner: Completer.retire
+            return Errno.ENOMEM.value();
+        }
+        Wqe w = sq[(int) (p & sqMask)];
+        if (LocalOps.isLocal(op)) {
+            int err = prepareLocal(w, wr, op);
+            if (err != 0) {
+                return err;
             }
         }
         for (int i = 0; i < numSge; i++) {

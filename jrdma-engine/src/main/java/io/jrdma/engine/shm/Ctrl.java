@@ -13,7 +13,8 @@ package io.jrdma.engine.shm;
  *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64
  * QPs      @QPS        MAX_QPS entries of 64 B: qpn u32 (0 = free) | state u32 | pd u64 | access u32 |
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring) |
- *                      min RNR timer u32 | watched u32 (1: the engine polls the ring itself, no pending word needed)
+ *                      min RNR timer u32 | watched u32 (1: the engine polls the ring itself, no pending word needed) |
+ *                      held u32 (the key index a one-sided operation of the QP's initiator holds, 0: none)
  * responses @RESPS     MAX_QPS lines of RESP_BYTES, one per QP, written by the QP's engine as it consumes its ring,
  *                      read by the sender: slots read u64 | result u64 (message number u32, status u32)
  * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header line
@@ -26,7 +27,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -75,6 +76,14 @@ final class Ctrl {
      * slot in every duty cycle, so a sender need not store the pending word for it
      */
     static final int Q_WATCHED = 36;
+    /**
+     * The index of the key entry whose memory a one-sided operation toward this QP is touching now, or 0: taken
+     * from 0 with a CAS by the initiator (the first half of the Dekker pair with a withdrawing owner, as the key
+     * entry's in-use count), given back with a release store of 0 after its copy. Written by initiators only,
+     * never by the QP's own context (not even when it makes the QP: an initiator may still hold it); an initiator
+     * that finds it taken (another QP that names this one as its destination) raises the key's in-use count.
+     */
+    static final int Q_HELD = 40;
 
     /** a line per QP, written by the receiving engine only, read by the sender (docs/shm-design.md) */
     static final int RESP_BYTES = 128; // two lines: the adjacent-line prefetcher pairs lines, so no neighbour shares it

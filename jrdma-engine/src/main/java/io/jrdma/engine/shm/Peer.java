@@ -15,7 +15,8 @@ final class Peer {
     final int pid;
     final int ctrlFd;
     final MemorySegment ctrl;
-    private final long ctrlAddr;
+    /** the control segment's address here: the data path reaches it through {@link ShmTransport#ALL} */
+    final long ctrlAddr;
     int users;
     /** the peer process was found gone (its QPs are in ERROR) */
     boolean dead;

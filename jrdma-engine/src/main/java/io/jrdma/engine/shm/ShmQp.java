@@ -30,12 +30,18 @@ final class ShmQp extends Qp {
     long keyWord;
     long keyEntry;
     java.lang.foreign.MemorySegment keyBuf;
+    /** the address here of the region's byte {@code va = 0} (wrapping): {@code keyBase + va} is where va lies */
+    long keyBase;
     long keyVa;
     long keySpan;
     long keyOff;
     long keyPd;
-    /** the key entry whose in-use count a one-sided operation holds while it touches the peer's memory */
-    long heldEntry;
+    /**
+     * the address here of what a one-sided operation holds while it touches the peer's memory: the peer QP's
+     * {@link Ctrl#Q_HELD} word ({@link #heldQp}) or else the key entry's in-use count
+     */
+    long heldAddr;
+    boolean heldQp;
 
     // ---- the send side of the head SEND (engine thread)
     boolean sending;

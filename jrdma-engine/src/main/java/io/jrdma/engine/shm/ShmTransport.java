@@ -55,6 +55,14 @@ import java.util.concurrent.atomic.AtomicLong;
 final class ShmTransport implements Transport {
     static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    /**
+     * This process's whole address space as one segment, for the data path's accesses by address to mapped control
+     * segments (this context's and its peers') and to peers' buffers. A constant: the JIT folds the segment's own
+     * checks (its bounds, scope and type), which for these global-scope mappings only repeated the bounds this
+     * transport checks itself: the offsets in a control segment come from indices checked against its layout,
+     * and a key's range lies inside its buffer's mapping ({@link #cacheKey}). docs/shm-design.md, "The direct path".
+     */
+    static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** how often the engine checks that each peer process still lives (poll of its pidfd, else {@code kill(pid, 0)}) */
     static final long LIVENESS_NANOS = 20_000_000L;
     /** how long a deregistration waits for peers' copies in progress on the region to end */
@@ -72,6 +80,8 @@ final class ShmTransport implements Transport {
     private final ConnectionManager cm;
     private final ShmQp[] slots = new ShmQp[Ctrl.MAX_QPS];
     private int slotHigh;
+    /** QP entries ever used (only grows; read by {@link #withdraw} on any thread): peers' held words lie below it */
+    private volatile int qpEntries;
     private final Map<Pd, Long> pdIds = new ConcurrentHashMap<>();
     private final Map<Long, Peer> peers = new java.util.HashMap<>();
     private Peer[] peerList = new Peer[0];
@@ -207,7 +217,8 @@ final class ShmTransport implements Transport {
 
     /**
      * Makes the key's entry unreachable: key 0 (a volatile store), then waits until no peer is inside a copy
-     * on it (each raises the entry's in-use count around its copy and re-reads the key after raising it).
+     * on it (each takes its destination QP's held word for the entry, or else raises the entry's in-use count,
+     * around its copy, and reads the key after that).
      */
     private void withdraw(int key) {
         int index = key >>> 8;
@@ -220,7 +231,7 @@ final class ShmTransport implements Transport {
         }
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
         long deadline = System.nanoTime() + DRAIN_NANOS;
-        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0) {
+        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index)) {
             if (System.nanoTime() - deadline > 0) {
                 // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
@@ -228,6 +239,20 @@ final class ShmTransport implements Transport {
             }
             Thread.onSpinWait();
         }
+    }
+
+    /**
+     * Any thread ({@link #withdraw}): a scan of the QP entries' held words, volatile loads after the key's withdrawal.
+     *
+     * @return true while a peer's one-sided operation holds key entry {@code index} through one of them
+     */
+    private boolean held(int index) {
+        for (int i = 0, n = qpEntries; i < n; i++) {
+            if ((int) INT.getVolatile(ctrl, Ctrl.qp(i) + Ctrl.Q_HELD) == index) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Engine thread: a region changed by a local operation or a peer's SEND_WITH_INV: its entry follows. */
@@ -262,6 +287,9 @@ final class ShmTransport implements Transport {
         ShmQp qp = new ShmQp(context, pd, qpn, init, sendCq, recvCq, slot);
         slots[slot] = qp;
         slotHigh = Math.max(slotHigh, slot + 1); // its ring is clean: a memfd's zeros, or cleared when its last user went
+        if (slot >= qpEntries) {
+            qpEntries = slot + 1; // before the QPN's volatile store below: no peer can hold the entry before it
+        }
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, 0);
@@ -413,7 +441,7 @@ final class ShmTransport implements Transport {
         // peers store the pending word after writing a ring slot or an error request: with nothing flagged
         // there is nothing to scan; the word is cleared before the scan (volatile), so a slot written after
         // the scan passed it flags the next cycle
-        if (rescan || (int) INT.getAcquire(ctrl, Ctrl.H_PENDING) != 0) {
+        if (rescan || (int) INT.getAcquire(ALL, ctrlAddr + Ctrl.H_PENDING) != 0) {
             rescan = false;
             INT.setVolatile(ctrl, Ctrl.H_PENDING, 0);
             work += scanRings();
@@ -477,7 +505,7 @@ final class ShmTransport implements Transport {
             }
             long pos = qp.ringRead;
             // acquire; release partner: the sender's store of the slot's sequence (its header, payload before it)
-            if ((int) INT.getAcquire(ctrl, qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
+            if ((int) INT.getAcquire(ALL, ctrlAddr + qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
                 work += receiveRing(qp, Engine.QP_SEND_BUDGET);
                 track(qp);
             }
@@ -562,11 +590,11 @@ final class ShmTransport implements Transport {
             long pos = qp.ringRead;
             long s = qp.ring + (pos & MASK) * Ctrl.SLOT;
             // acquire; release partner: the sender's store of the sequence, after the header and payload
-            long seq = (long) LONG.getAcquire(ctrl, s + Ctrl.S_SEQ); // sequence and QPN, one load
+            long seq = (long) LONG.getAcquire(ALL, ctrlAddr + s + Ctrl.S_SEQ); // sequence and QPN, one load
             if (low(seq) != seq(pos)) {
                 break;
             }
-            long flagsLen = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN);
+            long flagsLen = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_FLAGS_LEN);
             int len = high(flagsLen);
             int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
                     : place(qp, s, low(flagsLen), len);
@@ -592,7 +620,7 @@ final class ShmTransport implements Transport {
                 // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
                 // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
                 qp.ringReadPublished = qp.ringRead;
-                LONG.setRelease(ctrl, qp.resp + Ctrl.R_READ, qp.ringRead);
+                LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead);
             }
             if (qp.peer != null && qp.peer.maySleep) {
                 VarHandle.fullFence(); // the result and R_READ before the look at the sender's sleeping flag
@@ -604,12 +632,12 @@ final class ShmTransport implements Transport {
 
     /** Publishes the result of message {@code msg} for its sender (release, after the receive completed). */
     private void respond(ShmQp qp, int msg, int status) {
-        LONG.setRelease(ctrl, qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
+        LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
     }
 
     /** @return what was done with the slot: DONE, DISCARDED, RNR or a NAK (ERROR + syndrome) */
     private int place(ShmQp qp, long s, int flagsOp, int len) {
-        long immMsg = ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG);
+        long immMsg = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_IMM_MSG);
         int msg = high(immMsg);
         int flags = flagsOp & 0xFF;
         if ((flags & Ctrl.F_FIRST) != 0) {
@@ -681,7 +709,7 @@ final class ShmTransport implements Transport {
             if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, 8)) {
                 return false;
             }
-            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ctrl.get(ValueLayout.JAVA_LONG_UNALIGNED, src));
+            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ctrlAddr + src));
             return true;
         }
         return Sgl.scatter(context.keys, qp, r, qp.recvOffset, ctrl, src, len);
@@ -771,7 +799,7 @@ final class ShmTransport implements Transport {
         if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
             return false;
         }
-        long qs = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
+        long qs = (long) LONG.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
         if (low(qs) != qp.destQpn) {
             return false;
         }
@@ -858,32 +886,29 @@ final class ShmTransport implements Transport {
             return st == UNANSWERED ? Engine.DECLINED : st; // the queued path waits out the retries
         }
         try {
-            MemorySegment buf = qp.keyBuf;
+            long ta = qp.keyBase + wr.remoteAddr(); // inside the region, which lies inside the mapping (target, cacheKey)
             MemorySegment local = mr.segment;
             long lo = la - mr.address;
-            switch (op) {
-                case RDMA_WRITE -> {
-                    if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
-                        buf.set(ValueLayout.JAVA_LONG_UNALIGNED, at, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
-                    } else {
-                        MemorySegment.copy(local, lo, buf, at, length);
-                    }
-                    VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+            // tests of the opcode's identity, WRITE first (an enum switch would load its ordinal's entry in a map first)
+            if (op == WrOpcode.RDMA_WRITE) {
+                if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
+                    ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, ta, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
+                } else {
+                    MemorySegment.copy(local, lo, qp.keyBuf, at, length);
                 }
-                case RDMA_READ -> {
-                    if (length == 8) {
-                        local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, buf.get(ValueLayout.JAVA_LONG_UNALIGNED, at));
-                    } else {
-                        MemorySegment.copy(buf, at, local, lo, length);
-                    }
+                VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+            } else if (op == WrOpcode.RDMA_READ) {
+                if (length == 8) {
+                    local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ta));
+                } else {
+                    MemorySegment.copy(qp.keyBuf, at, local, lo, length);
                 }
-                case ATOMIC_CMP_AND_SWP -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
-                        (long) LONG.compareAndExchange(buf, at, wr.compareAdd(), wr.swap()));
-                case ATOMIC_FETCH_AND_ADD -> local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo,
-                        (long) LONG.getAndAdd(buf, at, wr.compareAdd()));
-                default -> {
-                    return WcStatus.LOC_QP_OP_ERR.ordinal();
-                }
+            } else if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
+                local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, (long) LONG.getAndAdd(ALL, ta, wr.compareAdd()));
+            } else if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
+                local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, (long) LONG.compareAndExchange(ALL, ta, wr.compareAdd(), wr.swap()));
+            } else {
+                return WcStatus.LOC_QP_OP_ERR.ordinal();
             }
         } finally {
             untarget(qp);
@@ -897,9 +922,9 @@ final class ShmTransport implements Transport {
 
     /**
      * The responder's checks of a one-sided request of {@code len > 0} bytes (or an atomic) against the peer's
-     * QP and key. When they pass, the key entry's in-use count is held (so its owner cannot withdraw the key
-     * while the caller touches its memory: {@link #untarget} ends it) and the entry's fields are in the QP's
-     * cache ({@code qp.keyBuf}).
+     * QP and key. When they pass, the key entry is held (through the peer QP's held word, or else the entry's
+     * in-use count: its owner cannot withdraw the key while the caller touches its memory; {@link #untarget} ends
+     * it) and the entry's fields are in the QP's cache ({@code qp.keyBuf}, {@code qp.keyBase}).
      *
      * @return the offset of {@code ra} in {@code qp.keyBuf}, or {@code -(status + 1)} when refused
      */
@@ -909,21 +934,31 @@ final class ShmTransport implements Transport {
             return -(st + 1);
         }
         int needed = needed(op);
-        MemorySegment pc = qp.peer.ctrl;
+        Peer peer = qp.peer;
+        long pa = peer.ctrlAddr; // the peer's control segment, reached through ALL (offsets checked here)
         int index = rkey >>> 8;
         if (index == 0 || index >= Ctrl.MAX_KEYS) {
             return -(refused(qp, QpCounter.REM_BAD_KEY) + 1);
         }
         long e = Ctrl.key(index);
-        int unused = (int) INT.getAndAdd(pc, e + Ctrl.K_IN_USE, 1); // volatile: before the key's read (docs/shm-design.md)
-        qp.heldEntry = e;
-        long word = (long) LONG.getVolatile(pc, e + Ctrl.K_KEY); // the key and its access word, one load
+        // volatile, before the key's read: the Dekker pair with the owner's withdraw (docs/shm-design.md). The peer
+        // QP's held word, which only its initiator writes, is given back with a plain release store; the key's
+        // in-use count, shared by every initiator, needs a second locked add
+        long held = pa + qp.peerDir + Ctrl.Q_HELD;
+        boolean heldQp = INT.compareAndSet(ALL, held, 0, index);
+        if (!heldQp) {
+            held = pa + e + Ctrl.K_IN_USE;
+            int unused = (int) INT.getAndAdd(ALL, held, 1);
+        }
+        qp.heldAddr = held;
+        qp.heldQp = heldQp;
+        long word = (long) LONG.getVolatile(ALL, pa + e + Ctrl.K_KEY); // the key and its access word, one load
         QpCounter reason = null;
         if (low(word) != rkey) {
             reason = QpCounter.REM_BAD_KEY;
-        } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, pc, e, word)) {
-            reason = QpCounter.REM_BAD_KEY; // its buffer is gone: the key names nothing
-        } else if (qp.keyPd != pc.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
+        } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, peer.ctrl, e, word)) {
+            reason = QpCounter.REM_BAD_KEY; // its buffer is gone, or the range it says is not inside it
+        } else if (qp.keyPd != ALL.get(ValueLayout.JAVA_LONG, pa + qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
             reason = QpCounter.REM_NO_ACCESS;
         } else if (ra < qp.keyVa || ra - qp.keyVa > qp.keySpan - len) {
             reason = QpCounter.REM_OUT_OF_BOUNDS;
@@ -976,15 +1011,19 @@ final class ShmTransport implements Transport {
         if (!peerQpLive(qp)) {
             return UNANSWERED;
         }
-        if (((int) INT.getVolatile(qp.peer.ctrl, qp.peerDir + Ctrl.Q_ACCESS) & needed(op)) == 0) {
+        if (((int) INT.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_ACCESS) & needed(op)) == 0) {
             return refused(qp, QpCounter.REM_NO_ACCESS);
         }
         return -1;
     }
 
-    /** Ends {@link #target}'s hold of the key entry's in-use count. */
+    /** Ends {@link #target}'s hold: the peer QP's held word back to 0 (a release store), or the in-use count lowered. */
     private static void untarget(ShmQp qp) {
-        int unused = (int) INT.getAndAdd(qp.peer.ctrl, qp.heldEntry + Ctrl.K_IN_USE, -1); // (typed: an exact VarHandle call)
+        if (qp.heldQp) {
+            INT.setRelease(ALL, qp.heldAddr, 0); // acquire partner: the owner's withdraw, which then sees the copy done
+        } else {
+            int unused = (int) INT.getAndAdd(ALL, qp.heldAddr, -1); // (typed: an exact VarHandle call)
+        }
     }
 
     /**
@@ -1001,10 +1040,16 @@ final class ShmTransport implements Transport {
         if (buf == null) {
             return false;
         }
+        long off = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+        if (off < 0 || span < 0 || off > buf.byteSize() - span) {
+            return false; // the entry says a range its buffer's mapping does not hold: accesses go through ALL, unchecked
+        }
         qp.keyBuf = buf;
         qp.keyVa = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
-        qp.keySpan = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
-        qp.keyOff = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        qp.keySpan = span;
+        qp.keyOff = off;
+        qp.keyBase = buf.address() + off - qp.keyVa;
         qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
         qp.keyEntry = e;
         qp.keyWord = word;
@@ -1057,13 +1102,14 @@ final class ShmTransport implements Transport {
             qp.sendWritten = false;
         }
         MemorySegment pc = qp.peer.ctrl;
+        long pa = qp.peer.ctrlAddr; // the data path's accesses go through ALL (offsets from the layout)
         boolean writeImm = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
         long total = writeImm ? 0 : w.length;
         while (!qp.sendWritten) {
             long pos = qp.ringWrite;
             if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
                 // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
-                qp.ringReadSeen = (long) LONG.getAcquire(pc, qp.peerResp + Ctrl.R_READ);
+                qp.ringReadSeen = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
                 if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
                     break; // the ring is full: the receiver has not read that far yet
                 }
@@ -1071,23 +1117,23 @@ final class ShmTransport implements Transport {
             long s = qp.peerRing + (pos & MASK) * Ctrl.SLOT;
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
             if (n <= Ctrl.INLINE) {
-                gather(w, qp.sendOffset, n, pc, s + Ctrl.S_INLINE); // in the header's own line
+                gather(w, qp.sendOffset, n, pa + s + Ctrl.S_INLINE); // in the header's own line
             } else {
                 Sgl.gather(w, qp.sendOffset, n, pc, s + Ctrl.SLOT_HEADER);
             }
             if (writeImm) {
-                pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, w.length);
+                ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_TOTAL, w.length);
             }
             boolean last = qp.sendOffset + n == total;
             int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
                     | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
                     | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
-            pc.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
+            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
+            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
             // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
             // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
-            LONG.setVolatile(pc, s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
+            LONG.setVolatile(ALL, pa + s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
             engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
             engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
             qp.sendOffset += n;
@@ -1100,7 +1146,7 @@ final class ShmTransport implements Transport {
         }
         // read before the result: a result the receiver stored before its QP stopped is then seen below
         boolean live = peerQpLive(qp);
-        long r = (long) LONG.getAcquire(pc, qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
+        long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
         int st = high(r);
         if (st != 0 && low(r) == qp.msg) {
             qp.sending = false;
@@ -1142,15 +1188,15 @@ final class ShmTransport implements Transport {
      * engine may sleep is woken if it does.
      */
     private static void notify(ShmQp qp, MemorySegment pc) {
-        if ((int) INT.getVolatile(pc, qp.peerDir + Ctrl.Q_WATCHED) == 0) {
+        if ((int) INT.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_WATCHED) == 0) {
             signal(pc);
         } else if (qp.peer.maySleep) {
             wake(pc);
         }
     }
 
-    /** Copies {@code n <= Ctrl.INLINE} bytes of the WQE's gather list into a slot: 8 bytes of one SGE are one load and one store. */
-    private static void gather(Wqe w, long off, int n, MemorySegment dst, long at) {
+    /** Copies {@code n <= Ctrl.INLINE} bytes of the WQE's gather list to address {@code at} of a slot (through ALL): 8 bytes of one SGE are one load and one store. */
+    private static void gather(Wqe w, long off, int n, long at) {
         if (n == 8 && w.numSge == 1 && off == 0) {
             long v;
             if (w.inline) {
@@ -1159,9 +1205,9 @@ final class ShmTransport implements Transport {
                 Mr mr = w.sgeMr[0];
                 v = mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, w.sgeAddr[0] - mr.address);
             }
-            dst.set(ValueLayout.JAVA_LONG_UNALIGNED, at, v);
+            ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at, v);
         } else {
-            Sgl.gather(w, off, n, dst, at);
+            Sgl.gather(w, off, n, ALL, at);
         }
     }
 

@@ -204,6 +204,90 @@ class ShmOneSidedTest {
     }
 
     /**
+     * An initiator holds the entry it copies through by its destination QP's held word (Ctrl.Q_HELD: a CAS from 0, a
+     * release store of 0 after): a deregistration waits while the word names its key. Here the word is set by hand,
+     * as a peer stopped inside its copy would leave it; the close returns once it is cleared, not at the drain's
+     * timeout (fails without the owner's scan of the held words: the close returns at once).
+     */
+    @Test
+    void aDeregistrationWaitsForAPeerThatHoldsItsEntry() throws Exception {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
+            MemoryRegion second = p.b.pd.register(p.b.buf.asSlice(4096, 4096), ShmPair.ALL);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(second.address(), second.rkey()))
+                    .status());
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(c, held), "the WRITE gave the held word back");
+            io.jrdma.engine.core.Counters counters = ((io.jrdma.engine.core.Context) p.b.ctx).engine.counters;
+            long errors = counters.get(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
+            ShmTransport.INT.setVolatile(c, held, second.rkey() >>> 8);
+            Thread closer = new Thread(second::close, "closer");
+            closer.start();
+            closer.join(200);
+            assertTrue(closer.isAlive(), "the region was deregistered while a peer held its entry");
+            ShmTransport.INT.setVolatile(c, held, 0);
+            closer.join(10_000);
+            assertTrue(!closer.isAlive(), "the deregistration did not end after the hold");
+            assertEquals(errors, counters.get(io.jrdma.engine.core.Counter.ENGINE_ERRORS),
+                    "the deregistration ended at its timeout (1 s), not when the hold ended");
+        }
+    }
+
+    /**
+     * A second initiator QP whose destination is the same QP finds the held word taken and holds the key entry's
+     * in-use count instead: its WRITE lands, the count is back at 0 after it, the other's hold is left alone.
+     */
+    @Test
+    void aSecondInitiatorOfTheSameQpHoldsTheInUseCount() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
+            long inUse = Ctrl.key(p.b.mr.rkey() >>> 8) + Ctrl.K_IN_USE;
+            ShmTransport.INT.setVolatile(c, held, 4321); // another initiator's hold of another entry
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x1234);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)).status());
+            assertEquals(0x1234, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 8, 8, 64).atomic(1, 0)).status());
+            assertEquals(0x1235, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(c, inUse), "the in-use count after the operations");
+            assertEquals(4321, (int) ShmTransport.INT.getVolatile(c, held), "the other initiator's hold");
+            ShmTransport.INT.setVolatile(c, held, 0);
+        }
+    }
+
+    /**
+     * A key entry (in the target's control segment, which any peer process of the same user can write) whose range
+     * does not lie inside its buffer: refused with REM_ACCESS_ERR, nothing touched. The initiator reaches the
+     * target's memory by address (ShmTransport.ALL), so this check, made when it reads the entry's fields, is what
+     * keeps an access inside the mapping; without it the WRITEs below land outside it.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aKeyEntryWhoseRangeLiesOutsideItsBufferIsRefused(ThreadingMode mode) {
+        for (int forged = 0; forged < 2; forged++) {
+            try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                long e = Ctrl.key(p.b.mr.rkey() >>> 8);
+                long bufSize = c.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE);
+                assertEquals(1 << 16, bufSize);
+                long remoteOff;
+                if (forged == 0) { // a region longer than its buffer: a WRITE past the buffer's end, inside the region
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, bufSize + (1 << 20));
+                    remoteOff = bufSize + (1 << 19);
+                } else { // a region that starts far past its buffer
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 1L << 40);
+                    remoteOff = 0;
+                }
+                VarHandle.fullFence();
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
+                WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, remoteOff));
+                assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), "forged entry " + forged + ": " + wc);
+                assertEquals(QpState.ERROR, p.a.qp.state());
+            }
+        }
+    }
+
+    /**
      * A target QP that takes no requests: the request waits out the requester's retries, timeout × (retry_cnt + 1)
      * (ShmPair: 4.096 µs × 2^14, 8 times: 537 ms), as a NIC's does, then fails with RETRY_EXC_ERR; a target QP
      * that comes up meanwhile (reset and connected again) takes it.
