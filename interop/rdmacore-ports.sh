@@ -9,7 +9,9 @@
 #      it, where the device has AHs) is refused; each address of the device resolves to it, its port and its GID;
 #   2. `jrdma devices -v` (each port of each device, with its state, MTUs, link layer, GID table and counters) and
 #      `jrdma devices --resolve` for guest 1's addresses and the host's bridge addresses (the port each is on);
-#   3. `jrdma pingpong -d DEVICE -i 2`: refused (exit 2) naming the device's ports 1..1.
+#   3. `jrdma pingpong -d DEVICE -i 2` and `jrdma perf write_bw -d DEVICE -i 2`: each refused (exit 2) naming the
+#      device's ports 1..1, before anything listens (perf on siw0: refused because on iWARP it connects through
+#      jrdma's connection manager, which picks the port, not through perftest's exchange that -i belongs to).
 # Linux rxe and siw devices have one port each: port 2 and above are exercised only as ports that do not exist.
 #
 # usage: interop/rdmacore-ports.sh [--no-build] [--keep] [DEVICE...]   (default devices: rxe0 siw0)
@@ -76,14 +78,21 @@ for want in '^10.77.0.11 RoCEv2: rxe0 (provider rdmacore), port 1, GID' '^10.77.
 done
 # a port the device lacks, given to a tool: refused naming the device's ports (exit 2), before anything listens
 for dev in "${devices[@]}"; do
-    "$VM" exec 1 "timeout 120 bash -c '$JRDMA pingpong -d $dev -i 2'" > "$OUT/pingpong-i2-$dev.txt" 2>&1; prc=$?
-    if [ $prc = 2 ] && grep -q "option -i/--ib-port: port 2 of $dev does not exist: valid ports are 1..1" "$OUT/pingpong-i2-$dev.txt"; then
-        echo "jrdma pingpong -d $dev -i 2: exit 2, refused naming 1..1: ok" >> "$OUT/ports.txt"
-    else
-        echo "jrdma pingpong -d $dev -i 2: exit $prc, not the expected refusal (see pingpong-i2-$dev.txt)" >> "$OUT/ports.txt"; rc=1
-    fi
+    for tool in "pingpong" "perf write_bw"; do
+        f="$OUT/${tool%% *}-i2-$dev.txt"
+        want="option -i/--ib-port: port 2 of $dev does not exist: valid ports are 1..1" what="refused naming 1..1"
+        if [ "$tool" != pingpong ] && [[ $dev == siw* ]]; then # iWARP: no perftest exchange without -R, so no -i
+            want="option --ib-port belongs to perftest's exchange: drop -i" what="refused: -i is perftest's exchange's"
+        fi
+        "$VM" exec 1 "timeout 120 bash -c '$JRDMA $tool -d $dev -i 2'" > "$f" 2>&1; prc=$?
+        if [ $prc = 2 ] && grep -qF "$want" "$f"; then
+            echo "jrdma $tool -d $dev -i 2: exit 2, $what: ok" >> "$OUT/ports.txt"
+        else
+            echo "jrdma $tool -d $dev -i 2: exit $prc, not the expected refusal (see $(basename "$f"))" >> "$OUT/ports.txt"; rc=1
+        fi
+    done
 done
-echo "jrdma devices -v, pingpong -i 2:"; cat "$OUT/ports.txt"
+echo "jrdma devices -v, pingpong and perf -i 2:"; cat "$OUT/ports.txt"
 echo "jrdma devices --resolve:"; cat "$OUT/resolve.txt"
 echo "rdmacore-ports.sh: done $(date -u '+%F %T UTC') (exit $rc); outputs in $OUT"
 exit $rc
