@@ -90,16 +90,7 @@ public final class DeviceChoice {
     /** {@return the GIDs of every port of {@code ctx}'s device, port 1's first, each once} */
     public static List<Gid> gidsOfAllPorts(DeviceContext ctx) {
         java.util.LinkedHashSet<Gid> all = new java.util.LinkedHashSet<>(ctx.queryPort().gids());
-        int n;
-        try {
-            n = ctx.queryDevice().physPortCnt();
-        } catch (RdmaException e) {
-            if (e.errno() != RdmaException.Errno.EOPNOTSUPP) {
-                throw e;
-            }
-            n = 1; // no device attributes: port 1 only
-        }
-        for (int port = 2; port <= n; port++) {
+        for (int port = 2, n = portCount(ctx); port <= n; port++) {
             all.addAll(ctx.queryPort(port).gids());
         }
         return List.copyOf(all);
@@ -110,21 +101,24 @@ public final class DeviceChoice {
         if (ctx.gidIndexOf(gid) >= 0) {
             return 1;
         }
-        int n;
-        try {
-            n = ctx.queryDevice().physPortCnt();
-        } catch (RdmaException e) {
-            if (e.errno() != RdmaException.Errno.EOPNOTSUPP) {
-                throw e;
-            }
-            return 0; // no device attributes: port 1 only
-        }
-        for (int port = 2; port <= n; port++) {
+        for (int port = 2, n = portCount(ctx); port <= n; port++) {
             if (ctx.gidIndexOf(port, gid) >= 0) {
                 return port;
             }
         }
         return 0;
+    }
+
+    /** {@return the ports of {@code ctx}'s device, {@code physPortCnt}; 1 from a provider without device attributes} */
+    private static int portCount(DeviceContext ctx) {
+        try {
+            return ctx.queryDevice().physPortCnt();
+        } catch (RdmaException e) {
+            if (e.errno() != RdmaException.Errno.EOPNOTSUPP) {
+                throw e;
+            }
+            return 1;
+        }
     }
 
     /** @return the device whose interface routes to {@code peer}, as {@code rdma_resolve_addr} picks it */
