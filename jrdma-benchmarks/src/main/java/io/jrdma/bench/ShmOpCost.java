@@ -45,6 +45,11 @@ import java.util.Locale;
  * <li>{@code poll0}: ns per {@code CompletionQueue.poll} that finds nothing (INVOKER: a duty cycle);</li>
  * <li>{@code send8}: ns per SEND of 8 bytes into a posted receive, with the receive's and the SEND's
  * completions polled (both contexts' duty cycles on this thread: the sum of both sides' work);</li>
+ * <li>{@code send8q}: the same with one more receive posted ahead throughout, so that the receive queue never
+ * runs empty, as in {@code jrdma perf send_lat} (perftest's 512 receives): the receiver's engine keeps the QP
+ * on its watched list from the first message (in {@code send8} the queue is empty after each message);</li>
+ * <li>{@code send8i}: {@code send8q} with the SEND flagged INLINE (its 8 bytes copied into the request at post),
+ * as {@code jrdma perf send_lat} posts messages up to its inline size;</li>
  * <li>{@code write.S}, {@code read.S}: GB/s (bytes per ns of this thread's CPU time) of WRITEs (READs) of S
  * bytes, 16 in flight, each signaled,
  * from one source buffer of S bytes into one target buffer of S bytes (perftest's exchange uses one buffer
@@ -52,7 +57,7 @@ import java.util.Locale;
  * {@link MemorySegment#copy} of the same S bytes between the same two buffers, measured in the same round.</li>
  * </ul>
  *
- * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,post8,read8,fadd8,poll0,send8,bw]</pre>
+ * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,post8,read8,fadd8,poll0,send8,send8q,send8i,bw]</pre>
  * prints one {@code ROUND} line per round and one {@code RESULT shm_op_cost name=... median=... min=... max=...}
  * line per figure (ratios: {@code write.S/copy.S} per round).
  */
@@ -160,7 +165,10 @@ public final class ShmOpCost {
             put(names, values, r, r0, "fadd8", wanted("fadd8") ? latency(WrOpcode.ATOMIC_FETCH_AND_ADD, k) : Double.NaN,
                     line);
             put(names, values, r, r0, "poll0", wanted("poll0") ? emptyPoll(k) : Double.NaN, line);
-            put(names, values, r, r0, "send8", wanted("send8") ? sendRecv(k / 2) : Double.NaN, line);
+            put(names, values, r, r0, "send8", wanted("send8") ? sendRecv(k / 2, false, 0) : Double.NaN, line);
+            put(names, values, r, r0, "send8q", wanted("send8q") ? sendRecv(k / 2, true, 0) : Double.NaN, line);
+            put(names, values, r, r0, "send8i", wanted("send8i") ? sendRecv(k / 2, true, SendFlags.INLINE) : Double.NaN,
+                    line);
             for (int s : sizes) {
                 if (!wanted("bw")) {
                     continue;
@@ -231,29 +239,50 @@ public final class ShmOpCost {
     }
 
     /** @return ns per SEND of 8 bytes into a posted receive, both completions polled (both engines on this thread) */
-    private double sendRecv(int n) {
-        wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.SIGNALED).sge(0, a.mr, 0, 8);
+    /**
+     * @param spare one more receive posted before the first message and consumed by one more message after the
+     *              last, so that the queue holds two receives at each SEND (the timed ones) and none after
+     * @param flags more send flags (INLINE)
+     */
+    private double sendRecv(int n, boolean spare, int flags) {
+        wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.SIGNALED | flags).sge(0, a.mr, 0, 8);
+        if (spare) {
+            postRecv();
+        }
         long t0 = cpu();
         for (int i = 0; i < n; i++) {
-            if (b.qp.postRecv(rwr.reset().wrId(2).sge(0, b.mr, 64, 64)) != 0) {
-                Result.fail("postRecv failed");
-            }
-            post();
-            long deadline = 0;
-            while (b.cq.poll(wcs[0]) == 0) { // b's duty cycle places the SEND and completes the receive
-                a.ctx.progress(); // a's, where the post left the SEND to it (a build without post-time runs)
-                if (deadline == 0) {
-                    deadline = System.nanoTime() + 10_000_000_000L;
-                } else if (System.nanoTime() > deadline) {
-                    Result.fail("no receive completion within 10 s");
-                }
-            }
-            if (wcs[0].status() != WcStatus.SUCCESS) {
-                Result.fail("receive completion with error: " + wcs[0]);
-            }
-            await(1); // a's duty cycle reads the slot's result and completes the SEND
+            postRecv();
+            sendOne();
         }
-        return (double) (cpu() - t0) / n;
+        long t1 = cpu();
+        if (spare) {
+            sendOne(); // into the spare receive: none is left posted for the next figure
+        }
+        return (double) (t1 - t0) / n;
+    }
+
+    private void postRecv() {
+        if (b.qp.postRecv(rwr.reset().wrId(2).sge(0, b.mr, 64, 64)) != 0) {
+            Result.fail("postRecv failed");
+        }
+    }
+
+    /** {@code wr} (a signaled 8-byte SEND) from a to b, and both completions polled. */
+    private void sendOne() {
+        post();
+        long deadline = 0;
+        while (b.cq.poll(wcs[0]) == 0) { // b's duty cycle places the SEND and completes the receive
+            a.ctx.progress(); // a's, where the post left the SEND to it (a build without post-time runs)
+            if (deadline == 0) {
+                deadline = System.nanoTime() + 10_000_000_000L;
+            } else if (System.nanoTime() > deadline) {
+                Result.fail("no receive completion within 10 s");
+            }
+        }
+        if (wcs[0].status() != WcStatus.SUCCESS) {
+            Result.fail("receive completion with error: " + wcs[0]);
+        }
+        await(1); // a's duty cycle reads the slot's result and completes the SEND
     }
 
     private double emptyPoll(int n) {

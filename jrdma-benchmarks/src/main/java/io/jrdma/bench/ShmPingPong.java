@@ -15,6 +15,7 @@ import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.Rdma;
+import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.ThreadingMode;
@@ -52,6 +53,11 @@ import java.util.Locale;
  * signaled WRITE and its poll. The two vCPUs of a virtual machine may sit on one physical core or two,
  * and that changes with time (the floor here has two modes, 0.06 and 0.18 µs); blocks next to each other
  * share the placement, so their ratio is the WRITE's cost over the floor's without it.</li>
+ * <li>{@code sendpair}: as {@code pair}, with an 8-byte SEND ping-pong in place of the WRITE, in
+ * {@code jrdma perf send_lat}'s order: each side keeps {@value #RECVS} receives posted, the client posts its
+ * SEND and waits for the server's; the server waits, posts its SEND, then replaces the receive it used (every
+ * 64th SEND is signaled, its completion taken from the same CQ as the receives'). Its line is
+ * {@code RESULT shm_pingpong_sendpair floor_us=... send_us=... ratio=...}.</li>
  * </ul>
  *
  * <pre>
@@ -88,8 +94,9 @@ public final class ShmPingPong {
         if (!role.equals("server") && !role.equals("client")) {
             Result.fail("role must be server or client (got " + role + ")");
         }
-        if (!step.equals("unsig") && !step.equals("sig") && !step.equals("perf") && !step.equals("pair")) {
-            Result.fail("step must be unsig, sig, perf or pair (got " + step + ")");
+        if (!step.equals("unsig") && !step.equals("sig") && !step.equals("perf") && !step.equals("pair")
+                && !step.equals("sendpair")) {
+            Result.fail("step must be unsig, sig, perf, pair or sendpair (got " + step + ")");
         }
         boolean server = role.equals("server");
         Device dev = Rdma.devices().stream().filter(d -> d.name().equals(a.str("dev", "shm0"))).findFirst().orElse(null);
@@ -113,6 +120,7 @@ public final class ShmPingPong {
             MemorySegment buf = ctx.allocateBuffer(4096, 4096, arena);
             MemoryRegion mr = pd.register(buf, ALL);
             String info = HexFormat.of().formatHex(ctx.gid(0).raw()) + " " + qp.qpn() + " " + mr.address() + " " + mr.rkey();
+            boolean sends = step.equals("sendpair");
             long deadline = System.nanoTime() + timeout;
             String[] peer;
             if (server) {
@@ -121,18 +129,24 @@ public final class ShmPingPong {
                 System.out.flush();
                 peer = await(theirs, deadline);
                 connect(qp, peer);
+                if (sends) {
+                    postRecvs(qp, mr, RECVS);
+                }
                 publish(ready, "1");
             } else {
                 peer = await(theirs, deadline);
                 connect(qp, peer);
+                if (sends) {
+                    postRecvs(qp, mr, RECVS);
+                }
                 publish(mine, info);
                 await(ready, deadline);
             }
             long rAddr = Long.parseLong(peer[2]);
             int rKey = Integer.parseInt(peer[3]);
-            if (step.equals("pair")) {
-                pair(server, a.integer("blocks", 10), a.integer("block", 20_000), warmup, timeout, dir, deadline, arena,
-                        qp, cq, mr, buf, rAddr, rKey);
+            if (step.equals("pair") || step.equals("sendpair")) {
+                pair(server, step.equals("sendpair"), a.integer("blocks", 10), a.integer("block", 20_000), warmup,
+                        timeout, dir, deadline, arena, qp, cq, mr, buf, rAddr, rKey);
                 qp.close();
                 mr.close();
                 cq.close();
@@ -223,8 +237,62 @@ public final class ShmPingPong {
         }
     }
 
-    /** step=pair: floor and WRITE blocks in turn (see the class comment); the file {@code dir/floor} is the floor's. */
-    private static void pair(boolean server, int blocks, int block, int warmup, long timeout, Path dir, long deadline,
+    /** sendpair: receives each side keeps posted */
+    private static final int RECVS = 8;
+    /** sendpair: where the receives land (one buffer for all, as perftest's send_lat) */
+    private static final long RECV_AT = 512;
+
+    private static final RecvWorkRequest RWR = new RecvWorkRequest();
+
+    private static void postRecvs(QueuePair qp, MemoryRegion mr, int n) {
+        for (int i = 0; i < n; i++) {
+            int rc = qp.postRecv(RWR.reset().wrId(0).sge(0, mr, RECV_AT, 64));
+            if (rc != 0) {
+                Result.fail("postRecv " + io.jrdma.verbs.RdmaException.Errno.of(rc));
+            }
+        }
+    }
+
+    /** sendpair: posts an 8-byte SEND of the local buffer's first word (signaled every 64th). */
+    private static void send(QueuePair qp, SendWorkRequest wr, MemoryRegion mr, long n, String role) {
+        wr.reset().opcode(WrOpcode.SEND).wrId(n).flags(n % 64 == 0 ? SendFlags.SIGNALED : 0).sge(0, mr, 0, 8);
+        int rc = qp.postSend(wr);
+        if (rc != 0) {
+            Result.fail(role + ": postSend " + io.jrdma.verbs.RdmaException.Errno.of(rc));
+        }
+    }
+
+    /** sendpair: polls until the peer's SEND {@code n} completes a receive (send completions on the way are checked and passed). */
+    private static void awaitRecv(CompletionQueue cq, WorkCompletion wc, MemorySegment buf, long n, long timeout, String role) {
+        long spins = 0;
+        long waitEnd = 0;
+        while (true) {
+            if (cq.poll(wc) != 0) {
+                if (wc.status() != WcStatus.SUCCESS) {
+                    Result.fail(role + ": completion with error " + wc);
+                }
+                if (wc.opcode() == io.jrdma.verbs.WcOpcode.RECV) {
+                    break;
+                }
+            } else if ((++spins & 0xFFFFF) == 0) {
+                if (waitEnd == 0) {
+                    waitEnd = System.nanoTime() + timeout;
+                } else if (System.nanoTime() > waitEnd) {
+                    Result.fail(role + ": no SEND " + n + " from the peer within the timeout");
+                }
+            }
+        }
+        long got = buf.get(ValueLayout.JAVA_LONG, RECV_AT);
+        if (got != n) {
+            Result.fail(role + ": received " + got + ", expected " + n);
+        }
+    }
+
+    /**
+     * step=pair (sendpair: {@code sends}): floor and WRITE (SEND) blocks in turn (see the class comment); the file
+     * {@code dir/floor} is the floor's.
+     */
+    private static void pair(boolean server, boolean sends, int blocks, int block, int warmup, long timeout, Path dir, long deadline,
                              Arena arena, QueuePair qp, CompletionQueue cq, MemoryRegion mr, MemorySegment buf, long rAddr,
                              int rKey) throws IOException, InterruptedException {
         // in /dev/shm where there is one (as MappedPingPong's): the kernel never writes a tmpfs page back, so no
@@ -273,6 +341,18 @@ public final class ShmPingPong {
                             LONG.setRelease(map, pingOff, seq);
                             spin(map, pongOff, seq, timeout, "client: floor pong " + seq);
                         }
+                    } else if (sends) {
+                        long seq = ++writeSeq;
+                        String role = server ? "server" : "client";
+                        if (server) {
+                            awaitRecv(cq, wc, buf, seq, timeout, role);
+                        }
+                        buf.set(ValueLayout.JAVA_LONG, 0, seq);
+                        send(qp, wr, mr, seq, role);
+                        if (!server) {
+                            awaitRecv(cq, wc, buf, seq, timeout, role);
+                        }
+                        postRecvs(qp, mr, 1); // after the reply, one more stays posted meanwhile (send_lat's order)
                     } else {
                         long seq = ++writeSeq;
                         if (server) {
@@ -320,8 +400,9 @@ public final class ShmPingPong {
         for (int b = 0; b < blocks; b++) {
             each.append(String.format(Locale.ROOT, "%s%.4f/%.4f", b == 0 ? "" : ",", writeMed[b], floorMed[b]));
         }
-        System.out.printf(Locale.ROOT, "RESULT shm_pingpong_pair floor_us=%.4f write_us=%.4f ratio=%.3f ratio_min=%.3f "
-                + "ratio_max=%.3f blocks=%d block=%d each=%s%n", f[blocks / 2], w[blocks / 2], r[blocks / 2], r[0],
+        System.out.printf(Locale.ROOT, "RESULT shm_pingpong_%s floor_us=%.4f %s_us=%.4f ratio=%.3f ratio_min=%.3f "
+                + "ratio_max=%.3f blocks=%d block=%d each=%s%n", sends ? "sendpair" : "pair", f[blocks / 2],
+                sends ? "send" : "write", w[blocks / 2], r[blocks / 2], r[0],
                 r[blocks - 1], blocks, block, each);
     }
 

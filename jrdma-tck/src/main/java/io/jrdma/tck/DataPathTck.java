@@ -350,6 +350,30 @@ public abstract class DataPathTck extends TckSupport {
         assertSentinel(server.buf, DST + 200, GUARD, "after the INLINE data");
     }
 
+    /**
+     * INLINE SGEs of 8 bytes each (the size of perftest's latency messages, copied with one load and one store):
+     * unaligned, out of the source's order, each landing at its own offset of the message.
+     */
+    @Test
+    void inlineSendOfEightByteSgesIsCopiedWhenPosted() {
+        Link l = connect();
+        post(l.sqp, new RecvWorkRequest().wrId(5).sge(0, server.mr, DST, 4096));
+        fill(client.buf, SRC, 64, 46);
+        fillSentinel(server.buf, DST, 24 + GUARD);
+        post(l.cqp, new SendWorkRequest().wrId(6).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED | SendFlags.INLINE)
+                .sge(0, client.mr, SRC + 19, 8).sge(1, client.mr, SRC + 3, 8).sge(2, client.mr, SRC + 40, 8));
+        fill(client.buf, SRC, 64, 47); // the source may be reused as soon as postSend returns
+        assertCompletion(awaitCompletion(l.ccq, "INLINE SEND of 8-byte SGEs"), WcStatus.SUCCESS, WcOpcode.SEND, 6,
+                l.cqp.qpn(), "INLINE SEND of 8-byte SGEs");
+        WorkCompletion rc = awaitCompletion(l.scq, "INLINE SEND of 8-byte SGEs, receive");
+        assertCompletion(rc, WcStatus.SUCCESS, WcOpcode.RECV, 5, l.sqp.qpn(), "INLINE SEND of 8-byte SGEs, receive");
+        assertEquals(24, rc.byteLen());
+        assertPattern(server.buf, DST, 8, 46, 19, "INLINE SGE 0 (source offset 19)");
+        assertPattern(server.buf, DST + 8, 8, 46, 3, "INLINE SGE 1 (source offset 3)");
+        assertPattern(server.buf, DST + 16, 8, 46, 40, "INLINE SGE 2 (source offset 40)");
+        assertSentinel(server.buf, DST + 24, GUARD, "after the INLINE data");
+    }
+
     @Test
     void inlineWriteOfMaxInlineData() {
         Link l = connect();

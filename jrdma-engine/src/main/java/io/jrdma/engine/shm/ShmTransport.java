@@ -485,7 +485,7 @@ final class ShmTransport implements Transport {
                 rescan = true; // the ring may hold more than one cycle's budget
             }
             work += n;
-            track(qp);
+            track(qp, n > 0 && lastResult == Ctrl.DONE);
         }
         return work;
     }
@@ -507,7 +507,7 @@ final class ShmTransport implements Transport {
             // acquire; release partner: the sender's store of the slot's sequence (its header, payload before it)
             if ((int) INT.getAcquire(ALL, ctrlAddr + qp.ring + (pos & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(pos)) { // (low int)
                 work += receiveRing(qp, Engine.QP_SEND_BUDGET);
-                track(qp);
+                track(qp, false); // watched: nothing to do, unless an RNR just took it off
             }
         }
         return work;
@@ -515,13 +515,22 @@ final class ShmTransport implements Transport {
 
     /**
      * Engine thread, after a receiving QP's ring was read: a QP with a receive posted (or a message in progress)
-     * joins the watched list. It leaves it only when a message finds no receive (RNR, in receiveRing), when it
-     * stops receiving (pollWatched) or when a QP with a receive needs its place: a queue that runs empty between
-     * one message and the application's next post of a receive keeps the QP watched.
+     * joins the watched list, and so does one whose last message was just placed into a receive (the queue may be
+     * empty until the application's next post: an application that posts one receive at a time, after each
+     * message, is then polled as one that keeps receives ahead), but only into a free place. It leaves the list
+     * only when a message finds no receive (RNR, in receiveRing), when it stops receiving (pollWatched) or when a
+     * QP with a receive needs its place.
+     *
+     * @param placed the last slot read was placed (DONE): the QP receives, whether or not a receive is left
      */
-    private void track(ShmQp qp) {
-        if (!qp.watched && (qp.receiving || qp.peekRecv() != null)) {
+    private void track(ShmQp qp, boolean placed) {
+        if (qp.watched) {
+            return;
+        }
+        if (qp.receiving || qp.peekRecv() != null) {
             watch(qp);
+        } else if (placed && watchedCount < WATCH_MAX) {
+            watch(qp); // no other QP gives up its place for one with no receive posted now
         }
     }
 
@@ -583,6 +592,9 @@ final class ShmTransport implements Transport {
         }
     }
 
+    /** Engine thread: what receiveRing did with the last slot it read (DONE, DISCARDED, RNR or a NAK). */
+    private int lastResult;
+
     /** Engine thread: the receiver's side of the QP's inbound ring: places and completes arrived SENDs. */
     private int receiveRing(ShmQp qp, int budget) {
         int n = 0;
@@ -606,6 +618,7 @@ final class ShmTransport implements Transport {
             }
             qp.ringRead = pos + 1;
             n++;
+            lastResult = result;
             if (result == Ctrl.RNR && qp.watched) {
                 unwatch(qp); // no receive: its sender flags its next messages (and RNR retries) by the pending word
             }
@@ -1144,9 +1157,13 @@ final class ShmTransport implements Transport {
                 return PENDING; // just written: its result is read from the next service on
             }
         }
-        // read before the result: a result the receiver stored before its QP stopped is then seen below
-        boolean live = peerQpLive(qp);
         long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
+        boolean live = true;
+        if ((high(r) == 0 || low(r) != qp.msg) && !(live = peerQpLive(qp))) {
+            // no result, and the peer QP stopped: the result once more, read after the liveness, so that one the
+            // receiver stored before its QP stopped is seen (a result that is there needs no liveness check)
+            r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT);
+        }
         int st = high(r);
         if (st != 0 && low(r) == qp.msg) {
             qp.sending = false;

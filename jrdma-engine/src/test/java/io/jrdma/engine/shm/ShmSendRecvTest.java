@@ -191,6 +191,35 @@ class ShmSendRecvTest {
         }
     }
 
+    /**
+     * An application that posts one receive at a time, after each message: the QP is not watched before its first
+     * message (no receive was posted when its ring was read), joins the list when that message is placed although
+     * its queue is then empty, and its sender stores no pending word for the next one (before, the QP joined only
+     * with a receive left, so every such message went by the pending word and a scan of every ring).
+     */
+    @Test
+    void aQpThatPostsOneReceiveAtATimeStaysWatched() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.b.ctx.progress(); // the scan after RTR: no receive posted, the QP is not watched
+            p.b.ctx.progress();
+            assertEquals(0, watchedFlag(p.b), "a QP without receives is watched");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, 0, 64)));
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 1000 + i);
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 8)));
+                assertEquals(i == 0 ? 1 : 0, pendingWord(p.b), i == 0 ? "the first message goes by the pending word"
+                        : "the sender stored the pending word for message " + i + " to a QP that placed the one before");
+                WorkCompletion r = p.await(p.b.cq);
+                assertEquals(WcStatus.SUCCESS, r.status());
+                assertEquals(i, r.wrId());
+                assertEquals(1000 + i, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+                assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+                assertEquals(1, watchedFlag(p.b), "a QP that placed message " + i + " into its last receive is not watched");
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(ThreadingMode.class)
     void messagesAroundTheInlineSizeArriveIntact(ThreadingMode mode) {
@@ -246,9 +275,10 @@ class ShmSendRecvTest {
     }
 
     /**
-     * The receiver's queue runs empty after every message, so its QP leaves the watched list and comes back each
-     * time while the sender's engine (another thread, DEDICATED) writes the next slot: a slot whose sender read the
-     * watched flag as 1 just before it was cleared must still be found (the Dekker pair), or the run stops.
+     * The receiver's queue runs empty after every message, so a message that comes before the next receive is posted
+     * is refused (RNR) and its QP leaves the watched list, and comes back with the next message placed, while the
+     * sender's engine (another thread, DEDICATED) writes the next slot: a slot whose sender read the watched flag as
+     * 1 just before it was cleared must still be found (the Dekker pair), or the run stops.
      */
     @Test
     void aReceiveQueueThatRunsEmptyAfterEveryMessageLosesNothing() {
