@@ -102,8 +102,14 @@ class PerfServerTest {
         List<String> args = new java.util.ArrayList<>(List.of(testArgs));
         args.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(port), "--timeout", "20", "127.0.0.1"));
         PerftestOptions o = PerfCommand.parsePerftest(args.toArray(String[]::new));
-        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
-        return PerftestCommand.execute(o, quiet, quiet);
+        java.io.ByteArrayOutputStream kept = new java.io.ByteArrayOutputStream();
+        PrintStream out = new PrintStream(kept, true, StandardCharsets.UTF_8);
+        int rc = PerftestCommand.execute(o, out, out);
+        if (rc != 0) { // what the client said, for the failure that follows (a test asserts the code)
+            System.out.println("jrdma perf client " + String.join(" ", args) + " exited " + rc + ":\n"
+                    + kept.toString(StandardCharsets.UTF_8));
+        }
+        return rc;
     }
 
     @Test
