@@ -381,6 +381,12 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return n;
     }
 
+    /** {@return {@link #physPortCnt()}: the device's ports, read once} */
+    @Override
+    public int portCount() {
+        return physPortCnt();
+    }
+
     /**
      * Checks a port number before any native call is made with it.
      *

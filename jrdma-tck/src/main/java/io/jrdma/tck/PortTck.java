@@ -43,6 +43,7 @@ public abstract class PortTck extends VerbsTckSupport {
         DeviceAttr a = attrOrNull(client);
         int n = a == null ? 1 : a.physPortCnt();
         assertTrue(n >= 1 && n <= 255, "physPortCnt is 1..255: " + n);
+        assertEquals(n, client.ctx.portCount(), "DeviceContext.portCount() is physPortCnt (1 without device attributes)");
         return n;
     }
 

@@ -90,7 +90,7 @@ public final class DeviceChoice {
     /** {@return the GIDs of every port of {@code ctx}'s device, port 1's first, each once} */
     public static List<Gid> gidsOfAllPorts(DeviceContext ctx) {
         java.util.LinkedHashSet<Gid> all = new java.util.LinkedHashSet<>(ctx.queryPort().gids());
-        for (int port = 2, n = portCount(ctx); port <= n; port++) {
+        for (int port = 2, n = ctx.portCount(); port <= n; port++) {
             all.addAll(ctx.queryPort(port).gids());
         }
         return List.copyOf(all);
@@ -101,24 +101,12 @@ public final class DeviceChoice {
         if (ctx.gidIndexOf(gid) >= 0) {
             return 1;
         }
-        for (int port = 2, n = portCount(ctx); port <= n; port++) {
+        for (int port = 2, n = ctx.portCount(); port <= n; port++) {
             if (ctx.gidIndexOf(port, gid) >= 0) {
                 return port;
             }
         }
         return 0;
-    }
-
-    /** {@return the ports of {@code ctx}'s device, {@code physPortCnt}; 1 from a provider without device attributes} */
-    private static int portCount(DeviceContext ctx) {
-        try {
-            return ctx.queryDevice().physPortCnt();
-        } catch (RdmaException e) {
-            if (e.errno() != RdmaException.Errno.EOPNOTSUPP) {
-                throw e;
-            }
-            return 1;
-        }
     }
 
     /** @return the device whose interface routes to {@code peer}, as {@code rdma_resolve_addr} picks it */

@@ -27,6 +27,7 @@ class DeviceChoicePortTest {
     private static DeviceContext ports(Map<Integer, List<Gid>> tables) {
         return (DeviceContext) Proxy.newProxyInstance(DeviceContext.class.getClassLoader(),
                 new Class<?>[] {DeviceContext.class}, (proxy, m, a) -> switch (m.getName()) {
+                    case "portCount" -> java.lang.reflect.InvocationHandler.invokeDefault(proxy, m, a);
                     case "queryDevice" -> new DeviceAttr("", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                             DeviceAttr.AtomicCap.NONE, 0, 0, 0, 0, 0, 0, tables.size(), Set.of());
                     case "gidIndexOf" -> a.length == 1 ? tables.get(1).indexOf((Gid) a[0])

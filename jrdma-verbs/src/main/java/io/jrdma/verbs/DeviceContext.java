@@ -43,6 +43,17 @@ public interface DeviceContext extends AutoCloseable {
     }
 
     /**
+     * {@return how many ports the device has, numbered 1 to this: {@code queryDevice().physPortCnt()}, or 1 from a
+     * provider that does not report device attributes (jrdma's software devices have one port)}
+     * Code that searches every port (a GID, an address) loops {@code for (port = 1; port <= portCount(); port++)}.
+     *
+     * @throws RdmaException as {@link #queryDevice()} does, except EOPNOTSUPP
+     */
+    default int portCount() {
+        return Ports.count(this);
+    }
+
+    /**
      * {@return GID {@code index} of port 1, as {@code ibv_query_gid(context, 1, index, &gid)}: the same as
      * {@link #gid(int, int) gid(1, index)}}
      *

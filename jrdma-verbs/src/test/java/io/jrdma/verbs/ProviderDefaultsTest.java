@@ -326,6 +326,7 @@ class ProviderDefaultsTest {
     @Test
     void perPortVerbsAnswerPort1WithTheNoArgumentFormsAndRefuseOtherPortsNamingTheRange() {
         // the provider reports no device attributes: one port, as jrdma's software devices
+        assertEquals(1, ctx.portCount());
         assertEquals(ctx.queryPort(), ctx.queryPort(1));
         for (int i = 0; i < ctx.device().gids().size(); i++) {
             assertEquals(ctx.gid(i), ctx.gid(1, i));
@@ -340,6 +341,7 @@ class ProviderDefaultsTest {
         }
         // a provider that reports one port in queryDevice: the same
         FakeContext one = new FakeContext(attr(0, 0, 0, 0, Set.of(QpType.RC), 1));
+        assertEquals(1, one.portCount());
         assertEquals(one.queryPort(), one.queryPort(1));
         assertNoSuchPort(2, 1, () -> one.queryPort(2));
     }
@@ -347,6 +349,7 @@ class ProviderDefaultsTest {
     @Test
     void aDeviceWithMorePortsThanTheProviderAnswersSaysSoAndStillNamesTheRange() {
         FakeContext two = new FakeContext(attr(0, 0, 0, 0, Set.of(QpType.RC), 2));
+        assertEquals(2, two.portCount());
         assertEquals(two.queryPort(), two.queryPort(1));
         assertEquals(two.gid(0), two.gid(1, 0));
         RdmaException e = assertThrows(RdmaException.class, () -> two.queryPort(2));

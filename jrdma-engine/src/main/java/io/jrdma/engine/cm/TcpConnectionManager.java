@@ -236,7 +236,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             return null;
         }
         Gid zero = Gid.of(new byte[16]);
-        for (int port = 1, n = portCount(context); port <= n; port++) {
+        for (int port = 1, n = context.portCount(); port <= n; port++) {
             for (Gid g : context.queryPort(port).gids()) {
                 InetAddress a = g.toInetAddress();
                 if (a.getClass() == destination.getClass() && !g.equals(zero)) {
@@ -263,7 +263,7 @@ public final class TcpConnectionManager implements ConnectionManager {
         Gid local = Gid.of(s.getLocalAddress());
         Source src = source(context, local);
         if (src == null) {
-            int n = portCount(context);
+            int n = context.portCount();
             throw new RdmaException(Errno.ENETUNREACH, "the route to " + s.getRemoteSocketAddress() + " leaves from "
                     + s.getLocalAddress().getHostAddress() + ", which is not an address of " + context.device().name()
                     + (n > 1 ? " (on none of its ports 1.." + n + ")" : "")
@@ -281,25 +281,13 @@ public final class TcpConnectionManager implements ConnectionManager {
         if (i >= 0) {
             return new Source(1, i, ctx.gid(i));
         }
-        for (int port = 2, n = portCount(ctx); port <= n; port++) {
+        for (int port = 2, n = ctx.portCount(); port <= n; port++) {
             i = ctx.gidIndexOf(port, gid);
             if (i >= 0) {
                 return new Source(port, i, ctx.gid(port, i));
             }
         }
         return null;
-    }
-
-    /** {@return the ports of {@code ctx}'s device: {@code physPortCnt}, or 1 from a provider that does not say} */
-    static int portCount(DeviceContext ctx) {
-        try {
-            return Math.max(1, ctx.queryDevice().physPortCnt());
-        } catch (RdmaException e) {
-            if (e.errno() != Errno.EOPNOTSUPP) {
-                throw e;
-            }
-            return 1;
-        }
     }
 
     /**
@@ -315,7 +303,7 @@ public final class TcpConnectionManager implements ConnectionManager {
         if (qp.state() == QpState.RESET) {
             qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(src.port())
                     .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
-        } else if (src.port() != 1 || portCount(context) > 1) {
+        } else if (src.port() != 1 || context.portCount() > 1) {
             int on = qp.query().portNum();
             if (on != src.port()) {
                 qp.modify(new QpAttr().state(QpState.INIT).portNum(src.port()));

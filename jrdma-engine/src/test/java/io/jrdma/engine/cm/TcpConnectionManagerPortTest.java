@@ -48,6 +48,7 @@ class TcpConnectionManagerPortTest {
     private static DeviceContext ports(int count, Map<Integer, List<Gid>> tables) {
         return (DeviceContext) Proxy.newProxyInstance(DeviceContext.class.getClassLoader(),
                 new Class<?>[] {DeviceContext.class}, (proxy, m, a) -> switch (m.getName()) {
+                    case "portCount" -> java.lang.reflect.InvocationHandler.invokeDefault(proxy, m, a);
                     case "queryDevice" -> {
                         if (count == 0) {
                             throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "no device attributes");
@@ -73,7 +74,7 @@ class TcpConnectionManagerPortTest {
         Gid b = gid("10.0.1.1");
         Gid c = gid("fd00::1");
         DeviceContext two = ports(2, Map.of(1, List.of(a), 2, List.of(b, c)));
-        assertEquals(2, TcpConnectionManager.portCount(two));
+        assertEquals(2, two.portCount());
         assertEquals(new TcpConnectionManager.Source(1, 0, a), TcpConnectionManager.source(two, a));
         assertEquals(new TcpConnectionManager.Source(2, 0, b), TcpConnectionManager.source(two, b));
         assertEquals(new TcpConnectionManager.Source(2, 1, c), TcpConnectionManager.source(two, c));
@@ -83,7 +84,7 @@ class TcpConnectionManagerPortTest {
         assertEquals(new TcpConnectionManager.Source(1, 0, b), TcpConnectionManager.source(both, b));
         // a provider without device attributes has port 1 only: port 2's table is not asked for
         DeviceContext silent = ports(0, Map.of(1, List.of(a)));
-        assertEquals(1, TcpConnectionManager.portCount(silent));
+        assertEquals(1, silent.portCount());
         assertNull(TcpConnectionManager.source(silent, b));
     }
 
@@ -101,7 +102,7 @@ class TcpConnectionManagerPortTest {
              CompletionQueue scq = s.createCq(16); CompletionQueue ccq = c.createCq(16);
              QueuePair sqp = spd.createQp(QpInitAttr.rc(scq)); QueuePair cqp = cpd.createQp(QpInitAttr.rc(ccq));
              Listener l = s.connectionManager().listen(new InetSocketAddress(LO, 0))) {
-            assertEquals(1, TcpConnectionManager.portCount(s));
+            assertEquals(1, s.portCount());
             cqp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(0));
             CompletableFuture<Connection> accepted = CompletableFuture.supplyAsync(() -> {
                 ConnectRequest r = l.poll(Duration.ofSeconds(10));
