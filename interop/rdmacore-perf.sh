@@ -20,6 +20,9 @@
 #      JVM's JIT warm-up falls in the first margin. The bw tests then report no peak, the lat tests perftest's
 #      duration table (the ratio is then of t_avg, not t_typical). Keep SEC well under the client's 200 s bound
 #      less the JVM's start in a guest (25-60 s).
+#      EVENTS=1 adds -e (perftest's events mode: each wait for a completion sleeps on the completion channel)
+#      to both sides of every run; perftest refuses it with the WRITE tests and with -D, so give tests without
+#      write_* and N_BW/N_LAT instead of DURATION.
 # Needs root (vm.sh) and python3. Exit status 0 when every run completed.
 set -euo pipefail
 
@@ -46,7 +49,7 @@ rdmacore_guests 2 rdmacore
 mkdir -p "$OUT"
 { "$VM" exec 1 'uname -r; rdma link show; dpkg-query -W libibverbs1 perftest'
   echo "host: $(uptime)"; echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet || echo +dirty)"
-  echo "WARMUP=${WARMUP:-0} DURATION=${DURATION:-} MARGIN=${MARGIN:-}"
+  echo "WARMUP=${WARMUP:-0} DURATION=${DURATION:-} MARGIN=${MARGIN:-} EVENTS=${EVENTS:-0}"
 } > "$OUT/guest.txt"
 G1=10.77.0.11 G2=10.77.0.12
 JRDMA="$(rdmacore_jrdma rdmacore) perf"
@@ -62,6 +65,10 @@ for t in "${tests[@]}"; do
         copt="-d rxe0 -x 1 -s $s -n $n"
     fi
     [ "${WARMUP:-0}" = 1 ] && [[ $t == *_bw ]] && copt="$copt --perform_warm_up"
+    if [ "${EVENTS:-0}" = 1 ]; then
+        [[ $t == write_* ]] && { echo "rdmacore-perf.sh: EVENTS=1: perftest has no -e for $t (WRITE verb)" >&2; exit 2; }
+        copt="$copt -e"
+    fi
     for r in $(seq 1 "$rounds"); do
         # jrdma client in g1 -> C server in g2, and its baseline: C client in g1 -> C server in g2
         rdmacore_pair "$C_TOOLS" 2 "ib_$t $copt" 1 "ib_$t $copt $G2" "$OUT/$t-r$r-C-client" || rc=1

@@ -88,7 +88,8 @@ public final class PerfCommand {
             .option('R', "rdma_cm", null, "exchange and connect through rdma_cm, as perftest -R (iWARP devices)")
             .option('z', "comm_rdma_cm", null, "not supported (use -R)")
             .option('b', "bidirectional", null, "not supported yet")
-            .option('e', "events", null, "not supported")
+            .option('e', "events", null, "sleep on CQ events instead of polling (as perftest -e): send, read and atomic"
+                    + " tests, not with -D")
             .option((char) 0, "dont_xchg_versions", null, "not supported")
             .option((char) 0, "loopback", null, "run server and client in this process over 127.0.0.1")
             .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30); a server"

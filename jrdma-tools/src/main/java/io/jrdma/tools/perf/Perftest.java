@@ -114,6 +114,8 @@ final class Perftest {
     private ProtectionDomain pd;
     private CompletionQueue sendCq;
     private CompletionQueue recvCq;
+    /** {@code -e}: the completion channel of both CQs, which a wait sleeps on; null when polling */
+    private io.jrdma.verbs.CompletionChannel events;
     private QueuePair[] qps;
     /** {@code --use-srq}: the one SRQ every QP takes its receives from, else null */
     private io.jrdma.verbs.SharedReceiveQueue srq;
@@ -143,6 +145,9 @@ final class Perftest {
     long creditWrites;
     /** Requests of {@code --perform_warm_up} posted and completed (a test's way to see the warm-up). */
     long warmUpRequests;
+    /** {@code -e}: the CQ events a wait woke to, and the sleeps on the channel (both for tests) */
+    long cqEvents;
+    long eventWaits;
 
     private final WorkCompletion[] wcs = new WorkCompletion[POLL_BATCH];
     private final WorkCompletion[] creditWcs = new WorkCompletion[POLL_BATCH];
@@ -177,10 +182,13 @@ final class Perftest {
         }
     }
 
-    /** @return the threading mode of this side: only the sides with nothing to do but serve RDMA run DEDICATED */
-    static ThreadingMode mode(PerfTest t, boolean server) {
+    /**
+     * @return the threading mode of this side: only the sides with nothing to do but serve RDMA run DEDICATED, and
+     *         every side with {@code -e}, whose thread sleeps while the engine's runs the transport
+     */
+    static ThreadingMode mode(PerfTest t, boolean server, boolean events) {
         boolean passive = server && t != PerfTest.SEND_BW && t != PerfTest.SEND_LAT && t != PerfTest.WRITE_LAT;
-        return passive ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
+        return passive || events ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
     }
 
     void run() {
@@ -267,7 +275,7 @@ final class Perftest {
 
     /** @param peer the client's server address, resolved once by {@link #run()}; null on a server */
     private void run(Device dev, SideChannel early, InetAddress peer) {
-        ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server))
+        ctx = dev.open(DeviceOptions.defaults().withThreadingMode(mode(test, server, o.events()))
                 .withIdleStrategy(IdleStrategy.BACKOFF).with(SoftRoceOptions.defaults().withAnyIpv4Id(true)));
         try {
             String warning = warnPort && !rdmaCm ? Roce.portWarning(ctx) : null;
@@ -345,7 +353,7 @@ final class Perftest {
                 setUpConnection(table);
                 out.println(PerftestReport.header(new PerftestReport.Info(test, o.cmpSwap(), dev.name(), o.numQps(),
                         o.disablePcir(), !server, o.txDepth(), o.rxDepth(), o.cqMod(), mtu.bytes(), gidIndex,
-                        o.inlineSize(), o.outstandingReads(), rdmaCm, srq != null))
+                        o.inlineSize(), o.outstandingReads(), rdmaCm, srq != null, o.events()))
                         .replace(" Connection type : RC\t", " Connection type : " + o.connection() + "\t"));
                 out.flush();
                 switch (test) {
@@ -504,8 +512,19 @@ final class Perftest {
             default -> 0;
         };
         mr = pd.register(buf, access);
-        sendCq = ctx.createCq(o.txDepth() * n + 16);
-        recvCq = test.isSend() ? ctx.createCq(o.rxDepth() * n + 16) : sendCq;
+        if (o.events()) {
+            // ctx_init's use_event: the CQs on a completion channel, each armed once before its first poll; a wait then
+            // re-arms the CQ whose event it took before it polls again (emptyPoll)
+            events = ctx.createCompletionChannel();
+        }
+        sendCq = ctx.createCq(o.txDepth() * n + 16, events);
+        recvCq = test.isSend() ? ctx.createCq(o.rxDepth() * n + 16, events) : sendCq;
+        if (events != null) {
+            sendCq.requestNotify(false);
+            if (recvCq != sendCq) {
+                recvCq.requestNotify(false);
+            }
+        }
         int qpAccess = switch (test.opcode) {
             case RDMA_WRITE -> Access.REMOTE_WRITE;
             case RDMA_READ -> Access.REMOTE_READ;
@@ -1100,7 +1119,7 @@ final class Perftest {
                 if (dur ? totccnt < totscnt : totccnt < tot) {
                     int ne = sendCq.poll(wcs);
                     if (ne == 0) {
-                        dog.idle();
+                        emptyPoll();
                         idle = true;
                         continue;
                     }
@@ -1205,7 +1224,7 @@ final class Perftest {
             while (left > 0) {
                 int ne = sendCq.poll(wcs);
                 if (ne == 0) {
-                    dog.idle();
+                    emptyPoll();
                     continue;
                 }
                 dog.progress();
@@ -1284,7 +1303,7 @@ final class Perftest {
             }
             int ne = recvCq.poll(wcs);
             if (ne == 0) {
-                dog.idle();
+                emptyPoll();
                 if (dur && rcnt > 0 && clock.advance(System.nanoTime()) == PerftestDuration.END) {
                     break;
                 }
@@ -1352,7 +1371,7 @@ final class Perftest {
     private void reapCreditWrites(long[] scredit) {
         int ne = sendCq.poll(creditWcs); // not wcs: the receive loop is still going through those
         if (ne == 0) {
-            dog.idle();
+            emptyPoll();
             return;
         }
         dog.progress();
@@ -1538,7 +1557,7 @@ final class Perftest {
                 int spins = 0;
                 boolean ended = false;
                 while (recvCq.poll(wcs[0]) == 0) {
-                    dog.idle();
+                    emptyPoll();
                     if (dur && endedWhileWaiting(++spins)) {
                         ended = true;
                         break;
@@ -1600,7 +1619,7 @@ final class Perftest {
     private boolean awaitSendOrEnd(long scnt, long ccnt) {
         int spins = 0;
         while (sendCq.poll(wcs[0]) == 0) {
-            dog.idle();
+            emptyPoll();
             if (endedWhileWaiting(++spins)) {
                 return false;
             }
@@ -1615,13 +1634,36 @@ final class Perftest {
 
     private void awaitSend(long scnt, long ccnt) {
         while (sendCq.poll(wcs[0]) == 0) {
-            dog.idle();
+            emptyPoll();
         }
         dog.progress();
         if (wcs[0].status() != WcStatus.SUCCESS) {
             throw new PerfFailure("Completion with error at " + (server ? "server" : "client") + ": "
                     + failure(wcs[0]) + " (scnt=" + scnt + ", ccnt=" + ccnt + ")");
         }
+    }
+
+    /** {@code -e}: the longest one sleep on the channel lasts before the watchdog (and a -D clock) is looked at. */
+    private static final java.time.Duration EVENT_SLICE = java.time.Duration.ofMillis(100);
+
+    /**
+     * A poll that found nothing. Polling: the watchdog counts it and the loop polls again. With {@code -e}, perftest's
+     * {@code ctx_notify_events}: sleep on the channel until a CQ has an event, then re-arm that CQ before the next
+     * poll, so that a completion after the re-arm raises the next event and one before it is found by that poll; at
+     * most {@link #EVENT_SLICE} at a time.
+     */
+    private void emptyPoll() {
+        if (events == null) {
+            dog.idle();
+            return;
+        }
+        eventWaits++;
+        CompletionQueue cq = events.await(EVENT_SLICE);
+        if (cq != null) {
+            cqEvents++;
+            cq.requestNotify(false);
+        }
+        dog.check();
     }
 
     private static String failure(WorkCompletion wc) {
@@ -1668,6 +1710,7 @@ final class Perftest {
             close(recvCq);
         }
         close(sendCq);
+        close(events); // after its CQs
         close(pd);
         if (arena != null) {
             arena.close();

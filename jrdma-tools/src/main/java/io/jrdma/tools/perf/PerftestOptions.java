@@ -51,13 +51,15 @@ import java.util.List;
  * @param durationSec {@code -D}: perftest's duration mode, SEC seconds per run (0: {@code iters} iterations)
  * @param marginSec   {@code --margin}: with -D, the seconds at each end of the run that are not measured (perftest:
  *                    default duration/4)
+ * @param events      {@code -e}: each wait for a completion sleeps on the CQs' completion channel instead of polling
+ *                    (perftest's {@code use_event}); not with the WRITE tests or {@code -D}, as perftest
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int ibPort, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
                               int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq,
-                              boolean warmUp, int durationSec, int marginSec) {
+                              boolean warmUp, int durationSec, int marginSec, boolean events) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -138,14 +140,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, ibPort, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
                 newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq, warmUp, durationSec,
-                marginSec);
+                marginSec, events);
     }
 
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, newDevice, ibPort, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp, durationSec, marginSec);
+                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp, durationSec, marginSec, events);
     }
 
     /** Why {@code -R} is refused on a device that is neither iWARP nor RoCE, or when no iWARP device is there. */
@@ -174,9 +176,6 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         boolean rdmaCm = p.has("rdma_cm");
         if (p.has("bidirectional")) {
             throw new ArgParser.UsageException("option -b/--bidirectional is not supported yet");
-        }
-        if (p.has("events")) {
-            throw new ArgParser.UsageException("option -e/--events is not supported: jrdma polls");
         }
         if (p.has("dont_xchg_versions")) {
             throw new ArgParser.UsageException("option --dont_xchg_versions is not supported: perftest 4.5 then"
@@ -309,9 +308,19 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         if (send && rx % 2 == 1 && !all) {
             rx++; // perftest: "WA for a bug when rx_depth is odd in SEND"
         }
+        boolean events = p.has("events");
+        if (events && test.opcode == io.jrdma.verbs.WrOpcode.RDMA_WRITE) {
+            throw new ArgParser.UsageException("option -e/--events: Events feature not available on WRITE verb (as"
+                    + " perftest: write_lat and write_bw wait on memory or poll; run send_*, read_* or atomic_* with -e)");
+        }
+        if (events && duration) {
+            throw new ArgParser.UsageException("option -e/--events: Duration mode doesn't work with events (as"
+                    + " perftest): give -n instead of -D");
+        }
         boolean cqModAsked = p.has("cq-mod");
         int cqMod = (int) num(p, "cq-mod", 'Q', 1, 1024, DEF_CQ_MOD);
-        if (size > MSG_SIZE_CQ_MOD_LIMIT && !all && !cqModAsked) {
+        // perftest keeps its CQ moderation with -e ("a lot of processes with use_event leads to bugs")
+        if (size > MSG_SIZE_CQ_MOD_LIMIT && !all && !cqModAsked && !events) {
             cqMod = 1;
         }
         if (cqMod > tx) {
@@ -349,7 +358,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, ibPort, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"), durationSec, marginSec);
+                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"), durationSec, marginSec, events);
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

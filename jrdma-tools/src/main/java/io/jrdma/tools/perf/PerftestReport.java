@@ -25,10 +25,20 @@ final class PerftestReport {
     private PerftestReport() {
     }
 
-    /** What the test header shows; {@code rdmaCm}: {@code -R} over iWARP; {@code useSrq}: {@code --use-srq}. */
+    /**
+     * What the test header shows; {@code rdmaCm}: {@code -R} over iWARP; {@code useSrq}: {@code --use-srq};
+     * {@code events}: {@code -e}.
+     */
     record Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
                 int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads,
-                boolean rdmaCm, boolean useSrq) {
+                boolean rdmaCm, boolean useSrq, boolean events) {
+        Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
+             int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads, boolean rdmaCm,
+             boolean useSrq) {
+            this(test, cmpSwap, device, numQps, disablePcir, client, txDepth, rxDepth, cqMod, mtuBytes, gidIndex,
+                    inline, outReads, rdmaCm, useSrq, false);
+        }
+
         Info(PerfTest test, boolean cmpSwap, String device, int numQps, boolean disablePcir, boolean client,
              int txDepth, int rxDepth, int cqMod, int mtuBytes, int gidIndex, int inline, int outReads, boolean rdmaCm) {
             this(test, cmpSwap, device, numQps, disablePcir, client, txDepth, rxDepth, cqMod, mtuBytes, gidIndex,
@@ -52,6 +62,9 @@ final class PerftestReport {
             sb.append(i.cmpSwap() ? "CMP_AND_SWAP" : "FETCH_AND_ADD").append(' ');
         }
         sb.append(t.isBw() ? "BW " : "Latency ").append("Test\n");
+        if (i.events()) {
+            sb.append(" Test with events. Using ").append(i.device()).append("_comp0\n"); // perftest's eq_num: 0
+        }
         sb.append(" Dual-port       : OFF\t\tDevice         : ").append(i.device()).append('\n');
         sb.append(" Number of qps   : ").append(i.numQps()).append("\t\tTransport type : ")
                 .append(i.rdmaCm() && !i.device().startsWith("roce_") ? "IW" : "IB").append('\n'); // -R over RoCE: IB

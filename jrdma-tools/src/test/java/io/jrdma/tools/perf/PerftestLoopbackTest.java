@@ -318,6 +318,46 @@ class PerftestLoopbackTest {
     }
 
     /**
+     * {@code -e} (perftest's use_event): the send, read and atomic tests run with every wait for a completion asleep on
+     * the CQs' completion channel: the sides that wait for completions (the client; in the send tests the server too)
+     * woke to CQ events, a passive server took none, and the header says so as perftest's does. The WRITE tests and
+     * {@code -D} refuse {@code -e} with perftest's words, and a large message keeps its CQ moderation, as perftest.
+     */
+    @Test
+    @Timeout(180)
+    void eventsSleepOnTheCompletionChannelInBothRoles() throws Exception {
+        for (String test : List.of("send_bw", "send_lat", "read_bw", "read_lat", "atomic_bw", "atomic_lat")) {
+            ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+            ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+            Perftest[] sides = runSides(new String[] {test, "-e", "-n", "200", "-d", "roce_lo", "--timeout", "20"},
+                    sOut, cOut, Perftest::run);
+            String out = cOut.toString(StandardCharsets.UTF_8);
+            String all = test + "\n" + sOut.toString(StandardCharsets.UTF_8) + out;
+            assertTrue(sides[1].cqEvents > 0 && sides[1].cqEvents <= sides[1].eventWaits,
+                    test + ": the client slept on the channel and woke to events: " + sides[1].cqEvents + " of "
+                            + sides[1].eventWaits + "\n" + all);
+            if (test.startsWith("send")) {
+                assertTrue(sides[0].cqEvents > 0, test + ": the server too\n" + all);
+            } else {
+                assertEquals(0, sides[0].eventWaits, test + ": a passive server waits for no completion\n" + all);
+            }
+            assertTrue(out.contains("\n Test with events. Using roce_lo_comp0\n"), all);
+            assertTrue(out.lines().anyMatch(l -> l.matches(" \\d+ +200 .*")), "a row of 200 iterations\n" + all);
+        }
+        for (String test : List.of("write_bw", "write_lat")) {
+            io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.jrdma.tools.ArgParser.UsageException.class, () -> PerfCommand.parsePerftest(test, "-e"));
+            assertTrue(e.getMessage().contains("Events feature not available on WRITE verb"), e.getMessage());
+        }
+        io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.jrdma.tools.ArgParser.UsageException.class, () -> PerfCommand.parsePerftest("send_bw", "-e", "-D",
+                        "4"));
+        assertTrue(e.getMessage().contains("Duration mode doesn't work with events"), e.getMessage());
+        assertEquals(100, PerfCommand.parsePerftest("send_bw", "-e", "-s", "65536").cqMod());
+        assertEquals(1, PerfCommand.parsePerftest("send_bw", "-s", "65536").cqMod());
+    }
+
+    /**
      * perftest's --perform_warm_up: a write, read or atomic bw client posts tx_depth requests per QP, and waits for
      * them, before each measured run (every size with -a); a server, and send_bw, take no part, as in perftest.
      */
