@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The shm data path allocates nothing per operation after warm-up: WRITE, READ, FETCH_ADD,
- * CMP_AND_SWP, SEND with immediate data into a posted receive, a SEND of many ring slots, and
+ * CMP_AND_SWP, SEND with immediate data into a posted receive (8 B INLINE and 64 B by the direct path,
+ * 20,000 B queued), a SEND of many ring slots, and
  * the receiver's completion, both engines driven from this thread (INVOKER).
  */
 class ShmAllocationTest {
