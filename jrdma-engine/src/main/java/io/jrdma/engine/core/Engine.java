@@ -131,15 +131,23 @@ public final class Engine {
 
     /** {@link #postDirect}'s answer when it did nothing: the post queues the request as usual. */
     public static final int DECLINED = Integer.MIN_VALUE;
+    /**
+     * {@link Transport#executeDirect}'s answer for a request it sent but that completes later (a SEND waits for its
+     * receiver's answer): it is kept as the send queue's head WQE ({@link Qp#keepDirect}), which the transport's
+     * service completes when the answer comes.
+     */
+    public static final int IN_FLIGHT = Integer.MIN_VALUE + 1;
     private static final WcStatus[] STATUS = WcStatus.values();
 
     /**
      * INVOKER mode, the posting thread, before the post fills a WQE (a QP that executes at post, one SGE, a
-     * one-sided request; {@link Qp#postSend} checked the request as for any post): when nothing is queued on the
-     * send queue before it, hands the request to {@link Transport#executeDirect}, which completes it here, from
-     * the work request itself: no WQE, no send-queue slot, no pass through the transport's service loop, and
+     * one-sided request or a SEND; {@link Qp#postSend} checked the request as for any post): when nothing is queued
+     * on the send queue before it, hands the request to {@link Transport#executeDirect}, which completes it here,
+     * from the work request itself: no WQE, no send-queue slot, no pass through the transport's service loop, and
      * the order of the send queue is kept because it is empty. The completion (when signaled, or on an error) is
-     * pushed here and an error moves the QP to ERROR, as the service loop's retire does.
+     * pushed here and an error moves the QP to ERROR, as the service loop's retire does. A SEND is sent here the same
+     * way but completes when its receiver answers: the transport keeps it as the queue's head WQE
+     * ({@link #IN_FLIGHT}), and the QP goes on the active list, whose service completes it.
      *
      * @return 0 when the request was executed (its completion is pushed, or it was unsignaled), or {@link #DECLINED}
      *         when the post must queue it (another thread drives the engine, requests are queued, the QP is not in
@@ -156,6 +164,10 @@ public final class Engine {
             int st = transport.executeDirect(qp, wr, op, length);
             if (st == DECLINED) {
                 return DECLINED;
+            }
+            if (st == IN_FLIGHT) {
+                schedule(qp); // the service reads the answer
+                return 0;
             }
             boolean ok = st == 0; // WcStatus.SUCCESS
             if (!ok || qp.init.sqSigAll() || (wr.flags() & io.jrdma.verbs.SendFlags.SIGNALED) != 0) {

@@ -144,10 +144,13 @@ public abstract class Qp implements QueuePair {
 
     /**
      * The requests a post may hand to {@link Engine#postDirect} (one SGE, some bytes, on a QP that executes at
-     * post): the one-sided ones, which a transport with {@link Transport#executeDirect} completes in the post.
+     * post): the one-sided ones, which a transport with {@link Transport#executeDirect} completes in the post, and
+     * the SENDs, which it sends in the post and keeps as the send queue's head WQE ({@link #keepDirect}) until
+     * their answer comes.
      */
     private static final int DIRECT_OPS = 1 << WrOpcode.RDMA_WRITE.ordinal() | 1 << WrOpcode.RDMA_READ.ordinal()
-            | 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal() | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
+            | 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal() | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal()
+            | 1 << WrOpcode.SEND.ordinal() | 1 << WrOpcode.SEND_WITH_IMM.ordinal() | 1 << WrOpcode.SEND_WITH_INV.ordinal();
 
     // ---- engine scheduling ----
     public boolean active;
@@ -301,7 +304,10 @@ public abstract class Qp implements QueuePair {
         if (inline && (op == WrOpcode.RDMA_READ || op.isAtomic() || length > init.maxInlineData())) {
             return Errno.EINVAL.value();
         }
-        if (executeAtPost && numSge == 1 && length > 0 && length <= Integer.MAX_VALUE && (DIRECT_OPS & (1 << op.ordinal())) != 0) {
+        // only with nothing queued (read here as a hint, so that a post behind queued requests, as in a stream of
+        // SENDs, does not claim the engine twice; postDirect tests it again while it holds the engine)
+        if (executeAtPost && numSge == 1 && length > 0 && length <= Integer.MAX_VALUE
+                && (DIRECT_OPS & (1 << op.ordinal())) != 0 && sqConsumer == sqProducer) {
             int rc = context.engine.postDirect(this, wr, op, (int) length);
             if (rc != Engine.DECLINED) {
                 return rc;
@@ -368,6 +374,41 @@ public abstract class Qp implements QueuePair {
             ringDoorbell();
         }
         return 0;
+    }
+
+    /**
+     * The posting thread, driving the engine with this QP's send queue empty ({@link Engine#postDirect}): the
+     * request a transport sends from the work request itself, kept in the queue's next WQE for what must outlive
+     * the post: its completion when the answer comes, and a resend (an RNR) from its one SGE, whose region the
+     * transport checked ({@code mr}; null for INLINE data, which the caller copies into the WQE's inline area).
+     * It fills only what the transport's service reads for a SEND of one SGE; {@link #publishKept} then queues it.
+     * Allocation-free.
+     *
+     * @return the WQE, not yet published
+     */
+    public Wqe keepDirect(SendWorkRequest wr, WrOpcode op, int length, Mr mr) {
+        Wqe w = sq[(int) (sqProducer & sqMask)];
+        w.wrId = wr.wrId();
+        w.opcode = op;
+        w.flags = wr.flags();
+        w.signaled = init.sqSigAll() || (w.flags & SendFlags.SIGNALED) != 0;
+        w.numSge = 1;
+        w.sgeAddr[0] = wr.sgeAddr(0);
+        w.sgeLength[0] = length;
+        w.sgeLkey[0] = wr.sgeLkey(0);
+        w.sgeMr[0] = mr;
+        w.inline = mr == null;
+        w.imm = wr.imm();
+        w.length = length;
+        w.validated = true; // its SGE was checked by the transport (Sgl.validate's check)
+        w.started = false;
+        w.localError = -1;
+        return w;
+    }
+
+    /** Publishes the WQE {@link #keepDirect} filled: the send queue's head, already under way. */
+    public void publishKept() {
+        SQ_PRODUCER.setRelease(this, sqProducer + 1); // acquire partner: the transport's service
     }
 
     /** Posting thread: checks a BIND_MW or REG_MR's objects and copies them into the WQE (LOCAL_INV's key is imm). */

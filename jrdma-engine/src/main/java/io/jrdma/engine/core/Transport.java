@@ -72,12 +72,15 @@ public interface Transport {
 
     /**
      * The posting thread, driving the engine ({@link Engine#postDirect}): executes a one-sided request (RDMA
-     * WRITE, READ or an atomic with one SGE of {@code length > 0} bytes; the QP is in RTS and its send queue is
-     * empty) from the work request itself, when the transport can complete it at once. It checks the local key
-     * as {@link Sgl#validate} would and returns {@link Engine#DECLINED} without any effect when that check fails
-     * (the queued path then completes it with its error) or when it cannot take the request.
+     * WRITE, READ or an atomic) or a SEND (with immediate data, with invalidate), with one SGE of
+     * {@code length > 0} bytes, the QP in RTS and its send queue empty, from the work request itself, when the
+     * transport can complete it at once, or send it at once and complete it later: it then keeps the request as
+     * the queue's head WQE ({@link Qp#keepDirect}, {@link Qp#publishKept}) and returns {@link Engine#IN_FLIGHT}.
+     * It checks the local key as {@link Sgl#validate} would and returns {@link Engine#DECLINED} without any effect
+     * when that check fails (the queued path then completes it with its error) or when it cannot take the request.
      *
-     * @return the completion status's ordinal, or {@link Engine#DECLINED}; the default declines everything
+     * @return the completion status's ordinal, {@link Engine#IN_FLIGHT} or {@link Engine#DECLINED}; the default
+     *         declines everything
      */
     default int executeDirect(Qp qp, io.jrdma.verbs.SendWorkRequest wr, io.jrdma.verbs.WrOpcode op, int length) {
         return Engine.DECLINED;

@@ -875,19 +875,23 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /**
-     * The posting thread, driving the engine ({@link io.jrdma.engine.core.Engine#postDirect}): a one-sided request
-     * of one SGE done from the work request itself (docs/shm-design.md, "The direct path"), with the checks of
-     * {@link Sgl#validate} and of {@link #oneSided}, and the same counters.
-     */
     @Override
     public boolean remoteWritesNeedEngine() {
         return false; // a peer's WRITE is its own store into the shared buffer
     }
 
+    /**
+     * The posting thread, driving the engine ({@link io.jrdma.engine.core.Engine#postDirect}): a one-sided request
+     * of one SGE done from the work request itself (docs/shm-design.md, "The direct path"), with the checks of
+     * {@link Sgl#validate} and of {@link #oneSided}, and the same counters; a SEND sent from it ({@link #sendDirect}).
+     */
     @Override
     public int executeDirect(Qp q, SendWorkRequest wr, WrOpcode op, int length) {
         ShmQp qp = (ShmQp) q;
+        if (op != WrOpcode.RDMA_WRITE && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM
+                || op == WrOpcode.SEND_WITH_INV)) { // the WRITE's own path first: one test more, not four
+            return sendDirect(qp, wr, op, length);
+        }
         long la = wr.sgeAddr(0);
         Mr mr = context.keys.lookupLocal(wr.sgeLkey(0));
         if (mr == null || !mr.permits(qp.pd, op == WrOpcode.RDMA_WRITE ? 0 : Access.LOCAL_WRITE, la, length)) {
@@ -1114,7 +1118,6 @@ final class ShmTransport implements Transport {
             qp.sendOffset = 0;
             qp.sendWritten = false;
         }
-        MemorySegment pc = qp.peer.ctrl;
         long pa = qp.peer.ctrlAddr; // the data path's accesses go through ALL (offsets from the layout)
         boolean writeImm = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
         long total = writeImm ? 0 : w.length;
@@ -1127,33 +1130,7 @@ final class ShmTransport implements Transport {
                     break; // the ring is full: the receiver has not read that far yet
                 }
             }
-            long s = qp.peerRing + (pos & MASK) * Ctrl.SLOT;
-            int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
-            if (n <= Ctrl.INLINE) {
-                gather(w, qp.sendOffset, n, pa + s + Ctrl.S_INLINE); // in the header's own line
-            } else {
-                Sgl.gather(w, qp.sendOffset, n, pc, s + Ctrl.SLOT_HEADER);
-            }
-            if (writeImm) {
-                ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_TOTAL, w.length);
-            }
-            boolean last = qp.sendOffset + n == total;
-            int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
-                    | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
-                    | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
-                    | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
-            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
-            // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
-            // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
-            LONG.setVolatile(ALL, pa + s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
-            engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
-            engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
-            qp.sendOffset += n;
-            qp.ringWrite = pos + 1;
-            qp.sendWritten = last;
-            notify(qp, pc);
-            if (last) {
+            if (writeSlot(qp, w, pos, (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset), total, writeImm)) {
                 return PENDING; // just written: its result is read from the next service on
             }
         }
@@ -1197,6 +1174,92 @@ final class ShmTransport implements Transport {
             return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
         }
         return PENDING;
+    }
+
+    /**
+     * Writes the head SEND's next chunk, {@code n} bytes from {@code qp.sendOffset} of its {@code total}, into the
+     * peer's ring at position {@code pos} (the caller checked the room), publishes it and tells the receiver.
+     *
+     * @return true when it was the message's last chunk
+     */
+    private boolean writeSlot(ShmQp qp, Wqe w, long pos, int n, long total, boolean writeImm) {
+        long pa = qp.peer.ctrlAddr; // the data path's accesses go through ALL (offsets from the layout)
+        long s = qp.peerRing + (pos & MASK) * Ctrl.SLOT;
+        if (n <= Ctrl.INLINE) {
+            gather(w, qp.sendOffset, n, pa + s + Ctrl.S_INLINE); // in the header's own line
+        } else {
+            Sgl.gather(w, qp.sendOffset, n, qp.peer.ctrl, s + Ctrl.SLOT_HEADER);
+        }
+        if (writeImm) {
+            ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_TOTAL, w.length);
+        }
+        boolean last = qp.sendOffset + n == total;
+        int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
+                | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
+                | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
+                | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
+        ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
+        ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
+        // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
+        // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
+        LONG.setVolatile(ALL, pa + s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
+        engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
+        engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
+        qp.sendOffset += n;
+        qp.ringWrite = pos + 1;
+        qp.sendWritten = last;
+        notify(qp, qp.peer.ctrl);
+        return last;
+    }
+
+    /**
+     * The posting thread, driving the engine, the send queue empty ({@link #executeDirect}): a SEND (with
+     * immediate data, with invalidate) of one SGE that fits one slot, written into the peer's ring from the work
+     * request itself, with the checks and counters of the queued path ({@link Sgl#validate}, {@link #send}). The
+     * request is kept as the send queue's head WQE, already under way ({@code sending}, every chunk written), so
+     * the service that follows only reads its result, as for a queued SEND whose slot it wrote: the completion
+     * when it says DONE, a resend from the WQE after an RNR, a NAK's error, the flush if the QP fails meanwhile.
+     * INLINE data is copied into the WQE's inline area as the post would have (the application may reuse its
+     * buffer at once; a resend reads the copy).
+     *
+     * @return {@link Engine#IN_FLIGHT}, or {@link Engine#DECLINED} (nothing written) when the queued path must take
+     *         it: a local key it cannot use here (the queued path completes it with LOC_PROT_ERR, or takes an
+     *         INLINE source another region of the PD covers), a message of more than one slot, a peer QP that takes
+     *         no requests (the queued path waits out the retries), a ring with no room
+     */
+    private int sendDirect(ShmQp qp, SendWorkRequest wr, WrOpcode op, int length) {
+        if (length > Ctrl.CHUNK) {
+            return Engine.DECLINED;
+        }
+        long la = wr.sgeAddr(0);
+        Mr mr = context.keys.lookupLocal(wr.sgeLkey(0));
+        if (mr == null || !mr.permits(qp.pd, 0, la, length) || !peerQpLive(qp)) {
+            return Engine.DECLINED;
+        }
+        long pos = qp.ringWrite;
+        if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
+            // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
+            qp.ringReadSeen = (long) LONG.getAcquire(ALL, qp.peer.ctrlAddr + qp.peerResp + Ctrl.R_READ);
+            if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
+                return Engine.DECLINED;
+            }
+        }
+        boolean inline = (wr.flags() & io.jrdma.verbs.SendFlags.INLINE) != 0;
+        Wqe w = qp.keepDirect(wr, op, length, inline ? null : mr);
+        if (inline) {
+            if (length == 8) { // one load and one store, as the post's copy (perftest's latency tests post 8 B INLINE)
+                w.inlineArea.set(ValueLayout.JAVA_LONG_UNALIGNED, 0,
+                        mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, la - mr.address));
+            } else {
+                MemorySegment.copy(mr.segment, la - mr.address, w.inlineArea, 0, length);
+            }
+        }
+        qp.sending = true;
+        qp.msg++; // a new number for each try: a result for an earlier try never matches it
+        qp.sendOffset = 0;
+        writeSlot(qp, w, pos, length, length, false);
+        qp.publishKept();
+        return Engine.IN_FLIGHT;
     }
 
     /**

@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The shm data path allocates nothing per operation after warm-up: WRITE, READ, FETCH_ADD,
- * CMP_AND_SWP, SEND with immediate data into a posted receive, a SEND of many ring slots, and
+ * CMP_AND_SWP, SEND with immediate data into a posted receive (8 B INLINE and 64 B by the direct path,
+ * 20,000 B queued), a SEND of many ring slots, and
  * the receiver's completion, both engines driven from this thread (INVOKER).
  */
 class ShmAllocationTest {
@@ -41,7 +42,7 @@ class ShmAllocationTest {
     private void round(ShmPair p, int i) {
         long raddr = p.b.mr.address();
         int rkey = p.b.mr.rkey();
-        switch (i % 6) {
+        switch (i % 7) {
             case 0 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(0, p.a.mr, 0, 4096).remote(raddr + 4096, rkey));
             case 1 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
@@ -51,9 +52,11 @@ class ShmAllocationTest {
             case 3 -> p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.ATOMIC_CMP_AND_SWP)
                     .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 16384, 8).remote(raddr, rkey).atomic(0, 1));
             default -> {
+                // 64 B and an 8 B INLINE message: the direct path, straight from the post; 20,000 B: three slots, queued
+                int len = i % 7 == 4 ? 64 : i % 7 == 5 ? 20_000 : 8;
                 p.b.qp.postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, 65536, 65536));
-                p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
-                        .sge(0, p.a.mr, 0, i % 6 == 4 ? 64 : 20_000).imm(i));
+                p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND_WITH_IMM)
+                        .flags(SendFlags.SIGNALED | (len == 8 ? SendFlags.INLINE : 0)).sge(0, p.a.mr, 0, len).imm(i));
                 await(p, p.b.cq);
             }
         }

@@ -22,8 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * INVOKER mode: a post runs the send queue in the posting thread (docs/shm-design.md, "Performance"), so a
- * WRITE, READ or atomic completes inside {@code postSend}, in the send queue's order, and never at the same
- * time as a duty cycle another thread runs.
+ * WRITE, READ or atomic completes inside {@code postSend}, and a SEND with nothing queued is written into the
+ * peer's ring there (the direct SEND), in the send queue's order, and never at the same time as a duty cycle
+ * another thread runs.
  */
 class ShmPostTimeTest {
     private final SendWorkRequest wr = new SendWorkRequest();
@@ -214,6 +215,180 @@ class ShmPostTimeTest {
             poller.join(55_000);
             assertNull(failed.get());
             assertEquals(n, p.b.buf.get(ValueLayout.JAVA_LONG, 0), "every FETCH_ADD once");
+        }
+    }
+
+    // ---------------------------------------------------------------- the direct SEND (docs/shm-design.md)
+
+    /**
+     * A SEND posted while a WRITE waits at the head of the send queue (its target QP came up only after the WRITE
+     * was posted) does not take the direct path: the WRITE's bytes are in the target's memory before the SEND's
+     * receive completes there, and the sender's completions come in the queue's order. Polling b alone runs no
+     * engine of a's: a SEND that went straight into the ring would complete the receive with the WRITE still queued.
+     */
+    @Test
+    void aSendBehindAQueuedWriteDoesNotOvertakeIt() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.b.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.ERROR));
+            p.b.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RESET));
+            p.a.buf.set(ValueLayout.JAVA_LONG, 1024, 0x5A5A5A5A5A5A5A5AL);
+            assertEquals(0, p.a.qp.postSend(op(WrOpcode.RDMA_WRITE, p, 1024, 8, 4096))); // nothing answers: it waits
+            assertEquals(0, pending(p.a));
+            ShmPair.connect(p.b, p.a, 7);
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(9).sge(0, p.b.mr, 8192, 64)));
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.b.cq.poll(wc) == 0) { // b's engine only
+                assertTrue(System.nanoTime() < deadline, "no receive completion within 10 s");
+            }
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(0x5A5A5A5A5A5A5A5AL, p.b.buf.get(ValueLayout.JAVA_LONG, 4096),
+                    "the SEND's receive completed before the WRITE queued ahead of it was done");
+            assertEquals(77, p.b.buf.get(ValueLayout.JAVA_LONG, 8192));
+            wc = p.await(p.a.cq);
+            assertEquals(WcOpcode.RDMA_WRITE, wc.opcode());
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            wc = p.await(p.a.cq);
+            assertEquals(WcOpcode.SEND, wc.opcode());
+            assertEquals(WcStatus.SUCCESS, wc.status());
+        }
+    }
+
+    /** A SEND posted with nothing queued completes only once its receiver consumed it, not when its slot is written. */
+    @Test
+    void aDirectSendCompletesOnlyOnceItsReceiverConsumedIt() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(9).sge(0, p.b.mr, 8192, 64)));
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).imm(5)));
+            WorkCompletion wc = new WorkCompletion();
+            for (int i = 0; i < 1000; i++) {
+                assertEquals(0, p.a.cq.poll(wc), "the SEND completed before its receiver's engine ran: " + wc);
+            }
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(5, r.imm());
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(2, wc.wrId());
+        }
+    }
+
+    /**
+     * A SEND sent by the direct path and refused for want of a receive (RNR) is sent again after the RNR timer
+     * with the bytes it was posted with: an INLINE one from the copy its post made (its source is overwritten at
+     * once, as an application may), the others from their region; 8 bytes travel in the slot's header line, 100
+     * and 1,000 after it.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"8, true", "8, false", "100, true", "1000, false"})
+    void aDirectSendRefusedForWantOfAReceiveIsSentAgainWithItsBytes(int size, boolean inline) {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            for (int k = 0; k < size; k++) {
+                p.a.buf.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 7 + 1));
+            }
+            byte[] sent = p.a.buf.asSlice(0, size).toArray(ValueLayout.JAVA_BYTE);
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(3).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED | (inline ? SendFlags.INLINE : 0)).sge(0, p.a.mr, 0, size)));
+            if (inline) {
+                p.a.buf.asSlice(0, size).fill((byte) 0xEE);
+            }
+            WorkCompletion wc = new WorkCompletion();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.b.ctx.counters().getOrDefault("send_rnr_err", 0L) < 2) { // refused, and refused again
+                p.a.ctx.progress();
+                p.b.ctx.progress();
+                assertEquals(0, p.a.cq.poll(wc), "a SEND completed with no receive posted: " + wc);
+                assertTrue(System.nanoTime() < deadline, "no RNR within 10 s");
+            }
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(9).sge(0, p.b.mr, 8192, 4096)));
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(3, wc.wrId());
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(size, r.byteLen());
+            assertEquals(-1, java.util.Arrays.mismatch(sent, p.b.buf.asSlice(8192, size).toArray(ValueLayout.JAVA_BYTE)),
+                    "the resent bytes are not the ones posted");
+        }
+    }
+
+    /** A direct SEND waiting for a receive (RNR, retried for ever) is flushed when its QP fails. */
+    @Test
+    void aDirectSendInFlightIsFlushedWhenTheQpFails() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(4).opcode(WrOpcode.SEND).flags(0).sge(0, p.a.mr, 0, 8)));
+            p.b.ctx.progress(); // RNR
+            p.a.ctx.progress();
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.ERROR));
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(WcStatus.WR_FLUSH_ERR, wc.status(), "an unsignaled SEND flushed completes with its error");
+            assertEquals(4, wc.wrId());
+            assertEquals(WcOpcode.SEND, wc.opcode());
+        }
+    }
+
+    /**
+     * SENDs posted on one thread while another drives both engines (it polls both CQs and posts b's receives): a
+     * post that finds the engine driven takes the queued path, one that claims it the direct path; every message
+     * arrives once and in order, and the SENDs complete in the order posted.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void sendsPostedOnOneThreadWhilePollingOnAnotherArriveInOrder() throws Exception {
+        int n = 50_000;
+        int depth = 32;
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            for (int k = 0; k < depth; k++) {
+                assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(k).sge(0, p.b.mr, 8192 + 64L * k, 64)));
+            }
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong completed = new java.util.concurrent.atomic.AtomicLong();
+            Thread poller = Thread.ofPlatform().name("poller").start(() -> {
+                WorkCompletion wc = new WorkCompletion();
+                RecvWorkRequest r = new RecvWorkRequest();
+                long received = 0;
+                long sends = 0;
+                long deadline = System.nanoTime() + 50_000_000_000L;
+                try {
+                    while (received < n || sends < n) {
+                        if (p.b.cq.poll(wc) != 0) {
+                            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                            int k = (int) wc.wrId();
+                            assertEquals(received % depth, k, "receives in the order posted");
+                            assertEquals(received, p.b.buf.get(ValueLayout.JAVA_LONG, 8192 + 64L * k), "messages in order");
+                            received++;
+                            assertEquals(0, p.b.qp.postRecv(r.reset().wrId(k).sge(0, p.b.mr, 8192 + 64L * k, 64)));
+                        }
+                        if (p.a.cq.poll(wc) != 0) {
+                            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                            assertEquals(sends, wc.wrId(), "SEND completions in the send queue's order");
+                            sends++;
+                            completed.set(sends);
+                        }
+                        assertTrue(System.nanoTime() < deadline, "only " + received + " received, " + sends + " completed");
+                    }
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            });
+            SendWorkRequest w = new SendWorkRequest();
+            long deadline = System.nanoTime() + 50_000_000_000L;
+            for (int i = 0; i < n && failed.get() == null; ) {
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, i);
+                w.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED | SendFlags.INLINE).sge(0, p.a.mr, 0, 8);
+                // at most 32 SENDs not yet completed: the send queue (64) and the CQ (256) never fill
+                int rc = i - completed.get() < depth ? p.a.qp.postSend(w) : -1;
+                if (rc == 0) {
+                    i++;
+                } else {
+                    Thread.onSpinWait(); // the poller completes SENDs
+                    assertTrue(System.nanoTime() < deadline, "no room within 50 s");
+                }
+            }
+            poller.join(55_000);
+            assertNull(failed.get());
         }
     }
 }
