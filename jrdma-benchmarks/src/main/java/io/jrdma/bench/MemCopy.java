@@ -12,9 +12,8 @@ import java.lang.foreign.MemorySegment;
  *
  * The warm-up lasts {@code warm} seconds and then goes on (at most {@value #WARM_MAX_NANOS} ns more) until the JVM's
  * JIT compiler threads ran less than 2% of a core over the last 0.1 s (Linux: their time on a CPU from
- * {@code /proc/self/task}), as {@code jrdma perf}'s bandwidth warm-up does: the first size of a run used to be measured
- * while the JIT still compiled the JVM's start, 5-9% below the same copy measured later in the same JVM
- * (docs/shm-design.md, "Bandwidth against the copy").
+ * {@code /proc/self/task}), as {@code jrdma perf}'s bandwidth warm-up does, so that neither side of a comparison is
+ * measured while its JIT works (docs/shm-design.md, "Bandwidth against the copy").
  *
  * <pre>MemCopy sizes=4096,65536,1048576 [secs=1] [warm=0.3] [span=perf|size]</pre>
  * prints one {@code RESULT memcopy size=S gbps=... ns_per_copy=... span=B jit_ms=J} per size
