@@ -130,6 +130,7 @@ public final class ShmBwPair {
                 System.out.println("LISTENING " + dir);
                 System.out.flush();
                 String[] peer = await(theirs, deadline);
+                Files.deleteIfExists(file); // the client mapped it before it answered: no name left behind
                 connect(qp, peer);
                 publish(ready, "1");
                 while (!Files.exists(done)) { // the client measures meanwhile; this thread sleeps
@@ -140,14 +141,14 @@ public final class ShmBwPair {
                 }
             } else {
                 String[] peer = await(theirs, deadline);
-                connect(qp, peer);
-                publish(mine, info);
-                await(ready, deadline);
-                MemorySegment map;
+                MemorySegment map; // mapped before answering: the server then removes the file's name
                 try (FileChannel ch = FileChannel.open(Path.of(peer[4]), StandardOpenOption.READ,
                         StandardOpenOption.WRITE)) {
                     map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
                 }
+                connect(qp, peer);
+                publish(mine, info);
+                await(ready, deadline);
                 MemorySegment p1 = arena.allocate(size, 4096);
                 MemorySegment p2 = arena.allocate(size, 4096);
                 p1.fill((byte) 1);
