@@ -410,10 +410,10 @@ mapped_pingpong() { # size
 
 # perftest's exchange (the default) takes the same -s and -n on both sides and has no -D: a bandwidth
 # run is SHM_BW_N iterations (scaled by size); with SHM_PERF_OPTS=--jrdma-cm the client alone sets them
-# and a bandwidth run lasts $SECS s (-D). perftest's exchange has no warm-up phase either (perftest's C
-# needs none), so the JVM's (~0.1 s interpreted and compiling) is inside the figure: SHM_BW_N makes a run
-# ~33 GB (~1 s at copy speed) so that it is a few percent, not most of the run as at 50,000 x 64 KiB
-# (3.3 GB, ~80 ms; docs/shm-design.md, "Bandwidth").
+# and a bandwidth run lasts $SECS s (-D). Between two jrdma sides the client warms up before the measured
+# run until its JIT's compiler threads are quiet, then with a run of the measured length (perftest's C needs
+# no warm-up, and a C peer gets none); SHM_BW_N makes a run ~33 GB (~1 s at copy speed), which also holds the
+# spread down (docs/shm-design.md, "Bandwidth: a short run ..." and "Bandwidth against the copy").
 shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm.TEST.SIZE
   [ "$SHM" = 1 ] || return 0
   local t=$1 s=$2 name="shm.$1.$2" run=() srv=() row cm=0 o
@@ -612,8 +612,11 @@ mkdir -p "$(dirname "$OUT")"
   thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls),
   where Aeron's own samples run the driver in threads of its own; UCX is `ucx_perftest` with
   UCX_TLS=posix,self. jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
-  exchange: the same -s and -n on both sides, bandwidth over 33 GB per run, 13 GB with --quick, so that
-  the JVM's warm-up, which perftest's exchange has no phase for, is a few percent of the run),
+  exchange: the same -s and -n on both sides, bandwidth over 33 GB per run, 13 GB with --quick; between two
+  jrdma sides the client warms up until its JIT's compiler threads are quiet and then with one run of the
+  measured length, and MemCopy waits for a quiet JIT the same way before its measured second: until
+  2026-11-27 the jrdma rows' measured runs held their own JIT's compilations, which cost 10-15% on a 2-core
+  host, while the copy's mostly did not; docs/shm-design.md, "Bandwidth against the copy"),
   skipped while `jrdma devices` lists no shm0. The "ping-pong" rows are `ShmPingPong`, write_lat's loop
   stripped step by step (an unsignaled WRITE done inside the post; signaled, with the poll of its
   completion; and a duty cycle per turn of the wait, as `jrdma perf` does), against the same floor. READ bandwidth is compared with ucp_put_bw, as

@@ -10,9 +10,15 @@ import java.lang.foreign.MemorySegment;
  * bytes), so the working set matches theirs; with {@code span=size} it copies one buffer into one
  * other again and again (the working set of {@code ucx_perftest}'s bandwidth tests: caches stay warm).
  *
+ * The warm-up lasts {@code warm} seconds and then goes on (at most {@value #WARM_MAX_NANOS} ns more) until the JVM's
+ * JIT compiler threads ran less than 2% of a core over the last 0.1 s (Linux: their time on a CPU from
+ * {@code /proc/self/task}), as {@code jrdma perf}'s bandwidth warm-up does, so that neither side of a comparison is
+ * measured while its JIT works (docs/shm-design.md, "Bandwidth against the copy").
+ *
  * <pre>MemCopy sizes=4096,65536,1048576 [secs=1] [warm=0.3] [span=perf|size]</pre>
- * prints one {@code RESULT memcopy size=S gbps=... ns_per_copy=... span=B} per size
- * ({@code RESULT memcopy_hot ...} with {@code span=size}).
+ * prints one {@code RESULT memcopy size=S gbps=... ns_per_copy=... span=B jit_ms=J} per size
+ * ({@code RESULT memcopy_hot ...} with {@code span=size}), J the compiler threads' time on a CPU during the measured
+ * copies (-1 where it cannot be read).
  */
 public final class MemCopy {
     private MemCopy() {
@@ -38,13 +44,50 @@ public final class MemCopy {
                 dst.fill((byte) 2);
                 int slots = (int) (span / size);
                 run(src, dst, size, slots, (long) (warm * 1e9)); // warm-up
+                long warmEnd = System.nanoTime() + WARM_MAX_NANOS;
+                long jit = compilerNanos();
+                while (jit >= 0 && System.nanoTime() - warmEnd < 0) { // until the JIT is quiet
+                    run(src, dst, size, slots, 100_000_000L);
+                    long j = compilerNanos();
+                    boolean quiet = j >= 0 && j - jit < 2_000_000L;
+                    jit = j;
+                    if (quiet) {
+                        break;
+                    }
+                }
+                long jit0 = compilerNanos();
                 long[] r = run(src, dst, size, slots, (long) (secs * 1e9));
+                long jit1 = compilerNanos();
                 long copies = r[0];
                 long nanos = r[1];
                 Result.rate(hot ? "memcopy_hot" : "memcopy", size, copies * size, copies, nanos,
-                        String.format(java.util.Locale.ROOT, "ns_per_copy=%.1f span=%d", (double) nanos / copies, span));
+                        String.format(java.util.Locale.ROOT, "ns_per_copy=%.1f span=%d jit_ms=%.1f", (double) nanos / copies,
+                                span, jit0 < 0 || jit1 < 0 ? -1.0 : (jit1 - jit0) / 1e6));
             }
         }
+    }
+
+    /** The longest the warm-up goes on after {@code warm} while the JIT still works. */
+    static final long WARM_MAX_NANOS = 2_000_000_000L;
+
+    /** @return the ns this JVM's C1 and C2 compiler threads ran so far, or -1 where /proc cannot be read */
+    static long compilerNanos() {
+        long sum = 0;
+        try (java.util.stream.Stream<java.nio.file.Path> tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path t : (Iterable<java.nio.file.Path>) tasks::iterator) {
+                try {
+                    String name = java.nio.file.Files.readString(t.resolve("comm"));
+                    if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
+                        sum += Long.parseLong(java.nio.file.Files.readString(t.resolve("schedstat")).trim().split("\\s+")[0]);
+                    }
+                } catch (java.io.IOException | RuntimeException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
+        }
+        return sum;
     }
 
     private static long[] run(MemorySegment src, MemorySegment dst, int size, int slots, long nanos) {

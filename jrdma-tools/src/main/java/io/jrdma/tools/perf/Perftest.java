@@ -890,7 +890,11 @@ final class Perftest {
         connectPhase();
         columnsBw();
         if (server) {
+            WindowCpu w = WindowCpu.start(); // the passive server while the client runs (its warm-up too)
             handshake(0);
+            if (w != null) {
+                w.print("server", err);
+            }
             PerftestReport.Bw r = xchgBwReports(new PerftestReport.Bw(0, 0, 0, 0, 0));
             out.println(r.row(o.gbits()));
             closeConnection();
@@ -902,18 +906,47 @@ final class Perftest {
             if (jrdmaPeer && !o.all() && clock == null) { // -D: its first margin is the warm-up
                 // between jrdma peers only (a perftest server would not mind, but its wire stays as it was):
                 // warm-up runs, not measured, so the JIT has compiled the loop before the measured one: runs of
-                // about 64 MiB until WARMUP_NANOS passed (C2 compiles the post and poll path only after some
-                // thousands of calls and some time on a busy host; 1,000 x 64 KiB alone was ~2 ms on shm0)
+                // about 64 MiB for at least WARMUP_NANOS (C2 compiles the post and poll path only after some
+                // thousands of calls and some time on a busy host; 1,000 x 64 KiB alone was ~2 ms on shm0), and then
+                // until the JIT's compiler threads are quiet, at most WARMUP_MAX_NANOS in all: a compiler thread
+                // still at work during the measured run took the other core of a 2-core host and 10-15% of the
+                // bandwidth with it (docs/shm-design.md, "Bandwidth against the copy")
                 long chunk = Math.min(o.iters(), warmupIterations(size));
-                long until = System.nanoTime() + WARMUP_NANOS;
+                long start = System.nanoTime();
+                JitQuiet jit = new JitQuiet(start);
+                long now;
+                long runs = 0;
                 do {
                     runIterBw(size, chunk);
-                } while (System.nanoTime() - until < 0);
+                    runs++;
+                    now = System.nanoTime();
+                } while (now - start < WARMUP_NANOS || (!jit.quiet(now) && now - start < WARMUP_MAX_NANOS));
+                // then whole runs of the measured length, while they last at most FULL_WARMUP_MAX_NANOS: the measured
+                // run's own loop can still be compiled anew (an OSR compilation at another loop of runIterBw, ~80 ms
+                // of C2 in a 0.8 s run at 1 MiB) unless a run as long as it came first; one more when the JIT ran in it
+                double nanosPerIter = (double) (now - start) / (runs * chunk);
+                if (o.iters() > chunk && o.iters() * nanosPerIter <= FULL_WARMUP_MAX_NANOS) {
+                    for (int i = 0; i < 2; i++) {
+                        long c0 = JitQuiet.compilerNanos();
+                        long t0 = System.nanoTime();
+                        runIterBw(size, o.iters());
+                        long t1 = System.nanoTime();
+                        long c1 = JitQuiet.compilerNanos();
+                        if (c0 < 0 || c1 < 0 || c1 - c0 < (t1 - t0) / 50) { // under 2% of a core
+                            break;
+                        }
+                    }
+                }
+                warmupNanos = System.nanoTime() - start;
             }
             if (o.warmUp()) {
                 performWarmUp(size);
             }
+            WindowCpu w = WindowCpu.start();
             runIterBw(size, o.iters());
+            if (w != null) {
+                w.print("client warmup_ms=" + warmupNanos / 1_000_000, err);
+            }
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(lastBw.row(o.gbits()));
             out.flush();
@@ -1029,6 +1062,12 @@ final class Perftest {
      * 20,000; such runs repeat for at least {@link #WARMUP_NANOS}.
      */
     static final long WARMUP_NANOS = 300_000_000L;
+    /** The longest warm-up: after WARMUP_NANOS it goes on only while the JIT's compiler threads work ({@link JitQuiet}). */
+    static final long WARMUP_MAX_NANOS = 2_000_000_000L;
+    /** The longest measured run that is first run whole as a warm-up (once, or twice when the JIT ran in the first). */
+    static final long FULL_WARMUP_MAX_NANOS = 2_000_000_000L;
+    /** The last warm-up's length (-Djrdma.perf.cpu=true prints it). */
+    private long warmupNanos;
 
     static long warmupIterations(long size) {
         return Math.clamp((64L << 20) / Math.max(1, size), 1000, 20_000);
