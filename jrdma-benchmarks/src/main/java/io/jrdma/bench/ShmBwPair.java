@@ -1,20 +1,14 @@
 package io.jrdma.bench;
 
 import io.jrdma.verbs.Access;
-import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
-import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.MemoryRegion;
-import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.ProtectionDomain;
-import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
-import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QueuePair;
-import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.ThreadingMode;
@@ -28,7 +22,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -89,11 +82,7 @@ public final class ShmBwPair {
                     + serverMode);
         }
         boolean server = role.equals("server");
-        Device dev = Rdma.devices().stream().filter(d -> d.name().equals(a.str("dev", "shm0"))).findFirst().orElse(null);
-        if (dev == null) {
-            Result.fail("no shm0 device (needs --enable-native-access=ALL-UNNAMED on Linux)");
-            return;
-        }
+        Device dev = ShmRendezvous.device(a);
         Files.createDirectories(dir);
         Path mine = dir.resolve(server ? "server" : "client");
         Path theirs = dir.resolve(server ? "client" : "server");
@@ -126,13 +115,13 @@ public final class ShmBwPair {
                     map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
                 }
                 map.fill((byte) 0x5a);
-                publish(mine, info + " " + file);
+                ShmRendezvous.publish(mine, info + " " + file);
                 System.out.println("LISTENING " + dir);
                 System.out.flush();
-                String[] peer = await(theirs, deadline);
+                String[] peer = ShmRendezvous.await(theirs, deadline);
                 Files.deleteIfExists(file); // the client mapped it before it answered: no name left behind
-                connect(qp, peer);
-                publish(ready, "1");
+                ShmRendezvous.connect(qp, peer, RKEYS);
+                ShmRendezvous.publish(ready, "1");
                 while (!Files.exists(done)) { // the client measures meanwhile; this thread sleeps
                     if (System.nanoTime() > deadline) {
                         Result.fail("server: the client did not finish within the timeout");
@@ -140,15 +129,15 @@ public final class ShmBwPair {
                     Thread.sleep(100);
                 }
             } else {
-                String[] peer = await(theirs, deadline);
+                String[] peer = ShmRendezvous.await(theirs, deadline);
                 MemorySegment map; // mapped before answering: the server then removes the file's name
                 try (FileChannel ch = FileChannel.open(Path.of(peer[4]), StandardOpenOption.READ,
                         StandardOpenOption.WRITE)) {
                     map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
                 }
-                connect(qp, peer);
-                publish(mine, info);
-                await(ready, deadline);
+                ShmRendezvous.connect(qp, peer, RKEYS);
+                ShmRendezvous.publish(mine, info);
+                ShmRendezvous.await(ready, deadline);
                 MemorySegment p1 = arena.allocate(size, 4096);
                 MemorySegment p2 = arena.allocate(size, 4096);
                 p1.fill((byte) 1);
@@ -157,7 +146,7 @@ public final class ShmBwPair {
                     new Client(a, size, qp, cq, mr, buf, map, p1, p2, Long.parseLong(peer[2]),
                             Integer.parseInt(peer[3])).run();
                 } finally {
-                    publish(done, "1");
+                    ShmRendezvous.publish(done, "1");
                 }
             }
             qp.close();
@@ -265,7 +254,7 @@ public final class ShmBwPair {
 
         /** @return GB/s on the wall clock and per CPU second of one block of {@code kind} lasting about {@code nanos} */
         private double[] block(String kind, long nanos) {
-            long c0 = cpu();
+            long c0 = ShmRendezvous.threadCpu();
             long t0 = System.nanoTime();
             long ops = switch (kind) {
                 case "write" -> rdma(WrOpcode.RDMA_WRITE, t0 + nanos);
@@ -275,7 +264,7 @@ public final class ShmBwPair {
                 default -> copy(p1, p2, t0 + nanos);
             };
             long t1 = System.nanoTime();
-            long c1 = cpu();
+            long c1 = ShmRendezvous.threadCpu();
             double bytes = (double) ops * size;
             return new double[] {bytes / (t1 - t0), bytes / (c1 - c0)};
         }
@@ -326,35 +315,5 @@ public final class ShmBwPair {
             } while (System.nanoTime() - end < 0);
             return ops;
         }
-    }
-
-    private static void connect(QueuePair qp, String[] peer) {
-        Gid gid = Gid.of(HexFormat.of().parseHex(peer[0]));
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(RKEYS));
-        qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(gid, 0, 64, 0, 4791)).pathMtu(Mtu.MTU_4096)
-                .destQpn(Integer.parseInt(peer[1])).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(16));
-    }
-
-    private static void publish(Path f, String s) throws IOException {
-        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
-        Files.writeString(tmp, s);
-        Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    private static String[] await(Path f, long deadline) throws IOException, InterruptedException {
-        while (!Files.exists(f)) {
-            if (System.nanoTime() > deadline) {
-                Result.fail("the peer did not write " + f + " within the timeout");
-            }
-            Thread.sleep(1); // a rendezvous before the measurement, not a data path
-        }
-        return Files.readString(f).trim().split(" ");
-    }
-
-    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
-
-    private static long cpu() {
-        return THREADS.getCurrentThreadCpuTime();
     }
 }

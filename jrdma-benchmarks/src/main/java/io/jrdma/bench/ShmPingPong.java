@@ -1,20 +1,14 @@
 package io.jrdma.bench;
 
 import io.jrdma.verbs.Access;
-import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.Device;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
-import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.MemoryRegion;
-import io.jrdma.verbs.Mtu;
 import io.jrdma.verbs.ProtectionDomain;
-import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
-import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QueuePair;
-import io.jrdma.verbs.Rdma;
 import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
@@ -30,7 +24,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
@@ -99,11 +92,7 @@ public final class ShmPingPong {
             Result.fail("step must be unsig, sig, perf, pair or sendpair (got " + step + ")");
         }
         boolean server = role.equals("server");
-        Device dev = Rdma.devices().stream().filter(d -> d.name().equals(a.str("dev", "shm0"))).findFirst().orElse(null);
-        if (dev == null) {
-            Result.fail("no shm0 device (needs --enable-native-access=ALL-UNNAMED on Linux)");
-            return;
-        }
+        Device dev = ShmRendezvous.device(a);
         Files.createDirectories(dir);
         Path mine = dir.resolve(server ? "server" : "client");
         Path theirs = dir.resolve(server ? "client" : "server");
@@ -124,23 +113,23 @@ public final class ShmPingPong {
             long deadline = System.nanoTime() + timeout;
             String[] peer;
             if (server) {
-                publish(mine, info);
+                ShmRendezvous.publish(mine, info);
                 System.out.println("LISTENING " + dir); // bench/compare.sh starts the client on this line
                 System.out.flush();
-                peer = await(theirs, deadline);
-                connect(qp, peer);
+                peer = ShmRendezvous.await(theirs, deadline);
+                ShmRendezvous.connect(qp, peer, ALL);
                 if (sends) {
                     postRecvs(qp, mr, RECVS);
                 }
-                publish(ready, "1");
+                ShmRendezvous.publish(ready, "1");
             } else {
-                peer = await(theirs, deadline);
-                connect(qp, peer);
+                peer = ShmRendezvous.await(theirs, deadline);
+                ShmRendezvous.connect(qp, peer, ALL);
                 if (sends) {
                     postRecvs(qp, mr, RECVS);
                 }
-                publish(mine, info);
-                await(ready, deadline);
+                ShmRendezvous.publish(mine, info);
+                ShmRendezvous.await(ready, deadline);
             }
             long rAddr = Long.parseLong(peer[2]);
             int rKey = Integer.parseInt(peer[3]);
@@ -164,7 +153,7 @@ public final class ShmPingPong {
             long turns0 = 0;
             for (int i = 1; i <= total; i++) {
                 if (i == warmup + 1) {
-                    cpu0 = cpu();
+                    cpu0 = ShmRendezvous.threadCpu();
                     turns0 = turns;
                 }
                 if (server) {
@@ -180,7 +169,7 @@ public final class ShmPingPong {
                     }
                 }
             }
-            long cpu = cpu() - cpu0;
+            long cpu = ShmRendezvous.threadCpu() - cpu0;
             if (!server) {
                 double[] d = new double[iters - 1];
                 for (int i = 1; i < iters; i++) {
@@ -308,9 +297,9 @@ public final class ShmPingPong {
                 ch.truncate(4096);
                 map = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 4096, arena);
             }
-            publish(mapped, file.toString());
+            ShmRendezvous.publish(mapped, file.toString());
         } else {
-            file = Path.of(await(mapped, deadline)[0]);
+            file = Path.of(ShmRendezvous.await(mapped, deadline)[0]);
             try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
                     java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
                 map = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 4096, arena);
@@ -446,34 +435,4 @@ public final class ShmPingPong {
 
     /** turns of the wait loops (the client's: per round trip in the result) */
     private static long turns;
-
-    private static void connect(QueuePair qp, String[] peer) {
-        Gid gid = Gid.of(HexFormat.of().parseHex(peer[0]));
-        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ALL));
-        qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(gid, 0, 64, 0, 4791)).pathMtu(Mtu.MTU_4096)
-                .destQpn(Integer.parseInt(peer[1])).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
-        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(7).maxRdAtomic(16));
-    }
-
-    private static void publish(Path f, String s) throws IOException {
-        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
-        Files.writeString(tmp, s);
-        Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    private static String[] await(Path f, long deadline) throws IOException, InterruptedException {
-        while (!Files.exists(f)) {
-            if (System.nanoTime() > deadline) {
-                Result.fail("the peer did not write " + f + " within the timeout");
-            }
-            Thread.sleep(1); // a rendezvous before the measurement, not a data path
-        }
-        return Files.readString(f).trim().split(" ");
-    }
-
-    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
-
-    private static long cpu() {
-        return THREADS.getCurrentThreadCpuTime();
-    }
 }
