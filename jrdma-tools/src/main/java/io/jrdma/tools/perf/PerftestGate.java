@@ -185,7 +185,10 @@ final class PerftestGate implements AutoCloseable {
         if (p.version().hasRemaining()) {
             return;
         }
+        // handed on: the key is cancelled but stays in the selector's key set until its next select, which may not
+        // come (a worker that takes the last client closes the gate at once); detached, close() leaves it alone
         k.cancel();
+        k.attach(null);
         try {
             ready.add(SideChannel.accepted(p.ch(), p.version().array(), timeoutNanos));
         } catch (SideChannelException e) {
@@ -207,7 +210,7 @@ final class PerftestGate implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         for (SelectionKey k : selector.keys()) {
-            if (k.attachment() instanceof Pending p) {
+            if (k.isValid() && k.attachment() instanceof Pending p) { // a cancelled key's channel was closed or handed on
                 close(p.ch());
             }
         }
