@@ -230,17 +230,19 @@ rdmacore_jrdma() {
 
 # rdmacore_pair "PROCESS..." SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD OUT: one run of a server that listens on
 # TCP port 18515 (perftest's and ibv_*_pingpong's exchange) and its client; the PROCESSes (C tools left from an
-# earlier run) are killed in the server's guest first; outputs in OUT.{server,client,listen}; 0 when both exited 0
+# earlier run) are killed in the server's guest first; outputs in OUT.{server,client,listen}; 0 when both exited 0;
+# the client is killed after PAIR_BOUND seconds (default 200), the server 200 s after that
 rdmacore_pair() {
     local kill=$1 sg=$2 scmd=$3 cg=$4 ccmd=$5 out=$6 p k=""
     for p in $kill; do k="${k}pkill -x $p; "; done
     "$VM" exec "$sg" "${k}true" >/dev/null 2>&1 || true
-    "$VM" exec "$sg" "timeout 400 bash -c '$scmd'" > "$out.server" 2>&1 &
+    local bound=${PAIR_BOUND:-200}
+    "$VM" exec "$sg" "timeout $(( bound + 200 )) bash -c '$scmd'" > "$out.server" 2>&1 &
     local spid=$!
     local rc=0
     rdmacore_wait_listening "$sg" 18515 180 && echo "server listening ${LISTEN_AFTER} s after its start" > "$out.listen" \
         || rc=1
-    "$VM" exec "$cg" "timeout 200 bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
+    "$VM" exec "$cg" "timeout $bound bash -c '$ccmd'" > "$out.client" 2>&1 || rc=$?
     wait $spid || rc=$?
     return $rc
 }

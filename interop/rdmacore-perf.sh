@@ -23,6 +23,7 @@
 #      EVENTS=1 adds -e (perftest's events mode: each wait for a completion sleeps on the completion channel)
 #      to both sides of every run; perftest refuses it with the WRITE tests and with -D, so give tests without
 #      write_* and N_BW/N_LAT instead of DURATION.
+#      PAIR_BOUND=SEC: each client is killed after SEC seconds (default 200; the JVM's start in a guest counts).
 # Needs root (vm.sh) and python3. Exit status 0 when every run completed.
 set -euo pipefail
 
