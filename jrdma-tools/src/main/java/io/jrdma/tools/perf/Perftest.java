@@ -1069,6 +1069,32 @@ final class Perftest {
     /** The last warm-up's length (-Djrdma.perf.cpu=true prints it). */
     private long warmupNanos;
 
+    /**
+     * After a counted run: waits for the signaled requests still outstanding (at most one per QP, its last), so that
+     * the next run (the warm-up's many, then the measured one) starts with empty send queues and its counts are its
+     * own; perftest stops at the counts, and a run after one left its last completion behind counted that one as its
+     * own, until a QP's count said room where the queue had none and a loop that no longer polled spun.
+     */
+    private void drainSignaled(long[] sigPosted, long[] sigDone) {
+        for (int q = 0; q < sigPosted.length; q++) {
+            while (sigDone[q] < sigPosted[q]) {
+                int ne = sendCq.poll(wcs);
+                if (ne == 0) {
+                    emptyPoll();
+                    continue;
+                }
+                dog.progress();
+                for (int i = 0; i < ne; i++) {
+                    WorkCompletion wc = wcs[i];
+                    if (wc.status() != WcStatus.SUCCESS) {
+                        throw new PerfFailure("Completion with error at client: " + failure(wc));
+                    }
+                    sigDone[(int) wc.wrId()]++;
+                }
+            }
+        }
+    }
+
     static long warmupIterations(long size) {
         return Math.clamp((64L << 20) / Math.max(1, size), 1000, 20_000);
     }
@@ -1082,6 +1108,10 @@ final class Perftest {
         long[] tcompleted = new long[noPeak ? 1 : (int) tot];
         long[] scnt = new long[n];
         long[] ccnt = new long[n];
+        // the signaled requests posted and completed per QP: perftest's counts (ccnt += cq_mod per completion) run
+        // ahead of the queue at a QP's last, short batch, so these, not they, say when the queue is empty again
+        long[] sigPosted = new long[n];
+        long[] sigDone = new long[n];
         long[] loc = new long[n];
         long[] remAddr = new long[n];
         boolean cycle = size <= cycleBuffer / 2;
@@ -1107,6 +1137,7 @@ final class Perftest {
         if (dur) {
             clock.start(System.nanoTime());
         }
+        boolean full = false; // the last post found the send queue full: poll, whatever the counts say
         try {
             while (dur || totscnt < tot || totccnt < tot) {
                 if (dur && (idle || ++turns % CLOCK_TURNS == 0) && clock.advance(System.nanoTime())
@@ -1136,6 +1167,7 @@ final class Perftest {
                         int rc = qps[q].postSend(wr);
                         if (rc != 0) {
                             if (rc == RdmaException.Errno.ENOMEM.value()) {
+                                full = true;
                                 break; // the queue drains as completions come
                             }
                             throw new PerfFailure("Couldn't post send: qp " + q + " scnt=" + k + " ("
@@ -1153,9 +1185,13 @@ final class Perftest {
                         }
                         scnt[q]++;
                         totscnt++;
+                        if (signaled) {
+                            sigPosted[q]++;
+                        }
                     }
                 }
-                if (dur ? totccnt < totscnt : totccnt < tot) {
+                if (full || (dur ? totccnt < totscnt : totccnt < tot)) {
+                    full = false;
                     int ne = sendCq.poll(wcs);
                     if (ne == 0) {
                         emptyPoll();
@@ -1171,6 +1207,7 @@ final class Perftest {
                                     + totscnt + ", ccnt=" + totccnt + ")");
                         }
                         ccnt[(int) wc.wrId()] += cqMod;
+                        sigDone[(int) wc.wrId()]++;
                         totccnt += cqMod;
                         if (dur && clock.sampling()) {
                             sampled += cqMod;
@@ -1189,6 +1226,9 @@ final class Perftest {
                         + Integer.toUnsignedString(credit(creditStalled)) + "): " + NO_CREDITS_FROM_PEER, e);
             }
             throw e;
+        }
+        if (!dur) {
+            drainSignaled(sigPosted, sigDone);
         }
         if (dur) {
             // perftest's print_report_bw in duration mode: the sampled iterations over SAMPLE's span
