@@ -1078,20 +1078,31 @@ final class Perftest {
     private void drainSignaled(long[] sigPosted, long[] sigDone) {
         for (int q = 0; q < sigPosted.length; q++) {
             while (sigDone[q] < sigPosted[q]) {
-                int ne = sendCq.poll(wcs);
-                if (ne == 0) {
-                    emptyPoll();
-                    continue;
-                }
-                dog.progress();
-                for (int i = 0; i < ne; i++) {
-                    WorkCompletion wc = wcs[i];
-                    if (wc.status() != WcStatus.SUCCESS) {
-                        throw new PerfFailure("Completion with error at client: " + failure(wc));
-                    }
-                    sigDone[(int) wc.wrId()]++;
-                }
+                reapSend(wcs, sigDone, 1, false);
             }
+        }
+    }
+
+    /**
+     * One poll of the send CQ into {@code into}: each completion adds {@code delta} to its QP's entry (its wr_id) of
+     * {@code perQp}; an empty poll is an idle turn of the wait. A completion with an error fails the run, named as a
+     * credit WRITE's when {@code credit}.
+     */
+    private void reapSend(WorkCompletion[] into, long[] perQp, int delta, boolean credit) {
+        int ne = sendCq.poll(into);
+        if (ne == 0) {
+            emptyPoll();
+            return;
+        }
+        dog.progress();
+        for (int i = 0; i < ne; i++) {
+            WorkCompletion wc = into[i];
+            if (wc.status() != WcStatus.SUCCESS) {
+                throw new PerfFailure(credit ? "Poll send CQ error status=" + wc.status().ordinal() + " qp " + wc.wrId()
+                        + " (a credit WRITE: " + failure(wc) + "); " + CREDIT_REFUSED_BY_PEER
+                        : "Completion with error at client: " + failure(wc));
+            }
+            perQp[(int) wc.wrId()] += delta;
         }
     }
 
@@ -1448,20 +1459,7 @@ final class Perftest {
     }
 
     private void reapCreditWrites(long[] scredit) {
-        int ne = sendCq.poll(creditWcs); // not wcs: the receive loop is still going through those
-        if (ne == 0) {
-            emptyPoll();
-            return;
-        }
-        dog.progress();
-        for (int i = 0; i < ne; i++) {
-            WorkCompletion wc = creditWcs[i];
-            if (wc.status() != WcStatus.SUCCESS) {
-                throw new PerfFailure("Poll send CQ error status=" + wc.status().ordinal() + " qp " + wc.wrId()
-                        + " (a credit WRITE: " + failure(wc) + "); " + CREDIT_REFUSED_BY_PEER);
-            }
-            scredit[(int) wc.wrId()]--;
-        }
+        reapSend(creditWcs, scredit, -1, true); // not wcs: the receive loop is still going through those
     }
 
     /** {@code clean_scq_credit}: the credit WRITEs still outstanding complete. */
