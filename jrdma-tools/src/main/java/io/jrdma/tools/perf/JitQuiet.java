@@ -1,9 +1,5 @@
 package io.jrdma.tools.perf;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-
 /**
  * Whether this JVM's JIT compiler threads have gone quiet: they ran less than {@value #MAX_BUSY_NANOS} ns in the
  * last sample of at least {@value #SAMPLE_NANOS} ns (their time on a CPU from {@code /proc/self/task/<tid>/schedstat},
@@ -42,20 +38,16 @@ final class JitQuiet {
 
     /** @return the ns the JIT's compiler threads ran so far (the live ones), or -1 where /proc cannot be read */
     static long compilerNanos() {
-        long sum = 0;
-        try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
-            for (Path t : (Iterable<Path>) tasks::iterator) {
-                try {
-                    String name = Files.readString(t.resolve("comm"));
-                    if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
-                        sum += Long.parseLong(Files.readString(t.resolve("schedstat")).trim().split("\\s+")[0]);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // the thread ended meanwhile: its time leaves the sum, which only makes a sample look quieter
-                }
-            }
-        } catch (IOException | RuntimeException e) {
+        java.util.Map<String, Long> threads = WindowCpu.onCpu();
+        if (threads == null) {
             return -1;
+        }
+        long sum = 0;
+        for (java.util.Map.Entry<String, Long> e : threads.entrySet()) {
+            String name = e.getKey().substring(e.getKey().indexOf(' ') + 1);
+            if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
+                sum += e.getValue(); // a thread that ended meanwhile leaves the sum, which only makes a sample look quieter
+            }
         }
         return sum;
     }

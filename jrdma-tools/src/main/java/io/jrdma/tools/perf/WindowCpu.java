@@ -101,6 +101,15 @@ final class WindowCpu {
 
     /** @return "tid name" to ns on a CPU, for every thread of this process (empty where /proc cannot be read) */
     private static java.util.Map<String, Long> threadTimes() {
+        java.util.Map<String, Long> m = onCpu();
+        return m == null ? new java.util.HashMap<>() : m;
+    }
+
+    /**
+     * {@return "tid name" to the ns each live thread of this process ran on a CPU ({@code /proc/self/task/<tid>/comm}
+     * and {@code schedstat}), or null where /proc cannot be read}; a thread that ends meanwhile is left out
+     */
+    static java.util.Map<String, Long> onCpu() {
         java.util.Map<String, Long> m = new java.util.HashMap<>();
         try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
             for (Path t : (Iterable<Path>) tasks::iterator) {
@@ -113,7 +122,7 @@ final class WindowCpu {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            return m;
+            return null;
         }
         return m;
     }
