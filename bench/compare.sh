@@ -604,12 +604,14 @@ mkdir -p "$(dirname "$OUT")"
   TCP ping-pong and streaming of the same round. A WRITE over iWARP completes once TCP took it.
 - Shared memory (issue 13), every pair two processes with at most one spinning thread each (2 cores):
   the floor is `MappedPingPong` (two JVMs map one file in /dev/shm and spin on a flag word, getAcquire /
-  setRelease, 8 B, one-way = half the round trip); `MemCopy` is MemorySegment.copy between two native
+  setRelease, 8 B, one-way = half the round trip; one clock read per round trip, right after the ping's
+  store, as jrdma perf's loops read theirs after the post: none between a message's arrival and the reply); `MemCopy` is MemorySegment.copy between two native
   buffers on one thread, "one buffer each way" (the working set of perftest's exchange, which jrdma's
   rows use, and of ucx_perftest: the targets' rows) or cycling through 4 MiB (64 KiB) and 8 MiB (1 MiB)
   as `jrdma perf --jrdma-cm` does (the RoCE rows' copy); Aeron IPC is a ping-pong
   between two processes, the media driver embedded in the server process in INVOKER mode (no driver
-  thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls),
+  thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls;
+  the clock read once per round trip, right after the offer),
   where Aeron's own samples run the driver in threads of its own; UCX is `ucx_perftest` with
   UCX_TLS=posix,self. jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
   exchange: the same -s and -n on both sides, bandwidth over 33 GB per run, 13 GB with --quick; between two

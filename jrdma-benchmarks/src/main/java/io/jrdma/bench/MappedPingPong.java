@@ -30,7 +30,9 @@ import java.nio.file.StandardOpenOption;
  * The file is {@code /dev/shm/jrdma-bench-mapped-P} unless {@code file=} says otherwise; the server
  * creates it (replacing a stale one) and deletes it when it ends. The client prints
  * {@code RESULT mapped_pingpong size=S ... median_us=...}: half the round trip, as perftest. Samples
- * are the differences of consecutive timestamps (one {@link System#nanoTime} per round trip).
+ * are the differences of consecutive timestamps, one {@link System#nanoTime} per round trip, read right
+ * after the ping's store (so not between the pong's arrival and the next ping); the client makes
+ * {@code warmup + iters + 1} round trips, the first timestamp being the extra one's.
  */
 public final class MappedPingPong {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -90,7 +92,7 @@ public final class MappedPingPong {
                     System.out.println("LISTENING mapped_pingpong port=" + port + " file=" + file);
                     System.out.flush();
                     await(map, HELLO, 1, timeoutNanos, "no client mapped " + file + " within the timeout");
-                    serve(map, pong, size, (long) warmup + iters, timeoutNanos);
+                    serve(map, pong, size, (long) warmup + iters + 1, timeoutNanos);
                 } finally {
                     Files.deleteIfExists(file);
                 }
@@ -171,15 +173,20 @@ public final class MappedPingPong {
             put(map, PING, payload, size, ++seq);
             take(map, pong, size, seq, timeoutNanos);
         }
-        long[] rtt = new long[iters];
+        // each timestamp right after a ping's store, not after the pong: consecutive differences are the same
+        // round trips, and the clock read (~27 ns on this project's host) overlaps the peer's turn instead of
+        // lying between the pong's arrival and the next ping, as jrdma perf's and perftest's loops read theirs
+        put(map, PING, payload, size, ++seq); // one more round trip than warmup + iters: its timestamp starts the first sample
         long t = System.nanoTime();
+        long[] rtt = new long[iters];
         for (int i = 0; i < iters; i++) {
-            put(map, PING, payload, size, ++seq);
             take(map, pong, size, seq, timeoutNanos);
+            put(map, PING, payload, size, ++seq);
             long now = System.nanoTime();
             rtt[i] = now - t;
             t = now;
         }
+        take(map, pong, size, seq, timeoutNanos);
         return rtt;
     }
 

@@ -62,8 +62,8 @@ import java.util.Locale;
  * median, least and greatest of the ratios of each WRITE block to the floor block next to it.</p>
  * The two meet through files in directory {@code D} (GID, QPN, address and rkey of each side). The client
  * prints {@code RESULT shm_pingpong step=S median_us=... p99_us=... cpu_ns=... turns=... median_turns=...}:
- * half the round trip (samples: differences of consecutive timestamps, one per round trip), the client
- * thread's CPU time per round trip (it spins: on a host with idle cores, about its wall time), and the turns
+ * half the round trip (samples: differences of consecutive timestamps, one per round trip, read after the
+ * post), the client thread's CPU time per round trip (it spins: on a host with idle cores, about its wall time), and the turns
  * of its wait loop per round trip (mean, and in the median round trip). A wait fails when nothing came for
  * {@code timeout} seconds.
  */
@@ -162,9 +162,11 @@ public final class ShmPingPong {
                 buf.set(ValueLayout.JAVA_LONG, 0, i);
                 write(qp, cq, wr, wc, mr, i, sig || i % 64 == 0, rAddr, rKey, timeout, role);
                 if (!server) {
+                    if (i > warmup) { // after the post, before the wait: the clock read overlaps the peer's turn
+                        t[i - warmup - 1] = System.nanoTime();
+                    }
                     waitFor(buf, i, progress ? ctx : null, timeout, role);
                     if (i > warmup) {
-                        t[i - warmup - 1] = System.nanoTime();
                         spinsAt[i - warmup - 1] = lastSpins;
                     }
                 }
@@ -328,6 +330,9 @@ public final class ShmPingPong {
                             LONG.setRelease(map, pongOff, seq);
                         } else {
                             LONG.setRelease(map, pingOff, seq);
+                            if (b >= 0) {
+                                t[i] = System.nanoTime();
+                            }
                             spin(map, pongOff, seq, timeout, "client: floor pong " + seq);
                         }
                     } else if (sends) {
@@ -339,6 +344,9 @@ public final class ShmPingPong {
                         buf.set(ValueLayout.JAVA_LONG, 0, seq);
                         send(qp, wr, mr, seq, role);
                         if (!server) {
+                            if (b >= 0) {
+                                t[i] = System.nanoTime();
+                            }
                             awaitRecv(cq, wc, buf, seq, timeout, role);
                         }
                         postRecvs(qp, mr, 1); // after the reply, one more stays posted meanwhile (send_lat's order)
@@ -350,11 +358,11 @@ public final class ShmPingPong {
                         buf.set(ValueLayout.JAVA_LONG, 0, seq);
                         write(qp, cq, wr, wc, mr, seq, true, rAddr, rKey, timeout, server ? "server" : "client");
                         if (!server) {
+                            if (b >= 0) {
+                                t[i] = System.nanoTime();
+                            }
                             waitFor(buf, seq, null, timeout, "client");
                         }
-                    }
-                    if (!server && b >= 0) {
-                        t[i] = System.nanoTime();
                     }
                 }
                 if (server && b < 0 && k == 1) {
