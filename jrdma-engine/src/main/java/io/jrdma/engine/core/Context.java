@@ -426,6 +426,12 @@ public final class Context implements DeviceContext {
             return 0;
         }
         try {
+            // tested again under the claim: a post on another thread may have pushed a completion since the poll
+            // looked (every push is made under the claim, so none comes between this test and the cycle)
+            if (!cq.isEmpty()) {
+                engine.doWork();
+                return 0;
+            }
             cq.direct = wc;
             cq.directFilled = false;
             engine.doWork();

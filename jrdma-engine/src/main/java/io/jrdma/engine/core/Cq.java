@@ -182,6 +182,11 @@ public final class Cq implements CompletionQueue {
                 (int) (lenImm >>> 32), (int) (kind >>> 32), (int) qps, (int) (qps >>> 32));
     }
 
+    /** The poller, driving the engine ({@link Context#progressInto}): @return true when no completion waits in the ring */
+    boolean isEmpty() {
+        return (long) PRODUCER.getAcquire(this) == consumer;
+    }
+
     /** @return completions waiting (approximate when racing the engine) */
     public int pending() {
         return (int) ((long) PRODUCER.getAcquire(this) - (long) CONSUMER.getAcquire(this));
