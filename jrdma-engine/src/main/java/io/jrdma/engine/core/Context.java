@@ -21,7 +21,6 @@ import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.RdmaException;
 import io.jrdma.verbs.RdmaException.Errno;
 import io.jrdma.verbs.ThreadingMode;
-import io.jrdma.verbs.WorkCompletion;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -408,36 +407,6 @@ public final class Context implements DeviceContext {
         try {
             return engine.doWork();
         } finally {
-            engine.endDrive();
-        }
-    }
-
-    /**
-     * INVOKER mode, {@link Cq#poll} on a CQ with nothing queued: a duty cycle, whose first completion for {@code cq}
-     * is written into {@code wc} rather than into the CQ's ring and read back out of it (the CQ is empty, so no
-     * completion is before it; one for an armed channel still goes through the ring, which signals it). Every
-     * completion after the first goes into the ring behind it.
-     *
-     * @return 1 when {@code wc} was filled, 0 otherwise (nothing completed here, another thread drives the engine
-     *         at this moment, or the completion went into the ring)
-     */
-    int progressInto(Cq cq, WorkCompletion wc) {
-        if (!engine.tryDrive()) {
-            return 0;
-        }
-        try {
-            // tested again under the claim: a post on another thread may have pushed a completion since the poll
-            // looked (every push is made under the claim, so none comes between this test and the cycle)
-            if (!cq.isEmpty()) {
-                engine.doWork();
-                return 0;
-            }
-            cq.direct = wc;
-            cq.directFilled = false;
-            engine.doWork();
-            return cq.directFilled ? 1 : 0;
-        } finally {
-            cq.direct = null;
             engine.endDrive();
         }
     }

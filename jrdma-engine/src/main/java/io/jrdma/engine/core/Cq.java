@@ -60,14 +60,6 @@ public final class Cq implements CompletionQueue {
     public int users;
     /** The CQ overran: CQ_ERR was raised and its QPs go to ERROR (engine thread). */
     boolean overrun;
-    /**
-     * INVOKER: the caller's completion while its poll drives a duty cycle on this CQ with nothing queued in it
-     * ({@link Context#progressInto}), null otherwise: the first completion the cycle pushes here is written into it,
-     * not into the ring. Set and cleared by the driving thread, under the engine's claim, the only thread that pushes.
-     */
-    WorkCompletion direct;
-    /** {@link #direct} was filled in this cycle (driving thread). */
-    boolean directFilled;
     private boolean closed;
 
     public Cq(Context context, int cqe, Channel channel) {
@@ -93,15 +85,6 @@ public final class Cq implements CompletionQueue {
      * @return false on overflow (the entry is dropped and counted)
      */
     public boolean push(long id, WcStatus st, WcOpcode op, int len, int immData, int wcFlags, int qpNum, int src) {
-        WorkCompletion d = direct;
-        if (d != null) { // the CQ's poller drives this cycle and nothing is queued before this completion
-            direct = null; // the next ones go into the ring, behind it
-            if (channel == null || (int) ARMED.getAcquire(this) == NOT_ARMED) { // an armed channel is told through the ring
-                d.set(id, st, op, 0, len, immData, wcFlags, qpNum, src);
-                directFilled = true;
-                return true;
-            }
-        }
         long p = producer;
         if (p - (long) CONSUMER.getAcquire(this) >= capacity) { // release partner: poll()
             context.counters.increment(Counter.CQ_OVERFLOW);
@@ -131,39 +114,27 @@ public final class Cq implements CompletionQueue {
 
     @Override
     public int poll(WorkCompletion[] wcs) {
-        int d = 0;
-        long c = consumer;
         if (context.invoker) {
-            if (wcs.length > 0 && (long) PRODUCER.getAcquire(this) == c) { // release partner: push()
-                d = context.progressInto(this, wcs[0]); // nothing queued: the cycle's first completion goes to wcs[0]
-            } else {
-                context.progress();
-            }
+            context.progress();
         }
+        long c = consumer;
         long available = (long) PRODUCER.getAcquire(this) - c; // release partner: push()
-        int n = (int) Math.min(available, wcs.length - d);
+        int n = (int) Math.min(available, wcs.length);
         for (int k = 0; k < n; k++) {
-            read((int) ((c + k) & mask), wcs[d + k]);
+            read((int) ((c + k) & mask), wcs[k]);
         }
         if (n > 0) {
             CONSUMER.setRelease(this, c + n); // acquire partner: push()'s full check
         }
-        return d + n;
+        return n;
     }
 
     @Override
     public int poll(WorkCompletion wc) {
-        long c = consumer;
         if (context.invoker) {
-            if ((long) PRODUCER.getAcquire(this) == c) { // release partner: push()
-                // nothing queued: the duty cycle writes its first completion for this CQ into wc, past the ring
-                if (context.progressInto(this, wc) != 0) {
-                    return 1;
-                }
-            } else {
-                context.progress();
-            }
+            context.progress();
         }
+        long c = consumer;
         if ((long) PRODUCER.getAcquire(this) == c) {
             return 0;
         }
@@ -180,11 +151,6 @@ public final class Cq implements CompletionQueue {
         long kind = e[at + 3];
         wc.set(e[at], WcStatus.of((int) kind & 0xFF), OPCODES[(int) kind >>> 8 & 0xFF], 0, (int) lenImm,
                 (int) (lenImm >>> 32), (int) (kind >>> 32), (int) qps, (int) (qps >>> 32));
-    }
-
-    /** The poller, driving the engine ({@link Context#progressInto}): @return true when no completion waits in the ring */
-    boolean isEmpty() {
-        return (long) PRODUCER.getAcquire(this) == consumer;
     }
 
     /** @return completions waiting (approximate when racing the engine) */
