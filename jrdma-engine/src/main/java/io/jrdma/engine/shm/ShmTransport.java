@@ -1195,34 +1195,21 @@ final class ShmTransport implements Transport {
         }
         boolean last = qp.sendOffset + n == total;
         int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
-                | slotFlags(w.opcode, w.flags) | (writeImm ? Ctrl.F_IMM : 0);
-        publishSlot(qp, pa + s, pos, flags | w.opcode.ordinal() << 8, n, w.imm, last);
-        return last;
-    }
-
-    /** @return the slot flags a SEND's opcode and send flags give: SOLICITED, IMM, INV */
-    private static int slotFlags(WrOpcode op, int sendFlags) {
-        return ((sendFlags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
-                | (op == WrOpcode.SEND_WITH_IMM ? Ctrl.F_IMM : 0)
-                | (op == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-    }
-
-    /**
-     * The slot's header after its payload (at absolute address {@code at}): flags, opcode and length, immediate data
-     * and message number, then the sequence and QPN; the counters, the QP's send progress, the receiver's notice.
-     */
-    private void publishSlot(ShmQp qp, long at, long pos, int flagsOp, int n, int imm, boolean last) {
-        ALL.set(ValueLayout.JAVA_LONG, at + Ctrl.S_FLAGS_LEN, word(flagsOp, n));
-        ALL.set(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG, word(imm, qp.msg));
+                | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
+                | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
+                | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
+        ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
+        ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
         // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
         // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
-        LONG.setVolatile(ALL, at + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
+        LONG.setVolatile(ALL, pa + s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
         engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
         engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
         qp.sendOffset += n;
         qp.ringWrite = pos + 1;
         qp.sendWritten = last;
         notify(qp, qp.peer.ctrl);
+        return last;
     }
 
     /**
@@ -1257,34 +1244,20 @@ final class ShmTransport implements Transport {
                 return Engine.DECLINED;
             }
         }
-        // the slot first, from the work request: its payload from the source, then its header (writeSlot's stores);
-        // what only this side reads later (the kept WQE, the INLINE copy for a resend) after its sequence is out
-        long at = qp.peer.ctrlAddr + qp.peerRing + (pos & MASK) * Ctrl.SLOT;
-        long off = la - mr.address;
-        long v = 0;
-        if (length == 8) { // one load and one store (perftest's latency tests post 8 B, INLINE)
-            v = mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-            ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at + Ctrl.S_INLINE, v);
-        } else if (length <= Ctrl.INLINE) { // in the header's own line
-            MemorySegment.copy(mr.segment, off, ALL, at + Ctrl.S_INLINE, length);
-        } else {
-            MemorySegment.copy(mr.segment, off, qp.peer.ctrl, at - qp.peer.ctrlAddr + Ctrl.SLOT_HEADER, length);
+        boolean inline = (wr.flags() & io.jrdma.verbs.SendFlags.INLINE) != 0;
+        Wqe w = qp.keepDirect(wr, op, length, inline ? null : mr);
+        if (inline) {
+            if (length == 8) { // one load and one store, as the post's copy (perftest's latency tests post 8 B INLINE)
+                w.inlineArea.set(ValueLayout.JAVA_LONG_UNALIGNED, 0,
+                        mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, la - mr.address));
+            } else {
+                MemorySegment.copy(mr.segment, la - mr.address, w.inlineArea, 0, length);
+            }
         }
         qp.sending = true;
         qp.msg++; // a new number for each try: a result for an earlier try never matches it
         qp.sendOffset = 0;
-        int flags = wr.flags();
-        publishSlot(qp, at, pos, Ctrl.F_FIRST | Ctrl.F_LAST | slotFlags(op, flags) | op.ordinal() << 8, length,
-                wr.imm(), true);
-        boolean inline = (flags & io.jrdma.verbs.SendFlags.INLINE) != 0;
-        Wqe w = qp.keepDirect(wr, op, length, inline ? null : mr);
-        if (inline) { // the application may reuse its buffer now: a resend reads the WQE's copy, as a queued post's
-            if (length == 8) {
-                w.inlineArea.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, v);
-            } else {
-                MemorySegment.copy(mr.segment, off, w.inlineArea, 0, length);
-            }
-        }
+        writeSlot(qp, w, pos, length, length, false);
         qp.publishKept();
         return Engine.IN_FLIGHT;
     }
