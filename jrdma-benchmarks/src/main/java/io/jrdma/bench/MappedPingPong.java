@@ -176,7 +176,8 @@ public final class MappedPingPong {
         // each timestamp right after a ping's store, not after the pong: consecutive differences are the same
         // round trips, and the clock read (~27 ns on this project's host) overlaps the peer's turn instead of
         // lying between the pong's arrival and the next ping, as jrdma perf's and perftest's loops read theirs
-        put(map, PING, payload, size, ++seq); // one more round trip than warmup + iters: its timestamp starts the first sample
+        // one more round trip than warmup + iters: its timestamp starts the first sample
+        put(map, PING, payload, size, ++seq);
         long t = System.nanoTime();
         long[] rtt = new long[iters];
         for (int i = 0; i < iters; i++) {

@@ -63,9 +63,9 @@ import java.util.Locale;
  * The two meet through files in directory {@code D} (GID, QPN, address and rkey of each side). The client
  * prints {@code RESULT shm_pingpong step=S median_us=... p99_us=... cpu_ns=... turns=... median_turns=...}:
  * half the round trip (samples: differences of consecutive timestamps, one per round trip, read after the
- * post), the client thread's CPU time per round trip (it spins: on a host with idle cores, about its wall time), and the turns
- * of its wait loop per round trip (mean, and in the median round trip). A wait fails when nothing came for
- * {@code timeout} seconds.
+ * post), the client thread's CPU time per round trip (it spins: on a host with idle cores, about its wall
+ * time), and the turns of its wait loop per round trip (mean, and in the median round trip). A wait fails
+ * when nothing came for {@code timeout} seconds.
  */
 public final class ShmPingPong {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
