@@ -1,7 +1,11 @@
 package io.jrdma.bench;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 
 /**
  * The memory-copy ceiling: {@link MemorySegment#copy} between two native buffers, one thread.
@@ -15,12 +19,26 @@ import java.lang.foreign.MemorySegment;
  * {@code /proc/self/task}), as {@code jrdma perf}'s bandwidth warm-up does, so that neither side of a comparison is
  * measured while its JIT works (docs/shm-design.md, "Bandwidth against the copy").
  *
- * <pre>MemCopy sizes=4096,65536,1048576 [secs=1] [warm=0.3] [span=perf|size]</pre>
- * prints one {@code RESULT memcopy size=S gbps=... ns_per_copy=... span=B jit_ms=J} per size
+ * With {@code via=memmove} each copy is the C library's {@code memmove} called through the FFM linker (raw
+ * addresses, no arena check) instead of {@link MemorySegment#copy}: what a copy by libc would give the shared-memory
+ * provider's bulk WRITE and READ (docs/shm-design.md, "Not done").
+ *
+ * <pre>MemCopy sizes=4096,65536,1048576 [secs=1] [warm=0.3] [span=perf|size] [via=segment|memmove]</pre>
+ * prints one {@code RESULT memcopy size=S gbps=... ns_per_copy=... span=B jit_ms=J via=V} per size
  * ({@code RESULT memcopy_hot ...} with {@code span=size}), J the compiler threads' time on a CPU during the measured
  * copies (-1 where it cannot be read).
  */
 public final class MemCopy {
+    /** {@code via=memmove}: copies go through {@link Libc#MEMMOVE}. */
+    private static boolean viaMemmove;
+
+    /** libc's {@code memmove(dst, src, n)}, its result ignored; a constant, looked up when first used. */
+    private static final class Libc {
+        static final MethodHandle MEMMOVE = Linker.nativeLinker().downcallHandle(
+                Linker.nativeLinker().defaultLookup().find("memmove").orElseThrow(),
+                FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    }
+
     private MemCopy() {
     }
 
@@ -34,6 +52,11 @@ public final class MemCopy {
             Result.fail("span must be perf (perf's working set) or size (one buffer), not " + spanMode);
         }
         boolean hot = spanMode.equals("size");
+        String via = a.str("via", "segment");
+        viaMemmove = via.equals("memmove");
+        if (!viaMemmove && !via.equals("segment")) {
+            Result.fail("via must be segment (MemorySegment.copy) or memmove (libc's, through FFM), not " + via);
+        }
         try (Arena arena = Arena.ofConfined()) {
             for (String s : sizes) {
                 int size = Integer.parseInt(s.trim());
@@ -61,8 +84,8 @@ public final class MemCopy {
                 long copies = r[0];
                 long nanos = r[1];
                 Result.rate(hot ? "memcopy_hot" : "memcopy", size, copies * size, copies, nanos,
-                        String.format(java.util.Locale.ROOT, "ns_per_copy=%.1f span=%d jit_ms=%.1f", (double) nanos / copies,
-                                span, jit0 < 0 || jit1 < 0 ? -1.0 : (jit1 - jit0) / 1e6));
+                        String.format(java.util.Locale.ROOT, "ns_per_copy=%.1f span=%d jit_ms=%.1f via=%s", (double) nanos / copies,
+                                span, jit0 < 0 || jit1 < 0 ? -1.0 : (jit1 - jit0) / 1e6, via));
             }
         }
     }
@@ -100,7 +123,11 @@ public final class MemCopy {
         do {
             for (int i = 0; i < batch; i++) {
                 long off = (long) slot * size;
-                MemorySegment.copy(src, off, dst, off, size);
+                if (!viaMemmove) {
+                    MemorySegment.copy(src, off, dst, off, size);
+                } else {
+                    move(dst.address() + off, src.address() + off, size);
+                }
                 if (++slot == slots) {
                     slot = 0;
                 }
@@ -109,5 +136,13 @@ public final class MemCopy {
             now = System.nanoTime();
         } while (now - end < 0);
         return new long[] {copies, now - start};
+    }
+
+    private static void move(long dst, long src, long n) {
+        try {
+            Libc.MEMMOVE.invokeExact(dst, src, n);
+        } catch (Throwable t) {
+            throw new IllegalStateException("memmove failed", t);
+        }
     }
 }
