@@ -21,7 +21,8 @@ import java.lang.invoke.MethodHandle;
  *
  * With {@code via=memmove} each copy is the C library's {@code memmove} called through the FFM linker (raw
  * addresses, no arena check) instead of {@link MemorySegment#copy}: what a copy by libc would give the shared-memory
- * provider's bulk WRITE and READ (docs/shm-design.md, "Not done").
+ * provider's bulk WRITE and READ (docs/shm-design.md, "Not done"). Either way the run fails unless the first slot's
+ * copy holds the source's bytes.
  *
  * <pre>MemCopy sizes=4096,65536,1048576 [secs=1] [warm=0.3] [span=perf|size] [via=segment|memmove]</pre>
  * prints one {@code RESULT memcopy size=S gbps=... ns_per_copy=... span=B jit_ms=J via=V} per size
@@ -83,6 +84,10 @@ public final class MemCopy {
                 long jit1 = compilerNanos();
                 long copies = r[0];
                 long nanos = r[1];
+                if (dst.get(ValueLayout.JAVA_BYTE, 0) != 1 || dst.asSlice(0, size).mismatch(src.asSlice(0, size)) != -1
+                        || src.get(ValueLayout.JAVA_BYTE, 0) != 1) {
+                    Result.fail("memcopy (" + via + "): the first slot's copy does not hold the source's bytes");
+                }
                 Result.rate(hot ? "memcopy_hot" : "memcopy", size, copies * size, copies, nanos,
                         String.format(java.util.Locale.ROOT, "ns_per_copy=%.1f span=%d jit_ms=%.1f via=%s", (double) nanos / copies,
                                 span, jit0 < 0 || jit1 < 0 ? -1.0 : (jit1 - jit0) / 1e6, via));
