@@ -43,6 +43,15 @@ final class Native {
     private static final MethodHandle SYSCALL;
     private static final MethodHandle SYSCALL2;
     private static final MethodHandle POLL;
+    private static final MethodHandle MEMMOVE;
+    /**
+     * The sizes of a one-sided request's bulk copy that {@link #move} does instead of {@link MemorySegment#copy}
+     * (inclusive; by default 32 KiB to 128 KiB, where libc's copy measured 1.3-1.6x the JDK's on this project's host
+     * and the JDK's was the faster below: docs/shm-design.md, "MemorySegment.copy against libc's memmove");
+     * {@code -Djrdma.shm.memmove=MIN-MAX} in bytes sets them, {@code off} never uses it.
+     */
+    static final long MOVE_MIN;
+    static final long MOVE_MAX;
     private static final long SYS_PIDFD_OPEN = 434; // the same number on x86-64 and AArch64 (Linux 5.3)
     static final short POLLIN = 1;
     private static final long SYS_FUTEX;
@@ -57,7 +66,7 @@ final class Native {
     static {
         String reason = null;
         MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
-                close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null;
+                close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null, memmove = null;
         StructLayout cs = null;
         VarHandle errno = null;
         String os = System.getProperty("os.name", "");
@@ -96,9 +105,18 @@ final class Native {
                 syscall2 = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, l),
                         Linker.Option.firstVariadicArg(1));
                 poll = linker.downcallHandle(libc.findOrThrow("poll"), FunctionDescriptor.of(i, p, l, i));
+                // memmove(dst, src, n), its result dropped; two more arguments, which memmove never reads, are the
+                // segments the addresses lie in: the linker keeps their arenas alive for the call (docs/shm-design.md)
+                memmove = linker.downcallHandle(libc.findOrThrow("memmove"), FunctionDescriptor.ofVoid(l, l, l, p, p));
             } catch (RuntimeException | LinkageError e) {
                 reason = "the C library's calls are not reachable through FFM: " + e;
             }
+        }
+        long[] band = {Long.MAX_VALUE, 0};
+        try {
+            band = moveBand(System.getProperty("jrdma.shm.memmove", "32768-131072"));
+        } catch (IllegalArgumentException e) {
+            reason = reason == null ? e.getMessage() : reason; // the provider says so, in jrdma devices -v too
         }
         REASON = reason;
         MEMFD_CREATE = memfd;
@@ -113,6 +131,9 @@ final class Native {
         SYSCALL = syscall;
         SYSCALL2 = syscall2;
         POLL = poll;
+        MEMMOVE = memmove;
+        MOVE_MIN = memmove == null ? Long.MAX_VALUE : band[0];
+        MOVE_MAX = band[1];
         SYS_FUTEX = arch.equals("aarch64") ? 98 : 202;
         CALL_STATE = cs;
         ERRNO = errno;
@@ -249,6 +270,41 @@ final class Native {
     static void futexWait(long addr, int expected, long timespec) {
         try {
             long r = (long) SYSCALL.invokeExact(SYS_FUTEX, addr, FUTEX_WAIT, expected, timespec);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return {min, max} of a {@code jrdma.shm.memmove} setting ("MIN-MAX" in bytes, or "off") */
+    static long[] moveBand(String v) {
+        if (v.equals("off")) {
+            return new long[] {Long.MAX_VALUE, 0};
+        }
+        int dash = v.indexOf('-');
+        try {
+            long min = Long.parseLong(v.substring(0, dash).trim());
+            long max = Long.parseLong(v.substring(dash + 1).trim());
+            if (min >= 0 && max >= min) {
+                return new long[] {min, max};
+            }
+        } catch (RuntimeException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("-Djrdma.shm.memmove=" + v + ": give MIN-MAX in bytes (e.g. 32768-131072),"
+                + " the sizes of a WRITE or READ copied by libc's memmove, or off");
+    }
+
+    /**
+     * The data path (a WRITE's or READ's bulk copy, after its checks): {@code n} bytes from address {@code src} to
+     * {@code dst} by libc's {@code memmove}. {@code dstSeg} and {@code srcSeg} are the native segments the addresses
+     * lie in: passed along, so that neither arena can close during the copy (a closed one fails the call before it
+     * copies, as a {@link MemorySegment#copy} would). No allocation.
+     */
+    static void move(long dst, long src, long n, MemorySegment dstSeg, MemorySegment srcSeg) {
+        try {
+            MEMMOVE.invokeExact(dst, src, n, dstSeg, srcSeg);
+        } catch (RuntimeException | Error e) {
+            throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

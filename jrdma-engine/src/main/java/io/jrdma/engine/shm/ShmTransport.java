@@ -910,6 +910,8 @@ final class ShmTransport implements Transport {
             if (op == WrOpcode.RDMA_WRITE) {
                 if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
                     ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, ta, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
+                } else if (length >= Native.MOVE_MIN && length <= Native.MOVE_MAX && local.isNative()) {
+                    Native.move(ta, local.address() + lo, length, qp.keyBuf, local); // libc's copy, where it is faster
                 } else {
                     MemorySegment.copy(local, lo, qp.keyBuf, at, length);
                 }
@@ -917,6 +919,8 @@ final class ShmTransport implements Transport {
             } else if (op == WrOpcode.RDMA_READ) {
                 if (length == 8) {
                     local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ta));
+                } else if (length >= Native.MOVE_MIN && length <= Native.MOVE_MAX && local.isNative()) {
+                    Native.move(local.address() + lo, ta, length, local, qp.keyBuf);
                 } else {
                     MemorySegment.copy(qp.keyBuf, at, local, lo, length);
                 }

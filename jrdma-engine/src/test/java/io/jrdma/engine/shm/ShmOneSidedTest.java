@@ -80,6 +80,82 @@ class ShmOneSidedTest {
         }
     }
 
+    /**
+     * A bulk WRITE or READ places exactly its bytes, at sizes below, inside and above the band that libc's memmove
+     * copies (Native.MOVE_MIN..MOVE_MAX) and on both of its edges, from and to unaligned addresses; the bytes
+     * around the range stay as they were.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void bulkCopiesAroundTheMemmoveBandPlaceExactlyTheirBytes(ThreadingMode mode) {
+        int[] sizes = {16_384, (int) Native.MOVE_MIN - 1, (int) Native.MOVE_MIN, 65_536, (int) Native.MOVE_MAX,
+            (int) Native.MOVE_MAX + 1, 262_144};
+        try (ShmPair p = new ShmPair(mode, 1 << 20)) {
+            int round = 0;
+            for (int len : sizes) {
+                for (WrOpcode opc : new WrOpcode[] {WrOpcode.RDMA_WRITE, WrOpcode.RDMA_READ}) {
+                    round++;
+                    boolean write = opc == WrOpcode.RDMA_WRITE;
+                    MemorySegment src = write ? p.a.buf : p.b.buf;
+                    MemorySegment dst = write ? p.b.buf : p.a.buf;
+                    long localOff = 4096 + 3;
+                    long remoteOff = 300_000 + 5;
+                    long srcOff = write ? localOff : remoteOff;
+                    long dstOff = write ? remoteOff : localOff;
+                    dst.asSlice(dstOff - 64, len + 128).fill((byte) 0x5a);
+                    for (int i = 0; i < len; i++) {
+                        src.set(ValueLayout.JAVA_BYTE, srcOff + i, (byte) (i * 31 + round));
+                    }
+                    WorkCompletion wc = p.run(op(opc, p, localOff, len, remoteOff));
+                    assertEquals(WcStatus.SUCCESS, wc.status(), opc + " of " + len + " B");
+                    assertEquals(len, wc.byteLen(), opc + " of " + len + " B");
+                    for (int i = 0; i < len; i++) {
+                        if (dst.get(ValueLayout.JAVA_BYTE, dstOff + i) != (byte) (i * 31 + round)) {
+                            throw new AssertionError(opc + " of " + len + " B: byte " + i + " is "
+                                    + dst.get(ValueLayout.JAVA_BYTE, dstOff + i));
+                        }
+                    }
+                    for (int i = 1; i <= 64; i++) {
+                        assertEquals((byte) 0x5a, dst.get(ValueLayout.JAVA_BYTE, dstOff - i), opc + " of " + len + ": before");
+                        assertEquals((byte) 0x5a, dst.get(ValueLayout.JAVA_BYTE, dstOff + len - 1 + i), opc + " of " + len + ": after");
+                    }
+                }
+            }
+        }
+    }
+
+    /** A region whose arena the application closed fails a post that would copy from it, at any size, and crashes nothing. */
+    @Test
+    void aLocalRegionWhoseArenaWasClosedFailsThePost() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 20)) {
+            for (int len : new int[] {4096, (int) Native.MOVE_MIN, 65_536}) {
+                Arena own = Arena.ofShared();
+                MemorySegment plain = own.allocate(len, 4096);
+                MemoryRegion local = p.a.pd.register(plain, Access.LOCAL_WRITE);
+                own.close();
+                assertThrows(IllegalStateException.class, () -> p.a.qp.postSend(WR.reset().wrId(1)
+                        .opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(0, local, 0, len)
+                        .remote(p.b.mr.address(), p.b.mr.rkey())), len + " B");
+                local.close();
+            }
+            // the pair still works
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 99);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 65_536, 0)).status());
+            assertEquals(99, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    @Test
+    void theMemmoveBandIsASettingWithAClearError() {
+        assertEquals(32_768, Native.MOVE_MIN, "the default band's lower edge (docs/shm-design.md)");
+        assertEquals(131_072, Native.MOVE_MAX);
+        assertEquals(java.util.List.of(1L, 2L), java.util.Arrays.stream(Native.moveBand("1-2")).boxed().toList());
+        assertTrue(Native.moveBand("off")[0] > Native.moveBand("off")[1], "off: an empty band");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Native.moveBand("64k"));
+        assertTrue(e.getMessage().contains("MIN-MAX") && e.getMessage().contains("off"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Native.moveBand("9-1"));
+    }
+
     /** The initiator's FETCH_ADD and the target's own CPU atomics on the same word lose no update. */
     @Test
     void atomicsAreAtomicAgainstTheTargetsOwnCpu() throws Exception {
