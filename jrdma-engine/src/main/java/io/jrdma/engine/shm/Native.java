@@ -16,8 +16,9 @@ import java.lang.invoke.VarHandle;
  * The Linux calls the shared-memory provider makes through the FFM API: {@code memfd_create},
  * {@code ftruncate}, {@code mmap}/{@code munmap}, {@code open} (of {@code /proc/<pid>/fd/<n>}),
  * {@code fstat} (a memfd's inode: the buffer's identity), {@code close}, {@code getpid} and
- * {@code kill} (a peer's liveness). All of them are control-path calls: the data path maps nothing
- * and makes no system call. {@link #unavailableReason()} says why the provider cannot run here.
+ * {@code kill} (a peer's liveness), and {@code memmove}. All but {@code memmove} are control-path calls: the
+ * data path maps nothing and makes no system call, and {@code memmove} ({@link #move}) is the bulk copy of some
+ * WRITEs and READs, a library call. {@link #unavailableReason()} says why the provider cannot run here.
  */
 final class Native {
     static final int PROT_READ = 1;
