@@ -857,6 +857,20 @@ final class ShmTransport implements Transport {
         }
         try {
             MemorySegment buf = qp.keyBuf;
+            Mr one = w.numSge == 1 && !w.inline && len >= Native.MOVE_MIN && len <= Native.MOVE_MAX ? w.sgeMr[0] : null;
+            if (one != null && one.segment.isNative() && (op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_WRITE_WITH_IMM
+                    || op == WrOpcode.RDMA_READ)) { // one SGE in memmove's band: libc's copy, as the direct path's
+                long local = one.segment.address() + (w.sgeAddr[0] - one.address);
+                if (op == WrOpcode.RDMA_READ) {
+                    Native.move(local, buf.address() + at, len, one.segment, buf);
+                } else {
+                    Native.move(buf.address() + at, local, len, buf, one.segment);
+                    if (op == WrOpcode.RDMA_WRITE) {
+                        VarHandle.releaseFence(); // as below
+                    }
+                }
+                return OK;
+            }
             switch (op) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> Sgl.gather(w, 0, (int) len, buf, at);
                 case RDMA_READ -> Sgl.scatter(w, 0, buf, at, (int) len);
