@@ -857,23 +857,25 @@ final class ShmTransport implements Transport {
         }
         try {
             MemorySegment buf = qp.keyBuf;
-            Mr one = w.numSge == 1 && !w.inline && len >= Native.MOVE_MIN && len <= Native.MOVE_MAX ? w.sgeMr[0] : null;
-            if (one != null && one.segment.isNative() && (op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_WRITE_WITH_IMM
-                    || op == WrOpcode.RDMA_READ)) { // one SGE in memmove's band: libc's copy, as the direct path's
-                long local = one.segment.address() + (w.sgeAddr[0] - one.address);
-                if (op == WrOpcode.RDMA_READ) {
-                    Native.move(local, buf.address() + at, len, one.segment, buf);
-                } else {
-                    Native.move(buf.address() + at, local, len, buf, one.segment);
-                    if (op == WrOpcode.RDMA_WRITE) {
-                        VarHandle.releaseFence(); // as below
+            // one SGE in memmove's band: libc's copy, as the direct path's; else the SGEs' MemorySegment.copy
+            Mr one = w.numSge == 1 && !w.inline && len >= Native.MOVE_MIN && len <= Native.MOVE_MAX
+                    && w.sgeMr[0].segment.isNative() ? w.sgeMr[0] : null;
+            long local = one == null ? 0 : one.segment.address() + (w.sgeAddr[0] - one.address);
+            switch (op) {
+                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
+                    if (one != null) {
+                        Native.move(buf.address() + at, local, len, buf, one.segment);
+                    } else {
+                        Sgl.gather(w, 0, (int) len, buf, at);
                     }
                 }
-                return OK;
-            }
-            switch (op) {
-                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> Sgl.gather(w, 0, (int) len, buf, at);
-                case RDMA_READ -> Sgl.scatter(w, 0, buf, at, (int) len);
+                case RDMA_READ -> {
+                    if (one != null) {
+                        Native.move(local, buf.address() + at, len, one.segment, buf);
+                    } else {
+                        Sgl.scatter(w, 0, buf, at, (int) len);
+                    }
+                }
                 case ATOMIC_CMP_AND_SWP -> atomicResult(w, (long) LONG.compareAndExchange(buf, at, w.compareAdd, w.swap));
                 case ATOMIC_FETCH_AND_ADD -> atomicResult(w, (long) LONG.getAndAdd(buf, at, w.compareAdd));
                 default -> {
