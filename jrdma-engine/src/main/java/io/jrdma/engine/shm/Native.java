@@ -295,6 +295,11 @@ final class Native {
                 + " the sizes of a WRITE or READ copied by libc's memmove, or off");
     }
 
+    /** @return whether a bulk copy of {@code n} bytes to or from {@code seg} is {@link #move}'s: in the band, a native segment */
+    static boolean moves(long n, MemorySegment seg) {
+        return n >= MOVE_MIN && n <= MOVE_MAX && seg.isNative();
+    }
+
     /**
      * The data path (a WRITE's or READ's bulk copy, after its checks): {@code n} bytes from address {@code src} to
      * {@code dst} by libc's {@code memmove}. {@code dstSeg} and {@code srcSeg} are the native segments the addresses

@@ -858,8 +858,7 @@ final class ShmTransport implements Transport {
         try {
             MemorySegment buf = qp.keyBuf;
             // one SGE in memmove's band: libc's copy, as the direct path's; else the SGEs' MemorySegment.copy
-            Mr one = w.numSge == 1 && !w.inline && len >= Native.MOVE_MIN && len <= Native.MOVE_MAX
-                    && w.sgeMr[0].segment.isNative() ? w.sgeMr[0] : null;
+            Mr one = w.numSge == 1 && !w.inline && Native.moves(len, w.sgeMr[0].segment) ? w.sgeMr[0] : null;
             long local = one == null ? 0 : one.segment.address() + (w.sgeAddr[0] - one.address);
             switch (op) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> {
@@ -926,7 +925,7 @@ final class ShmTransport implements Transport {
             if (op == WrOpcode.RDMA_WRITE) {
                 if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
                     ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, ta, local.get(ValueLayout.JAVA_LONG_UNALIGNED, lo));
-                } else if (length >= Native.MOVE_MIN && length <= Native.MOVE_MAX && local.isNative()) {
+                } else if (Native.moves(length, local)) {
                     Native.move(ta, local.address() + lo, length, qp.keyBuf, local); // libc's copy, where it is faster
                 } else {
                     MemorySegment.copy(local, lo, qp.keyBuf, at, length);
@@ -935,7 +934,7 @@ final class ShmTransport implements Transport {
             } else if (op == WrOpcode.RDMA_READ) {
                 if (length == 8) {
                     local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ta));
-                } else if (length >= Native.MOVE_MIN && length <= Native.MOVE_MAX && local.isNative()) {
+                } else if (Native.moves(length, local)) {
                     Native.move(local.address() + lo, ta, length, local, qp.keyBuf);
                 } else {
                     MemorySegment.copy(qp.keyBuf, at, local, lo, length);
