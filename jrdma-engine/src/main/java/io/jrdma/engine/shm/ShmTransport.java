@@ -1574,6 +1574,13 @@ final class ShmTransport implements Transport {
     }
 
     @Override
+    public java.util.List<String> limitations() {
+        return ownHold ? java.util.List.of() : java.util.List.of("one-sided operations hold a peer's key entry with a"
+                + " locked instruction each, not by their own word (" + (Native.asymmetric() ? "turned off for this context"
+                : Native.asymmetricReason()) + ")");
+    }
+
+    @Override
     public DeviceAttr deviceAttr(DeviceAttr base) {
         // fast registration, LOCAL_INV, SEND_WITH_INV and SRQs (through Qp.takeRecv); no memory windows
         return LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS, 0);
