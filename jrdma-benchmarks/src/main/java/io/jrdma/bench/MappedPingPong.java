@@ -20,12 +20,13 @@ import java.nio.file.StandardOpenOption;
  * <p>A message of {@code size} bytes is written as perftest's write_lat writes it: the bytes before
  * the last 8 with plain stores, then the last 8-byte word (the sequence number, the flag) with a
  * release store; the reader acquires the flag in a loop with no PAUSE ({@link Thread#onSpinWait}), as
- * the waits it is compared with, and checks the message's first word (for 8 B the flag itself). The ping and the pong areas lie 128 bytes apart at least (no shared cache line, nor an
+ * the waits it is compared with, and checks the message's first word (for 8 B the flag itself); {@code pause=true}
+ * (both sides) waits with a PAUSE per turn instead, to measure what the wait's shape does on a host. The ping and the pong areas lie 128 bytes apart at least (no shared cache line, nor an
  * adjacent-line prefetch pair).
  *
  * <pre>
- * server: MappedPingPong role=server port=P size=S iters=N warmup=W [file=PATH] [timeout=30]
- * client: MappedPingPong role=client port=P size=S iters=N warmup=W [file=PATH] [timeout=30]
+ * server: MappedPingPong role=server port=P size=S iters=N warmup=W [file=PATH] [timeout=30] [pause=false]
+ * client: MappedPingPong role=client port=P size=S iters=N warmup=W [file=PATH] [timeout=30] [pause=false]
  * </pre>
  * The file is {@code /dev/shm/jrdma-bench-mapped-P} unless {@code file=} says otherwise; the server
  * creates it (replacing a stale one) and deletes it when it ends. The client prints
@@ -41,6 +42,8 @@ public final class MappedPingPong {
     private static final long HELLO = 64;  // client: 1 once it mapped the file
     private static final long PING = 256;  // the client's message
     private static final int SPINS = 1 << 16;
+    /** pause=true: a PAUSE per turn of the message wait */
+    private static boolean pause;
 
     private MappedPingPong() {
     }
@@ -53,6 +56,11 @@ public final class MappedPingPong {
         int iters = a.integer("iters", 1_000_000);
         int warmup = a.integer("warmup", 200_000);
         long timeoutNanos = a.num("timeout", 30) * 1_000_000_000L;
+        String p = a.str("pause", "false");
+        if (!p.equals("true") && !p.equals("false")) {
+            Result.fail("pause must be true or false (got " + p + ")");
+        }
+        pause = p.equals("true");
         if (size < 8 || size % 8 != 0) {
             Result.fail("size must be a multiple of 8 bytes, at least 8 (got " + size + ")");
         }
@@ -158,8 +166,11 @@ public final class MappedPingPong {
                     Result.fail("mapped_pingpong: message " + seq + " did not arrive within the timeout");
                 }
             }
-            // no Thread.onSpinWait (PAUSE): it costs 30-40 ns on this project's AMD EPYC KVM host, a quarter of a
-            // hop, and neither jrdma perf's write_lat nor ucx_perftest's put_lat pauses in its wait
+            // no Thread.onSpinWait (PAUSE) unless pause=true: neither jrdma perf's write_lat nor ucx_perftest's put_lat
+            // pauses in its wait (what a PAUSE does differs by host: docs/shm-design.md, "The wait's PAUSE")
+            if (pause) {
+                Thread.onSpinWait();
+            }
         }
         if (size > 8 && map.get(ValueLayout.JAVA_LONG, off) != seq) {
             Result.fail("mapped_pingpong: message " + seq + "'s flag arrived before its first word");

@@ -4,7 +4,7 @@ package io.jrdma.engine.shm;
  * The layout of a context's control segment (a memfd its peers map at connect time; all fields
  * in native byte order, see docs/shm-design.md):
  * <pre>
- * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | ... |
+ * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | @24 own holds u32 |
  *                      @32 sleeping u32 | @36 futex u32 | @44 engine may sleep u32 (written once: a DEDICATED context)
  *          @64         input pending u32 (a line of its own: peers write it, the engine clears it)
  * keys     @KEYS       MAX_KEYS entries of 64 B, indexed by rkey >>> 8:
@@ -14,23 +14,30 @@ package io.jrdma.engine.shm;
  * QPs      @QPS        MAX_QPS entries of 64 B: qpn u32 (0 = free) | state u32 | pd u64 | access u32 |
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring) |
  *                      min RNR timer u32 | watched u32 (1: the engine polls the ring itself, no pending word needed) |
- *                      held u32 (the key index a one-sided operation of the QP's initiator holds, 0: none)
+ *                      held u32 (the key index a one-sided operation of the QP's initiator holds, 0: none) |
+ *                      partner's QPN u32 | partner's context id u64 (the QP's own hold may be used by that one)
  * responses @RESPS     MAX_QPS lines of RESP_BYTES, one per QP, written by the QP's engine as it consumes its ring,
  *                      read by the sender: slots read u64 | result u64 (message number u32, status u32)
  * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header line
  *                      (sequence u32 | destination QPN u32 (one u64, stored last) | flags u32 (opcode in bits 8-15) | length u32 | imm u32 |
  *                      message u32 | 40 bytes of payload, or a WRITE with immediate data's length u64) and
  *                      CHUNK bytes of payload for a chunk longer than INLINE
+ * holds    @HOLDS      MAX_QPS words of 8 B: the key index of its partner's context each QP touches now, 0: none
  * </pre>
  */
 final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 4;
+    static final int VERSION = 5;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
+    /**
+     * 1 when this context withdraws keys with {@link Native#membarrier} and reads its partners' own holds
+     * ({@link #HOLDS}): an initiator toward it may hold by its own word; written once, before any peer maps it
+     */
+    static final long H_OWN_HOLD = 24;
     /** 1 while the context's engine thread sleeps on {@link #H_FUTEX}: a peer that gives it work wakes it */
     static final long H_SLEEPING = 32;
     /** the futex word: bumped by each wake */
@@ -84,6 +91,14 @@ final class Ctrl {
      * that finds it taken (another QP that names this one as its destination) raises the key's in-use count.
      */
     static final int Q_HELD = 40;
+    /**
+     * The QP this one is connected to (its partner): its QPN (0: none) and its context's id ({@code pid << 32 | fd}
+     * of its GID), published by this context when the partner's own hold word is on its list of partners and
+     * cleared, before a membarrier, when it is taken off (reset, destroy, another connection). An initiator whose
+     * identity these name may hold this QP's keys by its own word ({@link #HOLDS}).
+     */
+    static final int Q_DEST_QPN = 44;
+    static final int Q_DEST_ID = 48;
 
     /** a line per QP, written by the receiving engine only, read by the sender (docs/shm-design.md) */
     static final int RESP_BYTES = 128; // two lines: the adjacent-line prefetcher pairs lines, so no neighbour shares it
@@ -99,7 +114,14 @@ final class Ctrl {
     static final int SLOT = SLOT_HEADER + CHUNK;
     static final long RING_BYTES = (long) RING_SLOTS * SLOT;
     static final long RINGS = RESPS + (long) MAX_QPS * RESP_BYTES;
-    static final long SIZE = RINGS + MAX_QPS * RING_BYTES;
+    /**
+     * MAX_QPS words of 8 bytes, one per QP: as an initiator, the index of the key entry of its partner's context
+     * whose memory it touches now (0: none). Written by this context's driving thread only (a plain store before it
+     * reads the key, a release store of 0 after its copy), read by the partner's context when it withdraws a key
+     * or lets the QP go, after a membarrier (docs/shm-design.md, "The initiator's own hold").
+     */
+    static final long HOLDS = RINGS + MAX_QPS * RING_BYTES;
+    static final long SIZE = HOLDS + MAX_QPS * 8L;
 
     // slot header: one line, stored by the sender with the sequence last (a release store)
     /**
@@ -157,5 +179,9 @@ final class Ctrl {
 
     static long ring(int slot) {
         return RINGS + slot * RING_BYTES;
+    }
+
+    static long hold(int slot) {
+        return HOLDS + slot * 8L;
     }
 }

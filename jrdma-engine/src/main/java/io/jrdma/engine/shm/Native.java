@@ -54,6 +54,19 @@ final class Native {
     static final long MOVE_MIN;
     static final long MOVE_MAX;
     private static final long SYS_PIDFD_OPEN = 434; // the same number on x86-64 and AArch64 (Linux 5.3)
+    private static final long SYS_MEMBARRIER;
+    private static final long MEMBARRIER_CMD_QUERY = 0;
+    private static final long MEMBARRIER_CMD_GLOBAL_EXPEDITED = 1 << 1;
+    private static final long MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED = 1 << 2;
+    /**
+     * This process is registered for {@code membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)} (Linux 4.16): another
+     * process's {@link #membarrier} makes each of its running threads execute a full memory barrier. The one-sided
+     * operations' own hold rests on it (docs/shm-design.md, "The initiator's own hold"); {@code
+     * -Djrdma.shm.ownHold=off} leaves it unregistered and every hold locked, as before.
+     */
+    private static final boolean ASYMMETRIC;
+    /** why {@link #ASYMMETRIC} is false (for jrdma devices -v), or null */
+    private static final String ASYMMETRIC_REASON;
     static final short POLLIN = 1;
     private static final long SYS_FUTEX;
     static final int FUTEX_WAIT = 0;
@@ -119,6 +132,12 @@ final class Native {
         } catch (IllegalArgumentException e) {
             reason = reason == null ? e.getMessage() : reason; // the provider says so, in jrdma devices -v too
         }
+        boolean ownHold = true;
+        try {
+            ownHold = ownHoldSetting(System.getProperty("jrdma.shm.ownHold", "on"));
+        } catch (IllegalArgumentException e) {
+            reason = reason == null ? e.getMessage() : reason;
+        }
         REASON = reason;
         MEMFD_CREATE = memfd;
         FTRUNCATE = ftruncate;
@@ -136,11 +155,70 @@ final class Native {
         MOVE_MIN = memmove == null ? Long.MAX_VALUE : band[0];
         MOVE_MAX = band[1];
         SYS_FUTEX = arch.equals("aarch64") ? 98 : 202;
+        SYS_MEMBARRIER = arch.equals("aarch64") ? 283 : 324;
+        String why = null;
+        if (reason != null) {
+            why = reason;
+        } else if (!ownHold) {
+            why = "-Djrdma.shm.ownHold=off";
+        } else {
+            try {
+                long q = (long) syscall2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_QUERY, 0L);
+                long need = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
+                if (q < 0 || (q & need) != need) {
+                    why = "the kernel has no membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) (Linux 4.16), or a seccomp filter hides it";
+                } else if ((long) syscall2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0L) != 0
+                        || (long) syscall2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0L) != 0) {
+                    why = "membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) failed";
+                }
+            } catch (Throwable t) {
+                why = "membarrier through FFM: " + t;
+            }
+        }
+        ASYMMETRIC = why == null;
+        ASYMMETRIC_REASON = why;
         CALL_STATE = cs;
         ERRNO = errno;
     }
 
     private Native() {
+    }
+
+    /** @return {@code -Djrdma.shm.ownHold}'s value: on (the default) or off; anything else is refused */
+    static boolean ownHoldSetting(String v) {
+        return switch (v) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("-Djrdma.shm.ownHold=" + v + " is not a setting: give on or off");
+        };
+    }
+
+    /** @return true when this process takes part in {@link #membarrier}: its one-sided operations may hold by their own word */
+    static boolean asymmetric() {
+        return ASYMMETRIC;
+    }
+
+    /** @return why {@link #asymmetric} is false, or null */
+    static String asymmetricReason() {
+        return ASYMMETRIC_REASON;
+    }
+
+    /**
+     * {@code membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)}: when it returns, every running thread of every process
+     * registered for it ({@link #asymmetric}) has executed a full memory barrier since it was called, so a store such a
+     * thread made before that point is visible here and a load it makes after it sees what this thread stored
+     * before the call. Control path only (a withdrawn key, a reset QP): some microseconds.
+     */
+    static void membarrier() {
+        long r;
+        try {
+            r = (long) SYSCALL2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (r != 0) { // it worked when this process registered: a kernel that takes it back breaks the holds' pairing
+            throw new IllegalStateException("membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed after it had worked");
+        }
     }
 
     /** @return why shared memory cannot work on this platform, or null */

@@ -27,6 +27,8 @@ final class Peer {
      * sleeping flag; an INVOKER context never sleeps, so its peers skip both
      */
     final boolean maySleep;
+    /** it reads its partners' own hold words after a membarrier ({@link Ctrl#H_OWN_HOLD}) */
+    final boolean ownHold;
     private long[] inodes = new long[8];
     private MemorySegment[] buffers = new MemorySegment[8];
     private int count;
@@ -42,6 +44,7 @@ final class Peer {
         }
         ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
         maySleep = ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_MAY_SLEEP) != 0;
+        ownHold = ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_OWN_HOLD) != 0;
         pidfd = pid == Native.getpid() ? -1 : Native.pidfd(pid);
         if (ctrl.get(ValueLayout.JAVA_LONG, Ctrl.H_MAGIC) != Ctrl.MAGIC
                 || ctrl.get(ValueLayout.JAVA_INT, Ctrl.H_VERSION) != Ctrl.VERSION

@@ -69,7 +69,11 @@ public final class ShmDevice implements Device {
     @Override
     public List<String> limitations() {
         String why = Native.unavailableReason();
-        return why == null ? List.of() : List.of(why);
+        if (why != null) {
+            return List.of(why);
+        }
+        return Native.asymmetric() ? List.of() : List.of("one-sided operations hold a peer's key entry with a locked"
+                + " instruction each, not by their own word (" + Native.asymmetricReason() + ")");
     }
 
     @Override

@@ -42,6 +42,12 @@ final class ShmQp extends Qp {
      */
     long heldAddr;
     boolean heldQp;
+    /**
+     * both ends hold by the initiator's own word ({@link Ctrl#H_OWN_HOLD}): a one-sided operation takes its own hold
+     * word ({@link #ownHoldAddr}) while the peer QP's entry names this QP as its partner (set at RTR)
+     */
+    boolean ownHold;
+    long ownHoldAddr;
 
     // ---- the send side of the head SEND (engine thread)
     boolean sending;

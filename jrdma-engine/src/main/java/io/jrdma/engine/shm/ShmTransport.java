@@ -106,6 +106,25 @@ final class ShmTransport implements Transport {
     private int watchedCount;
     private static final int MASK = Ctrl.RING_SLOTS - 1;
 
+    /**
+     * Whether the contexts opened from now on hold by the initiator's own word ({@link Native#asymmetric}, unless a
+     * test turns it off to run the locked holds): both ends of a connection must (docs/shm-design.md, "The
+     * initiator's own hold").
+     */
+    static volatile boolean ownHoldForNewContexts = Native.asymmetric();
+    /** this context's initiators hold by their own words, and it reads its partners' ({@link Ctrl#H_OWN_HOLD}) */
+    final boolean ownHold;
+    /** this context's id as its peers name it ({@code pid << 32 | fd} of its GID): a partner's {@link Ctrl#Q_DEST_ID} */
+    private final long selfId;
+    // the partners whose own hold words a withdrawal reads, by the slot of the QP connected to them; written by the
+    // engine thread and read by a withdrawal, both under the entries lock, so a partner's mapping outlives the reads
+    private final Peer[] partnerPeer = new Peer[Ctrl.MAX_QPS];
+    private final int[] partnerQpn = new int[Ctrl.MAX_QPS];
+    /** the partner's hold word here (an address through ALL), 0 until its QP is found in its directory */
+    private final long[] partnerHold = new long[Ctrl.MAX_QPS];
+    private int partners;
+    private int partnerHigh;
+
     ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
         this.engine = engine;
         this.context = engine.context;
@@ -113,7 +132,10 @@ final class ShmTransport implements Transport {
         this.ctrlFd = ctrlFd;
         this.ctrlAddr = ctrlAddr;
         this.ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
+        this.ownHold = ownHoldForNewContexts;
+        this.selfId = (long) pid << 32 | (ctrlFd & 0xFFFFFFFFL);
         this.cm = new TcpConnectionManager(context, true);
+        ctrl.set(ValueLayout.JAVA_INT, Ctrl.H_OWN_HOLD, ownHold ? 1 : 0); // before any peer maps the segment
         // before any peer maps the segment: whether this engine may sleep on its futex (peers read it once)
         ctrl.set(ValueLayout.JAVA_INT, Ctrl.H_MAY_SLEEP, context.invoker ? 0 : 1);
         // peers find published keys by rkey >>> 8 and can read them all: plain rxe keys, lkey = rkey
@@ -216,9 +238,10 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * Makes the key's entry unreachable: key 0 (a volatile store), then waits until no peer is inside a copy
-     * on it (each takes its destination QP's held word for the entry, or else raises the entry's in-use count,
-     * around its copy, and reads the key after that).
+     * Under the entries lock: makes the key's entry unreachable: key 0 (a volatile store), then waits until no peer
+     * is inside a copy on it. Each takes, around its copy and before it reads the key, its own hold word (a
+     * partner's: after a membarrier here, {@link #partnerHolds}), its destination QP's held word for the entry, or
+     * else the entry's in-use count.
      */
     private void withdraw(int key) {
         int index = key >>> 8;
@@ -230,8 +253,13 @@ final class ShmTransport implements Transport {
             return;
         }
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
+        if (partners > 0) {
+            // every partner thread's hold store made before this point is visible below, and its key load after it
+            // reads the 0 stored above: the other half of the pairing with target()'s plain store
+            Native.membarrier();
+        }
         long deadline = System.nanoTime() + DRAIN_NANOS;
-        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index)) {
+        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index) || partnerHolds(index)) {
             if (System.nanoTime() - deadline > 0) {
                 // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
@@ -255,13 +283,100 @@ final class ShmTransport implements Transport {
         return false;
     }
 
+    /**
+     * Under the entries lock, after a membarrier ({@link #withdraw}): a scan of the partners' own hold words.
+     *
+     * @return true while a partner's one-sided operation holds key entry {@code index} by its own word
+     */
+    private boolean partnerHolds(int index) {
+        for (int i = 0; i < partnerHigh; i++) {
+            Peer p = partnerPeer[i];
+            if (p == null || p.dead) {
+                continue; // a process that is gone copies nothing
+            }
+            long h = partnerHold[i];
+            if (h == 0 && (h = partnerHold[i] = holdOf(p, partnerQpn[i])) == 0) {
+                continue; // its QP is not there (yet): it holds nothing
+            }
+            if ((int) INT.getVolatile(ALL, h) == index) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return the address here of the own hold word of QP {@code qpn} of peer {@code p}, or 0 when it has no such QP */
+    private static long holdOf(Peer p, int qpn) {
+        for (int i = 0; i < Ctrl.MAX_QPS; i++) {
+            if ((int) INT.getVolatile(p.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qpn) {
+                return p.ctrlAddr + Ctrl.hold(i);
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Engine thread, modify to RTR: QP {@code qp}'s partner goes on the list a withdrawal reads, then its identity
+     * into the QP's entry, where the partner finds it and may hold by its own word from then on.
+     */
+    private void addPartner(ShmQp qp, Peer p, long id) {
+        if (!ownHold || !p.ownHold) {
+            return; // one end without a membarrier: the locked holds
+        }
+        synchronized (entries) {
+            partnerPeer[qp.slot] = p;
+            partnerQpn[qp.slot] = qp.destQpn;
+            partnerHold[qp.slot] = 0;
+            partners++;
+            partnerHigh = Math.max(partnerHigh, qp.slot + 1);
+        }
+        LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, id);
+        INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, qp.destQpn);
+    }
+
+    /**
+     * Engine thread, before the QP lets its peer go (reset, destroy, another connection): the partner's identity
+     * out of the QP's entry, a membarrier, and a wait until the partner holds nothing by its own word (an operation
+     * that read the identity before it was cleared has its hold visible now); then off the list.
+     */
+    private void dropPartner(ShmQp qp) {
+        int s = qp.slot;
+        Peer p = partnerPeer[s];
+        if (p == null) {
+            return;
+        }
+        INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, 0);
+        LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, 0L);
+        Native.membarrier();
+        long h = holdOf(p, partnerQpn[s]);
+        long deadline = System.nanoTime() + DRAIN_NANOS;
+        while (h != 0 && !p.dead && (int) INT.getVolatile(ALL, h) != 0) {
+            if (System.nanoTime() - deadline > 0) {
+                engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS); // a partner stopped inside a copy
+                break;
+            }
+            Thread.onSpinWait();
+        }
+        synchronized (entries) {
+            partnerPeer[s] = null;
+            partnerQpn[s] = 0;
+            partnerHold[s] = 0;
+            partners--;
+            while (partnerHigh > 0 && partnerPeer[partnerHigh - 1] == null) {
+                partnerHigh--;
+            }
+        }
+    }
+
     /** Engine thread: a region changed by a local operation or a peer's SEND_WITH_INV: its entry follows. */
     private void republish(int key) {
         Mr m = context.keys.lookup(key);
         if (m != null && !m.isWindow()) {
             publish(m);
         } else {
-            withdraw(key);
+            synchronized (entries) {
+                withdraw(key);
+            }
         }
     }
 
@@ -296,6 +411,9 @@ final class ShmTransport implements Transport {
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ERROR, 0);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_WATCHED, 0);
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_RING, qp.ring);
+        ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_DEST_QPN, 0);
+        ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_DEST_ID, 0L);
+        INT.setVolatile(ctrl, Ctrl.hold(slot), 0);
         clearResponses(qp);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, qpn);
         return qp;
@@ -346,8 +464,10 @@ final class ShmTransport implements Transport {
      */
     private void connect(ShmQp qp, QpAttr attr) {
         if (qp.peer != null) {
+            dropPartner(qp);
             releasePeer(qp);
         }
+        qp.ownHold = false;
         qp.resetProgress();
         qp.ringUsed = true;
         clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
@@ -369,6 +489,9 @@ final class ShmTransport implements Transport {
         }
         p.users++;
         qp.peer = p;
+        qp.ownHold = ownHold && p.ownHold;
+        qp.ownHoldAddr = ctrlAddr + Ctrl.hold(qp.slot);
+        addPartner(qp, p, id);
         findPeerQp(qp);
     }
 
@@ -420,6 +543,7 @@ final class ShmTransport implements Transport {
             clearRing(qp);
             qp.ringUsed = false;
         }
+        dropPartner(qp);
         releasePeer(qp);
         if (qp.destroyed) {
             INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, 0);
@@ -977,14 +1101,30 @@ final class ShmTransport implements Transport {
             return -(refused(qp, QpCounter.REM_BAD_KEY) + 1);
         }
         long e = Ctrl.key(index);
-        // volatile, before the key's read: the Dekker pair with the owner's withdraw (docs/shm-design.md). The peer
-        // QP's held word, which only its initiator writes, is given back with a plain release store; the key's
-        // in-use count, shared by every initiator, needs a second locked add
-        long held = pa + qp.peerDir + Ctrl.Q_HELD;
-        boolean heldQp = INT.compareAndSet(ALL, held, 0, index);
-        if (!heldQp) {
-            held = pa + e + Ctrl.K_IN_USE;
-            int unused = (int) INT.getAndAdd(ALL, held, 1);
+        // the hold, before the key's read: the pair with the owner's withdraw (docs/shm-design.md, "The initiator's own
+        // hold"). A partner named by the destination QP's entry holds by its own word: a plain store, which the owner
+        // reads only after a membarrier (no locked instruction here: HotSpot keeps an opaque store ahead of the
+        // volatile loads after it, and the membarrier takes care of the store buffer); else the peer QP's held word,
+        // taken with a CAS, or, when another initiator has that, the key's in-use count with a locked add. The first
+        // two are given back with a release store
+        long held = 0;
+        boolean heldQp = true;
+        if (qp.ownHold) {
+            held = qp.ownHoldAddr;
+            INT.setOpaque(ALL, held, index);
+            if ((int) INT.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_DEST_QPN) != qp.qpn
+                    || (long) LONG.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_DEST_ID) != selfId) {
+                INT.setRelease(ALL, held, 0); // not (or no longer) its destination's partner
+                held = 0;
+            }
+        }
+        if (held == 0) {
+            held = pa + qp.peerDir + Ctrl.Q_HELD;
+            heldQp = INT.compareAndSet(ALL, held, 0, index);
+            if (!heldQp) {
+                held = pa + e + Ctrl.K_IN_USE;
+                int unused = (int) INT.getAndAdd(ALL, held, 1);
+            }
         }
         qp.heldAddr = held;
         qp.heldQp = heldQp;
@@ -1053,7 +1193,7 @@ final class ShmTransport implements Transport {
         return -1;
     }
 
-    /** Ends {@link #target}'s hold: the peer QP's held word back to 0 (a release store), or the in-use count lowered. */
+    /** Ends {@link #target}'s hold: its own or the peer QP's held word back to 0 (a release store), or the in-use count lowered. */
     private static void untarget(ShmQp qp) {
         if (qp.heldQp) {
             INT.setRelease(ALL, qp.heldAddr, 0); // acquire partner: the owner's withdraw, which then sees the copy done
@@ -1434,6 +1574,13 @@ final class ShmTransport implements Transport {
     }
 
     @Override
+    public java.util.List<String> limitations() {
+        return ownHold ? java.util.List.of() : java.util.List.of("one-sided operations hold a peer's key entry with a"
+                + " locked instruction each, not by their own word (" + (Native.asymmetric() ? "turned off for this context"
+                : Native.asymmetricReason()) + ")");
+    }
+
+    @Override
     public DeviceAttr deviceAttr(DeviceAttr base) {
         // fast registration, LOCAL_INV, SEND_WITH_INV and SRQs (through Qp.takeRecv); no memory windows
         return LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS, 0);
@@ -1441,6 +1588,11 @@ final class ShmTransport implements Transport {
 
     @Override
     public void close() {
+        synchronized (entries) { // no withdrawal reads a partner's word through a mapping unmapped below
+            java.util.Arrays.fill(partnerPeer, null);
+            partners = 0;
+            partnerHigh = 0;
+        }
         for (Peer p : peerList) {
             p.unmap();
         }

@@ -310,13 +310,15 @@ class ShmOneSidedTest {
     }
 
     /**
-     * A second initiator QP whose destination is the same QP finds the held word taken and holds the key entry's
-     * in-use count instead: its WRITE lands, the count is back at 0 after it, the other's hold is left alone.
+     * A second initiator QP whose destination is the same QP (not the QP its entry names as partner, so not allowed
+     * its own hold) finds the held word taken and holds the key entry's in-use count instead: its WRITE lands, the
+     * count is back at 0 after it, the other's hold is left alone.
      */
     @Test
     void aSecondInitiatorOfTheSameQpHoldsTheInUseCount() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
             MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            ShmTransport.INT.setVolatile(c, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN, 0); // names no partner: shared holds
             long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
             long inUse = Ctrl.key(p.b.mr.rkey() >>> 8) + Ctrl.K_IN_USE;
             ShmTransport.INT.setVolatile(c, held, 4321); // another initiator's hold of another entry
@@ -329,6 +331,129 @@ class ShmOneSidedTest {
             assertEquals(4321, (int) ShmTransport.INT.getVolatile(c, held), "the other initiator's hold");
             ShmTransport.INT.setVolatile(c, held, 0);
         }
+    }
+
+    private static ShmTransport transport(ShmPair.Side s) {
+        return (ShmTransport) ((io.jrdma.engine.core.Context) s.ctx).engine.transport;
+    }
+
+    /** @return the address of the own hold word of the side's QP (an initiator's, in its own control segment) */
+    private static long ownHold(ShmPair.Side s) {
+        return transport(s).ctrl.address() + Ctrl.hold(((ShmQp) s.qp).slot);
+    }
+
+    /**
+     * With membarrier (both ends), each QP's entry names its partner, and the partner's one-sided operations hold by
+     * their own word: a sentinel put there by hand is overwritten by the WRITE's hold and given back as 0, while the
+     * destination's shared held word and in-use count are not touched (fails when the operation takes the locked
+     * holds: the sentinel stays). In both threading modes.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aPartnerHoldsByItsOwnWordAndGivesItBack(ThreadingMode mode) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            MemorySegment c = transport(p.b).ctrl;
+            long dir = ((ShmQp) p.b.qp).dir;
+            assertEquals(p.a.qp.qpn(), (int) ShmTransport.INT.getVolatile(c, dir + Ctrl.Q_DEST_QPN), "the partner's QPN");
+            long own = ownHold(p.a);
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 777);
+            ShmTransport.INT.setVolatile(c, dir + Ctrl.Q_HELD, 4321);
+            long inUse = Ctrl.key(p.b.mr.rkey() >>> 8) + Ctrl.K_IN_USE;
+            ShmTransport.INT.setVolatile(c, inUse, 55);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x5678);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 128)).status());
+            assertEquals(0x5678, p.b.buf.get(ValueLayout.JAVA_LONG, 128));
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(ShmTransport.ALL, own), "the own hold, given back");
+            assertEquals(4321, (int) ShmTransport.INT.getVolatile(c, dir + Ctrl.Q_HELD), "the shared held word");
+            assertEquals(55, (int) ShmTransport.INT.getVolatile(c, inUse), "the in-use count");
+            ShmTransport.INT.setVolatile(c, dir + Ctrl.Q_HELD, 0);
+            ShmTransport.INT.setVolatile(c, inUse, 0);
+        }
+    }
+
+    /**
+     * A deregistration waits while a partner's own hold word names its key (set by hand, as a partner stopped inside
+     * its copy would leave it), and ends once it is cleared, not at the drain's timeout (fails without the owner's
+     * scan of its partners' words after its membarrier: the close returns at once).
+     */
+    @Test
+    void aDeregistrationWaitsForAPartnersOwnHold() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemoryRegion second = p.b.pd.register(p.b.buf.asSlice(4096, 4096), ShmPair.ALL);
+            long own = ownHold(p.a);
+            io.jrdma.engine.core.Counters counters = ((io.jrdma.engine.core.Context) p.b.ctx).engine.counters;
+            long errors = counters.get(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, second.rkey() >>> 8);
+            Thread closer = new Thread(second::close, "closer");
+            closer.start();
+            closer.join(200);
+            assertTrue(closer.isAlive(), "the region was deregistered while its partner held its entry");
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
+            closer.join(10_000);
+            assertTrue(!closer.isAlive(), "the deregistration did not end after the hold");
+            assertEquals(errors, counters.get(io.jrdma.engine.core.Counter.ENGINE_ERRORS),
+                    "the deregistration ended at its timeout (1 s), not when the hold ended");
+        }
+    }
+
+    /**
+     * A QP that lets its partner go (here: to RESET) first clears the partner's name from its entry and then waits
+     * while the partner holds by its own word (an operation that read the name before it was cleared), so that no
+     * later withdrawal misses that hold; it goes on once the word is 0 (fails without that wait: the modify returns
+     * at once).
+     */
+    @Test
+    void aResetWaitsForItsPartnersOwnHold() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
+            long own = ownHold(p.a);
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, p.b.mr.rkey() >>> 8);
+            Thread resetter = new Thread(() -> p.b.qp.modify(new QpAttr().state(QpState.RESET)), "resetter");
+            resetter.start();
+            resetter.join(200);
+            assertTrue(resetter.isAlive(), "the QP let its partner go while the partner held its memory");
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN),
+                    "the partner's name, cleared first");
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
+            resetter.join(10_000);
+            assertTrue(!resetter.isAlive(), "the reset did not end after the hold");
+        }
+    }
+
+    /**
+     * Contexts opened without the own hold (the setting membarrier decides; a test can turn it off) publish no
+     * partner, and their operations take the locked holds: the initiator's own word is not touched (its sentinel
+     * stays), and WRITE, READ and FETCH_ADD land as before.
+     */
+    @Test
+    void withoutTheOwnHoldTheLockedHoldsAreUsed() {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        ShmTransport.ownHoldForNewContexts = false;
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            ShmTransport.ownHoldForNewContexts = was;
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN));
+            long own = ownHold(p.a);
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 777);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 41);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 256)).status());
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 8, 8, 256).atomic(1, 0)).status());
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_READ, p, 16, 8, 256)).status());
+            assertEquals(42, p.a.buf.get(ValueLayout.JAVA_LONG, 16));
+            assertEquals(777, (int) ShmTransport.INT.getVolatile(ShmTransport.ALL, own), "the own hold word, untouched");
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
+        }
+    }
+
+    @Test
+    void theOwnHoldIsASettingWithAClearError() {
+        assertTrue(Native.ownHoldSetting("on"));
+        assertTrue(!Native.ownHoldSetting("off"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Native.ownHoldSetting("yes"));
+        assertTrue(e.getMessage().contains("-Djrdma.shm.ownHold=yes") && e.getMessage().contains("on or off"), e.getMessage());
     }
 
     /**

@@ -996,10 +996,13 @@ final class Perftest {
     private void writeLat() {
         connectPhase();
         columnsLat();
-        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
+        long[] tposted = latSamples();
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
-            runIterLatWrite(size, tposted);
+            if (warmsUpLat()) {
+                warmUpLat(true, n -> runIterLatWrite(size, tposted, n));
+            }
+            runIterLatWrite(size, tposted, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(latRow(size, tposted, 2));
             out.flush();
@@ -1017,10 +1020,13 @@ final class Perftest {
             return;
         }
         columnsLat();
-        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
+        long[] tposted = latSamples();
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
-            runIterLat(size, tposted);
+            if (warmsUpLat()) {
+                warmUpLat(false, n -> runIterLat(size, tposted, n)); // the server is passive: the client alone
+            }
+            runIterLat(size, tposted, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(latRow(size, tposted, 1));
             out.flush();
@@ -1032,13 +1038,21 @@ final class Perftest {
     private void sendLat() {
         connectPhase();
         columnsLat();
-        long[] tposted = new long[clock != null ? 1 : (int) o.iters()];
+        long[] tposted = latSamples();
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
+            if (warmsUpLat()) {
+                warmUpLat(true, n -> {
+                    postRecvs(size);
+                    dog.reset("synchronizing with the peer before a warm-up round at " + size + " B");
+                    handshake(0);
+                    runIterLatSend(size, tposted, n);
+                });
+            }
             postRecvs(size);
             dog.reset("synchronizing with the peer before " + size + " B");
             handshake(0);
-            runIterLatSend(size, tposted);
+            runIterLatSend(size, tposted, o.iters());
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(latRow(size, tposted, 2));
             out.flush();
@@ -1047,6 +1061,55 @@ final class Perftest {
         out.flush();
         linger();
         closeConnection();
+    }
+
+    /** Iterations of one warm-up round of a latency test (a multiple of 256: see {@link #warmUpLat}). */
+    static final int LAT_WARMUP_ROUND = 4096;
+    /** Warm-up rounds done before the measured latency runs so far (a test's way to see them). */
+    long latWarmUpRounds;
+
+    /** @return the samples' array: one per measured iteration, and room for a warm-up round */
+    private long[] latSamples() {
+        return new long[clock != null ? 1 : (int) Math.max(o.iters(), warmsUpLat() ? LAT_WARMUP_ROUND : 0)];
+    }
+
+    /**
+     * A latency test warms up between jrdma peers only (a perftest peer would not take part; its C needs none), and
+     * not with -D (its first margin is the warm-up) or -a.
+     */
+    private boolean warmsUpLat() {
+        return jrdmaPeer && clock == null && !o.all();
+    }
+
+    /**
+     * Rounds of the test's own loop ({@link #LAT_WARMUP_ROUND} iterations each, not measured) before the measured
+     * run, for at least {@link #WARMUP_NANOS} and then while the JIT's compiler threads work, at most
+     * {@link #WARMUP_MAX_NANOS}: without them the first tens of thousands of round trips ran in the interpreter and
+     * under a compiler thread, and a run of 400,000 8 B WRITEs on shm0 had its average and 99th percentile at 2-10x
+     * its median (docs/tools.md, "jrdma perf"). When both sides run the loop (write_lat, send_lat) they decide each
+     * round together: each says whether it wants another, over the side channel, and both go on while one does.
+     * Each round numbers its messages from 1 as a run does, and ends on a multiple of 256, so the last byte a
+     * write_lat round leaves in the peer's buffer is 0, which the next run's first wait (for 1) does not take.
+     *
+     * @param both the peer runs the loop too (else it is passive: the client decides alone)
+     */
+    private void warmUpLat(boolean both, java.util.function.LongConsumer round) {
+        long start = System.nanoTime();
+        JitQuiet jit = new JitQuiet(start);
+        while (true) {
+            round.accept(LAT_WARMUP_ROUND);
+            latWarmUpRounds++;
+            long now = System.nanoTime();
+            boolean more = (now - start < WARMUP_NANOS || !jit.quiet(now)) && now - start < WARMUP_MAX_NANOS;
+            if (both) {
+                dog.reset("deciding on another warm-up round with the peer");
+                more |= PerftestWire.int64(xchg(PerftestWire.int64(more ? 1 : 0), "the warm-up's next round")) != 0;
+            }
+            if (!more) {
+                break;
+            }
+        }
+        warmupNanos = System.nanoTime() - start;
     }
 
     // ------------------------------------------------------------------ bandwidth loops
@@ -1503,8 +1566,7 @@ final class Perftest {
      * iteration number into the peer's receive half and waits for the peer's number in its own;
      * the server writes first.
      */
-    private void runIterLatWrite(long size, long[] tposted) {
-        long iters = o.iters();
+    private void runIterLatWrite(long size, long[] tposted, long iters) {
         long postByte = size - 1;
         long pollByte = o.numQps() * buffUnit + size - 1;
         wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(0)
@@ -1573,7 +1635,7 @@ final class Perftest {
     }
 
     /** {@code run_iter_lat}: one READ or atomic at a time, timed from post to post. */
-    private void runIterLat(long size, long[] tposted) {
+    private void runIterLat(long size, long[] tposted, long iters) {
         WrOpcode op = test == PerfTest.ATOMIC_LAT
                 ? (o.cmpSwap() ? WrOpcode.ATOMIC_CMP_AND_SWP : WrOpcode.ATOMIC_FETCH_AND_ADD) : WrOpcode.RDMA_READ;
         wr.reset().opcode(op).wrId(0).flags(SendFlags.SIGNALED).sge(0, base, (int) size, mr.lkey())
@@ -1594,7 +1656,7 @@ final class Perftest {
             } while (countLat());
             return;
         }
-        for (long scnt = 0; scnt < o.iters(); scnt++) {
+        for (long scnt = 0; scnt < iters; scnt++) {
             tposted[(int) scnt] = System.nanoTime();
             post(qps[0], scnt);
             awaitSend(scnt + 1, scnt);
@@ -1602,8 +1664,7 @@ final class Perftest {
     }
 
     /** {@code run_iter_lat_send}: a SEND ping-pong into pre-posted receives; the client sends first. */
-    private void runIterLatSend(long size, long[] tposted) {
-        long iters = o.iters();
+    private void runIterLatSend(long size, long[] tposted, long iters) {
         int inlineFlag = size <= o.inlineSize() ? SendFlags.INLINE : 0;
         long recvBase = base + o.numQps() * sendQpBuffSize;
         long scnt = 0;

@@ -358,6 +358,33 @@ class PerftestLoopbackTest {
     }
 
     /**
+     * Between jrdma sides a latency test warms up with rounds of its own loop, not measured, before the measured run:
+     * write_lat and send_lat on both sides round for round (they decide each round together over the side channel),
+     * read_lat and atomic_lat on the client alone (the server is passive); with -a none. The measured runs report
+     * as before (fails when a side skips or adds a round: the other waits for it, or the report is off).
+     */
+    @Test
+    @Timeout(120)
+    void latencyTestsWarmUpBetweenJrdmaSides() throws Exception {
+        for (String test : List.of("write_lat", "send_lat")) {
+            ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+            ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+            Perftest[] sides = runSides(new String[] {test, "-n", "50", "-d", "roce_lo", "--timeout", "20"}, sOut, cOut,
+                    Perftest::run);
+            assertTrue(sides[1].latWarmUpRounds >= 1, test + ": the client warmed up");
+            assertEquals(sides[1].latWarmUpRounds, sides[0].latWarmUpRounds, test + ": both sides, round for round");
+            String out = cOut.toString(StandardCharsets.UTF_8);
+            assertTrue(out.lines().anyMatch(l -> l.matches(" 2 +50 .*")), test + ": the measured run's row\n" + out);
+        }
+        for (String test : List.of("read_lat", "atomic_lat")) {
+            Perftest[] sides = runSides(test, "-n", "50");
+            assertTrue(sides[1].latWarmUpRounds >= 1, test + ": the client warmed up");
+            assertEquals(0, sides[0].latWarmUpRounds, test + ": the passive server");
+        }
+        assertEquals(0, runSides("write_lat", "-a", "-n", "5")[1].latWarmUpRounds, "-a: no warm-up");
+    }
+
+    /**
      * perftest's --perform_warm_up: a write, read or atomic bw client posts tx_depth requests per QP, and waits for
      * them, before each measured run (every size with -a); a server, and send_bw, take no part, as in perftest.
      */
