@@ -173,6 +173,13 @@ public interface Transport {
         return null;
     }
 
+    /**
+     * A key's entry changed outside the send queue and the registration calls (a memory window closed): a transport
+     * that publishes keys to its peers follows. Engine thread (a control task).
+     */
+    default void keyChanged(Mr entry) {
+    }
+
     /** @return what this context gives up for a missing JVM flag or platform feature, for its port attributes */
     default List<String> limitations() {
         return List.of();

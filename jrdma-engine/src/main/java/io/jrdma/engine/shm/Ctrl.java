@@ -7,10 +7,11 @@ package io.jrdma.engine.shm;
  * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | @24 own holds u32 |
  *                      @32 sleeping u32 | @36 futex u32 | @44 engine may sleep u32 (written once: a DEDICATED context)
  *          @64         input pending u32 (a line of its own: peers write it, the engine clears it)
- * keys     @KEYS       MAX_KEYS entries of 64 B, indexed by rkey >>> 8:
+ * keys     @KEYS       MAX_KEYS entries of 128 B, indexed by rkey >>> 8:
  *                      key u32 (0 = invalid) | access u16 and generation u16 (one u64 word with the key) |
  *                      pd u64 | inode u64 | fd u32 | in-use u32 |
- *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64
+ *                      va u64 | length u64 | offset in the buffer u64 | buffer size u64 |
+ *                      a type 2 window's QPN + 1 u32 (0: any QP)
  * QPs      @QPS        MAX_QPS entries of 64 B: qpn u32 (0 = free) | state u32 | pd u64 | access u32 |
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring) |
  *                      min RNR timer u32 | watched u32 (1: the engine polls the ring itself, no pending word needed) |
@@ -29,7 +30,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 5;
+    static final int VERSION = 6;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -55,7 +56,7 @@ final class Ctrl {
     static final long H_MAY_SLEEP = 44;
 
     static final int MAX_KEYS = 1 << 14;
-    static final int KEY_BYTES = 64;
+    static final int KEY_BYTES = 128;
     static final long KEYS = 4096;
     static final int K_KEY = 0;
     static final int K_ACCESS = 4;
@@ -67,6 +68,8 @@ final class Ctrl {
     static final int K_LEN = 40;
     static final int K_OFF = 48;
     static final int K_BUFSIZE = 56;
+    /** a type 2 memory window's QP + 1, the only QP its key serves (IBA 10.6.7.2.2); 0: any QP (a region, a type 1 window) */
+    static final int K_QPN = 64;
 
     static final int MAX_QPS = 4096;
     static final int QP_BYTES = 64;

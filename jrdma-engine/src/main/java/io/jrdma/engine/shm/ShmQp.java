@@ -36,6 +36,8 @@ final class ShmQp extends Qp {
     long keySpan;
     long keyOff;
     long keyPd;
+    /** the entry's type 2 window QP + 1 (0: any QP) */
+    int keyQpn;
     /**
      * the address here of what a one-sided operation holds while it touches the peer's memory: the peer QP's
      * {@link Ctrl#Q_HELD} word ({@link #heldQp}) or else the key entry's in-use count

@@ -163,7 +163,8 @@ final class ShmTransport implements Transport {
     }
 
     long pdId(Pd pd) {
-        return pdIds.computeIfAbsent(pd, p -> PD_IDS.incrementAndGet() | (long) pid << 32);
+        Long id = pdIds.get(pd); // a look-up first: the capturing function below is an allocation per call
+        return id != null ? id : pdIds.computeIfAbsent(pd, p -> PD_IDS.incrementAndGet() | (long) pid << 32);
     }
 
     // ------------------------------------------------------------------ memory (control path)
@@ -233,6 +234,7 @@ final class ShmTransport implements Transport {
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, mr.span);
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, mr.lo - b.address());
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, b.size());
+            ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_QPN, mr.boundQpn + 1); // a type 2 window's QP, else 0: any
             INT.setVolatile(ctrl, e + Ctrl.K_KEY, mr.key); // release: the fields above are visible with the key
         }
     }
@@ -368,10 +370,13 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** Engine thread: a region changed by a local operation or a peer's SEND_WITH_INV: its entry follows. */
+    /**
+     * Engine thread: a region or a window changed by a local operation (REG_MR, LOCAL_INV, BIND_MW) or a peer's
+     * SEND_WITH_INV: its entry follows (published again, or withdrawn when it grants nothing now).
+     */
     private void republish(int key) {
         Mr m = context.keys.lookup(key);
-        if (m != null && !m.isWindow()) {
+        if (m != null) {
             publish(m);
         } else {
             synchronized (entries) {
@@ -880,7 +885,7 @@ final class ShmTransport implements Transport {
             int st;
             if (w.isLocalOp()) {
                 st = LocalOps.execute(qp, w);
-                if (st < 0 && w.opcode != WrOpcode.BIND_MW) {
+                if (st < 0) { // a bind's key is the window's new one
                     republish(w.opcode == WrOpcode.LOCAL_INV ? w.imm : w.localKey);
                 }
                 st = st < 0 ? WcStatus.SUCCESS.ordinal() : st;
@@ -1134,6 +1139,8 @@ final class ShmTransport implements Transport {
             reason = QpCounter.REM_BAD_KEY;
         } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, peer.ctrl, e, word)) {
             reason = QpCounter.REM_BAD_KEY; // its buffer is gone, or the range it says is not inside it
+        } else if (qp.keyQpn != 0 && qp.keyQpn != qp.destQpn + 1) {
+            reason = QpCounter.REM_BAD_KEY; // a type 2 window bound to another QP of the peer's
         } else if (qp.keyPd != ALL.get(ValueLayout.JAVA_LONG, pa + qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
             reason = QpCounter.REM_NO_ACCESS;
         } else if (ra < qp.keyVa || ra - qp.keyVa > qp.keySpan - len) {
@@ -1227,6 +1234,7 @@ final class ShmTransport implements Transport {
         qp.keyOff = off;
         qp.keyBase = buf.address() + off - qp.keyVa;
         qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
+        qp.keyQpn = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_QPN);
         qp.keyEntry = e;
         qp.keyWord = word;
         return true;
@@ -1573,6 +1581,12 @@ final class ShmTransport implements Transport {
         return "shm, pid " + pid + ", control fd " + ctrlFd;
     }
 
+    /** A window closed (its entry unbound): withdrawn from the peers before its key goes back to the table. */
+    @Override
+    public void keyChanged(Mr entry) {
+        publish(entry);
+    }
+
     @Override
     public java.util.List<String> limitations() {
         return ownHold ? java.util.List.of() : java.util.List.of("one-sided operations hold a peer's key entry with a"
@@ -1582,8 +1596,10 @@ final class ShmTransport implements Transport {
 
     @Override
     public DeviceAttr deviceAttr(DeviceAttr base) {
-        // fast registration, LOCAL_INV, SEND_WITH_INV and SRQs (through Qp.takeRecv); no memory windows
-        return LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS, 0);
+        // fast registration, LOCAL_INV, SEND_WITH_INV, SRQs (through Qp.takeRecv) and memory windows of both types
+        // (type 2 as 2B: bound to a QP; their key entries say which, and initiators check it)
+        return LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS | DeviceCap.MEM_WINDOW
+                | DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
     }
 
     @Override

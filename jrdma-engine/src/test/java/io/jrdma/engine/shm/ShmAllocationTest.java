@@ -78,4 +78,37 @@ class ShmAllocationTest {
             assertEquals(0, m.bytes(), "bytes allocated by 1,200 rounds of WRITE and READ (4 KiB, 64 KiB), atomics and SENDs: " + m);
         }
     }
+
+    /**
+     * Memory windows: a type 2 bind on the target's QP (its key entry published for the peer), a WRITE through the
+     * window, and its LOCAL_INV (the entry withdrawn, with the membarrier of the own holds) allocate nothing either.
+     */
+    @Test
+    void noAllocationPerWindowCycleAfterWarmUp() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 20)) {
+            io.jrdma.verbs.MemoryRegion mr = p.b.pd.register(p.b.buf.asSlice(0, 65_536),
+                    ShmPair.ALL | io.jrdma.verbs.Access.MW_BIND);
+            io.jrdma.verbs.MemoryWindow mw = p.b.pd.allocMw(io.jrdma.verbs.MwType.TYPE_2);
+            int[] key = {mw.rkey()};
+            java.util.function.IntConsumer cycle = i -> {
+                int k = io.jrdma.verbs.MemoryWindow.incRkey(key[0]);
+                key[0] = k;
+                p.b.qp.postSend(wr.reset().wrId(i).flags(SendFlags.SIGNALED)
+                        .bindMw(mw, k, mr, mr.address(), 4096, io.jrdma.verbs.Access.REMOTE_WRITE));
+                await(p, p.b.cq);
+                p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 64).remote(mr.address() + 64, k));
+                await(p, p.a.cq);
+                p.b.qp.postSend(wr.reset().wrId(i).flags(SendFlags.SIGNALED).localInv(k));
+                await(p, p.b.cq);
+            };
+            for (int i = 0; i < 20_000; i++) {
+                cycle.accept(i); // warm-up
+            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), cycle);
+            assertEquals(0, m.bytes(), "bytes allocated by 1,200 cycles of a window's bind, a WRITE through it and its LOCAL_INV: " + m);
+            mw.close();
+            mr.close();
+        }
+    }
 }
