@@ -479,13 +479,16 @@ shm_opcost() {
 shm_section() {
   say "round $ROUND/$ROUNDS ($(elapsed) s): shared memory"
   shm_opcost
+  # the latency rows that a target compares run next to each other (the floor, jrdma's WRITE, UCX's put; Aeron's
+  # ping-pong, jrdma's SEND): a host whose cores' distance changes every few tens of seconds then gives both sides
+  # of a ratio the same distance more often (docs/shm-design.md, "The initiator's own hold, and the wait's PAUSE")
   mapped_pingpong 8
   shm_perf write_lat 8
-  shm_steps
-  shm_pair
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
   [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS"
   shm_perf send_lat 8
+  shm_steps
+  shm_pair
   shm_perf atomic_lat 8
   memcopy
   memcopy hot
