@@ -57,10 +57,8 @@ public final class Mw implements MemoryWindow {
             }
             closed = true;
         }
-        pd.context.control(() -> { // the engine thread owns the entry and its region's window count
-            entry.unbind();
-            pd.context.engine.transport.keyChanged(entry); // e.g. shm withdraws the key from its peers
-        });
+        pd.context.control(entry::unbind); // the engine thread owns the entry and its region's window count
+        pd.context.engine.transport.deregistering(entry); // e.g. shm withdraws the key from its peers, as a region's
         pd.context.keys.remove(entry);
         pd.release(this);
     }

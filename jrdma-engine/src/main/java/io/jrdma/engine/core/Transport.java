@@ -173,13 +173,6 @@ public interface Transport {
         return null;
     }
 
-    /**
-     * A key's entry changed outside the send queue and the registration calls (a memory window closed): a transport
-     * that publishes keys to its peers follows. Engine thread (a control task).
-     */
-    default void keyChanged(Mr entry) {
-    }
-
     /** @return what this context gives up for a missing JVM flag or platform feature, for its port attributes */
     default List<String> limitations() {
         return List.of();
@@ -234,8 +227,8 @@ public interface Transport {
     }
 
     /**
-     * A region is being deregistered, before its key leaves the context's key table (control path, any
-     * thread): from when this returns no peer may reach the region.
+     * A region is being deregistered, or a memory window closed (its entry unbound), before its key leaves the
+     * context's key table (control path, any thread): from when this returns no peer may reach it through that key.
      */
     default void deregistering(Mr mr) {
     }

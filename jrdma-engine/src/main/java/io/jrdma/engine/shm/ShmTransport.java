@@ -1581,12 +1581,6 @@ final class ShmTransport implements Transport {
         return "shm, pid " + pid + ", control fd " + ctrlFd;
     }
 
-    /** A window closed (its entry unbound): withdrawn from the peers before its key goes back to the table. */
-    @Override
-    public void keyChanged(Mr entry) {
-        publish(entry);
-    }
-
     @Override
     public java.util.List<String> limitations() {
         return ownHold ? java.util.List.of() : java.util.List.of("one-sided operations hold a peer's key entry with a"
