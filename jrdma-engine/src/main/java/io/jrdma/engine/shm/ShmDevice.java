@@ -72,8 +72,7 @@ public final class ShmDevice implements Device {
         if (why != null) {
             return List.of(why);
         }
-        return Native.asymmetric() ? List.of() : List.of("one-sided operations hold a peer's key entry with a locked"
-                + " instruction each, not by their own word (" + Native.asymmetricReason() + ")");
+        return Native.asymmetric() ? List.of() : List.of(ShmTransport.lockedHolds(Native.asymmetricReason()));
     }
 
     @Override

@@ -1583,9 +1583,14 @@ final class ShmTransport implements Transport {
 
     @Override
     public java.util.List<String> limitations() {
-        return ownHold ? java.util.List.of() : java.util.List.of("one-sided operations hold a peer's key entry with a"
-                + " locked instruction each, not by their own word (" + (Native.asymmetric() ? "turned off for this context"
-                : Native.asymmetricReason()) + ")");
+        return ownHold ? java.util.List.of()
+                : java.util.List.of(lockedHolds(Native.asymmetric() ? "turned off for this context" : Native.asymmetricReason()));
+    }
+
+    /** @return the limitation {@code jrdma devices -v} lists for a context (or the device) without the own hold */
+    static String lockedHolds(String why) {
+        return "one-sided operations hold a peer's key entry with a locked instruction each, not by their own word ("
+                + why + ")";
     }
 
     @Override
