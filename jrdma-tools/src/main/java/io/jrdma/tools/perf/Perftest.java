@@ -1042,17 +1042,9 @@ final class Perftest {
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
             if (warmsUpLat()) {
-                warmUpLat(true, n -> {
-                    postRecvs(size);
-                    dog.reset("synchronizing with the peer before a warm-up round at " + size + " B");
-                    handshake(0);
-                    runIterLatSend(size, tposted, n);
-                });
+                warmUpLat(true, n -> sendLatRun(size, tposted, n, "a warm-up round at " + size + " B"));
             }
-            postRecvs(size);
-            dog.reset("synchronizing with the peer before " + size + " B");
-            handshake(0);
-            runIterLatSend(size, tposted, o.iters());
+            sendLatRun(size, tposted, o.iters(), size + " B");
             linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
             out.println(latRow(size, tposted, 2));
             out.flush();
@@ -1061,6 +1053,14 @@ final class Perftest {
         out.flush();
         linger();
         closeConnection();
+    }
+
+    /** send_lat's run of {@code iters}: its receives posted, a handshake with the peer ({@code what} for the watchdog), the loop. */
+    private void sendLatRun(long size, long[] tposted, long iters, String what) {
+        postRecvs(size);
+        dog.reset("synchronizing with the peer before " + what);
+        handshake(0);
+        runIterLatSend(size, tposted, iters);
     }
 
     /** Iterations of one warm-up round of a latency test (a multiple of 256: see {@link #warmUpLat}). */
