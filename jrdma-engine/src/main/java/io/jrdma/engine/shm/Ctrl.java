@@ -16,7 +16,8 @@ package io.jrdma.engine.shm;
  *                      error request u32 (a peer's NAK syndrome + 1) | ring u64 (offset of its inbound ring) |
  *                      min RNR timer u32 | watched u32 (1: the engine polls the ring itself, no pending word needed) |
  *                      held u32 (the key index a one-sided operation of the QP's initiator holds, 0: none) |
- *                      partner's QPN u32 | partner's context id u64 (the QP's own hold may be used by that one)
+ *                      partner's QPN u32 | partner's context id u64 (the QP's own hold may be used by that one) |
+ *                      @56 generation u64 (raised after every change of the fields above that an initiator checks)
  * responses @RESPS     MAX_QPS lines of RESP_BYTES, one per QP, written by the QP's engine as it consumes its ring,
  *                      read by the sender: slots read u64 | result u64 (message number u32, status u32)
  * rings    @RINGS      MAX_QPS inbound rings of RING_SLOTS slots of SLOT bytes: a 64-byte header line
@@ -30,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 6;
+    static final int VERSION = 7;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -102,6 +103,14 @@ final class Ctrl {
      */
     static final int Q_DEST_QPN = 44;
     static final int Q_DEST_ID = 48;
+    /**
+     * The entry's generation: raised by one (a volatile store, after the fields it covers) whenever its state,
+     * access, partner or QPN changes (modify, ERROR, reset, destroy, a partner let go: before that one's
+     * membarrier), never lowered, not even when another QP takes the entry. An initiator whose checks of this QP
+     * and of one key entry passed at generation {@code g} repeats none of them while this word is still {@code g}
+     * and the key's word unchanged (docs/shm-design.md, "The initiator's checks, once per generation").
+     */
+    static final int Q_GEN = 56;
 
     /** a line per QP, written by the receiving engine only, read by the sender (docs/shm-design.md) */
     static final int RESP_BYTES = 128; // two lines: the adjacent-line prefetcher pairs lines, so no neighbour shares it

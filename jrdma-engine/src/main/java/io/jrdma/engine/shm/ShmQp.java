@@ -39,6 +39,15 @@ final class ShmQp extends Qp {
     /** the entry's type 2 window QP + 1 (0: any QP) */
     int keyQpn;
     /**
+     * the peer QP entry's generation ({@link Ctrl#Q_GEN}) at which every check of the peer QP and of the cached key
+     * passed, with this QP as the peer's partner (own hold); valid while {@link #checked}
+     */
+    long checkedGen;
+    /** the peer QP's access flags read at {@link #checkedGen} */
+    int checkedAccess;
+    /** {@link #checkedGen} and {@link #checkedAccess} hold: the next operation through the same key checks two words */
+    boolean checked;
+    /**
      * the address here of what a one-sided operation holds while it touches the peer's memory: the peer QP's
      * {@link Ctrl#Q_HELD} word ({@link #heldQp}) or else the key entry's in-use count
      */
@@ -95,6 +104,7 @@ final class ShmQp extends Qp {
     /** Engine thread: forgets the send and receive progress (RESET, destroy). */
     void resetProgress() {
         keyWord = 0; // a new connection: the peer (and its mappings) may be another
+        checked = false;
         keyBuf = null;
         sending = false;
         sendOffset = 0;

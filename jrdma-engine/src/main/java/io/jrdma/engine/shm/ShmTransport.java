@@ -334,6 +334,15 @@ final class ShmTransport implements Transport {
         }
         LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, id);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, qp.destQpn);
+        nextGeneration(qp);
+    }
+
+    /**
+     * Engine thread, after a change of the QP entry's fields that initiators check (state, access, partner, QPN):
+     * raises its generation, so that an initiator that checked them at the old one checks them all again.
+     */
+    private void nextGeneration(ShmQp qp) {
+        LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_GEN, (long) LONG.getVolatile(ctrl, qp.dir + Ctrl.Q_GEN) + 1);
     }
 
     /**
@@ -349,6 +358,7 @@ final class ShmTransport implements Transport {
         }
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, 0);
         LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, 0L);
+        nextGeneration(qp); // before the membarrier: a partner that saw the old generation has its hold visible after it
         Native.membarrier();
         long h = holdOf(p, partnerQpn[s]);
         long deadline = System.nanoTime() + DRAIN_NANOS;
@@ -459,6 +469,7 @@ final class ShmTransport implements Transport {
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, qp.accessFlags);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_MIN_RNR, qp.minRnrTimer);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, to.ordinal());
+        nextGeneration(qp);
         rescan = true; // a ring the scan skipped while the QP did not receive may hold slots already
     }
 
@@ -473,7 +484,7 @@ final class ShmTransport implements Transport {
             releasePeer(qp);
         }
         qp.ownHold = false;
-        qp.resetProgress();
+        qp.resetProgress(); // and the checks of the last connection's peer forgotten
         qp.ringUsed = true;
         clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
         qp.peerDir = -1;
@@ -530,6 +541,7 @@ final class ShmTransport implements Transport {
     @Override
     public void enteredError(Qp q) {
         INT.setVolatile(ctrl, ((ShmQp) q).dir + Ctrl.Q_STATE, QpState.ERROR.ordinal());
+        nextGeneration((ShmQp) q);
     }
 
     @Override
@@ -560,6 +572,7 @@ final class ShmTransport implements Transport {
             ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ERROR, 0);
             INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         }
+        nextGeneration(qp); // a destroyed QP's too: the next QP in its entry starts past every generation it had
     }
 
     // ------------------------------------------------------------------ duty cycle (data path)
@@ -1094,11 +1107,31 @@ final class ShmTransport implements Transport {
      * @return the offset of {@code ra} in {@code qp.keyBuf}, or {@code -(status + 1)} when refused
      */
     private long target(ShmQp qp, WrOpcode op, int rkey, long ra, long len) {
+        int needed = needed(op);
+        if (qp.checked && rkey == low(qp.keyWord) && !qp.peer.dead) {
+            // the checks below passed at the peer QP's generation checkedGen for this key's word: the own hold, then
+            // the two words that every change they depend on moves (the QP entry's generation, the key's word)
+            long pa = qp.peer.ctrlAddr;
+            long held = qp.ownHoldAddr;
+            INT.setOpaque(ALL, held, rkey >>> 8);
+            if ((long) LONG.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_GEN) == qp.checkedGen
+                    && (long) LONG.getVolatile(ALL, pa + qp.keyEntry + Ctrl.K_KEY) == qp.keyWord
+                    && (qp.checkedAccess & needed) != 0 && (high(qp.keyWord) & needed) == needed
+                    && ra >= qp.keyVa && ra - qp.keyVa <= qp.keySpan - len) {
+                qp.heldAddr = held;
+                qp.heldQp = true;
+                return qp.keyOff + (ra - qp.keyVa);
+            }
+            INT.setRelease(ALL, held, 0); // something moved, or another check applies: all of them, below
+        }
+        qp.checked = false; // until every check below passes again (another key's may fail: none may be skipped then)
+        // the generation before any field it covers (the owner raises it after them): checks that pass hold at it
+        long gen = qp.ownHold && qp.peer != null && qp.peerDir >= 0
+                ? (long) LONG.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_GEN) : 0;
         int st = peerRefuses(qp, op);
         if (st >= 0) {
             return -(st + 1);
         }
-        int needed = needed(op);
         Peer peer = qp.peer;
         long pa = peer.ctrlAddr; // the peer's control segment, reached through ALL (offsets checked here)
         int index = rkey >>> 8;
@@ -1149,6 +1182,11 @@ final class ShmTransport implements Transport {
         if (reason != null) {
             untarget(qp);
             return -(refused(qp, reason) + 1);
+        }
+        if (held == qp.ownHoldAddr && qp.ownHold) { // its destination's partner, all checked at gen or later
+            qp.checkedGen = gen;
+            qp.checkedAccess = (int) INT.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_ACCESS);
+            qp.checked = gen != 0; // 0: read before the QP was found (a QP in RTR has been raised at least once)
         }
         return qp.keyOff + (ra - qp.keyVa);
     }
@@ -1218,6 +1256,7 @@ final class ShmTransport implements Transport {
      */
     private static boolean cacheKey(ShmQp qp, MemorySegment pc, long e, long word) {
         qp.keyWord = 0;
+        qp.checked = false;
         MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
                 pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
         if (buf == null) {

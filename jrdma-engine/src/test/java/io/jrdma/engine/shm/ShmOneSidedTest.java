@@ -407,6 +407,8 @@ class ShmOneSidedTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
         try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
             long own = ownHold(p.a);
+            long gen = ((ShmQp) p.b.qp).dir + Ctrl.Q_GEN;
+            long before = (long) ShmTransport.LONG.getVolatile(transport(p.b).ctrl, gen);
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, p.b.mr.rkey() >>> 8);
             Thread resetter = new Thread(() -> p.b.qp.modify(new QpAttr().state(QpState.RESET)), "resetter");
             resetter.start();
@@ -414,9 +416,37 @@ class ShmOneSidedTest {
             assertTrue(resetter.isAlive(), "the QP let its partner go while the partner held its memory");
             assertEquals(0, (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN),
                     "the partner's name, cleared first");
+            assertTrue((long) ShmTransport.LONG.getVolatile(transport(p.b).ctrl, gen) > before,
+                    "the entry's generation, raised before the wait (a partner's kept checks end with it)");
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
             resetter.join(10_000);
             assertTrue(!resetter.isAlive(), "the reset did not end after the hold");
+        }
+    }
+
+    /**
+     * A destroyed QP lets its partner go as a reset does, and raises its entry's generation before it waits for the
+     * partner's own hold (a destroy runs no modify that would raise it first): a partner that kept its checks either
+     * has its hold seen by that wait or sees the new generation and checks everything again (fails without the raise
+     * in the partner's release: the generation is the old one while the destroy waits).
+     */
+    @Test
+    void aDestroyRaisesTheGenerationBeforeItWaitsForItsPartner() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
+            long own = ownHold(p.a);
+            MemorySegment c = transport(p.b).ctrl;
+            long gen = ((ShmQp) p.b.qp).dir + Ctrl.Q_GEN;
+            long before = (long) ShmTransport.LONG.getVolatile(c, gen);
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, p.b.mr.rkey() >>> 8);
+            Thread destroyer = new Thread(p.b.qp::close, "destroyer");
+            destroyer.start();
+            destroyer.join(200);
+            assertTrue(destroyer.isAlive(), "the QP was destroyed while its partner held its memory");
+            assertTrue((long) ShmTransport.LONG.getVolatile(c, gen) > before, "the entry's generation, raised before the wait");
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
+            destroyer.join(10_000);
+            assertTrue(!destroyer.isAlive(), "the destroy did not end after the hold");
         }
     }
 
@@ -443,6 +473,63 @@ class ShmOneSidedTest {
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
         } finally {
             ShmTransport.ownHoldForNewContexts = was;
+        }
+    }
+
+    /**
+     * A partner whose checks of the target QP and key passed once repeats none of them while the QP entry's
+     * generation and the key's word stay the same, and sees every change: the target QP's access taken away by an
+     * RTS to RTS modify (fails without the generation raised at a modify: the WRITE lands), and, through a key whose
+     * checks were kept, a range past the region's end, an access the key does not give, and a key deregistered and
+     * another registered in its entry (each fails without its test in the kept checks' path). In both threading modes.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void checksKeptFromOneOperationStillSeeEveryChange(ThreadingMode mode) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 11);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)).status());
+            assertTrue(((ShmQp) p.a.qp).checked, "the partner kept its checks");
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 12);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)).status());
+            assertEquals(12, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            p.b.qp.modify(new QpAttr().accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ)); // RTS to RTS
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 13);
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)).status());
+            assertEquals(12, p.b.buf.get(ValueLayout.JAVA_LONG, 64), "a WRITE the target QP no longer allows");
+        }
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 64)).status());
+            assertTrue(((ShmQp) p.a.qp).checked);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 21);
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, (1 << 16) - 4)).status());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_INT, (1 << 16) - 4), "a WRITE past the region's end");
+        }
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            MemoryRegion rw = p.b.pd.register(p.b.buf, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(rw.address() + 64, rw.rkey()))
+                    .status());
+            assertTrue(((ShmQp) p.a.qp).checked);
+            p.b.buf.set(ValueLayout.JAVA_LONG, 128, 5);
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.ATOMIC_FETCH_AND_ADD, p, 8, 8, 0)
+                    .remote(rw.address() + 128, rw.rkey()).atomic(1, 0)).status());
+            assertEquals(5, p.b.buf.get(ValueLayout.JAVA_LONG, 128), "an atomic through a key without REMOTE_ATOMIC");
+            rw.close();
+        }
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            MemoryRegion second = p.b.pd.register(p.b.buf.asSlice(4096, 4096), ShmPair.ALL);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(second.address(), second.rkey()))
+                    .status());
+            assertTrue(((ShmQp) p.a.qp).checked);
+            int rkey = second.rkey();
+            long addr = second.address();
+            second.close();
+            MemoryRegion third = p.b.pd.register(p.b.buf.asSlice(8192, 4096), Access.LOCAL_WRITE);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 31);
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(addr, rkey)).status());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_LONG, 4096), "a WRITE through a deregistered key");
+            third.close();
         }
     }
 
