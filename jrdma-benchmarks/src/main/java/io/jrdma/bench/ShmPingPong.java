@@ -92,6 +92,12 @@ public final class ShmPingPong {
             Result.fail("step must be unsig, sig, perf, pair or sendpair (got " + step + ")");
         }
         boolean server = role.equals("server");
+        String ps = a.str("pause", "false");
+        if (!ps.equals("true") && !ps.equals("false")) {
+            Result.fail("pause must be true or false (got " + ps + ")");
+        }
+        pause = ps.equals("true");
+        pairSignaled = !a.str("pairsig", "true").equals("false");
         Device dev = ShmRendezvous.device(a);
         Files.createDirectories(dir);
         Path mine = dir.resolve(server ? "server" : "client");
@@ -356,7 +362,7 @@ public final class ShmPingPong {
                             waitFor(buf, seq, null, timeout, "server");
                         }
                         buf.set(ValueLayout.JAVA_LONG, 0, seq);
-                        write(qp, cq, wr, wc, mr, seq, true, rAddr, rKey, timeout, server ? "server" : "client");
+                        write(qp, cq, wr, wc, mr, seq, pairSignaled || seq % 64 == 0, rAddr, rKey, timeout, server ? "server" : "client");
                         if (!server) {
                             if (b >= 0) {
                                 t[i] = System.nanoTime();
@@ -408,6 +414,9 @@ public final class ShmPingPong {
         long spins = 0;
         long deadline = 0;
         while ((long) LONG.getAcquire(map, off) != seq) {
+            if (pause) {
+                Thread.onSpinWait();
+            }
             if ((++spins & 0xFFFFF) == 0) { // the clock only now and then
                 if (deadline == 0) {
                     deadline = System.nanoTime() + timeout;
@@ -423,6 +432,9 @@ public final class ShmPingPong {
         long spins = 0;
         long deadline = 0;
         while ((long) LONG.getAcquire(buf, IN) != n) {
+            if (pause) {
+                Thread.onSpinWait();
+            }
             if (ctx != null) {
                 ctx.progress();
             }
@@ -440,6 +452,10 @@ public final class ShmPingPong {
     }
 
     private static long lastSpins;
+    /** pause=true: a PAUSE per turn of every wait (the floor's and the WRITE's alike) */
+    private static boolean pause;
+    /** pairsig=false: the pair's WRITE blocks post unsignaled WRITEs (every 64th signaled) */
+    private static boolean pairSignaled = true;
 
     /** turns of the wait loops (the client's: per round trip in the result) */
     private static long turns;
