@@ -90,6 +90,9 @@ public final class PerfCommand {
             .option('b', "bidirectional", null, "not supported yet")
             .option('e', "events", null, "sleep on CQ events instead of polling (as perftest -e): send, read and atomic"
                     + " tests, not with -D")
+            .option((char) 0, "pause", null, "latency tests: a PAUSE (Thread.onSpinWait) in each turn of the busy waits,"
+                    + " on memory and on CQs (perftest's loops spin without; which is faster depends on the host:"
+                    + " bench/compare.sh measures both and takes the faster for its floor and jrdma alike)")
             .option((char) 0, "dont_xchg_versions", null, "not supported")
             .option((char) 0, "loopback", null, "run server and client in this process over 127.0.0.1")
             .option((char) 0, "timeout", "SEC", "fail after SEC seconds without progress (default 30); a server"

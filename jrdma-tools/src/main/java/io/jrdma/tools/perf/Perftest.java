@@ -92,6 +92,10 @@ final class Perftest {
     private static final int POLL_BATCH = 16;
 
     private final PerftestOptions o;
+    /** {@code --pause}, a latency test: a PAUSE per turn of the busy waits */
+    private final boolean pause;
+    /** turns of a wait that paused (tests read it) */
+    long pausedTurns;
     private final PerfTest test;
     private final PrintStream out;
     private final PrintStream err;
@@ -166,6 +170,7 @@ final class Perftest {
              boolean warnPort) {
         this.warnPort = warnPort;
         this.o = o;
+        this.pause = o.pause() && !o.bw();
         this.test = o.test();
         this.out = out;
         this.err = err;
@@ -1592,6 +1597,10 @@ final class Perftest {
                 int spins = 0;
                 if (spinOnly) { // the peer's WRITE lands with no duty cycle here: spin on the byte, as perftest's C
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
+                        if (pause) {
+                            Thread.onSpinWait();
+                            pausedTurns++;
+                        }
                         dog.idle();
                         if (dur && endedWhileWaiting(++spins)) {
                             break run;
@@ -1599,6 +1608,10 @@ final class Perftest {
                     }
                 } else {
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
+                        if (pause) {
+                            Thread.onSpinWait();
+                            pausedTurns++;
+                        }
                         if (ctx.progress() > 0) {
                             dog.progress();
                         } else {
@@ -1792,6 +1805,10 @@ final class Perftest {
      */
     private void emptyPoll() {
         if (events == null) {
+            if (pause) {
+                Thread.onSpinWait();
+                pausedTurns++;
+            }
             dog.idle();
             return;
         }

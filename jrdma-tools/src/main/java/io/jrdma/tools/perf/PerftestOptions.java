@@ -53,13 +53,15 @@ import java.util.List;
  *                    default duration/4)
  * @param events      {@code -e}: each wait for a completion sleeps on the CQs' completion channel instead of polling
  *                    (perftest's {@code use_event}); not with the WRITE tests or {@code -D}, as perftest
+ * @param pause       {@code --pause}: each turn of a latency test's busy wait (on memory or on a CQ) runs
+ *                    {@link Thread#onSpinWait} (x86 PAUSE); perftest's loops do not, and jrdma's do not unless asked
  */
 public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean all, long iters, int txDepth,
                               int cqMod, boolean cqModAsked, int rxDepth, int inline, int outReads, int numQps,
                               int mtu, int port, String device, int ibPort, int gidIndex, boolean ipv6, int qpTimeout, int sl,
                               boolean noPeak, boolean gbits, boolean disablePcir, String host, boolean loopback,
                               int timeoutSec, boolean waitClient, boolean rdmaCm, QpType connection, boolean useSrq,
-                              boolean warmUp, int durationSec, int marginSec, boolean events) {
+                              boolean warmUp, int durationSec, int marginSec, boolean events, boolean pause) {
     /** perftest's MAX_SIZE: the top of {@code -a}, and the buffer size it uses then. */
     static final long MAX_SIZE = 8L << 20;
     /** jrdma's limit for {@code -s} (perftest's is 2 GiB); the buffer is twice the size per QP. */
@@ -140,14 +142,14 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, device, ibPort, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
                 newHost, newLoopback, timeoutSec, waitClient || newLoopback, rdmaCm, connection, useSrq, warmUp, durationSec,
-                marginSec, events);
+                marginSec, events, pause);
     }
 
     /** @return one side of a {@code --loopback} run: the device named, the server bounded in its wait for the client */
     PerftestOptions side(String newDevice, String newHost, int newPort) {
         return new PerftestOptions(test, cmpSwap, size, all, iters, txDepth, cqMod, cqModAsked, rxDepth, inline,
                 outReads, numQps, mtu, newPort, newDevice, ibPort, gidIndex, ipv6, qpTimeout, sl, noPeak, gbits, disablePcir,
-                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp, durationSec, marginSec, events);
+                newHost, false, timeoutSec, true, rdmaCm, connection, useSrq, warmUp, durationSec, marginSec, events, pause);
     }
 
     /** Why {@code -R} is refused on a device that is neither iWARP nor RoCE, or when no iWARP device is there. */
@@ -159,7 +161,7 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
     /** The options only the perftest exchange has. */
     static final List<String> PERFTEST_ONLY = List.of("qp", "inline_size", "atomic_type", "CPU-freq", "cq-mod",
             "rx-depth", "outs", "qp-timeout", "sl", "noPeak", "connection", "ib-port", "ipv6", "report_gbits",
-            "disable_pcie_relaxed", "use_old_post_send", "use-srq", "perform_warm_up", "margin");
+            "disable_pcie_relaxed", "use_old_post_send", "use-srq", "perform_warm_up", "margin", "pause");
 
     /** Reads a parsed command line; throws a usage error naming the flag. */
     static PerftestOptions of(ArgParser.Parsed p) throws ArgParser.UsageException {
@@ -358,7 +360,8 @@ public record PerftestOptions(PerfTest test, boolean cmpSwap, long size, boolean
         return new PerftestOptions(test, cmpSwap, size, all, iters, tx, cqMod, cqModAsked, rx, inline, outs, numQps,
                 mtu, port, device, ibPort, gid, p.has("ipv6"), qpTimeout, sl, p.has("noPeak"), p.has("report_gbits"),
                 p.has("disable_pcie_relaxed") || test == PerfTest.WRITE_LAT, host, loopback, timeout,
-                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"), durationSec, marginSec, events);
+                p.has("timeout") || loopback, rdmaCm, connection, p.has("use-srq"), p.has("perform_warm_up"), durationSec, marginSec, events,
+                p.has("pause"));
     }
 
     /** perftest's {@code -s}: a C integer with an optional K or M suffix. */

@@ -385,6 +385,35 @@ class PerftestLoopbackTest {
     }
 
     /**
+     * --pause: the latency tests' busy waits (on the peer's byte, on CQs) run a PAUSE per turn on both sides (the
+     * client alone in read_lat), on shm0 and on a socket device alike; without it, and in a bandwidth test, no wait pauses; with --jrdma-cm it
+     * is refused with a clear message.
+     */
+    @Test
+    @Timeout(120)
+    void pauseMakesTheLatencyWaitsPause() throws Exception {
+        for (String dev : List.of("shm0", "roce_lo")) {
+            // on shm0 a READ completes inside its post: read_lat there has no wait to pause
+            for (String test : dev.equals("shm0") ? List.of("write_lat", "send_lat") : List.of("write_lat", "send_lat", "read_lat")) {
+                Perftest[] sides = runSides(new String[] {test, "-n", "200", "-d", dev, "--timeout", "20", "--pause"},
+                        new ByteArrayOutputStream(), new ByteArrayOutputStream(), Perftest::run);
+                assertTrue(sides[1].pausedTurns > 0, dev + " " + test + ": the client's waits paused");
+                if (!test.equals("read_lat")) { // read_lat's server only serves
+                    assertTrue(sides[0].pausedTurns > 0, dev + " " + test + ": the server's waits paused");
+                }
+                Perftest[] plain = runSides(new String[] {test, "-n", "200", "-d", dev, "--timeout", "20"},
+                        new ByteArrayOutputStream(), new ByteArrayOutputStream(), Perftest::run);
+                assertEquals(0, plain[0].pausedTurns + plain[1].pausedTurns, dev + " " + test + ": no --pause, no PAUSE");
+            }
+        }
+        assertEquals(0, runSides("write_bw", "--pause", "-n", "50")[1].pausedTurns, "a bandwidth test does not pause");
+        io.jrdma.tools.ArgParser.UsageException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.jrdma.tools.ArgParser.UsageException.class,
+                () -> PerfCommand.options(PerfCommand.PARSER.parse(List.of("write_lat", "--jrdma-cm", "--pause"))));
+        assertTrue(e.getMessage().contains("--pause belongs to perftest's exchange"), e.getMessage());
+    }
+
+    /**
      * perftest's --perform_warm_up: a write, read or atomic bw client posts tx_depth requests per QP, and waits for
      * them, before each measured run (every size with -a); a server, and send_bw, take no part, as in perftest.
      */
