@@ -398,13 +398,30 @@ aeron() { # transport mode size [iterations]
 # ---------------------------------------------------------------- shared memory (issue 13)
 # The floor (two JVMs, one mapped file, a flag word), MemorySegment.copy, Aeron IPC, ucx_perftest over
 # posix shared memory, and jrdma over the shared-memory device between two processes when it is there.
+# The floor waits two ways, one right after the other: spinning on the flag alone (perftest's loop) and with a
+# PAUSE per turn (Thread.onSpinWait); which is faster depends on the host (docs/shm-design.md, "The wait: the
+# floor's faster one, for the floor and jrdma alike"). The faster is the round's floor (key mapped.SIZE), and
+# jrdma's latency rows and ShmPingPong wait the same way in that round (SHM_PAUSE: perf --pause, pause=true).
+SHM_PAUSE=()
 mapped_pingpong() { # size
-  local s=$1 v
-  MAPPED_PORTS+=("$PORT")
-  SRV=("${BENCH[@]}" io.jrdma.bench.MappedPingPong role=server port=@PORT@ size="$s" iters="$MAPPED_N" warmup=$((MAPPED_N / 4)))
-  CLI=("${BENCH[@]}" io.jrdma.bench.MappedPingPong role=client port=@PORT@ size="$s" iters="$MAPPED_N" warmup=$((MAPPED_N / 4)))
-  base_pair "mapped_pingpong.$s" 90 client mapped_pingpong median_us "mapped.$s" || return
-  v="$(result_field "$work/r$ROUND.mapped_pingpong.$s.client.out" mapped_pingpong p99_us)"
+  local s=$1 v w spin pause best=""
+  for w in false true; do
+    MAPPED_PORTS+=("$PORT")
+    SRV=("${BENCH[@]}" io.jrdma.bench.MappedPingPong role=server port=@PORT@ size="$s" iters="$MAPPED_N" warmup=$((MAPPED_N / 4)) pause="$w")
+    CLI=("${BENCH[@]}" io.jrdma.bench.MappedPingPong role=client port=@PORT@ size="$s" iters="$MAPPED_N" warmup=$((MAPPED_N / 4)) pause="$w")
+    base_pair "mapped_pingpong.$s.pause-$w" 90 client mapped_pingpong median_us "mapped.$s.pause-$w" || continue
+  done
+  spin="$(result_field "$work/r$ROUND.mapped_pingpong.$s.pause-false.client.out" mapped_pingpong median_us)"
+  pause="$(result_field "$work/r$ROUND.mapped_pingpong.$s.pause-true.client.out" mapped_pingpong median_us)"
+  if [ -n "$pause" ] && { [ -z "$spin" ] || awk -v p="$pause" -v s="$spin" 'BEGIN {exit !(p < s)}'; }; then
+    best=true; SHM_PAUSE=(--pause)
+  elif [ -n "$spin" ]; then
+    best=false; SHM_PAUSE=()
+  fi
+  [ -n "$best" ] || return
+  put "mapped.$s" "$([ "$best" = true ] && echo "$pause" || echo "$spin")"
+  put "shm.wait.pause" "$([ "$best" = true ] && echo 1 || echo 0)"
+  v="$(result_field "$work/r$ROUND.mapped_pingpong.$s.pause-$best.client.out" mapped_pingpong p99_us)"
   [ -n "$v" ] && put "mapped.$s.p99" "$v"
 }
 
@@ -422,6 +439,7 @@ shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm
     *_lat) run=(-s "$s" -n "$SHM_LAT_N") ;;
     *) if [ "$cm" = 1 ]; then run=(-s "$s" -D "$SECS"); else run=(-s "$s" -n $(( SHM_BW_N * 65536 / s ))); fi ;;
   esac
+  case "$t" in *_lat) [ "$cm" = 1 ] || run+=("${SHM_PAUSE[@]}") ;; esac # the floor's faster wait (perftest's exchange)
   [ "$cm" = 1 ] || srv=("${run[@]}")
   SRV=("${TOOLS[@]}" perf "$t" -d "$SHM_DEV" "${SHM_OPTS[@]}" "${srv[@]}" -p @PORT@ --timeout 30)
   CLI=("${TOOLS[@]}" perf "$t" -d "$SHM_DEV" "${SHM_OPTS[@]}" "${run[@]}" -p @PORT@ --timeout 30 127.0.0.1)
@@ -440,12 +458,14 @@ shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm
 # ShmPingPong: the 8 B WRITE ping-pong of write_lat stripped step by step (docs/shm-design.md, "Where write_lat's
 # time goes"): unsig (an unsignaled WRITE, done inside the post), sig (signaled, and the poll of its completion),
 # perf (as sig, and a duty cycle per turn of the wait, as jrdma perf's loop); keys shmpp.STEP
+shm_pause() { [ "${#SHM_PAUSE[@]}" -gt 0 ] && echo true || echo false; }
+
 shm_steps() {
   [ "$SHM" = 1 ] || return 0
   local s
   for s in unsig sig perf; do
-    SRV=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=server dir="$work/shmpp.@PORT@" step="$s" iters="$SHM_ITERS" dev="$SHM_DEV")
-    CLI=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=client dir="$work/shmpp.@PORT@" step="$s" iters="$SHM_ITERS" dev="$SHM_DEV")
+    SRV=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=server dir="$work/shmpp.@PORT@" step="$s" iters="$SHM_ITERS" dev="$SHM_DEV" pause="$(shm_pause)")
+    CLI=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=client dir="$work/shmpp.@PORT@" step="$s" iters="$SHM_ITERS" dev="$SHM_DEV" pause="$(shm_pause)")
     base_pair "shm_pingpong.$s" 90 client shm_pingpong median_us "shmpp.$s" || continue
   done
 }
@@ -455,8 +475,8 @@ shm_steps() {
 shm_pair() {
   [ "$SHM" = 1 ] || return 0
   local v
-  SRV=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=server dir="$work/shmpair.@PORT@" step=pair blocks=10 block=$((SHM_ITERS / 10)) dev="$SHM_DEV")
-  CLI=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=client dir="$work/shmpair.@PORT@" step=pair blocks=10 block=$((SHM_ITERS / 10)) dev="$SHM_DEV")
+  SRV=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=server dir="$work/shmpair.@PORT@" step=pair blocks=10 block=$((SHM_ITERS / 10)) dev="$SHM_DEV" pause="$(shm_pause)")
+  CLI=("${BENCH[@]}" io.jrdma.bench.ShmPingPong role=client dir="$work/shmpair.@PORT@" step=pair blocks=10 block=$((SHM_ITERS / 10)) dev="$SHM_DEV" pause="$(shm_pause)")
   base_pair "shm_pingpong_pair" 120 client shm_pingpong_pair write_us "shmpair.write" || return
   v="$(result_field "$work/r$ROUND.shm_pingpong_pair.client.out" shm_pingpong_pair floor_us)"
   [ -n "$v" ] && put "shmpair.floor" "$v"
@@ -608,7 +628,10 @@ mkdir -p "$(dirname "$OUT")"
 - Shared memory (issue 13), every pair two processes with at most one spinning thread each (2 cores):
   the floor is `MappedPingPong` (two JVMs map one file in /dev/shm and spin on a flag word, getAcquire /
   setRelease, 8 B, one-way = half the round trip; one clock read per round trip, right after the ping's
-  store, as jrdma perf's loops read theirs after the post: none between a message's arrival and the reply); `MemCopy` is MemorySegment.copy between two native
+  store, as jrdma perf's loops read theirs after the post: none between a message's arrival and the reply), run
+  twice in each round, its wait spinning on the flag alone and with a PAUSE per turn: the faster of the two is
+  the round's floor, and jrdma's latency rows and the ping-pong steps wait the same way in that round (perf
+  --pause, ShmPingPong pause=true; "Other figures" gives both floors and which one each round took); `MemCopy` is MemorySegment.copy between two native
   buffers on one thread, "one buffer each way" (the working set of perftest's exchange, which jrdma's
   rows use, and of ucx_perftest: the targets' rows) or cycling through 4 MiB (64 KiB) and 8 MiB (1 MiB)
   as `jrdma perf --jrdma-cm` does (the RoCE rows' copy); Aeron IPC is a ping-pong
