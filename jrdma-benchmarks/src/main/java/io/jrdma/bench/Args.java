@@ -43,6 +43,18 @@ final class Args {
         return Math.toIntExact(num(key, def));
     }
 
+    /** @return {@code key}'s value, true or false; anything else fails the program with a message naming the key */
+    boolean bool(String key, boolean def) {
+        String v = values.get(key);
+        if (v == null) {
+            return def;
+        }
+        if (!v.equals("true") && !v.equals("false")) {
+            Result.fail(key + " must be true or false (got " + v + ")");
+        }
+        return v.equals("true");
+    }
+
     double dbl(String key, double def) {
         String v = values.get(key);
         return v == null ? def : Double.parseDouble(v);

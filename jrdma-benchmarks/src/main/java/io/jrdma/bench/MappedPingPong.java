@@ -56,11 +56,7 @@ public final class MappedPingPong {
         int iters = a.integer("iters", 1_000_000);
         int warmup = a.integer("warmup", 200_000);
         long timeoutNanos = a.num("timeout", 30) * 1_000_000_000L;
-        String p = a.str("pause", "false");
-        if (!p.equals("true") && !p.equals("false")) {
-            Result.fail("pause must be true or false (got " + p + ")");
-        }
-        pause = p.equals("true");
+        pause = a.bool("pause", false);
         if (size < 8 || size % 8 != 0) {
             Result.fail("size must be a multiple of 8 bytes, at least 8 (got " + size + ")");
         }

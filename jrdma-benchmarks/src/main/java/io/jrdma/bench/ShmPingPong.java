@@ -92,12 +92,8 @@ public final class ShmPingPong {
             Result.fail("step must be unsig, sig, perf, pair or sendpair (got " + step + ")");
         }
         boolean server = role.equals("server");
-        String ps = a.str("pause", "false");
-        if (!ps.equals("true") && !ps.equals("false")) {
-            Result.fail("pause must be true or false (got " + ps + ")");
-        }
-        pause = ps.equals("true");
-        pairSignaled = !a.str("pairsig", "true").equals("false");
+        pause = a.bool("pause", false);
+        pairSignaled = a.bool("pairsig", true);
         Device dev = ShmRendezvous.device(a);
         Files.createDirectories(dir);
         Path mine = dir.resolve(server ? "server" : "client");
