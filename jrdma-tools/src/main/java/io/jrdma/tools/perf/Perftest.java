@@ -1597,10 +1597,7 @@ final class Perftest {
                 int spins = 0;
                 if (spinOnly) { // the peer's WRITE lands with no duty cycle here: spin on the byte, as perftest's C
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
-                        if (pause) {
-                            Thread.onSpinWait();
-                            pausedTurns++;
-                        }
+                        pauseTurn();
                         dog.idle();
                         if (dur && endedWhileWaiting(++spins)) {
                             break run;
@@ -1608,10 +1605,7 @@ final class Perftest {
                     }
                 } else {
                     while ((byte) Session.BYTE.getAcquire(buf, pollByte) != want) {
-                        if (pause) {
-                            Thread.onSpinWait();
-                            pausedTurns++;
-                        }
+                        pauseTurn();
                         if (ctx.progress() > 0) {
                             dog.progress();
                         } else {
@@ -1794,21 +1788,26 @@ final class Perftest {
         }
     }
 
+    /** A turn of a latency test's busy wait with {@code --pause}: a PAUSE (and its count); else nothing. */
+    private void pauseTurn() {
+        if (pause) {
+            Thread.onSpinWait();
+            pausedTurns++;
+        }
+    }
+
     /** {@code -e}: the longest one sleep on the channel lasts before the watchdog (and a -D clock) is looked at. */
     private static final java.time.Duration EVENT_SLICE = java.time.Duration.ofMillis(100);
 
     /**
-     * A poll that found nothing. Polling: the watchdog counts it and the loop polls again. With {@code -e}, perftest's
+     * A poll that found nothing. Polling: the watchdog counts it ({@link #pauseTurn} first) and the loop polls again. With {@code -e}, perftest's
      * {@code ctx_notify_events}: sleep on the channel until a CQ has an event, then re-arm that CQ before the next
      * poll, so that a completion after the re-arm raises the next event and one before it is found by that poll; at
      * most {@link #EVENT_SLICE} at a time.
      */
     private void emptyPoll() {
         if (events == null) {
-            if (pause) {
-                Thread.onSpinWait();
-                pausedTurns++;
-            }
+            pauseTurn();
             dog.idle();
             return;
         }
