@@ -309,12 +309,18 @@ final class ShmTransport implements Transport {
 
     /** @return the address here of the own hold word of QP {@code qpn} of peer {@code p}, or 0 when it has no such QP */
     private static long holdOf(Peer p, int qpn) {
+        int i = qpIndex(p, qpn);
+        return i < 0 ? 0 : p.ctrlAddr + Ctrl.hold(i);
+    }
+
+    /** @return the index of QP {@code qpn} in peer {@code p}'s QP directory, or -1 when it has no such QP (allocation-free) */
+    private static int qpIndex(Peer p, int qpn) {
         for (int i = 0; i < Ctrl.MAX_QPS; i++) {
             if ((int) INT.getVolatile(p.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qpn) {
-                return p.ctrlAddr + Ctrl.hold(i);
+                return i;
             }
         }
-        return 0;
+        return -1;
     }
 
     /**
@@ -513,15 +519,14 @@ final class ShmTransport implements Transport {
 
     /** Finds the peer QP's directory entry and inbound ring (allocation-free). @return false when it has no such QP */
     private static boolean findPeerQp(ShmQp qp) {
-        for (int i = 0; i < Ctrl.MAX_QPS; i++) {
-            if ((int) INT.getVolatile(qp.peer.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qp.destQpn) {
-                qp.peerDir = Ctrl.qp(i);
-                qp.peerRing = qp.peer.ctrl.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_RING);
-                qp.peerResp = Ctrl.resp(i);
-                return true;
-            }
+        int i = qpIndex(qp.peer, qp.destQpn);
+        if (i < 0) {
+            return false;
         }
-        return false;
+        qp.peerDir = Ctrl.qp(i);
+        qp.peerRing = qp.peer.ctrl.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_RING);
+        qp.peerResp = Ctrl.resp(i);
+        return true;
     }
 
     private void releasePeer(ShmQp qp) {
@@ -1117,7 +1122,7 @@ final class ShmTransport implements Transport {
             if ((long) LONG.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_GEN) == qp.checkedGen
                     && (long) LONG.getVolatile(ALL, pa + qp.keyEntry + Ctrl.K_KEY) == qp.keyWord
                     && (qp.checkedAccess & needed) != 0 && (high(qp.keyWord) & needed) == needed
-                    && ra >= qp.keyVa && ra - qp.keyVa <= qp.keySpan - len) {
+                    && inKey(qp, ra, len)) {
                 qp.heldAddr = held;
                 qp.heldQp = true;
                 return qp.keyOff + (ra - qp.keyVa);
@@ -1176,7 +1181,7 @@ final class ShmTransport implements Transport {
             reason = QpCounter.REM_BAD_KEY; // a type 2 window bound to another QP of the peer's
         } else if (qp.keyPd != ALL.get(ValueLayout.JAVA_LONG, pa + qp.peerDir + Ctrl.Q_PD) || (high(word) & needed) != needed) {
             reason = QpCounter.REM_NO_ACCESS;
-        } else if (ra < qp.keyVa || ra - qp.keyVa > qp.keySpan - len) {
+        } else if (!inKey(qp, ra, len)) {
             reason = QpCounter.REM_OUT_OF_BOUNDS;
         }
         if (reason != null) {
@@ -1189,6 +1194,11 @@ final class ShmTransport implements Transport {
             qp.checked = gen != 0; // 0: read before the QP was found (a QP in RTR has been raised at least once)
         }
         return qp.keyOff + (ra - qp.keyVa);
+    }
+
+    /** @return whether {@code len} bytes at {@code ra} lie inside the cached key's range (both paths of {@link #target}) */
+    private static boolean inKey(ShmQp qp, long ra, long len) {
+        return ra >= qp.keyVa && ra - qp.keyVa <= qp.keySpan - len;
     }
 
     /** @return the remote access a one-sided request needs */
