@@ -404,24 +404,7 @@ class ShmOneSidedTest {
      */
     @Test
     void aResetWaitsForItsPartnersOwnHold() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
-        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
-            long own = ownHold(p.a);
-            long gen = ((ShmQp) p.b.qp).dir + Ctrl.Q_GEN;
-            long before = (long) ShmTransport.LONG.getVolatile(transport(p.b).ctrl, gen);
-            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, p.b.mr.rkey() >>> 8);
-            Thread resetter = new Thread(() -> p.b.qp.modify(new QpAttr().state(QpState.RESET)), "resetter");
-            resetter.start();
-            resetter.join(200);
-            assertTrue(resetter.isAlive(), "the QP let its partner go while the partner held its memory");
-            assertEquals(0, (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN),
-                    "the partner's name, cleared first");
-            assertTrue((long) ShmTransport.LONG.getVolatile(transport(p.b).ctrl, gen) > before,
-                    "the entry's generation, raised before the wait (a partner's kept checks end with it)");
-            ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
-            resetter.join(10_000);
-            assertTrue(!resetter.isAlive(), "the reset did not end after the hold");
-        }
+        assertLettingGoWaitsForTheOwnHold(p -> p.b.qp.modify(new QpAttr().state(QpState.RESET)), "reset");
     }
 
     /**
@@ -432,21 +415,33 @@ class ShmOneSidedTest {
      */
     @Test
     void aDestroyRaisesTheGenerationBeforeItWaitsForItsPartner() throws Exception {
+        assertLettingGoWaitsForTheOwnHold(p -> p.b.qp.close(), "destroy");
+    }
+
+    /**
+     * Sets b's partner's own hold word by hand (as an operation stopped inside its copy would leave it), lets b's QP
+     * go from its partner ({@code letGo}) in a thread, and checks that it waits while the word is set, with the
+     * partner's name cleared and the entry's generation raised by then, and ends once the word is cleared.
+     */
+    private static void assertLettingGoWaitsForTheOwnHold(java.util.function.Consumer<ShmPair> letGo, String what)
+            throws InterruptedException {
         org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
         try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
             long own = ownHold(p.a);
             MemorySegment c = transport(p.b).ctrl;
-            long gen = ((ShmQp) p.b.qp).dir + Ctrl.Q_GEN;
-            long before = (long) ShmTransport.LONG.getVolatile(c, gen);
+            long dir = ((ShmQp) p.b.qp).dir;
+            long before = (long) ShmTransport.LONG.getVolatile(c, dir + Ctrl.Q_GEN);
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, p.b.mr.rkey() >>> 8);
-            Thread destroyer = new Thread(p.b.qp::close, "destroyer");
-            destroyer.start();
-            destroyer.join(200);
-            assertTrue(destroyer.isAlive(), "the QP was destroyed while its partner held its memory");
-            assertTrue((long) ShmTransport.LONG.getVolatile(c, gen) > before, "the entry's generation, raised before the wait");
+            Thread t = new Thread(() -> letGo.accept(p), what);
+            t.start();
+            t.join(200);
+            assertTrue(t.isAlive(), "the " + what + " let the partner go while the partner held its memory");
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(c, dir + Ctrl.Q_DEST_QPN), "the partner's name, cleared first");
+            assertTrue((long) ShmTransport.LONG.getVolatile(c, dir + Ctrl.Q_GEN) > before,
+                    "the entry's generation, raised before the wait (a partner's kept checks end with it)");
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 0);
-            destroyer.join(10_000);
-            assertTrue(!destroyer.isAlive(), "the destroy did not end after the hold");
+            t.join(10_000);
+            assertTrue(!t.isAlive(), "the " + what + " did not end after the hold");
         }
     }
 
