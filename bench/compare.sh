@@ -490,15 +490,28 @@ shm_opcost() {
   local f="$work/r$ROUND.shmcost.out" n v
   start_bg "$f" "${BENCH[@]}" io.jrdma.bench.ShmOpCost rounds=1 n="$SHM_COST_N" secs=0.3 sizes=65536,1048576 dev="$SHM_DEV"
   wait_exit "$BG" 120 || { note "ShmOpCost: did not finish within 120 s (round $ROUND)"; return; }
-  for n in write8 post8 read8 fadd8 poll0 send8 write.65536 read.65536 copy.65536 write.1048576 read.1048576 copy.1048576; do
+  for n in write8 post8 read8 fadd8 poll0 send8 turn8 write.65536 read.65536 copy.65536 write.1048576 read.1048576 copy.1048576; do
     v="$(grep "^RESULT shm_op_cost name=$n " "$f" | tr ' ' '\n' | sed -n 's/^median=//p')"
     if [ -n "$v" ]; then put "shmcost.$n" "$v"; else note "ShmOpCost $n: no result (round $ROUND): $(tail -n 2 "$f" | tr '\n' ' ' | cut -c1-300)"; fi
   done
 }
 
+# Aeron IPC's turn, one process, one thread: the figure ShmOpCost's turn8 gives for jrdma's SEND (key aeron.turn)
+aeron_turn() {
+  [ "$AERON" = 1 ] || return 0
+  local f="$work/r$ROUND.aeron.turn.out" v
+  AERON_PORTS+=("$PORT")
+  start_bg "$f" "${AERON_JAVA[@]}" io.jrdma.bench.aeron.AeronBench mode=turn port="$PORT" size=8 n="$SHM_COST_N" rounds=1 timeout=20
+  next_port
+  wait_exit "$BG" 120 || { note "AeronBench mode=turn: did not finish within 120 s (round $ROUND)"; return; }
+  v="$(result_field "$f" aeron_ipc_turn median_ns)"
+  if [ -n "$v" ]; then put "aeron.turn" "$v"; else note "AeronBench mode=turn: no result (round $ROUND): $(tail -n 2 "$f" | tr '\n' ' ' | cut -c1-300)"; fi
+}
+
 shm_section() {
   say "round $ROUND/$ROUNDS ($(elapsed) s): shared memory"
   shm_opcost
+  aeron_turn
   # the latency rows that a target compares run next to each other (the floor, jrdma's WRITE, UCX's put; Aeron's
   # ping-pong, jrdma's SEND): a host whose cores' distance changes every few tens of seconds then gives both sides
   # of a ratio the same distance more often (docs/shm-design.md, "The initiator's own hold, and the wait's PAUSE")

@@ -50,6 +50,12 @@ import java.util.Locale;
  * on its watched list from the first message (in {@code send8} the queue is empty after each message);</li>
  * <li>{@code send8i}: {@code send8q} with the SEND flagged INLINE (its 8 bytes copied into the request at post),
  * as {@code jrdma perf send_lat} posts messages up to its inline size;</li>
+ * <li>{@code turn8}: ns per turn of an 8-byte SEND ping-pong between the two QPs, played on this thread as
+ * {@code jrdma perf send_lat}'s loop plays one side of it: the poll that finds the peer's SEND, the reply's post
+ * (INLINE, one in 100 signaled) and its receive posted again, with two more receives posted ahead; each side's
+ * previous SEND is retired in the same poll (between two processes an earlier, empty, poll retires it). What one
+ * side of a ping-pong does between the message's arrival and its answer, on one core: the figure that
+ * {@code AeronBench mode=turn} gives for Aeron IPC;</li>
  * <li>{@code write.S}, {@code read.S}: GB/s (bytes per ns of this thread's CPU time) of WRITEs (READs) of S
  * bytes, 16 in flight, each signaled,
  * from one source buffer of S bytes into one target buffer of S bytes (perftest's exchange uses one buffer
@@ -57,7 +63,7 @@ import java.util.Locale;
  * {@link MemorySegment#copy} of the same S bytes between the same two buffers, measured in the same round.</li>
  * </ul>
  *
- * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,post8,read8,fadd8,poll0,send8,send8q,send8i,bw]</pre>
+ * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,post8,read8,fadd8,poll0,send8,send8q,send8i,turn8,bw]</pre>
  * prints one {@code ROUND} line per round and one {@code RESULT shm_op_cost name=... median=... min=... max=...}
  * line per figure (ratios: {@code write.S/copy.S} per round).
  */
@@ -169,6 +175,7 @@ public final class ShmOpCost {
             put(names, values, r, r0, "send8q", wanted("send8q") ? sendRecv(k / 2, true, 0) : Double.NaN, line);
             put(names, values, r, r0, "send8i", wanted("send8i") ? sendRecv(k / 2, true, SendFlags.INLINE) : Double.NaN,
                     line);
+            put(names, values, r, r0, "turn8", wanted("turn8") ? turns(k / 2) : Double.NaN, line);
             for (int s : sizes) {
                 if (!wanted("bw")) {
                     continue;
@@ -259,6 +266,96 @@ public final class ShmOpCost {
             sendOne(); // into the spare receive: none is left posted for the next figure
         }
         return (double) (t1 - t0) / n;
+    }
+
+    /** Receives each side keeps posted in {@link #turns}: the used one is replaced after the reply (send_lat's order). */
+    private static final int TURN_RECVS = 3;
+
+    /**
+     * @return ns per turn of a SEND ping-pong of {@code n} round trips (2n turns), both sides on this thread: a
+     *         turn polls its CQ until its receive completes (a signaled SEND's completion found on the way is
+     *         checked and passed over), posts the 8-byte reply and posts the used receive again
+     */
+    private double turns(int n) {
+        for (int i = 0; i < TURN_RECVS; i++) {
+            postRecv(a);
+            postRecv(b);
+        }
+        turnWr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.INLINE).sge(0, a.mr, 0, 8);
+        post(a, turnWr);
+        long t0 = cpu();
+        for (int i = 0; i < n; i++) {
+            turn(b, i);
+            turn(a, i);
+        }
+        long t1 = cpu();
+        // a's last reply, then the receives left: none stays posted, nor a completion in a CQ, for the next figure
+        awaitRecv(b);
+        for (int i = 1; i < TURN_RECVS; i++) {
+            post(a, turnWr.reset().opcode(WrOpcode.SEND).wrId(1).flags(0).sge(0, a.mr, 0, 8));
+            awaitRecv(b);
+        }
+        for (int i = 0; i < TURN_RECVS; i++) {
+            post(b, turnWr.reset().opcode(WrOpcode.SEND).wrId(1).flags(0).sge(0, b.mr, 0, 8));
+            awaitRecv(a);
+        }
+        for (int k = 0; k < 4; k++) { // the last signaled SEND's completion, if its sender's engine had not read it yet
+            drain(a);
+            drain(b);
+        }
+        return (double) (t1 - t0) / (2.0 * n);
+    }
+
+    private final SendWorkRequest turnWr = new SendWorkRequest();
+
+    private void drain(Side s) {
+        while (s.cq.poll(wcs[0]) > 0) {
+            if (wcs[0].status() != WcStatus.SUCCESS || wcs[0].opcode() == io.jrdma.verbs.WcOpcode.RECV) {
+                Result.fail("a completion left after the turns: " + wcs[0]);
+            }
+        }
+    }
+
+    private void turn(Side s, int i) {
+        awaitRecv(s);
+        turnWr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.INLINE | (i % 100 == 99 ? SendFlags.SIGNALED : 0))
+                .sge(0, s.mr, 0, 8);
+        post(s, turnWr);
+        postRecv(s);
+    }
+
+    /** Polls {@code s}'s CQ until a receive completes (10 s at most); SEND completions on the way are checked. */
+    private void awaitRecv(Side s) {
+        long deadline = 0;
+        while (true) {
+            if (s.cq.poll(wcs[0]) == 0) {
+                if (deadline == 0) {
+                    deadline = System.nanoTime() + 10_000_000_000L;
+                } else if (System.nanoTime() > deadline) {
+                    Result.fail("no receive completion within 10 s");
+                }
+                continue;
+            }
+            if (wcs[0].status() != WcStatus.SUCCESS) {
+                Result.fail("completion with error: " + wcs[0]);
+            }
+            if (wcs[0].opcode() == io.jrdma.verbs.WcOpcode.RECV) {
+                return;
+            }
+        }
+    }
+
+    private void postRecv(Side s) {
+        if (s.qp.postRecv(rwr.reset().wrId(2).sge(0, s.mr, 64, 64)) != 0) {
+            Result.fail("postRecv failed");
+        }
+    }
+
+    private static void post(Side s, SendWorkRequest w) {
+        int rc = s.qp.postSend(w);
+        if (rc != 0) {
+            Result.fail("postSend: " + io.jrdma.verbs.RdmaException.Errno.of(rc));
+        }
     }
 
     private void postRecv() {

@@ -165,6 +165,7 @@ public final class Summarize {
         row("READ 8 B post + poll", "shmcost.read8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
         row("FETCH_ADD 8 B post + poll", "shmcost.fadd8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
         row("SEND 8 B + its RECV, both sides", "shmcost.send8", "shmcost.write8", "WRITE 8 B post + poll", "ns");
+        row("SEND 8 B ping-pong, one side's turn", "shmcost.turn8", "aeron.turn", "Aeron IPC ping-pong 8 B, one side's turn (`AeronBench mode=turn`)", "ns");
         row("WRITE 64 KiB bw, one process", "shmcost.write.65536", "shmcost.copy.65536", "MemorySegment.copy 64 KiB, same buffers, same round", "GB/s");
         row("READ 64 KiB bw, one process", "shmcost.read.65536", "shmcost.copy.65536", "MemorySegment.copy 64 KiB, same buffers, same round", "GB/s");
         row("WRITE 1 MiB bw, one process", "shmcost.write.1048576", "shmcost.copy.1048576", "MemorySegment.copy 1 MiB, same buffers, same round", "GB/s");

@@ -25,7 +25,13 @@ import java.util.Map;
  * <pre>
  * mode=pingpong transport=udp|ipc role=server|client port=P size=S iters=N warmup=W
  * mode=stream   transport=udp|ipc role=server|client port=P size=S [secs=3] [warm=0.5]
+ * mode=turn     [port=P] [size=8] [n=1000000] [rounds=5]
  * </pre>
+ * {@code mode=turn}: one process, one thread, an IPC ping-pong between two exclusive publications played by that
+ * thread, each side as the ping-pong's pong side plays it (the poll that finds the message, its copy out, the
+ * offer of the answer; the agents invoked every 64 turns): ns of this thread's CPU time per turn, per round
+ * ({@code RESULT aeron_ipc_turn size=S median_ns=... min_ns=... max_ns=...}). The figure {@code ShmOpCost}'s
+ * {@code turn8} gives for jrdma's SEND, in the same units.
  * UDP: each process embeds its own media driver; the server receives on 127.0.0.1:P and the client
  * on 127.0.0.1:P+1. IPC: the server embeds the driver and the client attaches to it. UDP frames
  * carry up to 4096 B of data (mtu=4128, as jrdma's 4 KiB path MTU), socket buffers are 4 MiB
@@ -74,11 +80,12 @@ public final class AeronBench {
     private void run() throws Exception {
         String mode = str("mode", "pingpong");
         String transport = str("transport", "udp");
-        boolean server = str("role", "client").equals("server");
+        boolean turn = mode.equals("turn"); // one process: it embeds the driver
+        boolean server = turn || str("role", "client").equals("server");
         int port = num("port", 19020);
         int size = num("size", 32);
         timeoutNanos = num("timeout", 30) * 1_000_000_000L;
-        boolean ipc = transport.equals("ipc");
+        boolean ipc = turn || transport.equals("ipc");
         invokeEvery = num("invoke_every", ipc ? 64 : 1);
         if (invokeEvery < 1) {
             throw new IllegalArgumentException("invoke_every must be at least 1, not " + invokeEvery);
@@ -105,7 +112,9 @@ public final class AeronBench {
         String toClient = ipc ? "aeron:ipc" : "aeron:udp?endpoint=127.0.0.1:" + (port + 1) + "|mtu=4128";
         String name = "aeron_" + transport + "_" + mode;
         try {
-            if (mode.equals("pingpong")) {
+            if (turn) {
+                turns(toServer, num("size", 8), num("n", 1_000_000), num("rounds", 5));
+            } else if (mode.equals("pingpong")) {
                 int iters = num("iters", 100_000);
                 int warmup = num("warmup", 20_000);
                 try (Subscription sub = aeron.addSubscription(server ? toServer : toClient,
@@ -190,6 +199,78 @@ public final class AeronBench {
     private static void fail(String msg) {
         System.err.println("error: " + msg);
         System.exit(1);
+    }
+
+    // ------------------------------------------------------------------ one thread's turns
+
+    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** {@code mode=turn}: see the class comment. */
+    private void turns(String channel, int size, int n, int rounds) {
+        try (Subscription s1 = aeron.addSubscription(channel, PING_STREAM);
+             Subscription s2 = aeron.addSubscription(channel, PONG_STREAM);
+             Publication p1 = aeron.addExclusivePublication(channel, PING_STREAM);
+             Publication p2 = aeron.addExclusivePublication(channel, PONG_STREAM)) {
+            awaitConnected(p1, s1);
+            awaitConnected(p2, s2);
+            UnsafeBuffer m1 = new UnsafeBuffer(ByteBuffer.allocateDirect(1 << 20));
+            UnsafeBuffer m2 = new UnsafeBuffer(ByteBuffer.allocateDirect(1 << 20));
+            int[] len = {-1, -1};
+            // as pong(): copy out in the handler, answer outside it
+            FragmentHandler h1 = new FragmentAssembler((b, off, l, hdr) -> {
+                m1.putBytes(0, b, off, l);
+                len[0] = l;
+            });
+            FragmentHandler h2 = new FragmentAssembler((b, off, l, hdr) -> {
+                m2.putBytes(0, b, off, l);
+                len[1] = l;
+            });
+            offer(p1, m1, 0, size);
+            double[] ns = new double[rounds];
+            // unmeasured rounds first: compiled code, and every page of the logs' three terms touched (64 MiB each by
+            // default; a page's first touch is a fault, one in 64 frames of 8 B)
+            long frame = (32 + size + 31) & ~31L; // header and data, 32-byte aligned
+            int warm = (int) Math.max(2, 3L * p1.termBufferLength() / (frame * n) + 2);
+            for (int r = -warm; r < rounds; r++) {
+                long t0 = THREADS.getCurrentThreadCpuTime();
+                for (int i = 0; i < n; i++) {
+                    turn(s1, h1, len, 0, p2, m1);
+                    turn(s2, h2, len, 1, p1, m2);
+                    if ((i & 31) == 31) { // every 64 turns, as a ping-pong side invokes the agents every 64 idle polls
+                        invoke();
+                    }
+                }
+                double v = (double) (THREADS.getCurrentThreadCpuTime() - t0) / (2.0 * n);
+                if (r >= 0) {
+                    ns[r] = v;
+                    System.out.println(String.format(Locale.ROOT, "ROUND %d turn_ns=%.2f", r, v));
+                }
+            }
+            turn(s1, h1, len, 0, null, null); // the last message: nothing left in a log
+            Arrays.sort(ns);
+            System.out.println(String.format(Locale.ROOT, "RESULT aeron_ipc_turn size=%d median_ns=%.2f min_ns=%.2f max_ns=%.2f",
+                    size, ns[rounds / 2], ns[0], ns[rounds - 1]));
+            System.out.flush();
+        }
+    }
+
+    /** One side's turn: polls {@code sub} until a whole message came, then offers it on {@code pub} (if any). */
+    private void turn(Subscription sub, FragmentHandler h, int[] len, int k, Publication pub, UnsafeBuffer msg) {
+        len[k] = -1;
+        long deadline = 0;
+        while (len[k] < 0) {
+            if (sub.poll(h, 1) == 0) {
+                invoke();
+                if (deadline == 0) {
+                    deadline = System.nanoTime() + timeoutNanos;
+                } else if (System.nanoTime() - deadline > 0) {
+                    fail("a turn found no message within the timeout");
+                }
+            }
+        }
+        if (pub != null) {
+            offer(pub, msg, 0, len[k]);
+        }
     }
 
     // ------------------------------------------------------------------ ping-pong
