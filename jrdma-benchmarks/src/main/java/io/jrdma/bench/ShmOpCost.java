@@ -52,7 +52,8 @@ import java.util.Locale;
  * as {@code jrdma perf send_lat} posts messages up to its inline size;</li>
  * <li>{@code turn8}: ns per turn of an 8-byte SEND ping-pong between the two QPs, played on this thread as
  * {@code jrdma perf send_lat}'s loop plays one side of it: the poll that finds the peer's SEND, the reply's post
- * (INLINE, one in 100 signaled) and its receive posted again, with two more receives posted ahead; each side's
+ * (INLINE, one in 100 signaled) and its receive posted again, with two more receives posted ahead (the median of
+ * blocks of one ping-pong, after blocks not measured); each side's
  * previous SEND is retired in the same poll (between two processes an earlier, empty, poll retires it). What one
  * side of a ping-pong does between the message's arrival and its answer, on one core: the figure that
  * {@code AeronBench mode=turn} gives for Aeron IPC;</li>
@@ -268,13 +269,22 @@ public final class ShmOpCost {
         return (double) (t1 - t0) / n;
     }
 
+    /**
+     * Blocks of {@code turn8}'s ping-pong run and not measured before the measured ones, in the same ping-pong: after
+     * a warm-up of 25,000 round trips (the other figures') and even of 4,000,000, the first two rounds of 500,000 took
+     * 1.1-2x the time of the later ones, each round a ping-pong of its own.
+     */
+    private static final int TURN_WARM_BLOCKS = 6;
+    /** Measured blocks of {@code turn8}'s ping-pong: the figure is their median. */
+    private static final int TURN_BLOCKS = 5;
     /** Receives each side keeps posted in {@link #turns}: the used one is replaced after the reply (send_lat's order). */
     private static final int TURN_RECVS = 3;
 
     /**
-     * @return ns per turn of a SEND ping-pong of {@code n} round trips (2n turns), both sides on this thread: a
-     *         turn polls its CQ until its receive completes (a signaled SEND's completion found on the way is
-     *         checked and passed over), posts the 8-byte reply and posts the used receive again
+     * @return ns per turn of a SEND ping-pong, both sides on this thread: a turn polls its CQ until its receive
+     *         completes (a signaled SEND's completion found on the way is checked and passed over), posts the 8-byte
+     *         reply and posts the used receive again; one ping-pong, {@link #TURN_WARM_BLOCKS} blocks of {@code n}
+     *         round trips not measured, then the median of {@link #TURN_BLOCKS} measured blocks
      */
     private double turns(int n) {
         for (int i = 0; i < TURN_RECVS; i++) {
@@ -283,12 +293,17 @@ public final class ShmOpCost {
         }
         turnWr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.INLINE).sge(0, a.mr, 0, 8);
         post(a, turnWr);
-        long t0 = cpu();
-        for (int i = 0; i < n; i++) {
-            turn(b, i);
-            turn(a, i);
+        double[] blocks = new double[TURN_BLOCKS];
+        for (int k = -TURN_WARM_BLOCKS; k < TURN_BLOCKS; k++) {
+            long t0 = cpu();
+            for (int i = 0; i < n; i++) {
+                turn(b, i);
+                turn(a, i);
+            }
+            if (k >= 0) {
+                blocks[k] = (double) (cpu() - t0) / (2.0 * n);
+            }
         }
-        long t1 = cpu();
         // a's last reply, then the receives left: none stays posted, nor a completion in a CQ, for the next figure
         awaitRecv(b);
         for (int i = 1; i < TURN_RECVS; i++) {
@@ -303,7 +318,8 @@ public final class ShmOpCost {
             drain(a);
             drain(b);
         }
-        return (double) (t1 - t0) / (2.0 * n);
+        Arrays.sort(blocks);
+        return blocks[TURN_BLOCKS / 2];
     }
 
     private final SendWorkRequest turnWr = new SendWorkRequest();
