@@ -756,6 +756,7 @@ final class ShmTransport implements Transport {
             long flagsLen = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_FLAGS_LEN);
             int len = high(flagsLen);
             int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
+                    : Integer.compareUnsigned(len, Ctrl.CHUNK) > 0 ? malformed(qp, s, low(flagsLen)) // no sender's chunk
                     : place(qp, s, low(flagsLen), len);
             engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
             if (result == Ctrl.DONE) {
@@ -793,6 +794,32 @@ final class ShmTransport implements Transport {
     /** Publishes the result of message {@code msg} for its sender (release, after the receive completed). */
     private void respond(ShmQp qp, int msg, int status) {
         LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
+    }
+
+    /**
+     * A slot no sender writes (a chunk longer than a slot's payload or negative, a WRITE with immediate data whose
+     * total is not a length), as a peer process that can write this context's rings may leave it: dropped, nothing
+     * copied, and counted ({@code rcvd_malformed}); the message fails as an invalid request. Its receive (the one in
+     * progress, or the next posted one for a first chunk, as a responder takes it before the length check) completes
+     * with LOC_LEN_ERR, the sender's message with REM_INV_REQ_ERR, and the QP moves to ERROR.
+     *
+     * @return the NAK (ERROR + NAK_INVALID_REQUEST)
+     */
+    private int malformed(ShmQp qp, long s, int flagsOp) {
+        engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
+        int msg = high(ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_IMM_MSG));
+        if (!qp.receiving && (flagsOp & Ctrl.F_FIRST) != 0) {
+            RecvWqe r = qp.takeRecv();
+            if (r != null) {
+                qp.recv = r;
+                qp.receiving = true;
+            }
+        }
+        if (qp.receiving) {
+            completeRecv(qp, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
+        }
+        respond(qp, msg, Ctrl.ERROR + Ctrl.NAK_INVALID_REQUEST);
+        return Ctrl.ERROR + Ctrl.NAK_INVALID_REQUEST;
     }
 
     /** @return what was done with the slot: DONE, DISCARDED, RNR or a NAK (ERROR + syndrome) */
@@ -848,7 +875,11 @@ final class ShmTransport implements Transport {
                 republish(imm);
                 wcFlags |= WorkCompletion.WITH_INV;
             }
-            int byteLen = writeImm ? (int) ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : (int) qp.recvOffset;
+            long total = writeImm ? ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : qp.recvOffset;
+            if (total < 0 || total > Integer.MAX_VALUE) {
+                return malformed(qp, s, flagsOp);
+            }
+            int byteLen = (int) total;
             completeRecv(qp, WcStatus.SUCCESS, writeImm ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, byteLen, imm,
                     wcFlags);
             respond(qp, msg, Ctrl.DONE); // after the receive's completion: the SEND completes once it is consumed
@@ -1566,7 +1597,7 @@ final class ShmTransport implements Transport {
      * store means that the engine has not cleared it yet, and its scan, after the clear, finds the input), then
      * wakes its engine if it sleeps.
      */
-    private static void signal(MemorySegment c) {
+    static void signal(MemorySegment c) {
         if ((int) INT.getVolatile(c, Ctrl.H_PENDING) == 0) {
             INT.setVolatile(c, Ctrl.H_PENDING, 1);
         }

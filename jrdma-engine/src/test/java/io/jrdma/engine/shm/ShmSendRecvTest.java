@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -410,6 +411,61 @@ class ShmSendRecvTest {
             WorkCompletion s = p.await(p.a.cq);
             assertEquals(WcStatus.SUCCESS, s.status(), "the SEND was consumed before the receiver's QP went away");
             assertEquals(7, s.wrId());
+        }
+    }
+
+    /**
+     * A ring slot no sender writes, as a peer process (which can write this context's rings) might leave it: a chunk
+     * length past a slot's payload or negative, a WRITE with immediate data whose total is not a length. The message
+     * is dropped and counted as malformed, its receive completes with LOC_LEN_ERR, the QP moves to ERROR (the invalid
+     * request NAK's class), and nothing is copied: a copy of such a length would read the ring's next slots (or past
+     * the control segment) into the receive's buffer.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aSlotWithALengthNoSenderWritesIsDroppedAndCounted(ThreadingMode mode) {
+        long[][] slots = { // opcode, chunk length, total (WRITE with immediate data)
+            {WrOpcode.SEND.ordinal(), Ctrl.CHUNK + 1, 0}, {WrOpcode.SEND.ordinal(), -8, 0},
+            {WrOpcode.SEND.ordinal(), Integer.MAX_VALUE, 0}, {WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, -1},
+            {WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 1L << 40}};
+        for (long[] slot : slots) {
+            int len = (int) slot[1];
+            String what = WrOpcode.values()[(int) slot[0]] + ", length " + len + ", total " + slot[2];
+            try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+                io.jrdma.engine.core.Context ctx = (io.jrdma.engine.core.Context) p.b.ctx;
+                MemorySegment c = ((ShmTransport) ctx.engine.transport).ctrl;
+                ShmQp q = (ShmQp) p.b.qp;
+                p.b.buf.fill((byte) 0x5A);
+                assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(3).sge(0, p.b.mr, 0, 1 << 16)));
+                long pos = q.ringRead; // no message yet: the engine does not move it
+                for (int k = 1; k < Ctrl.RING_SLOTS; k++) { // the other slots' payloads: what a long copy would take
+                    long o = q.ring + ((pos + k) % Ctrl.RING_SLOTS) * Ctrl.SLOT;
+                    c.asSlice(o + Ctrl.SLOT_HEADER, Ctrl.CHUNK).fill((byte) 0x33);
+                }
+                long malformed = ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
+                long s = q.ring + (pos % Ctrl.RING_SLOTS) * Ctrl.SLOT;
+                boolean writeImm = slot[0] == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
+                c.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, (Ctrl.F_FIRST | Ctrl.F_LAST
+                        | (writeImm ? Ctrl.F_IMM : 0) | (int) slot[0] << 8) & 0xFFFFFFFFL | (long) len << 32);
+                c.set(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL, slot[2]);
+                c.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, 1L << 32);
+                ShmTransport.LONG.setVolatile(c, s + Ctrl.S_SEQ,
+                        ShmTransport.seq(pos) & 0xFFFFFFFFL | (long) p.b.qp.qpn() << 32);
+                ShmTransport.signal(c);
+                WorkCompletion r = p.await(p.b.cq);
+                assertEquals(WcStatus.LOC_LEN_ERR, r.status(), what + ": " + r);
+                assertEquals(3, r.wrId());
+                long until = System.nanoTime() + 10_000_000_000L; // DEDICATED: the engine moves it after the push
+                while (p.b.qp.state() != QpState.ERROR && System.nanoTime() - until < 0) {
+                    p.b.ctx.progress();
+                    Thread.onSpinWait();
+                }
+                assertEquals(QpState.ERROR, p.b.qp.state(), what);
+                assertEquals(malformed + 1, ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED),
+                        what + ": not counted as malformed");
+                assertEquals(-1, p.b.buf.mismatch(MemorySegment.ofArray(new byte[1 << 16]).fill((byte) 0x5A)),
+                        what + ": the receive's buffer was written");
+            }
         }
     }
 }
