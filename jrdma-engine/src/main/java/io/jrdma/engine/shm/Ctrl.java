@@ -80,6 +80,7 @@ final class Ctrl {
     static final int Q_PD = 8;
     static final int Q_ACCESS = 16;
     static final int Q_ERROR = 20;
+    /** the QP's inbound ring (u64), for a reader of the segment: senders take it from {@link #ring} of the entry's index */
     static final int Q_RING = 24;
     static final int Q_MIN_RNR = 32;
     /**

@@ -76,6 +76,7 @@ final class Native {
     /** struct stat is 144 bytes on x86-64 and 128 on AArch64; st_ino is at offset 8 on both */
     private static final int STAT_SIZE = 256;
     private static final int ST_INO = 8;
+    private static final int ST_SIZE = 48;
 
     static {
         String reason = null;
@@ -310,6 +311,16 @@ final class Native {
 
     /** @return the inode number of the file {@code fd} names (a memfd's identity while it lives) */
     static long inode(int fd) {
+        return statField(fd, ST_INO);
+    }
+
+    /** @return the size in bytes of the file {@code fd} names (a mapping past its end faults when touched) */
+    static long size(int fd) {
+        return statField(fd, ST_SIZE);
+    }
+
+    /** @return the 8-byte field at {@code at} of {@code fstat(fd)}'s struct stat (x86-64 and AArch64 agree on both) */
+    private static long statField(int fd, long at) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(CALL_STATE);
             MemorySegment buf = a.allocate(STAT_SIZE, 8);
@@ -317,7 +328,7 @@ final class Native {
             if (r != 0) {
                 throw fail("fstat", (int) ERRNO.get(st, 0L));
             }
-            return buf.get(ValueLayout.JAVA_LONG, ST_INO);
+            return buf.get(ValueLayout.JAVA_LONG, at);
         } catch (RuntimeException e) {
             throw e;
         } catch (Throwable t) {

@@ -38,6 +38,10 @@ final class Peer {
         this.ctrlFd = ctrlFd;
         int fd = Native.openPeerFd(pid, ctrlFd);
         try {
+            if (Native.size(fd) < Ctrl.SIZE) { // a mapping past the file's end faults (SIGBUS) when touched
+                throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
+                        + " is not a jrdma shared-memory control segment (smaller than " + Ctrl.SIZE + " bytes)");
+            }
             ctrlAddr = Native.mmap(fd, Ctrl.SIZE);
         } finally {
             Native.close(fd);
@@ -77,6 +81,9 @@ final class Peer {
         try {
             if (Native.inode(f) != inode) {
                 return null; // the descriptor now names another file: the buffer is gone
+            }
+            if (size <= 0 || size > Native.size(f)) {
+                return null; // the entry says a size its file does not have: a mapping past the end faults (SIGBUS)
             }
             long addr = Native.mmap(f, size);
             if (count == inodes.length) {

@@ -524,7 +524,8 @@ final class ShmTransport implements Transport {
             return false;
         }
         qp.peerDir = Ctrl.qp(i);
-        qp.peerRing = qp.peer.ctrl.get(ValueLayout.JAVA_LONG, qp.peerDir + Ctrl.Q_RING);
+        // from the layout, not the entry's Q_RING word: the peer writes that word, and slots go where it says
+        qp.peerRing = Ctrl.ring(i);
         qp.peerResp = Ctrl.resp(i);
         return true;
     }
@@ -1035,6 +1036,9 @@ final class ShmTransport implements Transport {
         }
         try {
             MemorySegment buf = qp.keyBuf;
+            if (op.isAtomic() && (buf.address() + at & 7) != 0) {
+                return misalignedAtomic(qp);
+            }
             // one SGE in memmove's band: libc's copy, as the direct path's; else the SGEs' MemorySegment.copy
             Mr one = w.numSge == 1 && !w.inline && Native.moves(len, w.sgeMr[0].segment) ? w.sgeMr[0] : null;
             long local = one == null ? 0 : one.segment.address() + (w.sgeAddr[0] - one.address);
@@ -1117,6 +1121,8 @@ final class ShmTransport implements Transport {
                 } else {
                     MemorySegment.copy(qp.keyBuf, at, local, lo, length);
                 }
+            } else if ((ta & 7) != 0) { // an atomic off an 8-byte boundary of the mapping
+                return misalignedAtomic(qp);
             } else if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
                 local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, (long) LONG.getAndAdd(ALL, ta, wr.compareAdd()));
             } else if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
@@ -1229,7 +1235,21 @@ final class ShmTransport implements Transport {
 
     /** @return whether {@code len} bytes at {@code ra} lie inside the cached key's range (both paths of {@link #target}) */
     private static boolean inKey(ShmQp qp, long ra, long len) {
-        return ra >= qp.keyVa && ra - qp.keyVa <= qp.keySpan - len;
+        // addresses are u64, as the verbs' (an iova may have its top bit set): ra below keyVa wraps to an offset past
+        // any span, and a peer's K_VA near the signed limit cannot make a far address pass (len <= keySpan: cacheKey
+        // has keySpan >= 0, and len is a request's length, 0 or more)
+        return len <= qp.keySpan && Long.compareUnsigned(ra - qp.keyVa, qp.keySpan - len) <= 0;
+    }
+
+    /**
+     * An atomic whose 8-byte aligned remote address lands off an 8-byte boundary of the target's mapping: a region
+     * whose iova and buffer offset differ modulo 8 (a REG_MR with such an iova, or an entry a peer wrote so). A CPU
+     * atomic cannot be done there; the request fails as rxe's misaligned atomic does, with REM_INV_REQ_ERR.
+     */
+    private int misalignedAtomic(ShmQp qp) {
+        engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
+        nak(qp, Ctrl.NAK_INVALID_REQUEST);
+        return WcStatus.REM_INV_REQ_ERR.ordinal();
     }
 
     /** @return the remote access a one-sided request needs */

@@ -540,12 +540,14 @@ class ShmOneSidedTest {
      * A key entry (in the target's control segment, which any peer process of the same user can write) whose range
      * does not lie inside its buffer: refused with REM_ACCESS_ERR, nothing touched. The initiator reaches the
      * target's memory by address (ShmTransport.ALL), so this check, made when it reads the entry's fields, is what
-     * keeps an access inside the mapping; without it the WRITEs below land outside it.
+     * keeps an access inside the mapping; without it the WRITEs below land outside it. Also refused: a K_VA near
+     * the signed limit, with which a far address passed a signed bounds test (its offset wrapped), and a buffer
+     * size larger than the buffer's file (a mapping past the file's end faults when touched).
      */
     @ParameterizedTest
     @EnumSource(ThreadingMode.class)
     void aKeyEntryWhoseRangeLiesOutsideItsBufferIsRefused(ThreadingMode mode) {
-        for (int forged = 0; forged < 2; forged++) {
+        for (int forged = 0; forged < 4; forged++) {
             try (ShmPair p = new ShmPair(mode, 1 << 16)) {
                 MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
                 long e = Ctrl.key(p.b.mr.rkey() >>> 8);
@@ -555,15 +557,51 @@ class ShmOneSidedTest {
                 if (forged == 0) { // a region longer than its buffer: a WRITE past the buffer's end, inside the region
                     c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, bufSize + (1 << 20));
                     remoteOff = bufSize + (1 << 19);
-                } else { // a region that starts far past its buffer
+                } else if (forged == 1) { // a region that starts far past its buffer
                     c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 1L << 40);
                     remoteOff = 0;
+                } else if (forged == 2) { // K_VA at the signed minimum, a WRITE to address 0x1000
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_VA, Long.MIN_VALUE);
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 0);
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, 4096);
+                    remoteOff = 0x1000 - p.b.mr.address();
+                } else { // a buffer (and region) the size of 1 GiB, its file 64 KiB: a WRITE 1 MiB in
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, 1L << 30);
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, 1L << 30);
+                    remoteOff = 1 << 20;
                 }
                 VarHandle.fullFence();
                 p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
                 WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, remoteOff));
                 assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), "forged entry " + forged + ": " + wc);
                 assertEquals(QpState.ERROR, p.a.qp.state());
+            }
+        }
+    }
+
+    /**
+     * An atomic whose 8-byte aligned remote address falls off an 8-byte boundary of the target's buffer (a key entry
+     * whose offset and iova differ modulo 8): a CPU atomic cannot be done there, and the request fails with
+     * REM_INV_REQ_ERR (rxe's misaligned atomic) instead of an exception out of the engine; nothing is touched.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void anAtomicOffAnEightByteBoundaryOfTheBufferFails(ThreadingMode mode) {
+        for (WrOpcode atomic : new WrOpcode[] {WrOpcode.ATOMIC_FETCH_AND_ADD, WrOpcode.ATOMIC_CMP_AND_SWP}) {
+            try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                long e = Ctrl.key(p.b.mr.rkey() >>> 8);
+                c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 4);
+                c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, (1 << 16) - 8);
+                VarHandle.fullFence();
+                p.b.buf.fill((byte) 0x11);
+                SendWorkRequest w = op(atomic, p, 0, 8, 0);
+                w.atomic(5, 6);
+                WorkCompletion wc = p.run(w);
+                assertEquals(WcStatus.REM_INV_REQ_ERR, wc.status(), atomic + ": " + wc);
+                assertEquals(QpState.ERROR, p.a.qp.state());
+                assertEquals(-1, p.b.buf.mismatch(MemorySegment.ofArray(new byte[1 << 16]).fill((byte) 0x11)),
+                        atomic + ": the target's buffer was written");
             }
         }
     }

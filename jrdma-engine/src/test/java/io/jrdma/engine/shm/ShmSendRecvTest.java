@@ -468,4 +468,29 @@ class ShmSendRecvTest {
             }
         }
     }
+
+    /**
+     * The receiving QP's directory entry names its ring (Q_RING), and a peer process can write that word: the sender
+     * takes the ring's place from the layout instead, so a SEND still lands in the receiver's ring (with the word
+     * believed, it went to another QP's ring, or past the control segment's mapping).
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aSenderWritesTheRingTheLayoutGivesNotTheOneTheEntryNames(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, 1 << 16)) {
+            MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            ShmQp q = (ShmQp) p.b.qp;
+            c.set(ValueLayout.JAVA_LONG, q.dir + Ctrl.Q_RING, Ctrl.ring(q.slot + 1)); // another QP's place
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.RESET));
+            ShmPair.connect(p.a, p.b, 7); // the sender finds the peer QP again, and reads its entry
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(4).sge(0, p.b.mr, 0, 64)));
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0xFEED);
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(5).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+            assertEquals(0xFEED, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+        }
+    }
 }
