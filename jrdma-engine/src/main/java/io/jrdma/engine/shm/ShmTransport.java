@@ -1242,9 +1242,10 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * An atomic whose 8-byte aligned remote address lands off an 8-byte boundary of the target's mapping: a region
-     * whose iova and buffer offset differ modulo 8 (a REG_MR with such an iova, or an entry a peer wrote so). A CPU
-     * atomic cannot be done there; the request fails as rxe's misaligned atomic does, with REM_INV_REQ_ERR.
+     * An atomic whose 8-byte aligned remote address lands off an 8-byte boundary of the target's mapping: a key
+     * entry whose address and buffer offset differ modulo 8, which only a peer's write makes (a region's address,
+     * a REG_MR's too, is its buffer's own). A CPU atomic cannot be done there; the request fails as rxe's misaligned
+     * atomic does, with REM_INV_REQ_ERR, rather than with an exception out of the engine.
      */
     private int misalignedAtomic(ShmQp qp) {
         engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);

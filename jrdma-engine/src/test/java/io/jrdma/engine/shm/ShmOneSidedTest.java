@@ -581,7 +581,7 @@ class ShmOneSidedTest {
 
     /**
      * An atomic whose 8-byte aligned remote address falls off an 8-byte boundary of the target's buffer (a key entry
-     * whose offset and iova differ modulo 8): a CPU atomic cannot be done there, and the request fails with
+     * whose offset and address differ modulo 8, as only a peer's write leaves one): a CPU atomic cannot be done there, and the request fails with
      * REM_INV_REQ_ERR (rxe's misaligned atomic) instead of an exception out of the engine; nothing is touched.
      */
     @ParameterizedTest
