@@ -877,7 +877,7 @@ final class ShmTransport implements Transport {
                 wcFlags |= WorkCompletion.WITH_INV;
             }
             long total = writeImm ? ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : qp.recvOffset;
-            if (total < 0 || total > Integer.MAX_VALUE) {
+            if (total < 0 || total > Integer.MAX_VALUE + 1L) { // a message is 2^31 bytes at most (Qp.postSend)
                 return malformed(qp, s, flagsOp);
             }
             int byteLen = (int) total;

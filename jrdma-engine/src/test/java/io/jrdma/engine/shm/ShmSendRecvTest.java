@@ -427,7 +427,8 @@ class ShmSendRecvTest {
         long[][] slots = { // opcode, chunk length, total (WRITE with immediate data)
             {WrOpcode.SEND.ordinal(), Ctrl.CHUNK + 1, 0}, {WrOpcode.SEND.ordinal(), -8, 0},
             {WrOpcode.SEND.ordinal(), Integer.MAX_VALUE, 0}, {WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, -1},
-            {WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 1L << 40}};
+            {WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 1L << 40},
+            {WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 1L << 31}}; // the last a message's largest length: taken
         for (long[] slot : slots) {
             int len = (int) slot[1];
             String what = WrOpcode.values()[(int) slot[0]] + ", length " + len + ", total " + slot[2];
@@ -453,6 +454,13 @@ class ShmSendRecvTest {
                         ShmTransport.seq(pos) & 0xFFFFFFFFL | (long) p.b.qp.qpn() << 32);
                 ShmTransport.signal(c);
                 WorkCompletion r = p.await(p.b.cq);
+                if (slot[2] == 1L << 31) { // 2^31 bytes, byte_len's u32 0x80000000
+                    assertEquals(WcStatus.SUCCESS, r.status(), what + ": " + r);
+                    assertEquals(Integer.MIN_VALUE, r.byteLen(), what);
+                    assertEquals(QpState.RTS, p.b.qp.state(), what);
+                    assertEquals(malformed, ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED), what);
+                    continue;
+                }
                 assertEquals(WcStatus.LOC_LEN_ERR, r.status(), what + ": " + r);
                 assertEquals(3, r.wrId());
                 long until = System.nanoTime() + 10_000_000_000L; // DEDICATED: the engine moves it after the push
