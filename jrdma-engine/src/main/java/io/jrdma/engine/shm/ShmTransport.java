@@ -798,9 +798,9 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * A slot no sender writes (a chunk longer than a slot's payload or negative, a WRITE with immediate data whose
-     * total is not a length), as a peer process that can write this context's rings may leave it: dropped, nothing
-     * copied, and counted ({@code rcvd_malformed}); the message fails as an invalid request. Its receive (the one in
+     * A slot no sender writes (a chunk longer than a slot's payload or negative, a message whose total is not a
+     * length), as a peer process that can write this context's rings may leave it: dropped, nothing of it copied
+     * (a total is checked before the message's invalidation, if any), and counted ({@code rcvd_malformed}); the message fails as an invalid request. Its receive (the one in
      * progress, or the next posted one for a first chunk, as a responder takes it before the length check) completes
      * with LOC_LEN_ERR, the sender's message with REM_INV_REQ_ERR, and the QP moves to ERROR.
      *
@@ -810,6 +810,7 @@ final class ShmTransport implements Transport {
         engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
         int msg = high(ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_IMM_MSG));
         if (!qp.receiving && (flagsOp & Ctrl.F_FIRST) != 0) {
+            qp.packetIn(); // a request arrived, as place() counts one
             RecvWqe r = qp.takeRecv();
             if (r != null) {
                 qp.recv = r;
@@ -862,6 +863,10 @@ final class ShmTransport implements Transport {
             qp.recvOffset += len;
         }
         if ((flags & Ctrl.F_LAST) != 0) {
+            long total = writeImm ? ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : qp.recvOffset;
+            if (total < 0 || total > Integer.MAX_VALUE + 1L) { // a message is 2^31 bytes at most (Qp.postSend)
+                return malformed(qp, s, flagsOp); // before an invalidation: a malformed message changes nothing
+            }
             int imm = low(immMsg);
             int wcFlags = (flags & Ctrl.F_SOLICITED) != 0 ? WorkCompletion.SOLICITED : 0;
             if ((flags & Ctrl.F_IMM) != 0) {
@@ -875,10 +880,6 @@ final class ShmTransport implements Transport {
                 }
                 republish(imm);
                 wcFlags |= WorkCompletion.WITH_INV;
-            }
-            long total = writeImm ? ctrl.get(ValueLayout.JAVA_LONG, s + Ctrl.S_TOTAL) : qp.recvOffset;
-            if (total < 0 || total > Integer.MAX_VALUE + 1L) { // a message is 2^31 bytes at most (Qp.postSend)
-                return malformed(qp, s, flagsOp);
             }
             int byteLen = (int) total;
             completeRecv(qp, WcStatus.SUCCESS, writeImm ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, byteLen, imm,
