@@ -90,7 +90,8 @@ public final class AeronBench {
         if (invokeEvery < 1) {
             throw new IllegalArgumentException("invoke_every must be at least 1, not " + invokeEvery);
         }
-        String dir = "/dev/shm/jrdma-bench-aeron-" + port + (ipc ? "" : server ? "-server" : "-client");
+        // mode=turn in a directory of its own: a ping-pong's server on the same port keeps its own
+        String dir = "/dev/shm/jrdma-bench-aeron-" + port + (turn ? "-turn" : ipc ? "" : server ? "-server" : "-client");
         if (server || !ipc) {
             driver = MediaDriver.launch(new MediaDriver.Context()
                     .aeronDirectoryName(dir)
