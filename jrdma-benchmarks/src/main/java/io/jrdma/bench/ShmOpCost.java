@@ -223,7 +223,7 @@ public final class ShmOpCost {
         }
         long t0 = cpu();
         for (int i = 0; i < n; i++) {
-            post();
+            post(a, wr);
             await(1);
         }
         return (double) (cpu() - t0) / n;
@@ -237,7 +237,7 @@ public final class ShmOpCost {
         wr.reset().opcode(WrOpcode.RDMA_WRITE).wrId(1).flags(0).sge(0, a.mr, 0, 8).remote(b.mr.address(), b.mr.rkey());
         long t0 = cpu();
         for (int i = 0; i < n; i++) {
-            post();
+            post(a, wr);
         }
         double ns = (double) (cpu() - t0) / n;
         if (a.cq.poll(wcs) != 0) {
@@ -255,11 +255,11 @@ public final class ShmOpCost {
     private double sendRecv(int n, boolean spare, int flags) {
         wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.SIGNALED | flags).sge(0, a.mr, 0, 8);
         if (spare) {
-            postRecv();
+            postRecv(b);
         }
         long t0 = cpu();
         for (int i = 0; i < n; i++) {
-            postRecv();
+            postRecv(b);
             sendOne();
         }
         long t1 = cpu();
@@ -374,15 +374,9 @@ public final class ShmOpCost {
         }
     }
 
-    private void postRecv() {
-        if (b.qp.postRecv(rwr.reset().wrId(2).sge(0, b.mr, 64, 64)) != 0) {
-            Result.fail("postRecv failed");
-        }
-    }
-
     /** {@code wr} (a signaled 8-byte SEND) from a to b, and both completions polled. */
     private void sendOne() {
-        post();
+        post(a, wr);
         long deadline = 0;
         while (b.cq.poll(wcs[0]) == 0) { // b's duty cycle places the SEND and completes the receive
             a.ctx.progress(); // a's, where the post left the SEND to it (a build without post-time runs)
@@ -419,7 +413,7 @@ public final class ShmOpCost {
         int inFlight = 0;
         do {
             while (inFlight < WINDOW) {
-                post();
+                post(a, wr);
                 inFlight++;
             }
             int k = await(1);
@@ -455,13 +449,6 @@ public final class ShmOpCost {
     /** @return this thread's CPU time: the time it ran, not the time it waited for a core on a shared host */
     private static long cpu() {
         return THREADS.getCurrentThreadCpuTime();
-    }
-
-    private void post() {
-        int rc = a.qp.postSend(wr);
-        if (rc != 0) {
-            Result.fail("postSend: " + io.jrdma.verbs.RdmaException.Errno.of(rc));
-        }
     }
 
     /** Polls until at least {@code min} completions came (10 s at most). @return how many */

@@ -800,9 +800,10 @@ final class ShmTransport implements Transport {
     /**
      * A slot no sender writes (a chunk longer than a slot's payload or negative, a message whose total is not a
      * length), as a peer process that can write this context's rings may leave it: dropped, nothing of it copied
-     * (a total is checked before the message's invalidation, if any), and counted ({@code rcvd_malformed}); the message fails as an invalid request. Its receive (the one in
-     * progress, or the next posted one for a first chunk, as a responder takes it before the length check) completes
-     * with LOC_LEN_ERR, the sender's message with REM_INV_REQ_ERR, and the QP moves to ERROR.
+     * (a total is checked before the message's invalidation, if any), and counted ({@code rcvd_malformed}); the
+     * message fails as an invalid request. Its receive (the one in progress, or the next posted one for a first
+     * chunk, as a responder takes it before the length check) completes with LOC_LEN_ERR, the sender's message with
+     * REM_INV_REQ_ERR, and the QP moves to ERROR.
      *
      * @return the NAK (ERROR + NAK_INVALID_REQUEST)
      */
