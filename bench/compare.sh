@@ -132,6 +132,7 @@ fi
 declare -A LIVE=()
 AERON_PORTS=() # the media drivers' directories (/dev/shm/jrdma-bench-aeron-PORT...) left by a killed run
 MAPPED_PORTS=() # the mapped ping-pong's files (/dev/shm/jrdma-bench-mapped-PORT) left by a killed run
+SHAPE_PORTS=() # SendShape's files (/dev/shm/jrdma-bench-sendshape-PORT) likewise
 cleanup() {
   local g
   for g in "${!LIVE[@]}"; do kill -TERM -- "-$g" 2> /dev/null; done
@@ -140,6 +141,7 @@ cleanup() {
   local p
   for p in "${AERON_PORTS[@]}"; do rm -rf /dev/shm/jrdma-bench-aeron-"$p" /dev/shm/jrdma-bench-aeron-"$p"-* 2> /dev/null; done
   for p in "${MAPPED_PORTS[@]}"; do rm -f /dev/shm/jrdma-bench-mapped-"$p" 2> /dev/null; done
+  for p in "${SHAPE_PORTS[@]}"; do rm -f /dev/shm/jrdma-bench-sendshape-"$p" 2> /dev/null; done
   if [ "$KEEP" = 1 ]; then say "compare.sh: raw outputs kept in $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -496,6 +498,15 @@ shm_opcost() {
   done
 }
 
+# The SEND ping-pong in shm0's ring layout with no provider around it (SendShape: bare, verbs, staged; keys shape.*.8)
+send_shape() { # shape
+  local sh=$1
+  SHAPE_PORTS+=("$PORT")
+  SRV=("${BENCH[@]}" io.jrdma.bench.SendShape role=server port=@PORT@ shape="$sh" iters="$SHM_ITERS" warmup=$((SHM_ITERS / 4)) timeout=20)
+  CLI=("${BENCH[@]}" io.jrdma.bench.SendShape role=client port=@PORT@ shape="$sh" iters="$SHM_ITERS" warmup=$((SHM_ITERS / 4)) timeout=20)
+  base_pair "send_shape.$sh" 90 client "send_shape_$sh" median_us "shape.$sh.8"
+}
+
 # Aeron IPC's turn, one process, one thread: the figure ShmOpCost's turn8 gives for jrdma's SEND (key aeron.turn)
 aeron_turn() {
   [ "$AERON" = 1 ] || return 0
@@ -520,6 +531,8 @@ shm_section() {
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
   [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS"
   shm_perf send_lat 8
+  send_shape verbs; send_shape staged; send_shape bare
+  [ "$UCX" = 1 ] && ucx posix,self tag_lat 8 $((UCX_N * 4)) ucx.posix.tag_lat.8
   shm_steps
   shm_pair
   shm_perf atomic_lat 8

@@ -151,6 +151,8 @@ public final class Summarize {
         row("WRITE 64 KiB bw (vs copy over 4 MiB)", "shm.write_bw.65536", "memcopy.65536", "MemorySegment.copy 64 KiB through 4 MiB (perf --jrdma-cm's working set)", "GB/s");
         row("WRITE 1 MiB bw (vs copy over 8 MiB)", "shm.write_bw.1048576", "memcopy.1048576", "MemorySegment.copy 1 MiB through 8 MiB (perf --jrdma-cm's working set)", "GB/s");
         row("SEND 8 B lat", "shm.send_lat.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B, two processes", "µs", "<=", 1.0);
+        row("SEND 8 B lat (vs the verbs steps alone)", "shm.send_lat.8", "shape.verbs.8", "`SendShape shape=verbs`: shm0's ring, the verbs' steps in straight-line code, no provider", "µs");
+        row("SEND 8 B lat (vs UCX's two-sided)", "shm.send_lat.8", "ucx.posix.tag_lat.8", "ucx_perftest tag_lat 8 B, posix (a posted receive matched by tag)", "µs");
         row("FETCH_ADD 8 B lat", "shm.atomic_lat.8", "shm.write_lat.8", "jrdma shm0 WRITE 8 B (one-way, as printed)", "µs", "<=", 2.0);
         row("WRITE 8 B lat (vs soft-RoCE)", "shm.write_lat.8", "jrdma.write_lat.8", "jrdma over soft-RoCE, WRITE 8 B", "µs");
         row("WRITE 8 B ping-pong: unsignaled WRITE", "shmpp.unsig", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
@@ -174,6 +176,10 @@ public final class Summarize {
         shmSection("Shared-memory baselines among themselves (ratio = first / second; no jrdma)", "figure");
         row("ucx_perftest ucp_put_lat 8 B, posix", "ucx.posix.put_lat.8", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
         row("Aeron IPC ping-pong 8 B", "aeron.ipc.pingpong.8", "mapped.8", "mapped-file flag ping-pong 8 B", "µs");
+        row("`SendShape shape=bare` (shm0's ring alone)", "shape.bare.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B", "µs");
+        row("`SendShape shape=verbs` (and the verbs' steps)", "shape.verbs.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B", "µs");
+        row("`SendShape shape=staged` (the steps off the path where they can be)", "shape.staged.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B", "µs");
+        row("ucx_perftest tag_lat 8 B, posix", "ucx.posix.tag_lat.8", "aeron.ipc.pingpong.8", "Aeron IPC ping-pong 8 B", "µs");
         row("ucx_perftest ucp_put_bw 64 KiB, posix", "ucx.posix.put_bw.65536", "memcopy.65536", "MemorySegment.copy 64 KiB", "GB/s");
         row("ucx_perftest ucp_put_bw 1 MiB, posix", "ucx.posix.put_bw.1048576", "memcopy.1048576", "MemorySegment.copy 1 MiB", "GB/s");
         row("ucx_perftest ucp_put_bw 64 KiB, posix", "ucx.posix.put_bw.65536", "memcopy_hot.65536", "MemorySegment.copy 64 KiB, one buffer (UCX's working set)", "GB/s");
