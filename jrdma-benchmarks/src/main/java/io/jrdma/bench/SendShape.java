@@ -39,7 +39,8 @@ import java.nio.file.StandardOpenOption;
  * <li>{@code staged}: the same steps, moved off the path between a message's arrival and the reply where they can be:
  * the wait resolves the head receive ahead (its key checked, its target computed), the completion goes straight into
  * the caller's {@code WorkCompletion} when the CQ is empty, the result is stored after the reply's slot (or by
- * the next empty poll), and the SEND's retire runs in empty polls only.</li>
+ * the next empty poll), and the SEND's retire runs in empty polls (and in a post that finds the send queue full, as
+ * a provider's post runs its service).</li>
  * </ul>
  * Every shape checks what arrives (the sequence, the QPN, the length, the payload's message number), and the
  * verbs shapes fail on what a provider would complete with an error (no receive posted, a key that does not
@@ -487,7 +488,12 @@ public final class SendShape {
             Result.fail("send_shape: the source's key does not cover it");
         }
         if (sqProducer - sqConsumer >= 64) {
-            Result.fail("send_shape: the send queue is full (the peer's results stopped)");
+            retire(); // a full queue: the post runs the retire itself, as a provider's post runs its service
+        }
+        if (sqProducer - sqConsumer >= 64) {
+            Result.fail("send_shape: the send queue is full (the peer's results stopped): SENDs " + sqConsumer + "-" + sqProducer
+                    + " unanswered, the peer's result word " + Long.toHexString((long) LONG.getAcquire(peerResult, R_RESULT))
+                    + ", the head's " + Long.toHexString(sq[(int) (sqConsumer & 63) * 2 + 1]));
         }
         int m = ++msg;
         int i = (int) (sqProducer & 63) * 2;
