@@ -502,8 +502,9 @@ shm_opcost() {
 send_shape() { # shape
   local sh=$1
   SHAPE_PORTS+=("$PORT")
-  SRV=("${BENCH[@]}" io.jrdma.bench.SendShape role=server port=@PORT@ shape="$sh" iters="$SHM_ITERS" warmup=$((SHM_ITERS / 4)) timeout=20)
-  CLI=("${BENCH[@]}" io.jrdma.bench.SendShape role=client port=@PORT@ shape="$sh" iters="$SHM_ITERS" warmup=$((SHM_ITERS / 4)) timeout=20)
+  # the wait jrdma's SEND waited with in this round (the floor's faster one: SHM_PAUSE)
+  SRV=("${BENCH[@]}" io.jrdma.bench.SendShape role=server port=@PORT@ shape="$sh" iters="$SHM_ITERS" warmup=$((SHM_ITERS / 4)) timeout=20 pause="$(shm_pause)")
+  CLI=("${BENCH[@]}" io.jrdma.bench.SendShape role=client port=@PORT@ shape="$sh" iters="$SHM_ITERS" warmup=$((SHM_ITERS / 4)) timeout=20 pause="$(shm_pause)")
   base_pair "send_shape.$sh" 90 client "send_shape_$sh" median_us "shape.$sh.8"
 }
 

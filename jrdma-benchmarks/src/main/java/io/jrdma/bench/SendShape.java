@@ -28,7 +28,8 @@ import java.nio.file.StandardOpenOption;
  * shapes ({@code shape=}):
  * <ul>
  * <li>{@code bare}: the ring alone. The receiver finds the slot, copies the 8 bytes out and answers with a slot of its
- * own: what a message costs in this layout with no verbs step at all, Aeron's shape.</li>
+ * own: what a message costs in this layout with no verbs step at all: the shape of Aeron's data path
+ * (without Aeron's agents' duty cycles).</li>
  * <li>{@code verbs}: what a SEND/RECV needs, in the order shm0 does it. The receiver takes the head of its receive queue,
  * checks the receive's local key (PD, access, bounds), places the 8 bytes, pushes the completion into its CQ ring,
  * stores the message's result for the sender (RC: the SEND completes when the receiver took it) and reads the
@@ -42,17 +43,22 @@ import java.nio.file.StandardOpenOption;
  * the next empty poll), and the SEND's retire runs in empty polls (and in a post that finds the send queue full, as
  * a provider's post runs its service).</li>
  * </ul>
- * Every shape checks what arrives (the sequence, the QPN, the length, the payload's message number), and the
- * verbs shapes fail on what a provider would complete with an error (no receive posted, a key that does not
- * cover the receive): the figures come from messages that were checked, not assumed.
+ * Every shape checks what arrives (each slot's QPN and length, and the payload: each side's message carries its
+ * iteration number, which the other side compares with its own), and the verbs shapes fail on what a provider would
+ * complete with an error (no receive posted, a key that does not cover the receive): the figures come from messages
+ * that were checked, not assumed. The keys are looked up in a table of regions indexed by the key's upper bits and
+ * compared with the entry's key, PD, access and bounds, all read from the entry (nothing the compiler can fold).
+ * {@code pause=true} (both sides) waits with a PAUSE ({@link Thread#onSpinWait}) after each empty poll, as
+ * {@code jrdma perf --pause}; {@code bench/compare.sh} gives both the wait the round's floor ran faster with.
  *
  * <pre>
- * server: SendShape role=server port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [file=PATH]
- * client: SendShape role=client port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [file=PATH]
+ * server: SendShape role=server port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [file=PATH]
+ * client: SendShape role=client port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [file=PATH]
  * </pre>
  * The file is {@code /dev/shm/jrdma-bench-sendshape-P} unless {@code file=} says otherwise; the server creates it (replacing a stale one) and deletes it
  * when it ends. The client prints {@code RESULT send_shape_<shape> size=8 ... median_us=...}: half the round trip,
- * one clock read per round trip right after the post, as {@code jrdma perf send_lat} reads it.
+ * one clock read per round trip right after the post, as {@code jrdma perf send_lat} reads it; each side then prints
+ * {@code STATS send_shape role=R post_retires=N}: the posts that found the send queue full and retired it themselves.
  */
 public final class SendShape {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -76,8 +82,7 @@ public final class SendShape {
     private static final long HELLO = 2 * RING + 64;  // client: 1 once mapped
     private static final long RESULTS = 2 * RING + 256;
     private static final long LENGTH = RESULTS + 512;
-    private static final int KEY = 0x1A5;
-    private static final long PD = 7;
+    private static final int LOCAL_KEY = 0x1A5;
     private static final int LOCAL_WRITE = 1;
     private static final WcOpcode[] OPCODES = WcOpcode.values();
     private static final WcStatus[] STATUSES = WcStatus.values();
@@ -93,12 +98,21 @@ public final class SendShape {
     private final MemorySegment peerResult;
     private final MemorySegment buf;     // my registered buffer: the source at 0, receives at 64
     private final long bufAddr;
-    // the one registered region: a key table of one entry
-    private final int regKey = KEY;
-    private final long regPd = PD;
-    private final int regAccess = LOCAL_WRITE;
-    private final long regAddr;
-    private final long regLen;
+    /** A registered region as a key table holds it. */
+    private static final class Region {
+        int key;
+        long pd;
+        int access;
+        long addr;
+        long len;
+        MemorySegment segment;
+    }
+
+    /** the key table: regions indexed by key >>> 8 (one registered, the buffer) */
+    private final Region[] keys = new Region[256];
+    private long qpPd;
+    private int lkey;
+    private long postRetires;
     private long ringRead;
     private long ringReadPublished;
     private long ringWrite;
@@ -117,14 +131,16 @@ public final class SendShape {
     // staged: the head receive, resolved ahead
     private boolean armed;
     private long armedWrId;
+    private MemorySegment armedSegment;
     private long armedOffset;
     private int armedCapacity;
     private final WorkCompletion wc = new WorkCompletion();
     private final SendWorkRequest wr = new SendWorkRequest();
     private final RecvWorkRequest rwr = new RecvWorkRequest();
     private final long timeoutNanos;
+    private final boolean pause;
 
-    private SendShape(Shape shape, boolean server, MemorySegment map, Arena arena, long timeoutNanos) {
+    private SendShape(Shape shape, boolean server, MemorySegment map, Arena arena, long timeoutNanos, boolean pause) {
         this.shape = shape;
         this.qpn = server ? 0x11 : 0x22;
         this.destQpn = server ? 0x22 : 0x11;
@@ -134,9 +150,18 @@ public final class SendShape {
         this.peerResult = map.asSlice(RESULTS + (server ? 128 : 0), 128);
         this.buf = arena.allocate(4096, 64);
         this.bufAddr = buf.address();
-        this.regAddr = bufAddr;
-        this.regLen = buf.byteSize();
+        Region r = new Region();
+        r.key = LOCAL_KEY;
+        r.pd = 7;
+        r.access = LOCAL_WRITE;
+        r.addr = bufAddr;
+        r.len = buf.byteSize();
+        r.segment = buf;
+        keys[(LOCAL_KEY >>> 8) & 255] = r;
+        this.qpPd = 7;
+        this.lkey = LOCAL_KEY;
         this.timeoutNanos = timeoutNanos;
+        this.pause = pause;
     }
 
     public static void main(String[] argv) throws IOException {
@@ -146,6 +171,7 @@ public final class SendShape {
         int iters = a.integer("iters", 200_000);
         int warmup = a.integer("warmup", 50_000);
         long timeoutNanos = a.num("timeout", 30) * 1_000_000_000L;
+        boolean pause = a.bool("pause", false);
         Shape shape;
         try {
             shape = Shape.valueOf(a.str("shape", "verbs").toUpperCase(java.util.Locale.ROOT));
@@ -176,13 +202,14 @@ public final class SendShape {
                     ch.write(java.nio.ByteBuffer.allocate(1), LENGTH - 1); // a new file reads as zeros
                     map = ch.map(FileChannel.MapMode.READ_WRITE, 0, LENGTH, arena);
                 }
-                SendShape s = new SendShape(shape, true, map, arena, timeoutNanos);
+                SendShape s = new SendShape(shape, true, map, arena, timeoutNanos, pause);
                 try {
                     LONG.setRelease(map, READY, MAGIC);
                     System.out.println("LISTENING send_shape port=" + port + " file=" + file);
                     System.out.flush();
                     await(map, HELLO, 1, timeoutNanos, "no client mapped " + file + " within the timeout");
                     s.serve((long) warmup + iters + 1);
+                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires);
                 } finally {
                     Files.deleteIfExists(file);
                 }
@@ -197,10 +224,11 @@ public final class SendShape {
                     return;
                 }
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
-                SendShape s = new SendShape(shape, false, map, arena, timeoutNanos);
+                SendShape s = new SendShape(shape, false, map, arena, timeoutNanos, pause);
                 LONG.setRelease(map, HELLO, 1L);
                 long[] rtt = s.ping(iters, warmup);
                 Result.latency("send_shape_" + shape.name().toLowerCase(java.util.Locale.ROOT), 8, rtt, iters, 2.0);
+                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires);
             }
         }
     }
@@ -257,7 +285,7 @@ public final class SendShape {
     private void buildSend(long i) {
         buf.set(ValueLayout.JAVA_LONG, 0, i);
         wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.INLINE | (i % 100 == 99 ? SendFlags.SIGNALED : 0))
-                .sge(0, bufAddr, 8, KEY);
+                .sge(0, bufAddr, 8, lkey);
     }
 
     private void awaitRecv(long i) {
@@ -265,6 +293,9 @@ public final class SendShape {
         int spins = 0;
         while (true) {
             if (poll() == 0) {
+                if (pause) {
+                    Thread.onSpinWait();
+                }
                 if (++spins == 1 << 16) {
                     spins = 0;
                     long now = System.nanoTime();
@@ -352,12 +383,13 @@ public final class SendShape {
             long wrId = rq[i];
             long va = rq[i + 1];
             int cap = (int) rq[i + 2];
-            int lkey = (int) rq[i + 3];
+            int key = (int) rq[i + 3];
             rqConsumer++;
-            if (len > cap || !permits(lkey, LOCAL_WRITE, va, len)) {
+            Region reg = lookup(key);
+            if (len > cap || reg == null || !permits(reg, LOCAL_WRITE, va, len)) {
                 Result.fail("send_shape: the receive's key does not cover it");
             }
-            buf.set(ValueLayout.JAVA_LONG_UNALIGNED, va - regAddr, in.get(ValueLayout.JAVA_LONG_UNALIGNED, s + S_INLINE));
+            reg.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - reg.addr, in.get(ValueLayout.JAVA_LONG_UNALIGNED, s + S_INLINE));
             push(wrId, WcStatus.SUCCESS, WcOpcode.RECV, len, (int) immMsg, 0);
             LONG.setRelease(result, R_RESULT, (immMsg >>> 32) | (long) DONE << 32);
             consumed(pos);
@@ -381,7 +413,7 @@ public final class SendShape {
             if (len > armedCapacity) {
                 Result.fail("send_shape: the receive is too short");
             }
-            buf.set(ValueLayout.JAVA_LONG_UNALIGNED, armedOffset, in.get(ValueLayout.JAVA_LONG_UNALIGNED, s + S_INLINE));
+            armedSegment.set(ValueLayout.JAVA_LONG_UNALIGNED, armedOffset, in.get(ValueLayout.JAVA_LONG_UNALIGNED, s + S_INLINE));
             rqConsumer++;
             armed = false;
             pendingResult = (immMsg >>> 32) | (long) DONE << 32; // stored after the reply's slot
@@ -411,18 +443,25 @@ public final class SendShape {
         int i = (int) (rqConsumer & 63) * 4;
         long va = rq[i + 1];
         int cap = (int) rq[i + 2];
-        if (!permits((int) rq[i + 3], LOCAL_WRITE, va, cap)) {
+        Region reg = lookup((int) rq[i + 3]);
+        if (reg == null || !permits(reg, LOCAL_WRITE, va, cap)) {
             return false;
         }
         armedWrId = rq[i];
-        armedOffset = va - regAddr;
+        armedSegment = reg.segment;
+        armedOffset = va - reg.addr;
         armedCapacity = cap;
         armed = true;
         return true;
     }
 
-    private boolean permits(int key, int access, long va, long len) {
-        return key == regKey && regPd == PD && (regAccess & access) == access && va >= regAddr && va - regAddr <= regLen - len;
+    private Region lookup(int key) {
+        Region r = keys[(key >>> 8) & 255];
+        return r != null && r.key == key ? r : null;
+    }
+
+    private boolean permits(Region r, int access, long va, long len) {
+        return r.pd == qpPd && (r.access & access) == access && va >= r.addr && va - r.addr <= r.len - len;
     }
 
     /** The head SEND's answer: retired (and completed if signaled) when the peer's result covers it. */
@@ -484,11 +523,13 @@ public final class SendShape {
         }
         int len = wr.sgeLength(0);
         long la = wr.sgeAddr(0);
-        if (!permits(wr.sgeLkey(0), 0, la, len)) {
+        Region src = lookup(wr.sgeLkey(0));
+        if (src == null || !permits(src, 0, la, len)) {
             Result.fail("send_shape: the source's key does not cover it");
         }
         if (sqProducer - sqConsumer >= 64) {
             retire(); // a full queue: the post runs the retire itself, as a provider's post runs its service
+            postRetires++;
         }
         if (sqProducer - sqConsumer >= 64) {
             Result.fail("send_shape: the send queue is full (the peer's results stopped): SENDs " + sqConsumer + "-" + sqProducer
@@ -500,7 +541,7 @@ public final class SendShape {
         sq[i] = wr.wrId();
         sq[i + 1] = (m & 0xFFFFFFFFL) | ((wr.flags() & SendFlags.SIGNALED) != 0 ? 1L << 32 : 0);
         sqProducer++;
-        writeSlot(buf.get(ValueLayout.JAVA_LONG_UNALIGNED, la - regAddr), m);
+        writeSlot(src.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, la - src.addr), m);
         if (pendingResult != -1) { // staged: the result of the message this answers, after the answer
             LONG.setRelease(result, R_RESULT, pendingResult);
             pendingResult = -1;
@@ -529,7 +570,7 @@ public final class SendShape {
         if (shape == Shape.BARE) {
             return;
         }
-        rwr.reset().wrId(2).sge(0, bufAddr + 64, 64, KEY);
+        rwr.reset().wrId(2).sge(0, bufAddr + 64, 64, lkey);
         if (rqProducer - rqConsumer >= 64) {
             Result.fail("send_shape: the receive queue is full");
         }

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The SEND ping-pong's shapes as bench/compare.sh runs them: two JVMs, one file, every message's payload checked. */
 class SendShapeTest {
@@ -58,17 +58,20 @@ class SendShapeTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bare", "verbs", "staged"})
-    void eachShapePingPongsCheckedMessagesBetweenTwoProcesses(String shape) throws Exception {
-        Path file = dir.resolve("ss-" + shape);
+    @CsvSource({"bare,false", "verbs,false", "staged,false", "staged,true"})
+    void eachShapePingPongsCheckedMessagesBetweenTwoProcesses(String shape, boolean pause) throws Exception {
+        Path file = dir.resolve("ss-" + shape + pause);
         try {
-            Process server = start("role=server", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file);
+            Process server = start("role=server", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
+                    "pause=" + pause);
             BufferedReader so = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
             awaitLine(so, "LISTENING send_shape", new StringBuilder());
-            Process client = start("role=client", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file);
+            Process client = start("role=client", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
+                    "pause=" + pause);
             BufferedReader co = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
             StringBuilder seen = new StringBuilder();
             String result = awaitLine(co, "RESULT", seen);
+            assertTrue(awaitLine(co, "STATS send_shape role=client post_retires=", seen).matches(".*=\\d+"), seen.toString());
             assertTrue(client.waitFor(30, TimeUnit.SECONDS), "the client ends after its result");
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last message");
             assertEquals(0, client.exitValue(), seen.toString());
