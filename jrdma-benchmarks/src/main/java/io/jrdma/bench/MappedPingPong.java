@@ -5,10 +5,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The shared-memory floor: two processes map one file and ping-pong through it, each side one
@@ -63,34 +61,15 @@ public final class MappedPingPong {
         if (!role.equals("server") && !role.equals("client")) {
             Result.fail("role must be server or client (got " + role + ")");
         }
-        Path dir = Path.of("/dev/shm");
-        if (!Files.isDirectory(dir)) {
-            dir = Path.of(System.getProperty("java.io.tmpdir"));
-        }
-        Path file = Path.of(a.str("file", dir.resolve("jrdma-bench-mapped-" + port).toString()));
+        Path file = Path.of(a.str("file", SharedFile.inShm("jrdma-bench-mapped-" + port).toString()));
         long area = (size + 127L) / 128 * 128 + 128; // the message rounded up to 128 B, plus a 128 B gap
         long pong = PING + area;
         long length = pong + area;
         boolean server = role.equals("server");
-        if (server) {
-            Files.deleteIfExists(file);
-            // a failure (System.exit) or a SIGTERM leaves no file behind either
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    Files.deleteIfExists(file);
-                } catch (IOException ignored) {
-                    // nothing more to do at exit
-                }
-            }));
-        }
         try (Arena arena = Arena.ofShared()) {
             MemorySegment map;
             if (server) {
-                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                        StandardOpenOption.WRITE)) {
-                    ch.write(java.nio.ByteBuffer.allocate(1), length - 1); // a new file reads as zeros
-                    map = ch.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
-                }
+                map = SharedFile.create(file, length, arena);
                 try {
                     LONG.setRelease(map, READY, MAGIC);
                     System.out.println("LISTENING mapped_pingpong port=" + port + " file=" + file);
@@ -101,16 +80,7 @@ public final class MappedPingPong {
                     Files.deleteIfExists(file);
                 }
             } else {
-                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    if (ch.size() < length) {
-                        Result.fail(file + " holds " + ch.size() + " bytes, not " + length
-                                + ": is the server running with the same size?");
-                    }
-                    map = ch.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
-                } catch (java.nio.file.NoSuchFileException e) {
-                    Result.fail(file + " does not exist: start the server first (role=server port=" + port + ")");
-                    return;
-                }
+                map = SharedFile.open(file, length, arena, "role=server port=" + port, "is the server running with the same size?");
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
                 LONG.setRelease(map, HELLO, 1L);
                 long[] rtt = ping(map, pong, size, iters, warmup, timeoutNanos);

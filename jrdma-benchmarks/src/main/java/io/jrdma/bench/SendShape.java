@@ -13,10 +13,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * What an 8 B SEND/RECV ping-pong costs between two processes in the shape of shm0's two-sided path, with no
@@ -182,26 +180,12 @@ public final class SendShape {
         if (!role.equals("server") && !role.equals("client")) {
             Result.fail("role must be server or client (got " + role + ")");
         }
-        Path file = Path.of(a.str("file", "/dev/shm/jrdma-bench-sendshape-" + port));
+        Path file = Path.of(a.str("file", SharedFile.inShm("jrdma-bench-sendshape-" + port).toString()));
         boolean server = role.equals("server");
-        if (server) {
-            Files.deleteIfExists(file);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    Files.deleteIfExists(file);
-                } catch (IOException ignored) {
-                    // nothing more to do at exit
-                }
-            }));
-        }
         try (Arena arena = Arena.ofShared()) {
             MemorySegment map;
             if (server) {
-                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                        StandardOpenOption.WRITE)) {
-                    ch.write(java.nio.ByteBuffer.allocate(1), LENGTH - 1); // a new file reads as zeros
-                    map = ch.map(FileChannel.MapMode.READ_WRITE, 0, LENGTH, arena);
-                }
+                map = SharedFile.create(file, LENGTH, arena);
                 SendShape s = new SendShape(shape, true, map, arena, timeoutNanos, pause);
                 try {
                     LONG.setRelease(map, READY, MAGIC);
@@ -214,15 +198,7 @@ public final class SendShape {
                     Files.deleteIfExists(file);
                 }
             } else {
-                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    if (ch.size() < LENGTH) {
-                        Result.fail(file + " holds " + ch.size() + " bytes, not " + LENGTH + ": is the server a SendShape?");
-                    }
-                    map = ch.map(FileChannel.MapMode.READ_WRITE, 0, LENGTH, arena);
-                } catch (java.nio.file.NoSuchFileException e) {
-                    Result.fail(file + " does not exist: start the server first (role=server port=" + port + ")");
-                    return;
-                }
+                map = SharedFile.open(file, LENGTH, arena, "role=server port=" + port, "is the server a SendShape?");
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
                 SendShape s = new SendShape(shape, false, map, arena, timeoutNanos, pause);
                 LONG.setRelease(map, HELLO, 1L);

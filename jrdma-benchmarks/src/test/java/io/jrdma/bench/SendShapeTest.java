@@ -7,15 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jrdma.verbs.WorkCompletion;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -33,45 +29,21 @@ class SendShapeTest {
     @TempDir
     Path dir;
 
-    private final List<Process> started = new ArrayList<>();
-
-    private Process start(String... args) throws IOException, URISyntaxException {
-        String cp = Path.of(SendShape.class.getProtectionDomain().getCodeSource().getLocation().toURI()) + File.pathSeparator
-                + Path.of(WorkCompletion.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", cp, SendShape.class.getName()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        started.add(p);
-        return p;
-    }
-
-    private static String awaitLine(BufferedReader r, String prefix, StringBuilder seen) throws IOException {
-        String line;
-        while ((line = r.readLine()) != null) {
-            seen.append(line).append('\n');
-            if (line.startsWith(prefix)) {
-                return line;
-            }
-        }
-        throw new AssertionError("no line starting with '" + prefix + "'; output: " + seen);
-    }
-
     @ParameterizedTest
     @CsvSource({"bare,false", "verbs,false", "staged,false", "staged,true"})
     void eachShapePingPongsCheckedMessagesBetweenTwoProcesses(String shape, boolean pause) throws Exception {
         Path file = dir.resolve("ss-" + shape + pause);
-        try {
-            Process server = start("role=server", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
+        try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
+            Process server = jvms.start("role=server", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
                     "pause=" + pause);
             BufferedReader so = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
-            awaitLine(so, "LISTENING send_shape", new StringBuilder());
-            Process client = start("role=client", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
+            BenchProcesses.awaitLine(so, "LISTENING send_shape", new StringBuilder());
+            Process client = jvms.start("role=client", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
                     "pause=" + pause);
             BufferedReader co = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
             StringBuilder seen = new StringBuilder();
-            String result = awaitLine(co, "RESULT", seen);
-            assertTrue(awaitLine(co, "STATS send_shape role=client post_retires=", seen).matches(".*=\\d+"), seen.toString());
+            String result = BenchProcesses.awaitLine(co, "RESULT", seen);
+            assertTrue(BenchProcesses.awaitLine(co, "STATS send_shape role=client post_retires=", seen).matches(".*=\\d+"), seen.toString());
             assertTrue(client.waitFor(30, TimeUnit.SECONDS), "the client ends after its result");
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last message");
             assertEquals(0, client.exitValue(), seen.toString());
@@ -84,21 +56,17 @@ class SendShapeTest {
             double median = Double.parseDouble(m.group(3));
             assertTrue(min > 0 && min <= median && median <= Double.parseDouble(m.group(5)), result);
             assertFalse(Files.exists(file), "the server deletes the file when it ends");
-        } finally {
-            started.forEach(Process::destroyForcibly);
         }
     }
 
     @Test
     void anUnknownShapeIsRefusedWithTheShapesThereAre() throws Exception {
-        try {
-            Process p = start("role=server", "shape=ring", "file=" + dir.resolve("x"));
+        try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
+            Process p = jvms.start("role=server", "shape=ring", "file=" + dir.resolve("x"));
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(30, TimeUnit.SECONDS));
             assertEquals(1, p.exitValue(), out);
             assertTrue(out.contains("shape must be bare, verbs or staged"), out);
-        } finally {
-            started.forEach(Process::destroyForcibly);
         }
     }
 }
