@@ -61,9 +61,9 @@ import java.nio.file.Path;
 public final class SendShape {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final int SLOTS = 16;
-    private static final long SLOT = 64 + 8192;
-    private static final long RING = SLOTS * SLOT;
     private static final int CHUNK = 8192;
+    private static final long SLOT = 64 + CHUNK;
+    private static final long RING = SLOTS * SLOT;
     private static final int INLINE = 40;
     // a slot's header line
     private static final long S_SEQ = 0;       // sequence (low int) and destination QPN (high int), stored last
