@@ -231,7 +231,7 @@ public final class SendShape {
             postSend();
             postRecv();
         }
-        drainLastAnswer();
+        storePendingResult();
     }
 
     private long[] ping(int iters, int warmup) {
@@ -253,7 +253,7 @@ public final class SendShape {
             postRecv();
             awaitRecv(i);
         }
-        drainLastAnswer();
+        storePendingResult();
         return rtt;
     }
 
@@ -296,8 +296,11 @@ public final class SendShape {
         }
     }
 
-    /** The last SEND's answer: a side whose peer stops next must not leave its last result unstored. */
-    private void drainLastAnswer() {
+    /**
+     * staged: stores the result of the last message placed, if it is still held back (after the reply's slot, by an
+     * empty poll, or at the end: a side whose peer stops next must not leave it unstored).
+     */
+    private void storePendingResult() {
         if (pendingResult != -1) {
             LONG.setRelease(result, R_RESULT, pendingResult);
             pendingResult = -1;
@@ -400,10 +403,7 @@ public final class SendShape {
             }
             push(armedWrId, WcStatus.SUCCESS, WcOpcode.RECV, len, (int) immMsg, 0);
         }
-        if (pendingResult != -1) {
-            LONG.setRelease(result, R_RESULT, pendingResult);
-            pendingResult = -1;
-        }
+        storePendingResult();
         retire();
         if (!armed) {
             arm();
@@ -518,10 +518,7 @@ public final class SendShape {
         sq[i + 1] = (m & 0xFFFFFFFFL) | ((wr.flags() & SendFlags.SIGNALED) != 0 ? 1L << 32 : 0);
         sqProducer++;
         writeSlot(src.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, la - src.addr), m);
-        if (pendingResult != -1) { // staged: the result of the message this answers, after the answer
-            LONG.setRelease(result, R_RESULT, pendingResult);
-            pendingResult = -1;
-        }
+        storePendingResult(); // staged: the result of the message this answers, after the answer
     }
 
     private void writeSlot(long payload, int m) {
