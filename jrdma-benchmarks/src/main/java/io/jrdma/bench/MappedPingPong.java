@@ -23,15 +23,16 @@ import java.nio.file.Path;
  * adjacent-line prefetch pair).
  *
  * <pre>
- * server: MappedPingPong role=server port=P size=S iters=N warmup=W [file=PATH] [timeout=30] [pause=false]
- * client: MappedPingPong role=client port=P size=S iters=N warmup=W [file=PATH] [timeout=30] [pause=false]
+ * server: MappedPingPong role=server port=P size=S iters=N warmup=W [file=PATH] [timeout=30] [pause=false] [blocks=0]
+ * client: MappedPingPong role=client port=P size=S iters=N warmup=W [file=PATH] [timeout=30] [pause=false] [blocks=0]
  * </pre>
  * The file is {@code /dev/shm/jrdma-bench-mapped-P} unless {@code file=} says otherwise; the server
  * creates it (replacing a stale one) and deletes it when it ends. The client prints
  * {@code RESULT mapped_pingpong size=S ... median_us=...}: half the round trip, as perftest. Samples
  * are the differences of consecutive timestamps, one {@link System#nanoTime} per round trip, read right
  * after the ping's store (so not between the pong's arrival and the next ping); the client makes
- * {@code warmup + iters + 1} round trips, the first timestamp being the extra one's.
+ * {@code warmup + iters + 1} round trips, the first timestamp being the extra one's. With {@code blocks=N} the
+ * client also prints the medians of N consecutive blocks of the samples ({@link Blocks}).
  */
 public final class MappedPingPong {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -55,6 +56,10 @@ public final class MappedPingPong {
         int warmup = a.integer("warmup", 200_000);
         long timeoutNanos = a.num("timeout", 30) * 1_000_000_000L;
         pause = a.bool("pause", false);
+        int blocks = a.integer("blocks", 0);
+        if (blocks < 0 || blocks > iters) {
+            Result.fail("blocks must be 0 to iters (got " + blocks + ")");
+        }
         if (size < 8 || size % 8 != 0) {
             Result.fail("size must be a multiple of 8 bytes, at least 8 (got " + size + ")");
         }
@@ -84,6 +89,7 @@ public final class MappedPingPong {
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
                 LONG.setRelease(map, HELLO, 1L);
                 long[] rtt = ping(map, pong, size, iters, warmup, timeoutNanos);
+                Blocks.print("mapped_pingpong", rtt, iters, blocks, 2.0);
                 Result.latency("mapped_pingpong", size, rtt, iters, 2.0);
             }
         }

@@ -50,13 +50,17 @@ import java.nio.file.Path;
  * {@code jrdma perf --pause}; {@code bench/compare.sh} gives both the wait the round's floor ran faster with.
  *
  * <pre>
- * server: SendShape role=server port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [file=PATH]
- * client: SendShape role=client port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [file=PATH]
+ * server: SendShape role=server port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [delay=0] [file=PATH]
+ * client: SendShape role=client port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [delay=0] [blocks=0] [file=PATH]
  * </pre>
  * The file is {@code /dev/shm/jrdma-bench-sendshape-P} unless {@code file=} says otherwise; the server creates it (replacing a stale one) and deletes it
  * when it ends. The client prints {@code RESULT send_shape_<shape> size=8 ... median_us=...}: half the round trip,
  * one clock read per round trip right after the post, as {@code jrdma perf send_lat} reads it; each side then prints
  * {@code STATS send_shape role=R post_retires=N}: the posts that found the send queue full and retired it themselves.
+ * <p>Two settings for telling where a turn's time goes (docs/shm-design.md, "The 8 B SEND ping-pong, eighth pass"):
+ * {@code blocks=N} (client) also prints the medians of N consecutive blocks of the samples ({@link Blocks}), and
+ * {@code delay=D} (both sides) adds D dependent multiply-adds of CPU work between a message's completion and the
+ * reply's post (on the client, before its next SEND), a known amount of work on the path from arrival to reply.
  */
 public final class SendShape {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -137,6 +141,10 @@ public final class SendShape {
     private final RecvWorkRequest rwr = new RecvWorkRequest();
     private final long timeoutNanos;
     private final boolean pause;
+    /** delay=D: dependent multiply-adds between a message's completion and the reply */
+    private int delay;
+    /** delay's result, kept so that the compiler cannot drop the work */
+    private long delaySink;
 
     private SendShape(Shape shape, boolean server, MemorySegment map, Arena arena, long timeoutNanos, boolean pause) {
         this.shape = shape;
@@ -170,6 +178,11 @@ public final class SendShape {
         int warmup = a.integer("warmup", 50_000);
         long timeoutNanos = a.num("timeout", 30) * 1_000_000_000L;
         boolean pause = a.bool("pause", false);
+        int delay = a.integer("delay", 0);
+        int blocks = a.integer("blocks", 0);
+        if (delay < 0 || blocks < 0 || blocks > iters) {
+            Result.fail("delay must be 0 or more, blocks 0 to iters (got delay=" + delay + " blocks=" + blocks + ")");
+        }
         Shape shape;
         try {
             shape = Shape.valueOf(a.str("shape", "verbs").toUpperCase(java.util.Locale.ROOT));
@@ -187,13 +200,14 @@ public final class SendShape {
             if (server) {
                 map = SharedFile.create(file, LENGTH, arena);
                 SendShape s = new SendShape(shape, true, map, arena, timeoutNanos, pause);
+                s.delay = delay;
                 try {
                     LONG.setRelease(map, READY, MAGIC);
                     System.out.println("LISTENING send_shape port=" + port + " file=" + file);
                     System.out.flush();
                     await(map, HELLO, 1, timeoutNanos, "no client mapped " + file + " within the timeout");
                     s.serve((long) warmup + iters + 1);
-                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires);
+                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
                 } finally {
                     Files.deleteIfExists(file);
                 }
@@ -201,10 +215,13 @@ public final class SendShape {
                 map = SharedFile.open(file, LENGTH, arena, "role=server port=" + port, "is the server a SendShape?");
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
                 SendShape s = new SendShape(shape, false, map, arena, timeoutNanos, pause);
+                s.delay = delay;
                 LONG.setRelease(map, HELLO, 1L);
                 long[] rtt = s.ping(iters, warmup);
-                Result.latency("send_shape_" + shape.name().toLowerCase(java.util.Locale.ROOT), 8, rtt, iters, 2.0);
-                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires);
+                String name = "send_shape_" + shape.name().toLowerCase(java.util.Locale.ROOT);
+                Blocks.print(name, rtt, iters, blocks, 2.0);
+                Result.latency(name, 8, rtt, iters, 2.0);
+                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
             }
         }
     }
@@ -290,6 +307,13 @@ public final class SendShape {
                 long got = buf.get(ValueLayout.JAVA_LONG, 64);
                 if (got != i) {
                     Result.fail("send_shape: message " + i + " carried " + got);
+                }
+                if (delay > 0) {
+                    long x = delaySink | 1;
+                    for (int k = 0; k < delay; k++) {
+                        x = x * 0x9E3779B97F4A7C15L + k; // each step waits for the one before: D multiply latencies
+                    }
+                    delaySink = x;
                 }
                 return;
             }

@@ -38,9 +38,11 @@ class MappedPingPongTest {
             BenchProcesses.awaitLine(so, "LISTENING mapped_pingpong", new StringBuilder());
             assertTrue(Files.exists(file), "the server creates the file before it says LISTENING");
             Process client = jvms.start("role=client", "size=" + size, "iters=20000", "warmup=5000", "timeout=30",
-                    "file=" + file);
+                    "file=" + file, "blocks=4");
             BufferedReader co = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
             StringBuilder seen = new StringBuilder();
+            String blocks = BenchProcesses.awaitLine(co, "BLOCKS", seen);
+            assertTrue(blocks.matches("BLOCKS mapped_pingpong us=(0\\.\\d*[1-9]\\d*|[1-9][0-9.]*)(,(0\\.\\d*[1-9]\\d*|[1-9][0-9.]*)){3}"), blocks);
             String result = BenchProcesses.awaitLine(co, "RESULT", seen);
             assertTrue(client.waitFor(30, TimeUnit.SECONDS), "the client ends after its result");
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last pong");

@@ -60,6 +60,45 @@ class SendShapeTest {
     }
 
     @Test
+    void blocksAndADelayOnTheTurnAreTakenAndPrinted() throws Exception {
+        Path file = dir.resolve("ss-delay");
+        try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
+            Process server = jvms.start("role=server", "shape=staged", "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
+                    "delay=50");
+            BufferedReader so = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+            BenchProcesses.awaitLine(so, "LISTENING send_shape", new StringBuilder());
+            Process client = jvms.start("role=client", "shape=staged", "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
+                    "delay=50", "blocks=5");
+            BufferedReader co = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
+            StringBuilder seen = new StringBuilder();
+            String blocks = BenchProcesses.awaitLine(co, "BLOCKS", seen);
+            assertTrue(blocks.matches("BLOCKS send_shape_staged us=[0-9.]+(,[0-9.]+){4}"), blocks);
+            BenchProcesses.awaitLine(co, "RESULT", seen);
+            String stats = BenchProcesses.awaitLine(co, "STATS", seen);
+            assertTrue(stats.matches(".* delay_sink=-?[1-9]\\d*"), "the delay's work ran: " + stats);
+            assertTrue(client.waitFor(30, TimeUnit.SECONDS), "the client ends after its result");
+            assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last message");
+            assertEquals(0, client.exitValue(), seen.toString());
+            String so2 = new String(server.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, server.exitValue(), so2);
+            assertTrue(so2.contains("delay_sink="), so2);
+        }
+    }
+
+    @Test
+    void aNegativeDelayOrMoreBlocksThanSamplesAreRefused() throws Exception {
+        try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
+            for (String bad : new String[] {"delay=-1", "blocks=300000"}) {
+                Process p = jvms.start("role=server", "shape=bare", bad, "file=" + dir.resolve("y"));
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+                assertEquals(1, p.exitValue(), out);
+                assertTrue(out.contains("delay must be 0 or more, blocks 0 to iters"), out);
+            }
+        }
+    }
+
+    @Test
     void anUnknownShapeIsRefusedWithTheShapesThereAre() throws Exception {
         try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
             Process p = jvms.start("role=server", "shape=ring", "file=" + dir.resolve("x"));

@@ -7,6 +7,7 @@ import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ThreadingMode;
 import io.aeron.logbuffer.FragmentHandler;
+import io.jrdma.bench.Blocks;
 
 import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -23,7 +24,7 @@ import java.util.Map;
  * invoker): no other busy thread, so on 2 cores nothing measures the scheduler.
  *
  * <pre>
- * mode=pingpong transport=udp|ipc role=server|client port=P size=S iters=N warmup=W
+ * mode=pingpong transport=udp|ipc role=server|client port=P size=S iters=N warmup=W [blocks=0]
  * mode=stream   transport=udp|ipc role=server|client port=P size=S [secs=3] [warm=0.5]
  * mode=turn     [port=P] [size=8] [n=1000000] [rounds=5]
  * </pre>
@@ -118,6 +119,10 @@ public final class AeronBench {
             } else if (mode.equals("pingpong")) {
                 int iters = num("iters", 100_000);
                 int warmup = num("warmup", 20_000);
+                int blocks = num("blocks", 0);
+                if (blocks < 0 || blocks > iters) {
+                    fail("blocks must be 0 to iters (got " + blocks + ")");
+                }
                 try (Subscription sub = aeron.addSubscription(server ? toServer : toClient,
                         server ? PING_STREAM : PONG_STREAM);
                      Publication pub = aeron.addExclusivePublication(server ? toClient : toServer,
@@ -130,7 +135,7 @@ public final class AeronBench {
                     if (server) {
                         pong(sub, pub, (long) iters + warmup + 1);
                     } else {
-                        ping(sub, pub, size, iters, warmup, name);
+                        ping(sub, pub, size, iters, warmup, name, blocks);
                     }
                 }
             } else if (server) {
@@ -278,7 +283,8 @@ public final class AeronBench {
 
     private long pongs;
 
-    private void ping(Subscription sub, Publication pub, int size, int iters, int warmup, String name) {
+    /** @param blocks the client also prints the medians of this many consecutive blocks of the samples ({@link Blocks}) */
+    private void ping(Subscription sub, Publication pub, int size, int iters, int warmup, String name, int blocks) {
         UnsafeBuffer buf = new UnsafeBuffer(ByteBuffer.allocateDirect(Math.max(size, 64)));
         // whole messages: a message above the MTU arrives as several fragments
         FragmentHandler onPong = new FragmentAssembler((b, off, len, hdr) -> pongs++);
@@ -309,6 +315,7 @@ public final class AeronBench {
                 }
             }
         }
+        Blocks.print(name, rtt, iters, blocks, 2.0);
         Arrays.sort(rtt);
         double sum = 0;
         for (long v : rtt) {
