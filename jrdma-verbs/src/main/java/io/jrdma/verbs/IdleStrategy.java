@@ -6,7 +6,11 @@ public enum IdleStrategy {
     SPIN,
     /** {@link Thread#yield()} between cycles. */
     YIELD,
-    /** Spin, then yield, then park for exponentially longer up to 1 ms; a post wakes it at once. */
+    /**
+     * Spin, then yield, then park for exponentially longer up to 1 ms (longer where the provider's input wakes the
+     * engine and nothing of it needs the clock: shared memory with no request in flight, up to its next check of
+     * its peers, 20 ms); a post wakes it at once.
+     */
     BACKOFF,
     /** Park up to 1 ms between cycles (lowest CPU; a post wakes it at once, packets wait for the timer). */
     PARK

@@ -238,6 +238,11 @@ public final class Engine {
         return n;
     }
 
+    /** Engine thread: @return true while a QP is on the active list (a request in flight, a timer, a flush) */
+    public boolean hasActiveQps() {
+        return activeCount > 0;
+    }
+
     /** Engine thread: puts a QP on the active list (once). */
     public void schedule(Qp qp) {
         if (qp.active || qp.destroyed) {

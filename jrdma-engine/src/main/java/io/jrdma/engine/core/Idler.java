@@ -8,7 +8,9 @@ import java.util.concurrent.locks.LockSupport;
  * What a dedicated engine thread does after an idle duty cycle (Agrona's idle strategies,
  * reduced). BACKOFF goes by how long the engine has been idle, not by how many idle cycles it
  * ran: it spins for the first {@value #SPIN_NANOS} ns, yields until {@value #YIELD_NANOS} ns,
- * and only then parks, 1 µs doubling to 1 ms. A stream's gaps (a receiver waiting for the
+ * and only then parks, 1 µs doubling to 1 ms; from then on it parks the transport's limit
+ * ({@link Transport#maxParkNanos}): 1 ms, or longer while nothing of the transport needs the clock (shared
+ * memory with no request in flight: until its next liveness check). A stream's gaps (a receiver waiting for the
  * sender's next window, tens of µs) are thus bridged without a sleep — a park costs at least the
  * kernel's timer slack (about 50 µs on Linux), and a receiver that dozes through each gap
  * throttles the sender's window — while an engine with nothing to do for half a millisecond
@@ -18,7 +20,8 @@ public final class Idler {
     private static final long SPIN_NANOS = 20_000;
     private static final long YIELD_NANOS = 500_000;
     private static final long MIN_PARK = 1_000;
-    private static final long MAX_PARK = 1_000_000;
+    /** The longest park unless the transport allows longer ({@link Transport#maxParkNanos}), and PARK's. */
+    public static final long MAX_PARK = 1_000_000;
 
     private final IdleStrategy kind;
     private final Engine engine;
@@ -58,7 +61,10 @@ public final class Idler {
                 } else if (idle < YIELD_NANOS) {
                     yield YIELD;
                 }
-                long p = park;
+                // doubling up to 1 ms; from there the transport's limit (1 ms, or longer while nothing of it needs
+                // the clock: then one park to the limit, not a doubling through the next 20 ms)
+                long limit = engine.transport.maxParkNanos();
+                long p = park >= MAX_PARK ? limit : Math.min(park, limit);
                 park = Math.min(park * 2, MAX_PARK);
                 yield p;
             }

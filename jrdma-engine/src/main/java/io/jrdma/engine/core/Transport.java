@@ -97,6 +97,16 @@ public interface Transport {
     }
 
     /**
+     * Engine thread, before an idle park ({@link Idler}, BACKOFF): the longest it may park when nothing wakes it
+     * sooner. The default, {@link Idler#MAX_PARK} (1 ms), suits a transport whose timers or input need the
+     * clock that often; one whose every input ends its {@link #park} and whose timers are not running may allow
+     * longer.
+     */
+    default long maxParkNanos() {
+        return Idler.MAX_PARK;
+    }
+
+    /**
      * @return true (the default) when the transport reads {@link Engine#now}, which the engine then reads from
      *         the clock at the start of every duty cycle; false when it reads the clock itself where it needs it
      *         (shared memory: its timers are rare and coarse), so that a duty cycle with nothing to do (an

@@ -4,6 +4,7 @@ import io.jrdma.engine.cm.TcpConnectionManager;
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Cq;
 import io.jrdma.engine.core.Engine;
+import io.jrdma.engine.core.Idler;
 import io.jrdma.engine.core.LocalOps;
 import io.jrdma.engine.core.Mr;
 import io.jrdma.engine.core.Pd;
@@ -1605,8 +1606,24 @@ final class ShmTransport implements Transport {
             Native.futexWait(ctrlAddr + Ctrl.H_FUTEX, seq, timespec.address());
         }
         INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 0);
-        livenessTicks = 0; // after a sleep (up to 1 ms) the next cycle reads the clock
+        livenessTicks = 0; // after a sleep (up to the next liveness check: maxParkNanos) the next cycle reads the clock
         return true;
+    }
+
+    /**
+     * With no QP active (no SEND waiting for its result, an RNR timer or ring room, no request waiting for a peer QP
+     * to take requests, no flush) the idle engine parks until its next liveness check: every input ends the park
+     * (a peer's slot, result, read position or error request wakes the futex; a local post, doorbell or control
+     * operation wakes it too), and the check is the one thing left that needs the clock. With a QP active, or the
+     * check due within 1 ms, the default 1 ms.
+     */
+    @Override
+    public long maxParkNanos() {
+        if (engine.hasActiveQps()) {
+            return Idler.MAX_PARK;
+        }
+        long left = nextLivenessCheck - engine.clock.nanoTime();
+        return left <= Idler.MAX_PARK ? Idler.MAX_PARK : Math.min(left, LIVENESS_NANOS);
     }
 
     @Override
