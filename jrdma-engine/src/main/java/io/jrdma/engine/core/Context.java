@@ -514,6 +514,7 @@ public final class Context implements DeviceContext {
         running = false;
         if (thread != null) {
             LockSupport.unpark(thread);
+            engine.transport.wake(); // an engine that waits on its transport's own wake-up (shm's futex, up to 20 ms) too
             try {
                 thread.join(5000);
             } catch (InterruptedException e) {

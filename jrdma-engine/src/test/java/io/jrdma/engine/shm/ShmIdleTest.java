@@ -2,6 +2,8 @@ package io.jrdma.engine.shm;
 
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Idler;
+import io.jrdma.verbs.DeviceContext;
+import io.jrdma.verbs.DeviceOptions;
 import io.jrdma.verbs.IdleStrategy;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
@@ -37,6 +39,29 @@ class ShmIdleTest {
                 assertTrue(System.nanoTime() < deadline, "no park longer than 1 ms within 10 s (the longest " + most + " ns)");
             }
         }
+    }
+
+    /**
+     * An engine thread asleep on its futex for up to 20 ms is woken by {@code close()}, which then returns at once:
+     * 9 contexts, each closed after 30 ms idle (its engine in its long park), at least 7 of them in under 5 ms.
+     * Without the wake each close would wait out the rest of the park: under 5 ms about one time in four.
+     */
+    @Test
+    void closeWakesAnEngineInItsLongPark() throws InterruptedException {
+        int quick = 0;
+        StringBuilder took = new StringBuilder();
+        for (int i = 0; i < 9; i++) {
+            DeviceContext ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+            Thread.sleep(30);
+            long t0 = System.nanoTime();
+            ctx.close();
+            long ns = System.nanoTime() - t0;
+            took.append(ns / 1000).append(" µs; ");
+            if (ns < 5_000_000L) {
+                quick++;
+            }
+        }
+        assertTrue(quick >= 7, "closes of an idle DEDICATED context: " + took);
     }
 
     @Test
