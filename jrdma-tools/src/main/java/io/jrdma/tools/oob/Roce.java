@@ -119,12 +119,16 @@ public final class Roce {
 
     /**
      * The pump for side-channel waits: on an INVOKER context it runs the engine (so ACKs and
-     * retransmissions go on while this thread waits for the peer); on a DEDICATED one the engine
-     * runs by itself and the pump reports packets moving (checked twice a second), which counts
-     * as progress for the wait's deadline.
+     * retransmissions go on while this thread waits for the peer), every 200 µs where the engine must run for a
+     * peer's requests to land (soft-RoCE, soft-iWARP: {@link DeviceContext#remoteWritesNeedProgress}), else at each
+     * wake-up of the wait's blocking select (shared memory, whose peers' one-sided requests need no engine here and
+     * whose SENDs wait in its rings for the next turn: an idle waiting server no longer spends a tenth of a core); on a
+     * DEDICATED one the engine runs by itself and the pump reports packets moving (checked twice a second), which
+     * counts as progress for the wait's deadline.
      */
     public static SideChannel.Pump pump(DeviceContext ctx) {
         if (ctx.options().threadingMode() == ThreadingMode.INVOKER) {
+            boolean spin = ctx.remoteWritesNeedProgress();
             return new SideChannel.Pump() {
                 @Override
                 public int turn() {
@@ -133,7 +137,7 @@ public final class Roce {
 
                 @Override
                 public boolean spins() {
-                    return true;
+                    return spin;
                 }
             };
         }
