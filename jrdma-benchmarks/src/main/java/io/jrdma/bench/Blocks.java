@@ -6,7 +6,7 @@ import java.util.Locale;
 /**
  * A latency run cut into consecutive blocks, each block's median printed in the order the samples were taken:
  * {@code BLOCKS <name> us=m1,m2,...}. One median per run hides a run that changed level part-way (this host moves
- * two processes' one-way time between levels some 75 ns apart, within a run as well as between runs, and a JIT
+ * two processes' one-way time between levels some 60–85 ns apart, within a run as well as between runs, and a JIT
  * recompilation shows the same way); the blocks show where it changed. The ping-pong baselines and
  * {@link SendShape} print it with {@code blocks=N}.
  */

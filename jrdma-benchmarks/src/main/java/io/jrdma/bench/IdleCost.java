@@ -36,15 +36,16 @@ public final class IdleCost {
         if (!mx.isCurrentThreadCpuTimeSupported()) {
             Result.fail("this JVM measures no thread CPU time");
         }
+        java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
         try (DeviceContext ctx = Rdma.device(dev).open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED))) {
             Thread engine = null;
-            for (Thread t : Thread.getAllStackTraces().keySet()) {
-                if (t.getName().equals("jrdma-" + dev + "-engine")) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) { // the engine thread this open started
+                if (!before.contains(t) && t.getName().equals("jrdma-" + dev + "-engine")) {
                     engine = t;
                 }
             }
             if (engine == null) {
-                Result.fail("no engine thread named jrdma-" + dev + "-engine in this process");
+                Result.fail("opening " + dev + " started no engine thread named jrdma-" + dev + "-engine");
                 return;
             }
             Thread.sleep(warm * 1000);

@@ -12,6 +12,9 @@ public enum IdleStrategy {
      * its peers, 20 ms); a post wakes it at once.
      */
     BACKOFF,
-    /** Park up to 1 ms between cycles (lowest CPU; a post wakes it at once, packets wait for the timer). */
+    /**
+     * Park between cycles, up to 1 ms or the provider's longer limit as BACKOFF's longest park (lowest CPU; a post
+     * wakes it at once, packets wait for the timer).
+     */
     PARK
 }

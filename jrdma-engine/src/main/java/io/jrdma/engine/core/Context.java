@@ -512,6 +512,7 @@ public final class Context implements DeviceContext {
             closed = true;
         }
         running = false;
+        engine.stopping = true;
         if (thread != null) {
             LockSupport.unpark(thread);
             engine.transport.wake(); // an engine that waits on its transport's own wake-up (shm's futex, up to 20 ms) too

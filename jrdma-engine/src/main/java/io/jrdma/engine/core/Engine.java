@@ -217,9 +217,15 @@ public final class Engine {
         }
     }
 
-    /** @return true if there is queued work the engine has not seen (checked before parking) */
+    /**
+     * Set by {@link Context#close} before it wakes the engine thread: a thread between its loop's check and its
+     * park (which the wake cannot reach before the transport's sleeping flag is up) sees it here and does not sleep.
+     */
+    volatile boolean stopping;
+
+    /** @return true if there is queued work the engine has not seen, or the context closes (checked before parking) */
     public boolean hasPendingSignals() {
-        return !doorbells.isEmpty() || !controlQueue.isEmpty() || doorbellOverflow;
+        return stopping || !doorbells.isEmpty() || !controlQueue.isEmpty() || doorbellOverflow;
     }
 
     private int drainDoorbells() {

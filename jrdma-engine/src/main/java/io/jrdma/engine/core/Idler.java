@@ -20,7 +20,7 @@ public final class Idler {
     private static final long SPIN_NANOS = 20_000;
     private static final long YIELD_NANOS = 500_000;
     private static final long MIN_PARK = 1_000;
-    /** The longest park unless the transport allows longer ({@link Transport#maxParkNanos}), and PARK's. */
+    /** The longest park unless the transport allows longer ({@link Transport#maxParkNanos}). */
     public static final long MAX_PARK = 1_000_000;
 
     private final IdleStrategy kind;
@@ -68,7 +68,7 @@ public final class Idler {
                 park = Math.min(park * 2, MAX_PARK);
                 yield p;
             }
-            case PARK -> MAX_PARK;
+            case PARK -> engine.transport.maxParkNanos();
         };
         if (action == SPIN) {
             Thread.onSpinWait();

@@ -1601,6 +1601,7 @@ final class ShmTransport implements Transport {
         int seq = (int) INT.getVolatile(ctrl, Ctrl.H_FUTEX);
         INT.setVolatile(ctrl, Ctrl.H_SLEEPING, 1);
         if (!engine.hasPendingSignals() && !inputPending()) {
+            parkUntil = engine.clock.nanoTime() + nanos;
             timespec.set(ValueLayout.JAVA_LONG, 0, nanos / 1_000_000_000L);
             timespec.set(ValueLayout.JAVA_LONG, 8, nanos % 1_000_000_000L);
             Native.futexWait(ctrlAddr + Ctrl.H_FUTEX, seq, timespec.address());
@@ -1625,6 +1626,21 @@ final class ShmTransport implements Transport {
         long left = nextLivenessCheck - engine.clock.nanoTime();
         return left <= Idler.MAX_PARK ? Idler.MAX_PARK : Math.min(left, LIVENESS_NANOS);
     }
+
+    /**
+     * Tests, any thread: how long the engine may still sleep, read while it sleeps (its sleeping flag up): the rest
+     * of its park's timeout, or -1 when it does not sleep now (tests wait until it says the engine is deep in a long
+     * park before they give it input).
+     */
+    long sleepLeftNanos() {
+        if ((int) INT.getVolatile(ctrl, Ctrl.H_SLEEPING) == 0) {
+            return -1;
+        }
+        return parkUntil - engine.clock.nanoTime();
+    }
+
+    /** Engine thread: when the current (or last) park's timeout ends; read by {@link #sleepLeftNanos} */
+    private volatile long parkUntil;
 
     @Override
     public void wake() {

@@ -10,6 +10,8 @@ import io.jrdma.verbs.SendWorkRequest;
 import io.jrdma.verbs.ThreadingMode;
 import io.jrdma.verbs.WrOpcode;
 
+import java.util.concurrent.locks.LockSupport;
+
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -22,6 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ShmIdleTest {
     private static final long DEADLINE_NANOS = 10_000_000_000L;
+    /** a park with this much left is a long one: without a wake, whatever waits on the engine waits that long */
+    private static final long DEEP_NANOS = 15_000_000L;
+    private static final long QUICK_NANOS = 10_000_000L;
 
     @Test
     void withNothingInFlightTheParksGrowPast1msUpToTheLivenessPeriod() {
@@ -41,27 +46,72 @@ class ShmIdleTest {
         }
     }
 
+    /** Waits (for at most 10 s) until the context's engine sleeps with at least {@code nanos} of its park left. */
+    private static void awaitDeepSleep(DeviceContext ctx, long nanos) {
+        ShmTransport t = (ShmTransport) ((Context) ctx).engine.transport;
+        long deadline = System.nanoTime() + DEADLINE_NANOS;
+        while (t.sleepLeftNanos() < nanos) {
+            assertTrue(System.nanoTime() < deadline, "the engine never slept with " + nanos + " ns of its park left");
+            LockSupport.parkNanos(100_000);
+        }
+    }
+
     /**
-     * An engine thread asleep on its futex for up to 20 ms is woken by {@code close()}, which then returns at once:
-     * 9 contexts, each closed after 30 ms idle (its engine in its long park), at least 7 of them in under 5 ms.
-     * Without the wake each close would wait out the rest of the park: under 5 ms about one time in four.
+     * An engine asleep on its futex with at least 15 ms of its park left is woken by {@code close()}, which then
+     * returns at once: under 10 ms in at least 4 closes of 5 (without the wake each would wait out the park).
      */
     @Test
-    void closeWakesAnEngineInItsLongPark() throws InterruptedException {
+    void closeWakesAnEngineInItsLongPark() {
         int quick = 0;
         StringBuilder took = new StringBuilder();
-        for (int i = 0; i < 9; i++) {
+        for (int i = 0; i < 5; i++) {
             DeviceContext ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
-            Thread.sleep(30);
+            awaitDeepSleep(ctx, DEEP_NANOS);
             long t0 = System.nanoTime();
             ctx.close();
             long ns = System.nanoTime() - t0;
             took.append(ns / 1000).append(" µs; ");
-            if (ns < 5_000_000L) {
-                quick++;
-            }
+            quick += ns < QUICK_NANOS ? 1 : 0;
         }
-        assertTrue(quick >= 7, "closes of an idle DEDICATED context: " + took);
+        assertTrue(quick >= 4, "closes of a context whose engine slept with 15 ms left: " + took);
+    }
+
+    /**
+     * Input wakes an engine in its long park: a's post (its doorbell) and the slot it writes into b's ring (the
+     * peer's futex wake) each end a sleep at once. b sleeps with at least 15 ms of its park left when a posts, and
+     * b's receive completes (placed by b's engine) in under 10 ms, in at least 4 tries of 5.
+     */
+    @Test
+    void aSendWakesAReceiverInItsLongPark() {
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 4096)) {
+            io.jrdma.verbs.RecvWorkRequest rwr = new io.jrdma.verbs.RecvWorkRequest();
+            SendWorkRequest wr = new SendWorkRequest();
+            io.jrdma.verbs.WorkCompletion wc = new io.jrdma.verbs.WorkCompletion();
+            int quick = 0;
+            StringBuilder took = new StringBuilder();
+            for (int i = 0; i < 5; i++) {
+                assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(i).sge(0, p.b.buf.address() + 64, 64, p.b.mr.lkey())));
+                awaitDeepSleep(p.b.ctx, DEEP_NANOS);
+                long t0 = System.nanoTime();
+                assertEquals(0, p.a.qp.postSend(wr.reset().opcode(WrOpcode.SEND).wrId(i).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.buf.address(), 8, p.a.mr.lkey())));
+                long deadline = t0 + DEADLINE_NANOS;
+                while (p.b.cq.poll(wc) == 0) {
+                    assertTrue(System.nanoTime() < deadline, "no receive completion within 10 s");
+                    Thread.onSpinWait();
+                }
+                long ns = System.nanoTime() - t0;
+                assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
+                took.append(ns / 1000).append(" µs; ");
+                quick += ns < QUICK_NANOS ? 1 : 0;
+                while (p.a.cq.poll(wc) == 0) { // the SEND's own completion, before the next round
+                    assertTrue(System.nanoTime() < deadline, "no send completion within 10 s");
+                    Thread.onSpinWait();
+                }
+                assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
+            }
+            assertTrue(quick >= 4, "SENDs into a receiver whose engine slept with 15 ms left, to its completion: " + took);
+        }
     }
 
     @Test

@@ -122,7 +122,10 @@ public final class Roce {
      * retransmissions go on while this thread waits for the peer), every 200 µs where the engine must run for a
      * peer's requests to land (soft-RoCE, soft-iWARP: {@link DeviceContext#remoteWritesNeedProgress}), else at each
      * wake-up of the wait's blocking select (shared memory, whose peers' one-sided requests need no engine here and
-     * whose SENDs wait in its rings for the next turn: an idle waiting server no longer spends a tenth of a core); on a
+     * whose SENDs wait in its rings for the next turn: an idle waiting server no longer spends a tenth of a core; a
+     * wait whose peer waits in turn for this side to place one of its SENDs would take up to the select's timeout,
+     * 100–500 ms, and no tool waits so today: each posts its receives before the exchange that lets the peer send,
+     * and polls for them itself); on a
      * DEDICATED one the engine runs by itself and the pump reports packets moving (checked twice a second), which
      * counts as progress for the wait's deadline.
      */
