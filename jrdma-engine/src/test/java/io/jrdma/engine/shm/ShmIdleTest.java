@@ -25,8 +25,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ShmIdleTest {
     private static final long DEADLINE_NANOS = 10_000_000_000L;
     /** a park with this much left is a long one: without a wake, whatever waits on the engine waits that long */
-    private static final long DEEP_NANOS = 15_000_000L;
-    private static final long QUICK_NANOS = 10_000_000L;
+    private static final long DEEP_NANOS = 18_000_000L;
+    /** the median wait of 5 tries stays under this with the wake, even on a host whose two cores are busy */
+    private static final long QUICK_NANOS = 12_000_000L;
+
+    /** @return the median of 5 waits, in ns */
+    private static long median(long[] ns) {
+        long[] c = ns.clone();
+        java.util.Arrays.sort(c);
+        return c[c.length / 2];
+    }
 
     @Test
     void withNothingInFlightTheParksGrowPast1msUpToTheLivenessPeriod() {
@@ -57,29 +65,28 @@ class ShmIdleTest {
     }
 
     /**
-     * An engine asleep on its futex with at least 15 ms of its park left is woken by {@code close()}, which then
-     * returns at once: under 10 ms in at least 4 closes of 5 (without the wake each would wait out the park).
+     * An engine asleep on its futex with at least 18 ms of its park left is woken by {@code close()}, which then
+     * returns at once: the median of 5 closes under 12 ms (without the wake each would wait out the park).
      */
     @Test
     void closeWakesAnEngineInItsLongPark() {
-        int quick = 0;
-        StringBuilder took = new StringBuilder();
-        for (int i = 0; i < 5; i++) {
+        long[] took = new long[5];
+        for (int i = 0; i < took.length; i++) {
             DeviceContext ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
             awaitDeepSleep(ctx, DEEP_NANOS);
             long t0 = System.nanoTime();
             ctx.close();
-            long ns = System.nanoTime() - t0;
-            took.append(ns / 1000).append(" µs; ");
-            quick += ns < QUICK_NANOS ? 1 : 0;
+            took[i] = System.nanoTime() - t0;
         }
-        assertTrue(quick >= 4, "closes of a context whose engine slept with 15 ms left: " + took);
+        assertTrue(median(took) < QUICK_NANOS, "closes of a context whose engine slept with 18 ms left (ns): "
+                + java.util.Arrays.toString(took));
     }
 
     /**
      * Input wakes an engine in its long park: a's post (its doorbell) and the slot it writes into b's ring (the
-     * peer's futex wake) each end a sleep at once. b sleeps with at least 15 ms of its park left when a posts, and
-     * b's receive completes (placed by b's engine) in under 10 ms, in at least 4 tries of 5.
+     * peer's futex wake) each end a sleep at once. b sleeps with at least 18 ms of its park left when a posts; the
+     * median of 5 tries from the post to b's receive completion (placed by b's engine) is under 12 ms. The waits
+     * poll every 20 µs, leaving the cores to the engines.
      */
     @Test
     void aSendWakesAReceiverInItsLongPark() {
@@ -87,9 +94,8 @@ class ShmIdleTest {
             io.jrdma.verbs.RecvWorkRequest rwr = new io.jrdma.verbs.RecvWorkRequest();
             SendWorkRequest wr = new SendWorkRequest();
             io.jrdma.verbs.WorkCompletion wc = new io.jrdma.verbs.WorkCompletion();
-            int quick = 0;
-            StringBuilder took = new StringBuilder();
-            for (int i = 0; i < 5; i++) {
+            long[] took = new long[5];
+            for (int i = 0; i < took.length; i++) {
                 assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(i).sge(0, p.b.buf.address() + 64, 64, p.b.mr.lkey())));
                 awaitDeepSleep(p.b.ctx, DEEP_NANOS);
                 long t0 = System.nanoTime();
@@ -98,19 +104,18 @@ class ShmIdleTest {
                 long deadline = t0 + DEADLINE_NANOS;
                 while (p.b.cq.poll(wc) == 0) {
                     assertTrue(System.nanoTime() < deadline, "no receive completion within 10 s");
-                    Thread.onSpinWait();
+                    LockSupport.parkNanos(20_000);
                 }
-                long ns = System.nanoTime() - t0;
+                took[i] = System.nanoTime() - t0;
                 assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
-                took.append(ns / 1000).append(" µs; ");
-                quick += ns < QUICK_NANOS ? 1 : 0;
-                while (p.a.cq.poll(wc) == 0) { // the SEND's own completion, before the next round
+                while (p.a.cq.poll(wc) == 0) { // the SEND's own completion, before the next try
                     assertTrue(System.nanoTime() < deadline, "no send completion within 10 s");
-                    Thread.onSpinWait();
+                    LockSupport.parkNanos(20_000);
                 }
                 assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
             }
-            assertTrue(quick >= 4, "SENDs into a receiver whose engine slept with 15 ms left, to its completion: " + took);
+            assertTrue(median(took) < QUICK_NANOS, "SENDs into a receiver whose engine slept with 18 ms left, to its "
+                    + "completion (ns): " + java.util.Arrays.toString(took));
         }
     }
 
