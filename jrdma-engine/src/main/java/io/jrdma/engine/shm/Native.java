@@ -27,6 +27,12 @@ final class Native {
     static final int O_RDWR = 2;
     static final int O_CLOEXEC = 0x80000;
     static final int MFD_CLOEXEC = 1;
+    static final int MFD_ALLOW_SEALING = 2;
+    private static final int F_ADD_SEALS = 1033;
+    private static final int F_GET_SEALS = 1034;
+    static final int F_SEAL_SEAL = 1;
+    static final int F_SEAL_SHRINK = 2;
+    static final int F_SEAL_GROW = 4;
     static final int ESRCH = 3;
     static final int EPERM = 1;
     static final long MAP_FAILED = -1L;
@@ -34,6 +40,7 @@ final class Native {
     private static final String REASON;
     private static final MethodHandle MEMFD_CREATE;
     private static final MethodHandle FTRUNCATE;
+    private static final MethodHandle FCNTL;
     private static final MethodHandle MMAP;
     private static final MethodHandle MUNMAP;
     private static final MethodHandle OPEN;
@@ -80,6 +87,7 @@ final class Native {
 
     static {
         String reason = null;
+        MethodHandle fcntl = null;
         MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
                 close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null, memmove = null;
         StructLayout cs = null;
@@ -106,6 +114,8 @@ final class Native {
                 var p = ValueLayout.ADDRESS;
                 memfd = linker.downcallHandle(libc.findOrThrow("memfd_create"), FunctionDescriptor.of(i, p, i), err);
                 ftruncate = linker.downcallHandle(libc.findOrThrow("ftruncate"), FunctionDescriptor.of(i, i, l), err);
+                fcntl = linker.downcallHandle(libc.findOrThrow("fcntl"), FunctionDescriptor.of(i, i, i, i), err,
+                        Linker.Option.firstVariadicArg(2));
                 mmap = linker.downcallHandle(libc.findOrThrow("mmap"), FunctionDescriptor.of(l, l, l, i, i, i, l), err);
                 munmap = linker.downcallHandle(libc.findOrThrow("munmap"), FunctionDescriptor.of(i, l, l), err);
                 open = linker.downcallHandle(libc.findOrThrow("open"), FunctionDescriptor.of(i, p, i, i), err,
@@ -142,6 +152,7 @@ final class Native {
         REASON = reason;
         MEMFD_CREATE = memfd;
         FTRUNCATE = ftruncate;
+        FCNTL = fcntl;
         MMAP = mmap;
         MUNMAP = munmap;
         OPEN = open;
@@ -239,12 +250,16 @@ final class Native {
         return new RdmaException(e, what + " failed: errno " + errno);
     }
 
-    /** @return a new memfd of {@code size} bytes (close-on-exec), named {@code name} in /proc/<pid>/fd */
+    /**
+     * @return a new memfd of {@code size} bytes (close-on-exec), named {@code name} in /proc/<pid>/fd, sealed at that
+     *         size: no process that opens it can shrink it under another's mapping (which would fault, SIGBUS, when
+     *         touched) or grow it, and no seal can be added or removed (F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SEAL)
+     */
     static int memfd(String name, long size) {
         check();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(CALL_STATE);
-            int fd = (int) MEMFD_CREATE.invokeExact(st, a.allocateFrom(name), MFD_CLOEXEC);
+            int fd = (int) MEMFD_CREATE.invokeExact(st, a.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
             if (fd < 0) {
                 throw fail("memfd_create", (int) ERRNO.get(st, 0L));
             }
@@ -253,6 +268,12 @@ final class Native {
                 int e = (int) ERRNO.get(st, 0L);
                 close(fd);
                 throw fail("ftruncate of a memfd to " + size + " bytes", e);
+            }
+            r = (int) FCNTL.invokeExact(st, fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+            if (r != 0) {
+                int e = (int) ERRNO.get(st, 0L);
+                close(fd);
+                throw fail("sealing a memfd at " + size + " bytes (fcntl F_ADD_SEALS)", e);
             }
             return fd;
         } catch (RuntimeException e) {
@@ -312,6 +333,24 @@ final class Native {
     /** @return the inode number of the file {@code fd} names (a memfd's identity while it lives) */
     static long inode(int fd) {
         return statField(fd, ST_INO);
+    }
+
+    /** @return the seals of the file {@code fd} names ({@code fcntl F_GET_SEALS}; 0 for a file that takes none) */
+    static int seals(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            int r = (int) FCNTL.invokeExact(st, fd, F_GET_SEALS, 0);
+            return Math.max(r, 0); // EINVAL: a file that is not a memfd, which no one sealed
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return true when {@code fd}'s file cannot shrink (F_SEAL_SHRINK): a mapping of it stays backed */
+    static boolean cannotShrink(int fd) {
+        return (seals(fd) & F_SEAL_SHRINK) != 0;
     }
 
     /** @return the size in bytes of the file {@code fd} names (a mapping past its end faults when touched) */

@@ -42,6 +42,11 @@ final class Peer {
                 throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
                         + " is not a jrdma shared-memory control segment (smaller than " + Ctrl.SIZE + " bytes)");
             }
+            if (!Native.cannotShrink(fd)) { // else the peer could truncate it under this mapping
+                throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
+                        + " is not sealed against shrinking (F_SEAL_SHRINK): not a jrdma shared-memory control segment"
+                        + " of this version (update the peer's jrdma)");
+            }
             ctrlAddr = Native.mmap(fd, Ctrl.SIZE);
         } finally {
             Native.close(fd);
@@ -84,6 +89,9 @@ final class Peer {
             }
             if (size <= 0 || size > Native.size(f)) {
                 return null; // the entry says a size its file does not have: a mapping past the end faults (SIGBUS)
+            }
+            if (!Native.cannotShrink(f)) {
+                return null; // a buffer its owner (or anyone) could truncate under this mapping: not one of jrdma's
             }
             long addr = Native.mmap(f, size);
             if (count == inodes.length) {
