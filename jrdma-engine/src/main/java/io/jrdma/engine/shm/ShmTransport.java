@@ -66,6 +66,8 @@ final class ShmTransport implements Transport {
     static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** how often the engine checks that each peer process still lives (poll of its pidfd, else {@code kill(pid, 0)}) */
     static final long LIVENESS_NANOS = 20_000_000L;
+    /** the longest an idle engine with no peer sleeps unless woken (nothing needs its clock then: a bound, not a timer) */
+    static final long NO_PEER_PARK_NANOS = 1_000_000_000L;
     /** how long a deregistration waits for peers' copies in progress on the region to end */
     static final long DRAIN_NANOS = 1_000_000_000L;
     private static final int PENDING = -1;
@@ -1615,13 +1617,17 @@ final class ShmTransport implements Transport {
      * With no QP active (no SEND waiting for its result, an RNR timer or ring room, no request waiting for a peer QP
      * to take requests, no flush) the idle engine parks until its next liveness check: every input ends the park
      * (a peer's slot, result, read position or error request wakes the futex; a local post, doorbell or control
-     * operation wakes it too), and the check is the one thing left that needs the clock. With a QP active, or the
+     * operation wakes it too), and the check is the one thing left that needs the clock; with no peer to check, up
+     * to {@value #NO_PEER_PARK_NANOS} ns (a context that waits for its first connection). With a QP active, or the
      * check due within 1 ms, the default 1 ms.
      */
     @Override
     public long maxParkNanos() {
         if (engine.hasActiveQps()) {
             return Idler.MAX_PARK;
+        }
+        if (peerList.length == 0) {
+            return NO_PEER_PARK_NANOS;
         }
         long left = nextLivenessCheck - engine.clock.nanoTime();
         return left <= Idler.MAX_PARK ? Idler.MAX_PARK : Math.min(left, LIVENESS_NANOS);

@@ -119,6 +119,19 @@ class ShmIdleTest {
         }
     }
 
+    /** The limit itself: 1 s with no peer (nothing to check), the liveness period at most with one. */
+    @Test
+    void anEngineWithNoPeerMaySleepASecondOneWithPeersTheLivenessPeriod() {
+        try (DeviceContext alone = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER))) {
+            assertEquals(ShmTransport.NO_PEER_PARK_NANOS, ((Context) alone).engine.transport.maxParkNanos());
+        }
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 4096)) {
+            p.a.ctx.progress(); // a duty cycle: the liveness check's clock read
+            long limit = ((Context) p.a.ctx).engine.transport.maxParkNanos();
+            assertTrue(limit >= Idler.MAX_PARK && limit <= ShmTransport.LIVENESS_NANOS, "with a peer: " + limit);
+        }
+    }
+
     @Test
     void withASendInFlightTheParksStopAt1ms() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 4096)) {
