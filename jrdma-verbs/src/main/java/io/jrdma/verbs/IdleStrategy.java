@@ -9,7 +9,7 @@ public enum IdleStrategy {
     /**
      * Spin, then yield, then park for exponentially longer up to 1 ms (longer where the provider's input wakes the
      * engine and nothing of it needs the clock: shared memory with no request in flight, up to its next check of
-     * its peers, 20 ms); a post wakes it at once.
+     * its peers, 20 ms, or 1 s with no peer); a post wakes it at once.
      */
     BACKOFF,
     /**

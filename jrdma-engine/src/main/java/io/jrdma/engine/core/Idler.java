@@ -10,7 +10,7 @@ import java.util.concurrent.locks.LockSupport;
  * ran: it spins for the first {@value #SPIN_NANOS} ns, yields until {@value #YIELD_NANOS} ns,
  * and only then parks, 1 µs doubling to 1 ms; from then on it parks the transport's limit
  * ({@link Transport#maxParkNanos}): 1 ms, or longer while nothing of the transport needs the clock (shared
- * memory with no request in flight: until its next liveness check). A stream's gaps (a receiver waiting for the
+ * memory with no request in flight: until its next liveness check, or 1 s with no peer). A stream's gaps (a receiver waiting for the
  * sender's next window, tens of µs) are thus bridged without a sleep — a park costs at least the
  * kernel's timer slack (about 50 µs on Linux), and a receiver that dozes through each gap
  * throttles the sender's window — while an engine with nothing to do for half a millisecond

@@ -125,9 +125,8 @@ public final class Roce {
      * whose SENDs wait in its rings for the next turn: an idle waiting server no longer spends a tenth of a core; a
      * wait whose peer waits in turn for this side to place one of its SENDs would take up to the select's timeout,
      * 100–500 ms, and no tool waits so today: each posts its receives before the exchange that lets the peer send,
-     * and polls for them itself); on a
-     * DEDICATED one the engine runs by itself and the pump reports packets moving (checked twice a second), which
-     * counts as progress for the wait's deadline.
+     * and polls for them itself); on a DEDICATED one the engine runs by itself and the pump reports packets moving
+     * (checked twice a second), which counts as progress for the wait's deadline.
      */
     public static SideChannel.Pump pump(DeviceContext ctx) {
         if (ctx.options().threadingMode() == ThreadingMode.INVOKER) {
