@@ -1,12 +1,19 @@
 package io.jrdma.bench;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** Benchmark programs started as JVMs of their own, as bench/compare.sh starts them; {@link #close} kills what is left. */
 final class BenchProcesses implements AutoCloseable {
@@ -36,6 +43,36 @@ final class BenchProcesses implements AutoCloseable {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         started.add(p);
         return p;
+    }
+
+    /**
+     * Runs the program with {@code args} to its end, 30 s at most, and checks that it failed (exit code 1, as
+     * {@code Result.fail}). @return its output, for the caller's check of what it said
+     */
+    String failing(String... args) throws IOException, InterruptedException {
+        Process p = start(args);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), out);
+        assertEquals(1, p.exitValue(), out);
+        return out;
+    }
+
+    /** Something to run in this JVM whose standard output a test reads ({@link #printedBy}). */
+    interface Action {
+        void run() throws Exception;
+    }
+
+    /** @return what {@code action} printed on {@link System#out}, stripped (it is restored after, thrown or not) */
+    static String printedBy(Action action) throws Exception {
+        PrintStream was = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        try {
+            action.run();
+        } finally {
+            System.setOut(was);
+        }
+        return out.toString(StandardCharsets.UTF_8).strip();
     }
 
     /** Reads lines until one starts with {@code prefix}; fails at the end of the output (every program here ends by its own timeout). */

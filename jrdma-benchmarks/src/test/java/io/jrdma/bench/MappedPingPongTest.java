@@ -62,10 +62,7 @@ class MappedPingPongTest {
     @Test
     void aClientWithoutAServerSaysToStartTheServer() throws Exception {
         try (BenchProcesses jvms = new BenchProcesses(MappedPingPong.class)) {
-            Process client = jvms.start("role=client", "file=" + dir.resolve("nothing"), "timeout=5");
-            String out = new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(client.waitFor(30, TimeUnit.SECONDS));
-            assertEquals(1, client.exitValue(), out);
+            String out = jvms.failing("role=client", "file=" + dir.resolve("nothing"), "timeout=5");
             assertTrue(out.contains("does not exist: start the server first"), out);
         }
     }
@@ -74,10 +71,7 @@ class MappedPingPongTest {
     void aServerNobodyJoinsGivesUpAfterItsTimeoutAndLeavesNoFile() throws Exception {
         Path file = dir.resolve("lonely");
         try (BenchProcesses jvms = new BenchProcesses(MappedPingPong.class)) {
-            Process server = jvms.start("role=server", "file=" + file, "timeout=1");
-            String out = new String(server.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(server.waitFor(30, TimeUnit.SECONDS));
-            assertEquals(1, server.exitValue(), out);
+            String out = jvms.failing("role=server", "file=" + file, "timeout=1");
             assertTrue(out.contains("no client mapped"), out);
             assertFalse(Files.exists(file), "a failing server removes its file too");
         }
@@ -86,10 +80,7 @@ class MappedPingPongTest {
     @Test
     void aSizeThatIsNotWholeWordsIsRefused() throws Exception {
         try (BenchProcesses jvms = new BenchProcesses(MappedPingPong.class)) {
-            Process p = jvms.start("role=server", "file=" + dir.resolve("odd"), "size=12");
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-            assertEquals(1, p.exitValue(), out);
+            String out = jvms.failing("role=server", "file=" + dir.resolve("odd"), "size=12");
             assertTrue(out.contains("size must be a multiple of 8 bytes"), out);
         }
     }

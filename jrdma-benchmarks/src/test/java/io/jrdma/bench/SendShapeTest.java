@@ -89,10 +89,7 @@ class SendShapeTest {
     void aNegativeDelayOrMoreBlocksThanSamplesAreRefused() throws Exception {
         try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
             for (String bad : new String[] {"delay=-1", "blocks=300000"}) {
-                Process p = jvms.start("role=server", "shape=bare", bad, "file=" + dir.resolve("y"));
-                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-                assertEquals(1, p.exitValue(), out);
+                String out = jvms.failing("role=server", "shape=bare", bad, "file=" + dir.resolve("y"));
                 assertTrue(out.contains("delay must be 0 or more, blocks 0 to iters"), out);
             }
         }
@@ -101,10 +98,7 @@ class SendShapeTest {
     @Test
     void anUnknownShapeIsRefusedWithTheShapesThereAre() throws Exception {
         try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
-            Process p = jvms.start("role=server", "shape=ring", "file=" + dir.resolve("x"));
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-            assertEquals(1, p.exitValue(), out);
+            String out = jvms.failing("role=server", "shape=ring", "file=" + dir.resolve("x"));
             assertTrue(out.contains("shape must be bare, verbs or staged"), out);
         }
     }

@@ -64,6 +64,16 @@ class ShmIdleTest {
         }
     }
 
+    /** Polls {@code cq} every 20 µs (the cores left to the engines) until a completion, which must be a success. */
+    private static void awaitSuccess(io.jrdma.verbs.CompletionQueue cq, io.jrdma.verbs.WorkCompletion wc, long deadline,
+            String what) {
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() < deadline, "no " + what + " completion within 10 s");
+            LockSupport.parkNanos(20_000);
+        }
+        assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
+    }
+
     /**
      * An engine asleep on its futex with at least 18 ms of its park left is woken by {@code close()}, which then
      * returns at once: the median of 5 closes under 12 ms (without the wake each would wait out the park).
@@ -101,18 +111,9 @@ class ShmIdleTest {
                 long t0 = System.nanoTime();
                 assertEquals(0, p.a.qp.postSend(wr.reset().opcode(WrOpcode.SEND).wrId(i).flags(SendFlags.SIGNALED)
                         .sge(0, p.a.buf.address(), 8, p.a.mr.lkey())));
-                long deadline = t0 + DEADLINE_NANOS;
-                while (p.b.cq.poll(wc) == 0) {
-                    assertTrue(System.nanoTime() < deadline, "no receive completion within 10 s");
-                    LockSupport.parkNanos(20_000);
-                }
+                awaitSuccess(p.b.cq, wc, t0 + DEADLINE_NANOS, "receive");
                 took[i] = System.nanoTime() - t0;
-                assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
-                while (p.a.cq.poll(wc) == 0) { // the SEND's own completion, before the next try
-                    assertTrue(System.nanoTime() < deadline, "no send completion within 10 s");
-                    LockSupport.parkNanos(20_000);
-                }
-                assertEquals(io.jrdma.verbs.WcStatus.SUCCESS, wc.status(), wc.toString());
+                awaitSuccess(p.a.cq, wc, t0 + DEADLINE_NANOS, "send"); // the SEND's own, before the next try
             }
             assertTrue(median(took) < QUICK_NANOS, "SENDs into a receiver whose engine slept with 18 ms left, to its "
                     + "completion (ns): " + java.util.Arrays.toString(took));
