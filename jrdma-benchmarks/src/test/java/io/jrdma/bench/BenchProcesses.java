@@ -14,6 +14,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** Benchmark programs started as JVMs of their own, as bench/compare.sh starts them; {@link #close} kills what is left. */
 final class BenchProcesses implements AutoCloseable {
@@ -55,6 +57,19 @@ final class BenchProcesses implements AutoCloseable {
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), out);
         assertEquals(1, p.exitValue(), out);
         return out;
+    }
+
+    /**
+     * Checks a latency program's result line ({@code Result.latency}): its name, size and iterations, and
+     * 0 &lt; min &le; median &le; p99.
+     */
+    static void assertLatency(String result, String name, int size, int iters) {
+        Matcher m = Pattern.compile("^RESULT " + Pattern.quote(name)
+                + " size=" + size + " iters=" + iters + " median_us=([0-9.]+) min_us=([0-9.]+) p99_us=([0-9.]+)").matcher(result);
+        assertTrue(m.find(), "a result of " + name + ", " + size + " B, " + iters + " iterations: " + result);
+        double median = Double.parseDouble(m.group(1));
+        double min = Double.parseDouble(m.group(2));
+        assertTrue(min > 0 && min <= median && median <= Double.parseDouble(m.group(3)), result);
     }
 
     /** Something to run in this JVM whose standard output a test reads ({@link #printedBy}). */

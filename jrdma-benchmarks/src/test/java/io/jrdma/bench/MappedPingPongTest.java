@@ -11,8 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,9 +19,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** The mapped-file ping-pong as bench/compare.sh runs it: two JVMs, one file. */
 class MappedPingPongTest {
-    private static final Pattern RESULT = Pattern.compile(
-            "^RESULT mapped_pingpong size=(\\d+) iters=(\\d+) median_us=([0-9.]+) min_us=([0-9.]+) p99_us=([0-9.]+)");
-
     @TempDir
     Path dir;
 
@@ -48,13 +43,7 @@ class MappedPingPongTest {
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last pong");
             assertEquals(0, client.exitValue(), seen.toString());
             assertEquals(0, server.exitValue());
-            Matcher m = RESULT.matcher(result);
-            assertTrue(m.find(), result);
-            assertEquals(size, Integer.parseInt(m.group(1)));
-            assertEquals(20000, Integer.parseInt(m.group(2)));
-            double min = Double.parseDouble(m.group(4));
-            double median = Double.parseDouble(m.group(3));
-            assertTrue(min > 0 && min <= median && median <= Double.parseDouble(m.group(5)), result);
+            BenchProcesses.assertLatency(result, "mapped_pingpong", size, 20000);
             assertFalse(Files.exists(file), "the server deletes the file when it ends");
         }
     }

@@ -13,8 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,9 +21,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /** The SEND ping-pong's shapes as bench/compare.sh runs them: two JVMs, one file, every message's payload checked. */
 class SendShapeTest {
-    private static final Pattern RESULT = Pattern.compile(
-            "^RESULT send_shape_(\\w+) size=8 iters=(\\d+) median_us=([0-9.]+) min_us=([0-9.]+) p99_us=([0-9.]+)");
-
     @TempDir
     Path dir;
 
@@ -48,13 +43,7 @@ class SendShapeTest {
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last message");
             assertEquals(0, client.exitValue(), seen.toString());
             assertEquals(0, server.exitValue(), new String(server.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-            Matcher m = RESULT.matcher(result);
-            assertTrue(m.find(), result);
-            assertEquals(shape, m.group(1));
-            assertEquals(20000, Integer.parseInt(m.group(2)));
-            double min = Double.parseDouble(m.group(4));
-            double median = Double.parseDouble(m.group(3));
-            assertTrue(min > 0 && min <= median && median <= Double.parseDouble(m.group(5)), result);
+            BenchProcesses.assertLatency(result, "send_shape_" + shape, 8, 20000);
             assertFalse(Files.exists(file), "the server deletes the file when it ends");
         }
     }
