@@ -970,20 +970,14 @@ final class Perftest {
         columnsBw();
         for (long size : runSizes) {
             io.jrdma.tools.Progress.step("measuring " + test.cliName() + " at " + size + " B");
-            if (server) {
-                postRecvs(size);
+            // the latency tests' condition (jrdma peers, no -D, no -a), on RC: over UC and UD a message that finds no
+            // receive is dropped, and a server counting a warm-up run's messages would wait for it
+            boolean warm = warmsUpLat() && o.connection() == QpType.RC;
+            if (warm) {
+                warmUpSendBw(size);
             }
-            dog.reset("synchronizing with the peer before " + size + " B");
-            handshake(0);
-            if (o.all()) {
-                resetCredits(); // each size counts from 0 again
-            }
-            if (server) {
-                runIterBwServer(size);
-            } else {
-                runIterBw(size, o.iters());
-            }
-            linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
+            // iWARP's credits count from 0 again after a warm-up, and at each size of -a
+            sendBwRun(size, o.iters(), "before " + size + " B", warm || o.all());
             out.println(lastBw.row(o.gbits()));
             out.flush();
             if (o.all()) {
@@ -997,6 +991,58 @@ final class Perftest {
         linger();
         closeConnection();
     }
+
+    /**
+     * One send_bw run of {@code iters} messages per QP, as both sides run it: the server posts its receives, a
+     * handshake, each side's loop, and the wait for the last message's answer.
+     *
+     * @param resetCredits iWARP's receive credits count from 0 again (each size of -a, each warm-up run)
+     */
+    private void sendBwRun(long size, long iters, String what, boolean resetCredits) {
+        if (server) {
+            postRecvs(size);
+        }
+        dog.reset("synchronizing with the peer " + what);
+        handshake(0);
+        if (resetCredits) {
+            resetCredits();
+        }
+        if (server) {
+            runIterBwServer(size, iters);
+        } else {
+            runIterBw(size, iters);
+        }
+        linger(); // the peer's last message gets its ACK before the first, slow, print of a cold JVM
+    }
+
+    /**
+     * send_bw's warm-up between jrdma peers: runs of the test's own loop on both sides, not measured, of
+     * {@link #warmupIterations} messages and never fewer than the receives posted ahead (a run consumes every one
+     * it posts), for at least {@link #WARMUP_NANOS} and then while the JIT's compiler threads work, at most
+     * {@link #WARMUP_MAX_NANOS}; the sides decide each run together, as the latency tests' rounds ({@link #warmUpLat}).
+     * Without it perftest's default 1,000 messages ran in the interpreter and beside the compiler threads: 0.002 M
+     * messages/s of 8 B on shm0 where the compiled loop sends some 2 M/s (docs/tools.md, "jrdma perf").
+     */
+    private void warmUpSendBw(long size) {
+        long chunk = Math.max(warmupIterations(size), o.rxDepth());
+        long start = System.nanoTime();
+        JitQuiet jit = new JitQuiet(start);
+        while (true) {
+            sendBwRun(size, chunk, "before a warm-up run at " + size + " B", true);
+            bwWarmUpRuns++;
+            long now = System.nanoTime();
+            boolean more = (now - start < WARMUP_NANOS || !jit.quiet(now)) && now - start < WARMUP_MAX_NANOS;
+            dog.reset("deciding on another warm-up run with the peer");
+            more |= PerftestWire.int64(xchg(PerftestWire.int64(more ? 1 : 0), "the warm-up's next run")) != 0;
+            if (!more) {
+                break;
+            }
+        }
+        warmupNanos = System.nanoTime() - start;
+    }
+
+    /** send_bw's warm-up runs done so far (a test's way to see them). */
+    long bwWarmUpRuns;
 
     private void writeLat() {
         connectPhase();
@@ -1440,10 +1486,9 @@ final class Perftest {
      * {@code -D} the duration's clock starts there ({@code set_on_first_rx_packet}), the loop runs until its END
      * whatever arrived, every used receive is posted again, and the messages received while it samples count.
      */
-    private void runIterBwServer(long size) {
+    private void runIterBwServer(long size, long iters) {
         int n = o.numQps();
         boolean dur = clock != null;
-        long iters = o.iters();
         long tot = dur ? Long.MAX_VALUE : iters * n;
         long[] posted = new long[n];
         java.util.Arrays.fill(posted, o.rxDepth());

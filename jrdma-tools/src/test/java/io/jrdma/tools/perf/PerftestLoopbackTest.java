@@ -385,6 +385,30 @@ class PerftestLoopbackTest {
     }
 
     /**
+     * send_bw between jrdma sides warms up too, both sides run for run (the server posts its receives for each and
+     * they decide each run together), on shm0 and on a socket device; the measured run reports its own messages;
+     * with -a there is no warm-up. Fails when a side skips or adds a run (the other waits for it) or when a run
+     * leaves receives or completions behind (the measured run's counts would be off, or a QP would overflow).
+     */
+    @Test
+    @Timeout(120)
+    void sendBwWarmsUpBetweenJrdmaSides() throws Exception {
+        for (String dev : List.of("shm0", "roce_lo")) {
+            ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+            ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+            Perftest[] sides = runSides(new String[] {"send_bw", "-n", "300", "-s", "64", "-d", dev, "--timeout", "20"},
+                    sOut, cOut, Perftest::run);
+            String all = cOut + "\n--- server:\n" + sOut;
+            assertTrue(sides[1].bwWarmUpRuns >= 1, dev + ": the client warmed up\n" + all);
+            assertEquals(sides[1].bwWarmUpRuns, sides[0].bwWarmUpRuns, dev + ": both sides, run for run\n" + all);
+            assertTrue(cOut.toString(StandardCharsets.UTF_8).lines().anyMatch(l -> l.matches(" 64 +300 .*")),
+                    dev + ": the measured run's row\n" + all);
+        }
+        Perftest[] sides = runSides("send_bw", "-a", "-n", "5");
+        assertEquals(0, sides[0].bwWarmUpRuns + sides[1].bwWarmUpRuns, "-a: no warm-up");
+    }
+
+    /**
      * --pause: the latency tests' busy waits (on the peer's byte, on CQs) run a PAUSE per turn on both sides (the
      * client alone in read_lat), on shm0 and on a socket device alike; without it, and in a bandwidth test, no wait pauses; with --jrdma-cm it
      * is refused with a clear message.
