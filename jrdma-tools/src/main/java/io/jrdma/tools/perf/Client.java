@@ -105,6 +105,9 @@ final class Client {
             throw new PerfFailure(e.getMessage());
         }
         s.connected(conn, rep.addr(), rep.rkey(), rep.length(), rep.ctrlOffset());
+        if (test == PerfTest.SEND_BW) {
+            s.peerRecvs = rep.rxDepth(); // the server's receives: the messages that may go before its first credit
+        }
         dog.watchPeer(() -> conn.pollEvent(Duration.ZERO) == ConnectionManager.Event.DISCONNECTED,
                 "the server disconnected (its connection ended: it closed it, stopped or died)");
         long warm = o.warmupIterations();
@@ -263,7 +266,7 @@ final class Client {
         long stopAt = t0 + durationNanos;
         try {
             while (true) {
-                while (!lastPosted && posted - s.dataCompleted < tx) {
+                while (!lastPosted && posted - s.dataCompleted < tx && (!send || s.creditLeft())) {
                     boolean last = duration ? System.nanoTime() - stopAt >= 0 : posted == iters - 1;
                     if (atomic) {
                         wr.sge(0, lbase + (posted & (Session.ATOMIC_RING - 1)) * 8, 8, lkey).remote(rbase, rkey);
@@ -283,6 +286,9 @@ final class Client {
                         throw s.postFailure(rc);
                     }
                     posted++;
+                    if (send) {
+                        s.consumed++;
+                    }
                     lastPosted = last;
                 }
                 if (lastPosted && s.dataCompleted >= posted) {

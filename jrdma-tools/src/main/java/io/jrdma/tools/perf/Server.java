@@ -34,6 +34,8 @@ final class Server {
 
     /** Tests only: the server damages one received byte before checking, to prove --verify catches it. */
     static volatile boolean corruptForTest;
+    /** Tests only: the send_bw server stops for 0.2 ms after every 32nd message, as a slow receiver would. */
+    static volatile boolean slowReceiverForTest;
 
     private final PerfOptions o;
     private final PrintStream out;
@@ -609,6 +611,9 @@ final class Server {
         }
         s.repost(slot);
         dataRecvs++;
+        if (slowReceiverForTest && dataRecvs % 32 == 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+        }
         if (dataRecvs % 64 == 0) {
             meter.add(now, dataRecvs - 1);
         }

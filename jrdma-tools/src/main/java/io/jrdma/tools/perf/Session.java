@@ -55,6 +55,19 @@ final class Session implements AutoCloseable {
     static final int INBOX = 0;
     static final int OUTBOX = 2048;
     static final int RECV_SINK = 3584;
+    /**
+     * send_bw's receive credits (docs/tools.md, "jrdma perf --jrdma-cm"): the server's sources of its credit WRITEs,
+     * {@link #CREDIT_SRCS} words of 8 bytes, each WRITE its own, in turn
+     */
+    static final int CREDIT_SRC = 3712;
+    static final int CREDIT_SRCS = 16;
+    /** send_bw, the client's control area: the receives the server has posted in all (u64, little-endian), written by the server */
+    static final int CREDIT = 3968;
+    /** wr_id bit of the send_bw server's credit WRITEs (one in {@link #CREDIT_SIGNAL_EVERY} signaled, so a provider frees their slots) */
+    static final long CREDIT_SEND = 1L << 60;
+    static final int CREDIT_SIGNAL_EVERY = 8;
+    private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle CREDIT_WORD = ValueLayout.JAVA_LONG.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN).varHandle();
     static final int CTRL_RECVS = 4;
     /** Ring of 8-byte fetch results of the atomic bandwidth client. */
     static final int ATOMIC_RING = 4096;
@@ -98,6 +111,7 @@ final class Session implements AutoCloseable {
     final WorkCompletion[] wcs = new WorkCompletion[32];
     final SendWorkRequest dataWr = new SendWorkRequest(1);
     private final SendWorkRequest ctrlWr = new SendWorkRequest(1);
+    private final SendWorkRequest creditWr = new SendWorkRequest(1);
     private final RecvWorkRequest recvWr = new RecvWorkRequest(1);
     final CtrlMsg in = new CtrlMsg();
     final CtrlMsg out = new CtrlMsg();
@@ -113,6 +127,17 @@ final class Session implements AutoCloseable {
     boolean ctrlArrived;
     private long ctrlSent;
     private long ctrlDone;
+    /** send_bw server: receives posted in all (the first ones and every repost) */
+    private long granted;
+    /** send_bw server: the count its last credit WRITE carried */
+    private long grantedSent;
+    private long creditWrites;
+    /** send_bw server: a credit WRITE found the send queue full; the next poll sends it */
+    private boolean creditOwed;
+    /** send_bw client: the receives the server posted before the first message (its limit until a credit comes); 0: no credits */
+    long peerRecvs;
+    /** send_bw client: messages sent that take one of the server's receives (data SENDs and control messages) */
+    long consumed;
     private long lastRcvdPkts = -1;
     private long nextCounterCheck;
     /** Set when a receive was flushed: the connection is gone; thrown by the next wait that finds nothing. */
@@ -208,6 +233,7 @@ final class Session implements AutoCloseable {
             close();
             throw e;
         }
+        grantedSent = granted; // the client knows these from the reply (Hello.Reply.rxDepth)
     }
 
     /** @return the bandwidth tests' data area for a largest message size: up to 64 messages, at most 8 MiB (or one message) */
@@ -241,6 +267,9 @@ final class Session implements AutoCloseable {
 
     /** Polls the CQ once (in INVOKER mode this runs the engine once) and handles what came. */
     int pollOnce() {
+        if (creditOwed) {
+            sendCredit();
+        }
         int n = cq.poll(wcs);
         if (n > 0) {
             dispatch(n);
@@ -255,7 +284,8 @@ final class Session implements AutoCloseable {
         for (int k = 0; k < n; k++) {
             WorkCompletion wc = wcs[k];
             if (wc.status() != WcStatus.SUCCESS) {
-                if (wc.status() == WcStatus.WR_FLUSH_ERR && wc.opcode() == WcOpcode.RECV) {
+                if (wc.status() == WcStatus.WR_FLUSH_ERR && (wc.opcode() == WcOpcode.RECV
+                        || (wc.wrId() & CREDIT_SEND) != 0)) { // a send_bw server's credit still queued at the close
                     // An unused receive flushed because the connection closed. Over iWARP the peer's close
                     // (TCP FIN) can arrive in the same poll as its last control message or the completion of
                     // this side's last one, which must still count: the failure is raised by the next poll
@@ -279,6 +309,8 @@ final class Session implements AutoCloseable {
                 }
             } else if ((id & CTRL_SEND) != 0) {
                 ctrlDone++;
+            } else if ((id & CREDIT_SEND) != 0) {
+                continue; // a signaled credit WRITE: nothing waits for it
             } else {
                 dataCompleted = id + 1;
                 lastDataNanos = System.nanoTime();
@@ -313,6 +345,51 @@ final class Session implements AutoCloseable {
         int rc = qp.postRecv(recvWr);
         if (rc != 0) {
             throw new PerfFailure("posting a receive failed: " + RdmaException.Errno.of(rc));
+        }
+        granted++;
+        if (server && test == PerfTest.SEND_BW && conn != null && granted - grantedSent >= Math.max(1, recvSlots / 4)) {
+            sendCredit();
+        }
+    }
+
+    /**
+     * send_bw server: tells the client how many receives it has posted in all, by an RDMA WRITE into the client's
+     * {@link #CREDIT} word, every quarter of its receives; the client keeps the messages it sent under that count
+     * ({@link #awaitCredit}). Over iWARP a SEND that finds no receive ends the connection (there is no RNR), and on
+     * RoCE and shm0 it costs an RNR wait; perftest's ib_send_bw gives such credits over iWARP too.
+     */
+    private void sendCredit() {
+        long at = ctrlOff + CREDIT_SRC + 8L * (creditWrites % CREDIT_SRCS);
+        buf.set(LONG_LE, at, granted);
+        boolean signaled = creditWrites % CREDIT_SIGNAL_EVERY == CREDIT_SIGNAL_EVERY - 1;
+        creditWr.reset().wrId(CREDIT_SEND | creditWrites).opcode(WrOpcode.RDMA_WRITE)
+                .flags(signaled ? SendFlags.SIGNALED : 0).sge(0, base + at, 8, lkey)
+                .remote(peerAddr + peerCtrl + CREDIT, peerRkey);
+        int rc = qp.postSend(creditWr);
+        if (rc == RdmaException.Errno.ENOMEM.value()) {
+            creditOwed = true; // the send queue is full: the next poll tries again
+            return;
+        }
+        if (rc != 0) {
+            throw new PerfFailure("posting a credit WRITE failed: " + RdmaException.Errno.of(rc) + " (QP state "
+                    + qp.state() + ")");
+        }
+        creditOwed = false;
+        grantedSent = granted;
+        creditWrites++;
+    }
+
+    /** send_bw client: @return true when one more message may go (it will find a receive posted at the server) */
+    boolean creditLeft() {
+        return peerRecvs == 0 || consumed < Math.max(peerRecvs, (long) CREDIT_WORD.getAcquire(buf, ctrlOff + CREDIT));
+    }
+
+    /** send_bw client: waits until one more message may go ({@link #creditLeft}), driving the engine. */
+    void awaitCredit() {
+        while (!creditLeft()) {
+            if (pollOnce() == 0) {
+                idleWait();
+            }
         }
     }
 
@@ -395,6 +472,7 @@ final class Session implements AutoCloseable {
                 idleWait();
             }
         }
+        awaitCredit(); // a control message takes one of a send_bw server's receives too
         int len = m.writeTo(buf, ctrlOff + OUTBOX);
         ctrlWr.reset().wrId(CTRL_SEND | ctrlSent).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED)
                 .sge(0, base + ctrlOff + OUTBOX, len, lkey).remote(peerAddr + peerCtrl + INBOX, peerRkey)
@@ -410,6 +488,9 @@ final class Session implements AutoCloseable {
                     + qp.state() + ")");
         }
         ctrlSent++;
+        if (peerRecvs > 0) {
+            consumed++;
+        }
     }
 
     /** Waits for the next control message, which must be of {@code type}. */

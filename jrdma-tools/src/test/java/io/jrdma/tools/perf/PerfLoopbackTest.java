@@ -21,6 +21,7 @@ class PerfLoopbackTest {
     @AfterEach
     void noCorruption() {
         Server.corruptForTest = false;
+        Server.slowReceiverForTest = false;
     }
 
     private int run(PerfOptions o) {
@@ -83,6 +84,23 @@ class PerfLoopbackTest {
         assertEquals(0, run(PerfCommand.parse("write_lat", "--loopback", "-D", "1", "--no-warmup")),
                 () -> out() + err());
         assertTrue(out().contains(Report.LAT_DUR_COLUMNS), out());
+    }
+
+    /**
+     * send_bw keeps its messages within the receives the server has posted (its credits), so a receiver slower than
+     * the sender loses nothing: over iWARP a SEND that finds no receive ends the connection (there is no RNR), and
+     * before the credits this run failed with the QP flushed; on soft-RoCE and shm0 it waited out RNR timers instead.
+     */
+    @Test
+    void sendBwNeverOutrunsTheReceivesOfASlowServer() throws Exception {
+        Server.slowReceiverForTest = true;
+        for (String dev : List.of("iwarp_lo", "roce_lo", "shm0")) {
+            out.reset();
+            int rc = run(PerfCommand.parse("send_bw", "--loopback", "-d", dev, "--verify", "-s", "8", "-n", "5000",
+                    "--no-warmup", "--timeout", "20"));
+            assertEquals(0, rc, () -> dev + "\n" + out() + err());
+            assertTrue(out().lines().anyMatch(l -> l.startsWith(" 8 ") && l.contains(" 5000 ")), dev + "\n" + out());
+        }
     }
 
     @Test
