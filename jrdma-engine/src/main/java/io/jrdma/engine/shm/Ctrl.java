@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 7;
+    static final int VERSION = 8;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -174,6 +174,11 @@ final class Ctrl {
     static final int F_IMM = 4;
     static final int F_INV = 8;
     static final int F_SOLICITED = 16;
+    /**
+     * on a message's first chunk: the first message the sender wrote after it read an RNR result (it sends the refused
+     * message again, and every one after it); a receiver that refused a message drops every slot until one carries it
+     */
+    static final int F_RETRY = 32;
 
     private Ctrl() {
     }

@@ -60,21 +60,37 @@ final class ShmQp extends Qp {
     boolean ownHold;
     long ownHoldAddr;
 
-    // ---- the send side of the head SEND (engine thread)
+    // ---- the send side: SENDs in flight (engine thread)
+    /**
+     * The send queue's WQEs from {@code sqConsumer} up to this one have every chunk in the peer's ring and wait for
+     * their results (at most what the ring holds; a request other than a SEND starts only when none is in flight).
+     * Below {@code sqConsumer} after a flush or a reset: read through {@link #inFlight}.
+     */
+    long sqSent;
+    /** the WQE at {@link #sqSent} has its first chunks in the ring but not all of them (the ring was full) */
     boolean sending;
-    /** the head SEND's message number (each try has its own: an RNR's retry is a new message) */
+    /** the message number of the WQE at {@code sqConsumer} while any is numbered: the k-th after it has {@code firstMsg + k} */
+    int firstMsg;
+    /** the last message number given: each message written takes the next (a message sent again after an RNR too) */
     int msg;
+    /** the bytes of the WQE at {@link #sqSent} already in the ring */
     long sendOffset;
-    /** every chunk of the head SEND is in the ring */
-    boolean sendWritten;
+    /** the next message written is the first after an RNR: it carries {@link Ctrl#F_RETRY} */
+    boolean retry;
     /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */
     long ringWrite;
     long ringReadSeen;
-    /** RNR: when the head SEND may be tried again, and the retries left (7: no limit) */
+    /** RNR: when the refused SEND may be sent again (0: no timer), and the retries left (7: no limit) */
     long rnrUntil;
     int rnrLeft;
     /** the head request found no peer QP to take it: when its retries run out (0: not waiting) */
     long unansweredUntil;
+
+    /** @return the messages numbered and not yet answered: the whole ones in the ring, and one in part */
+    int inFlight() {
+        long whole = sqSent - sqConsumer;
+        return (whole > 0 ? (int) whole : 0) + (sending ? 1 : 0);
+    }
 
     // ---- the receive side (engine thread)
     long ringRead;
@@ -84,9 +100,11 @@ final class ShmQp extends Qp {
     int recvMsg;
     RecvWqe recv;
     long recvOffset;
-    /** the rest of message {@link #discardMsg} is dropped (it was refused with RNR: the sender sends it again) */
-    boolean discarding;
-    int discardMsg;
+    /**
+     * a message was refused (RNR): every slot is dropped until the first chunk of a message the sender marked
+     * {@link Ctrl#F_RETRY} (the refused one sent again); the messages after the refused one are sent again behind it
+     */
+    boolean refused;
     /** on the engine's watched list: its ring is polled in every duty cycle */
     boolean watched;
 
@@ -108,7 +126,8 @@ final class ShmQp extends Qp {
         keyBuf = null;
         sending = false;
         sendOffset = 0;
-        sendWritten = false;
+        retry = false;
+        sqSent = sqConsumer;
         ringWrite = 0;
         ringReadSeen = 0;
         ringRead = 0;
@@ -116,7 +135,7 @@ final class ShmQp extends Qp {
         receiving = false;
         recvOffset = 0;
         recv = null;
-        discarding = false;
+        refused = false;
         rnrUntil = 0;
         unansweredUntil = 0;
     }

@@ -557,6 +557,7 @@ final class ShmTransport implements Transport {
     public void flushed(Qp q) {
         ShmQp qp = (ShmQp) q;
         qp.sending = false;
+        qp.retry = false;
         qp.receiving = false;
         qp.recv = null;
     }
@@ -795,9 +796,14 @@ final class ShmTransport implements Transport {
         return n;
     }
 
-    /** Publishes the result of message {@code msg} for its sender (release, after the receive completed). */
+    /**
+     * Publishes the result of message {@code msg} for its sender (release, after the receive completed). Stored for
+     * every message, not once for a batch (which the sender's reading, every result covering the messages before it,
+     * would allow): the store travels while the receiver still works, and stored at a batch's end it made the 8 B
+     * SEND ping-pong 13% slower (docs/shm-design.md, "Several SENDs in flight").
+     */
     private void respond(ShmQp qp, int msg, int status) {
-        LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's send()
+        LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_RESULT, word(msg, status)); // acquire partner: the sender's answers()
     }
 
     /**
@@ -834,12 +840,17 @@ final class ShmTransport implements Transport {
         int msg = high(immMsg);
         int flags = flagsOp & 0xFF;
         if ((flags & Ctrl.F_FIRST) != 0) {
-            qp.discarding = false;
+            if (qp.refused) {
+                if ((flags & Ctrl.F_RETRY) == 0) {
+                    return Ctrl.DISCARDED; // written behind a refused message: the sender sends it again after it
+                }
+                qp.refused = false; // the refused message, sent again
+            }
             qp.packetIn();
             RecvWqe r = qp.takeRecv();
             if (r == null) {
-                qp.discarding = true; // the rest of this message is dropped: the sender sends it again
-                qp.discardMsg = msg;
+                // this message and every one behind it are dropped, until the sender marks the first it sends again
+                qp.refused = true;
                 respond(qp, msg, Ctrl.RNR | (qp.minRnrTimer & 0x1F) << Ctrl.RNR_CODE_SHIFT);
                 engine.counters.increment(io.jrdma.engine.core.Counter.SEND_RNR_ERR);
                 return Ctrl.RNR;
@@ -848,7 +859,7 @@ final class ShmTransport implements Transport {
             qp.recvOffset = 0;
             qp.recvMsg = msg;
             qp.receiving = true;
-        } else if (!qp.receiving || msg != qp.recvMsg || qp.discarding && msg == qp.discardMsg) {
+        } else if (qp.refused || !qp.receiving || msg != qp.recvMsg) {
             return Ctrl.DISCARDED;
         }
         RecvWqe r = qp.recv;
@@ -932,13 +943,32 @@ final class ShmTransport implements Transport {
             return 0;
         }
         int work = 0;
+        if (qp.sqSent - qp.sqConsumer < 0) {
+            qp.sqSent = qp.sqConsumer; // after a flush or a reset
+        }
+        if (qp.inFlight() > 0) {
+            int before = (int) qp.sqConsumer;
+            int st = answers(qp); // retires what the receiver's result covers
+            work += (int) qp.sqConsumer - before;
+            if (st >= 0) {
+                retireHead(qp, st);
+                engine.enterError(qp);
+                return work + 1;
+            }
+        }
         while (work < budget) {
-            if (qp.sqConsumer == qp.sqProducerAcquire()) { // release partner: Qp.postSend
+            long next = qp.sqSent;
+            if (next == qp.sqProducerAcquire()) { // release partner: Qp.postSend
                 break;
             }
-            Wqe w = qp.sq[(int) (qp.sqConsumer & qp.sqMask)];
+            Wqe w = qp.sq[(int) (next & qp.sqMask)];
+            // nothing in flight before w: it is the head, and a request other than a SEND may start
+            boolean head = next == qp.sqConsumer && !qp.sending;
             int st;
             if (w.isLocalOp()) {
+                if (!head) {
+                    break; // after every SEND before it was answered: the send queue's order
+                }
                 st = LocalOps.execute(qp, w);
                 if (st < 0) { // a bind's key is the window's new one
                     republish(w.opcode == WrOpcode.LOCAL_INV ? w.imm : w.localKey);
@@ -948,13 +978,22 @@ final class ShmTransport implements Transport {
                 if (!w.validated) {
                     Sgl.validate(context.keys, qp, w);
                 }
+                boolean ring = w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
+                        || w.opcode == WrOpcode.SEND_WITH_INV || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
+                if (!head && (w.localError >= 0 || !ring || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started)) {
+                    break; // an error, or memory touched here (a WRITE's data, a READ, an atomic), after the SENDs before it
+                }
                 if (w.localError >= 0) {
                     st = w.localError;
-                } else if (w.opcode == WrOpcode.SEND || w.opcode == WrOpcode.SEND_WITH_IMM
-                        || w.opcode == WrOpcode.SEND_WITH_INV || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM) {
-                    st = send(qp, w);
+                } else if (ring) {
+                    st = send(qp, w, head);
                     if (st == PENDING) {
                         break;
+                    }
+                    if (st == SENT) {
+                        qp.sqSent = next + 1;
+                        work++;
+                        continue; // its result comes later
                     }
                 } else {
                     st = oneSided(qp, w);
@@ -963,7 +1002,7 @@ final class ShmTransport implements Transport {
                     }
                 }
             }
-            retire(qp, w, st);
+            retireHead(qp, st);
             work++;
             if (st != WcStatus.SUCCESS.ordinal()) {
                 engine.enterError(qp);
@@ -971,6 +1010,14 @@ final class ShmTransport implements Transport {
             }
         }
         return work;
+    }
+
+    /** Retires the head WQE with {@code status}: the one at sqSent too when nothing was in flight. */
+    private void retireHead(ShmQp qp, int status) {
+        retire(qp, qp.sq[(int) (qp.sqConsumer & qp.sqMask)], status);
+        if (qp.sqSent - qp.sqConsumer < 0) {
+            qp.sqSent = qp.sqConsumer;
+        }
     }
 
     private void retire(ShmQp qp, Wqe w, int status) {
@@ -1364,89 +1411,127 @@ final class ShmTransport implements Transport {
         mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, w.sgeAddr[0] - mr.address, value);
     }
 
+    /** {@link #send}'s answer when the message's last chunk is in the ring: its result comes later ({@link #answers}). */
+    private static final int SENT = -2;
+
     /**
-     * The sender's side of a SEND (with immediate data, with invalidate) or a WRITE with immediate data (the
-     * data is written first, then an empty message consumes the receive): writes its chunks into the peer
-     * QP's ring as slots come free and reads their results.
+     * The sender's side of a SEND (with immediate data, with invalidate) or a WRITE with immediate data (the data is
+     * written first, when nothing is in flight before it, then an empty message consumes the receive): writes the
+     * WQE at {@code sqSent} into the peer QP's ring, chunk by chunk as slots come free, behind the messages still in
+     * flight (docs/shm-design.md, "Two-sided operations: inbound rings").
      *
-     * @return {@link #PENDING} while the receiver has not consumed it, else the status ordinal
+     * @param head nothing is in flight before it
+     * @return {@link #SENT} when its last chunk is in the ring, {@link #PENDING} while it waits (ring room, the RNR
+     *         timer, a peer QP that takes no requests), or the status ordinal it fails with (the head only)
      */
-    private int send(ShmQp qp, Wqe w) {
-        if (!qp.sending) {
-            if (qp.rnrUntil != 0 && engine.clock.nanoTime() - qp.rnrUntil < 0) {
-                return PENDING; // the RNR timer runs
+    private int send(ShmQp qp, Wqe w, boolean head) {
+        if (!qp.sending) { // its first chunk: a new message, or one sent again after an RNR
+            if (qp.rnrUntil != 0) {
+                if (engine.clock.nanoTime() - qp.rnrUntil < 0) {
+                    return PENDING; // the RNR timer runs
+                }
+                qp.rnrUntil = 0;
             }
             if (!peerQpLive(qp)) {
-                return unanswered(qp);
+                return head ? unanswered(qp) : PENDING; // behind messages in flight: their answers fail first
             }
-            if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) {
+            if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) { // the head only (service)
                 int st = oneSided(qp, w);
                 if (st != WcStatus.SUCCESS.ordinal()) {
                     return st;
                 }
                 w.started = true;
             }
-            qp.sending = true;
-            qp.msg++; // a new number for each try: a result for an earlier try never matches it
+            int before = qp.inFlight();
+            qp.msg++; // a new number for each message and each try: a result for an earlier try never matches it
+            if (before == 0) {
+                qp.firstMsg = qp.msg;
+            }
             qp.sendOffset = 0;
-            qp.sendWritten = false;
+            qp.sending = true;
         }
         long pa = qp.peer.ctrlAddr; // the data path's accesses go through ALL (offsets from the layout)
         boolean writeImm = w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
         long total = writeImm ? 0 : w.length;
-        while (!qp.sendWritten) {
+        while (true) {
             long pos = qp.ringWrite;
             if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
                 // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
                 qp.ringReadSeen = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
                 if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
-                    break; // the ring is full: the receiver has not read that far yet
+                    return PENDING; // the ring is full: the receiver has not read that far yet
                 }
             }
             if (writeSlot(qp, w, pos, (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset), total, writeImm)) {
-                return PENDING; // just written: its result is read from the next service on
+                qp.sending = false;
+                return SENT;
             }
         }
+    }
+
+    /**
+     * The receiver's result for the messages in flight (acquire; the peer QP's liveness only when it covers none of
+     * them, and when that QP stopped, the result once more, so that one stored before it stopped is seen). The
+     * receiver takes messages in the ring's order and answers each one it finishes or refuses, so a result for
+     * message {@code m} covers every message before it: DONE retires them and {@code m}; RNR retires those before
+     * {@code m}, and {@code m} and every message after it go again, after the RNR timer, as new messages (the first
+     * marked {@link Ctrl#F_RETRY}: the receiver drops every slot after a refused one until it comes); a NAK retires
+     * those before {@code m}, which fails. Retires through {@link #retire}.
+     *
+     * @return -1, or the status ordinal the head request fails with
+     */
+    private int answers(ShmQp qp) {
+        long pa = qp.peer.ctrlAddr;
+        int n = qp.inFlight();
         long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
+        int d = low(r) - qp.firstMsg;
+        boolean covers = high(r) != 0 && d >= 0 && d < n;
         boolean live = true;
-        if ((high(r) == 0 || low(r) != qp.msg) && !(live = peerQpLive(qp))) {
-            // no result, and the peer QP stopped: the result once more, read after the liveness, so that one the
-            // receiver stored before its QP stopped is seen (a result that is there needs no liveness check)
+        if (!covers && !(live = peerQpLive(qp))) {
             r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT);
+            d = low(r) - qp.firstMsg;
+            covers = high(r) != 0 && d >= 0 && d < n;
+        }
+        if (!covers) {
+            return live ? -1 : WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
         }
         int st = high(r);
-        if (st != 0 && low(r) == qp.msg) {
-            qp.sending = false;
-            int kind = st & 0xFF;
-            if (kind == Ctrl.DONE) {
-                qp.rnrUntil = 0;
-                qp.rnrLeft = qp.rnrRetry;
-                return WcStatus.SUCCESS.ordinal();
-            }
-            if (kind == Ctrl.RNR) { // the rest of the message (if any) is dropped by the receiver; try it again
-                engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
-                if (qp.rnrRetry != 7) {
-                    if (qp.rnrLeft == 0) {
-                        return WcStatus.RNR_RETRY_EXC_ERR.ordinal();
-                    }
-                    qp.rnrLeft--;
-                }
-                qp.rnrUntil = engine.clock.nanoTime() + rnrNanos(st >>> Ctrl.RNR_CODE_SHIFT); // not the cycle's: this may run at post time
-                if (qp.rnrUntil == 0) {
-                    qp.rnrUntil = 1;
-                }
-                return PENDING;
-            }
-            engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
-            int syndrome = kind - Ctrl.ERROR;
-            return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
-                    : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
+        int kind = st & 0xFF;
+        if (kind == Ctrl.DONE) {
+            retireDone(qp, d + 1);
+            qp.rnrLeft = qp.rnrRetry;
+            return -1;
         }
-        if (!live) {
+        retireDone(qp, d); // taken before the one refused
+        if (kind == Ctrl.RNR) {
+            engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
+            if (qp.rnrRetry != 7) {
+                if (qp.rnrLeft == 0) {
+                    return WcStatus.RNR_RETRY_EXC_ERR.ordinal();
+                }
+                qp.rnrLeft--;
+            }
+            qp.rnrUntil = engine.clock.nanoTime() + rnrNanos(st >>> Ctrl.RNR_CODE_SHIFT); // not the cycle's: this may run at post time
+            if (qp.rnrUntil == 0) {
+                qp.rnrUntil = 1;
+            }
+            qp.sqSent = qp.sqConsumer; // go back: the refused message and every one after it are sent again
             qp.sending = false;
-            return WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
+            qp.retry = true;
+            return -1;
         }
-        return PENDING;
+        engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
+        int syndrome = kind - Ctrl.ERROR;
+        return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
+                : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
+    }
+
+    /** Completes the first {@code k} messages in flight: the receiver took them. */
+    private void retireDone(ShmQp qp, int k) {
+        for (int i = 0; i < k; i++) {
+            retire(qp, qp.sq[(int) (qp.sqConsumer & qp.sqMask)], WcStatus.SUCCESS.ordinal());
+        }
+        qp.firstMsg += k;
     }
 
     /**
@@ -1467,7 +1552,7 @@ final class ShmTransport implements Transport {
             ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_TOTAL, w.length);
         }
         boolean last = qp.sendOffset + n == total;
-        int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST : 0) | (last ? Ctrl.F_LAST : 0)
+        int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST | (qp.retry ? Ctrl.F_RETRY : 0) : 0) | (last ? Ctrl.F_LAST : 0)
                 | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
                 | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
                 | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
@@ -1480,7 +1565,7 @@ final class ShmTransport implements Transport {
         engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
         qp.sendOffset += n;
         qp.ringWrite = pos + 1;
-        qp.sendWritten = last;
+        qp.retry = false;
         notify(qp, qp.peer.ctrl);
         return last;
     }
@@ -1527,10 +1612,11 @@ final class ShmTransport implements Transport {
                 MemorySegment.copy(mr.segment, la - mr.address, w.inlineArea, 0, length);
             }
         }
-        qp.sending = true;
-        qp.msg++; // a new number for each try: a result for an earlier try never matches it
+        qp.msg++; // a new number for each message and each try: a result for an earlier try never matches it
+        qp.firstMsg = qp.msg; // nothing in flight: the send queue was empty
         qp.sendOffset = 0;
         writeSlot(qp, w, pos, length, length, false);
+        qp.sqSent = qp.sqConsumer + 1; // the kept WQE (the queue was empty: at sqConsumer) is in the ring whole
         qp.publishKept();
         return Engine.IN_FLIGHT;
     }
@@ -1689,9 +1775,11 @@ final class ShmTransport implements Transport {
                     + (qp.ringRead & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(qp.ringRead)) {
                 return true;
             }
-            if (qp.sending && qp.peer != null) {
+            int n = qp.inFlight();
+            if (n > 0 && qp.peer != null) {
                 long r = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerResp + Ctrl.R_RESULT);
-                if (high(r) != 0 && low(r) == qp.msg || !qp.sendWritten
+                int d = low(r) - qp.firstMsg;
+                if (high(r) != 0 && d >= 0 && d < n || qp.sending
                         && qp.ringWrite - (long) LONG.getVolatile(qp.peer.ctrl, qp.peerResp + Ctrl.R_READ) < Ctrl.RING_SLOTS) {
                     return true;
                 }

@@ -1,0 +1,198 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Several SENDs of one QP in flight at once (docs/shm-design.md, "Two-sided operations: inbound rings"): the sender
+ * writes the messages behind each other into the receiver's ring without waiting for each one's result; an RNR in
+ * the middle sends the refused message and every one after it again, in order (go-back-N), and the receiver drops
+ * what was written behind the refused one; a NAK fails its message and flushes the rest; a request that touches
+ * memory here (a WRITE) waits until every SEND before it was taken.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ShmSendPipelineTest {
+    private final SendWorkRequest wr = new SendWorkRequest();
+    private final RecvWorkRequest rwr = new RecvWorkRequest();
+
+    /** Posts SEND {@code i} of {@code len} bytes from a's buffer at {@code i * len}, its first 8 bytes {@code i}. */
+    private void postSend(ShmPair p, int i, int len, boolean signaled) {
+        p.a.buf.set(ValueLayout.JAVA_LONG_UNALIGNED, (long) i * len, 1000L + i);
+        assertEquals(0, p.a.qp.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND)
+                .flags(signaled ? SendFlags.SIGNALED : 0).sge(0, p.a.mr, (long) i * len, len)), "post " + i);
+    }
+
+    private void postRecv(ShmPair p, int i, int len) {
+        assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, (1L << 20) + (long) i * len, len)));
+    }
+
+    /** Polls b's CQ for the receive of message {@code i} and checks what it carried. */
+    private static void assertReceived(ShmPair p, int i, int len) {
+        WorkCompletion r = p.await(p.b.cq);
+        assertEquals(WcStatus.SUCCESS, r.status(), "receive " + i + ": " + r);
+        assertEquals(WcOpcode.RECV, r.opcode());
+        assertEquals(i, r.wrId(), "the receives complete in order");
+        assertEquals(len, r.byteLen());
+        assertEquals(1000L + i, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, (1L << 20) + (long) i * len),
+                "message " + i + " landed in receive " + i);
+    }
+
+    /** @return the slots the side's QP has written into its peer's ring */
+    private static long sentSlots(ShmPair.Side s) {
+        return ((ShmQp) s.qp).ringWrite;
+    }
+
+    @Test
+    void theSenderWritesSeveralMessagesBeforeAnyResult() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            for (int i = 0; i < 12; i++) {
+                postRecv(p, i, 64);
+            }
+            for (int i = 0; i < 12; i++) {
+                postSend(p, i, 64, true);
+            }
+            // only a's engine runs: b takes nothing, so no result comes; one message in flight at a time wrote one slot
+            for (int k = 0; k < 20; k++) {
+                p.a.ctx.progress();
+            }
+            assertEquals(12, sentSlots(p.a), "every message in the ring before any result");
+            assertEquals(0, p.a.cq.poll(new WorkCompletion()), "no SEND completes before the receiver took it");
+            for (int i = 0; i < 12; i++) {
+                assertReceived(p, i, 64);
+            }
+            for (int i = 0; i < 12; i++) {
+                WorkCompletion s = p.await(p.a.cq);
+                assertEquals(WcStatus.SUCCESS, s.status());
+                assertEquals(i, s.wrId(), "the SENDs complete in order");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void anRnrInTheMiddleSendsTheRefusedMessageAndTheRestAgainInOrder(ThreadingMode mode) {
+        for (int len : new int[] {8, 20_000}) { // one slot, and three slots a message
+            try (ShmPair p = new ShmPair(mode, 1 << 21)) {
+                int n = len == 8 ? 12 : 5; // what the ring holds
+                for (int i = 0; i < 3; i++) {
+                    postRecv(p, i, len);
+                }
+                for (int i = 0; i < n; i++) {
+                    postSend(p, i, len, true);
+                }
+                for (int i = 0; i < 3; i++) {
+                    assertReceived(p, i, len);
+                }
+                // message 3 finds no receive: refused, and what follows it dropped, until the sender goes back
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                while (p.b.ctx.counters().getOrDefault("send_rnr_err", 0L) == 0) {
+                    p.a.ctx.progress();
+                    p.b.ctx.progress();
+                    assertTrue(System.nanoTime() < deadline, "no RNR");
+                }
+                for (int i = 3; i < n; i++) {
+                    postRecv(p, i, len);
+                }
+                for (int i = 3; i < n; i++) {
+                    assertReceived(p, i, len);
+                }
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion s = p.await(p.a.cq);
+                    assertEquals(WcStatus.SUCCESS, s.status(), len + " B: " + s);
+                    assertEquals(i, s.wrId(), len + " B: the SENDs complete in order");
+                }
+                assertEquals(0, p.b.cq.poll(new WorkCompletion()), "no message arrived twice");
+            }
+        }
+    }
+
+    @Test
+    void rnrRetriesRunningOutFailTheRefusedMessageAndFlushTheRest() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            p.a.qp.modify(new QpAttr().rnrRetry(1));
+            postRecv(p, 0, 8);
+            for (int i = 0; i < 5; i++) {
+                postSend(p, i, 8, true);
+            }
+            assertReceived(p, 0, 8);
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status());
+            assertEquals(0, s.wrId());
+            s = p.await(p.a.cq);
+            assertEquals(WcStatus.RNR_RETRY_EXC_ERR, s.status(), s.toString());
+            assertEquals(1, s.wrId());
+            for (int i = 2; i < 5; i++) {
+                s = p.await(p.a.cq);
+                assertEquals(WcStatus.WR_FLUSH_ERR, s.status());
+                assertEquals(i, s.wrId());
+            }
+            assertEquals(QpState.ERROR, p.a.qp.state());
+        }
+    }
+
+    @Test
+    void aNakInTheMiddleFailsItsMessageAfterTheOnesBefore() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            postRecv(p, 0, 64);
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 1L << 20, 16))); // too short for 64
+            postRecv(p, 2, 64);
+            for (int i = 0; i < 4; i++) {
+                postSend(p, i, 64, true);
+            }
+            assertReceived(p, 0, 64);
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.LOC_LEN_ERR, r.status());
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status());
+            s = p.await(p.a.cq);
+            assertEquals(WcStatus.REM_INV_REQ_ERR, s.status(), s.toString());
+            assertEquals(1, s.wrId());
+            for (int i = 2; i < 4; i++) {
+                assertEquals(WcStatus.WR_FLUSH_ERR, p.await(p.a.cq).status());
+            }
+        }
+    }
+
+    @Test
+    void aWriteBehindARefusedSendWaitsForIt() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            postSend(p, 0, 8, true);
+            p.a.buf.set(ValueLayout.JAVA_LONG_UNALIGNED, 4096, 0x5EED);
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(9).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 4096, 8).remote(p.b.mr.address() + 8192, p.b.mr.rkey())));
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.b.ctx.counters().getOrDefault("send_rnr_err", 0L) < 2) { // refused, and refused again
+                p.a.ctx.progress();
+                p.b.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "no second RNR");
+            }
+            assertEquals(0L, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, 8192),
+                    "the WRITE landed while the SEND before it was refused");
+            postRecv(p, 0, 8);
+            assertReceived(p, 0, 8);
+            assertEquals(0, p.await(p.a.cq).wrId());
+            WorkCompletion w = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, w.status());
+            assertEquals(9, w.wrId());
+            assertEquals(0x5EEDL, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, 8192));
+        }
+    }
+}
