@@ -63,11 +63,11 @@ final class ShmQp extends Qp {
     // ---- the send side: SENDs in flight (engine thread)
     /**
      * The send queue's WQEs from {@code sqConsumer} up to this one have every chunk in the peer's ring and wait for
-     * their results (at most what the ring holds; a request other than a SEND starts only when none is in flight).
+     * their results (a request other than a SEND starts only when none is in flight).
      * Below {@code sqConsumer} after a flush or a reset: read through {@link #inFlight}.
      */
     long sqSent;
-    /** the WQE at {@link #sqSent} has its first chunks in the ring but not all of them (the ring was full) */
+    /** the WQE at {@link #sqSent} has its message number and is being written: some or none of its chunks are in the ring */
     boolean sending;
     /** the message number of the WQE at {@code sqConsumer} while any is numbered: the k-th after it has {@code firstMsg + k} */
     int firstMsg;
@@ -86,7 +86,7 @@ final class ShmQp extends Qp {
     /** the head request found no peer QP to take it: when its retries run out (0: not waiting) */
     long unansweredUntil;
 
-    /** @return the messages numbered and not yet answered: the whole ones in the ring, and one in part */
+    /** @return the messages numbered and not yet answered: the whole ones in the ring, and the one being written */
     int inFlight() {
         long whole = sqSent - sqConsumer;
         return (whole > 0 ? (int) whole : 0) + (sending ? 1 : 0);

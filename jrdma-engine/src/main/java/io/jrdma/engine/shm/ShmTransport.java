@@ -1498,11 +1498,17 @@ final class ShmTransport implements Transport {
         int st = high(r);
         int kind = st & 0xFF;
         if (kind == Ctrl.DONE) {
+            if (d >= qp.sqSent - qp.sqConsumer) {
+                return -1; // names a message not yet whole in the ring: no receiver answers that (a broken peer's word)
+            }
             retireDone(qp, d + 1);
             qp.rnrLeft = qp.rnrRetry;
             return -1;
         }
         retireDone(qp, d); // taken before the one refused
+        if (d > 0) {
+            qp.rnrLeft = qp.rnrRetry; // progress, as a DONE: the retries count for the refused message alone
+        }
         if (kind == Ctrl.RNR) {
             engine.counters.increment(qp.stats, QpCounter.RCVD_RNR_NAKS);
             if (qp.rnrRetry != 7) {
@@ -1535,7 +1541,7 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * Writes the head SEND's next chunk, {@code n} bytes from {@code qp.sendOffset} of its {@code total}, into the
+     * Writes the next chunk of the SEND at {@code sqSent}, {@code n} bytes from {@code qp.sendOffset} of its {@code total}, into the
      * peer's ring at position {@code pos} (the caller checked the room), publishes it and tells the receiver.
      *
      * @return true when it was the message's last chunk
@@ -1574,7 +1580,7 @@ final class ShmTransport implements Transport {
      * The posting thread, driving the engine, the send queue empty ({@link #executeDirect}): a SEND (with
      * immediate data, with invalidate) of one SGE that fits one slot, written into the peer's ring from the work
      * request itself, with the checks and counters of the queued path ({@link Sgl#validate}, {@link #send}). The
-     * request is kept as the send queue's head WQE, already under way ({@code sending}, every chunk written), so
+     * request is kept as the send queue's head WQE, already in the ring whole ({@code sqSent} past it), so
      * the service that follows only reads its result, as for a queued SEND whose slot it wrote: the completion
      * when it says DONE, a resend from the WQE after an RNR, a NAK's error, the flush if the QP fails meanwhile.
      * INLINE data is copied into the WQE's inline area as the post would have (the application may reuse its

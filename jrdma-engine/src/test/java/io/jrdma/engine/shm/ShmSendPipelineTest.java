@@ -148,6 +148,75 @@ class ShmSendPipelineTest {
         }
     }
 
+    /**
+     * An RNR whose result also completes messages before the refused one is progress: the retries count again for the
+     * refused message alone. Driven step by step (each engine alone) so that the receiver takes the first message
+     * sent again and refuses the second in one pass, and the sender reads only that RNR.
+     */
+    @Test
+    void anRnrThatCompletesEarlierMessagesStartsTheRetriesAnew() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            p.a.qp.modify(new QpAttr().rnrRetry(1));
+            ShmQp a = (ShmQp) p.a.qp;
+            postSend(p, 0, 8, true);
+            postSend(p, 1, 8, true);
+            assertEquals(2, a.ringWrite, "both messages in the ring");
+            p.b.ctx.progress(); // message 0 refused (no receive), message 1 dropped behind it
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (a.ringWrite < 4) { // the RNR read (one retry used), the timer, both sent again
+                p.a.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "not sent again");
+            }
+            postRecv(p, 0, 8);
+            p.b.ctx.progress(); // one pass: the retried message 0 taken, message 1 refused: the answer is RNR(1)
+            assertReceived(p, 0, 8);
+            WorkCompletion s = p.await(p.a.cq); // a reads RNR(1): 0 done, 1 refused once since
+            assertEquals(WcStatus.SUCCESS, s.status(), s.toString());
+            assertEquals(0, s.wrId());
+            postRecv(p, 1, 8);
+            s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status(), "message 1 refused once, with one retry left: " + s);
+            assertEquals(1, s.wrId());
+            assertReceived(p, 1, 8);
+        }
+    }
+
+    /**
+     * A result only a broken or hostile peer writes: DONE for the message the sender is still writing (the ring was
+     * full in its middle). The sender completes nothing on it, and the real answers complete every message after.
+     */
+    @Test
+    void aDoneForAMessageStillBeingWrittenCompletesNothing() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            int len = 20_000; // three slots: five messages fill 15 of the 16, the sixth stops after its first chunk
+            for (int i = 0; i < 6; i++) {
+                postSend(p, i, len, true);
+            }
+            ShmQp a = (ShmQp) p.a.qp;
+            assertEquals(16, a.ringWrite);
+            assertTrue(a.sending, "the sixth message is being written");
+            ShmTransport b = (ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport;
+            int sixth = a.firstMsg + 5;
+            long done = (sixth & 0xFFFFFFFFL) | (long) Ctrl.DONE << 32; // little-endian: number low, status high
+            ShmTransport.LONG.setRelease(b.ctrl, ((ShmQp) p.b.qp).resp + Ctrl.R_RESULT, done);
+            for (int k = 0; k < 10; k++) {
+                p.a.ctx.progress();
+            }
+            assertEquals(0, p.a.cq.poll(new WorkCompletion()), "a SEND completed on a result no receiver gives");
+            for (int i = 0; i < 6; i++) {
+                postRecv(p, i, len);
+            }
+            for (int i = 0; i < 6; i++) {
+                assertReceived(p, i, len);
+            }
+            for (int i = 0; i < 6; i++) {
+                WorkCompletion s = p.await(p.a.cq);
+                assertEquals(WcStatus.SUCCESS, s.status());
+                assertEquals(i, s.wrId());
+            }
+        }
+    }
+
     @Test
     void aNakInTheMiddleFailsItsMessageAfterTheOnesBefore() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
