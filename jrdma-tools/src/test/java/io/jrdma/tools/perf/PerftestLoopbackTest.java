@@ -276,6 +276,18 @@ class PerftestLoopbackTest {
                 Perftest::run);
     }
 
+    /** Both sides of one run, and what each printed. */
+    record Captured(Perftest[] sides, String server, String client) {
+    }
+
+    /** {@link #runSides(String[], ByteArrayOutputStream, ByteArrayOutputStream, java.util.function.Consumer)} with {@link Perftest#run}, its outputs kept. */
+    static Captured runCaptured(String... common) throws Exception {
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        Perftest[] sides = runSides(common, sOut, cOut, Perftest::run);
+        return new Captured(sides, sOut.toString(StandardCharsets.UTF_8), cOut.toString(StandardCharsets.UTF_8));
+    }
+
     /**
      * Runs a server {@link Perftest} with {@code common} on port 0 in a thread, and a client with {@code common}
      * towards it on this thread through {@code runClient}; their outputs go to {@code sOut} and {@code cOut}.
@@ -327,12 +339,10 @@ class PerftestLoopbackTest {
     @Timeout(180)
     void eventsSleepOnTheCompletionChannelInBothRoles() throws Exception {
         for (String test : List.of("send_bw", "send_lat", "read_bw", "read_lat", "atomic_bw", "atomic_lat")) {
-            ByteArrayOutputStream sOut = new ByteArrayOutputStream();
-            ByteArrayOutputStream cOut = new ByteArrayOutputStream();
-            Perftest[] sides = runSides(new String[] {test, "-e", "-n", "200", "-d", "roce_lo", "--timeout", "20"},
-                    sOut, cOut, Perftest::run);
-            String out = cOut.toString(StandardCharsets.UTF_8);
-            String all = test + "\n" + sOut.toString(StandardCharsets.UTF_8) + out;
+            Captured run = runCaptured(test, "-e", "-n", "200", "-d", "roce_lo", "--timeout", "20");
+            Perftest[] sides = run.sides();
+            String out = run.client();
+            String all = test + "\n" + run.server() + out;
             assertTrue(sides[1].cqEvents > 0 && sides[1].cqEvents <= sides[1].eventWaits,
                     test + ": the client slept on the channel and woke to events: " + sides[1].cqEvents + " of "
                             + sides[1].eventWaits + "\n" + all);
@@ -367,13 +377,11 @@ class PerftestLoopbackTest {
     @Timeout(120)
     void latencyTestsWarmUpBetweenJrdmaSides() throws Exception {
         for (String test : List.of("write_lat", "send_lat")) {
-            ByteArrayOutputStream sOut = new ByteArrayOutputStream();
-            ByteArrayOutputStream cOut = new ByteArrayOutputStream();
-            Perftest[] sides = runSides(new String[] {test, "-n", "50", "-d", "roce_lo", "--timeout", "20"}, sOut, cOut,
-                    Perftest::run);
+            Captured run = runCaptured(test, "-n", "50", "-d", "roce_lo", "--timeout", "20");
+            Perftest[] sides = run.sides();
             assertTrue(sides[1].latWarmUpRounds >= 1, test + ": the client warmed up");
             assertEquals(sides[1].latWarmUpRounds, sides[0].latWarmUpRounds, test + ": both sides, round for round");
-            String out = cOut.toString(StandardCharsets.UTF_8);
+            String out = run.client();
             assertTrue(out.lines().anyMatch(l -> l.matches(" 2 +50 .*")), test + ": the measured run's row\n" + out);
         }
         for (String test : List.of("read_lat", "atomic_lat")) {
@@ -394,14 +402,12 @@ class PerftestLoopbackTest {
     @Timeout(120)
     void sendBwWarmsUpBetweenJrdmaSides() throws Exception {
         for (String dev : List.of("shm0", "roce_lo")) {
-            ByteArrayOutputStream sOut = new ByteArrayOutputStream();
-            ByteArrayOutputStream cOut = new ByteArrayOutputStream();
-            Perftest[] sides = runSides(new String[] {"send_bw", "-n", "300", "-s", "64", "-d", dev, "--timeout", "20"},
-                    sOut, cOut, Perftest::run);
-            String all = cOut + "\n--- server:\n" + sOut;
+            Captured run = runCaptured("send_bw", "-n", "300", "-s", "64", "-d", dev, "--timeout", "20");
+            Perftest[] sides = run.sides();
+            String all = run.client() + "\n--- server:\n" + run.server();
             assertTrue(sides[1].bwWarmUpRuns >= 1, dev + ": the client warmed up\n" + all);
             assertEquals(sides[1].bwWarmUpRuns, sides[0].bwWarmUpRuns, dev + ": both sides, run for run\n" + all);
-            assertTrue(cOut.toString(StandardCharsets.UTF_8).lines().anyMatch(l -> l.matches(" 64 +300 .*")),
+            assertTrue(run.client().lines().anyMatch(l -> l.matches(" 64 +300 .*")),
                     dev + ": the measured run's row\n" + all);
         }
         Perftest[] sides = runSides("send_bw", "-a", "-n", "5");
