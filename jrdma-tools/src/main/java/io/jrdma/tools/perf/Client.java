@@ -105,7 +105,7 @@ final class Client {
             throw new PerfFailure(e.getMessage());
         }
         s.connected(conn, rep.addr(), rep.rkey(), rep.length(), rep.ctrlOffset());
-        if (test == PerfTest.SEND_BW) {
+        if (test == PerfTest.SEND_BW && rep.credits()) {
             s.peerRecvs = rep.rxDepth(); // the server's receives: the messages that may go before its first credit
         }
         dog.watchPeer(() -> conn.pollEvent(Duration.ZERO) == ConnectionManager.Event.DISCONNECTED,

@@ -12,6 +12,12 @@ final class Hello {
     static final int MAGIC = 0x4A525046; // "JRPF"
     static final int VERSION = 1;
     static final int FLAG_VERIFY = 1;
+    /**
+     * In the reply's flags (the short after the threading byte, 0 in servers before it): the send_bw server gives
+     * receive credits ({@code Session.creditLeft}); a client holds its messages to them only then, so an older
+     * server, which gives none, is not waited for
+     */
+    static final int REPLY_CREDITS = 1;
 
     /** The client's request. */
     record Request(PerfTest test, boolean verify, int maxSize, int txDepth, long iterations, int durationSec,
@@ -19,7 +25,7 @@ final class Hello {
     }
 
     /** The server's reply. */
-    record Reply(boolean dedicated, int rxDepth, long addr, int rkey, long length, long ctrlOffset) {
+    record Reply(boolean dedicated, int rxDepth, long addr, int rkey, long length, long ctrlOffset, boolean credits) {
     }
 
     private Hello() {
@@ -36,7 +42,8 @@ final class Hello {
 
     static byte[] encode(Reply r) {
         ByteBuffer b = ByteBuffer.allocate(48);
-        b.putInt(MAGIC).put((byte) VERSION).put((byte) (r.dedicated() ? 1 : 0)).putShort((short) 0);
+        b.putInt(MAGIC).put((byte) VERSION).put((byte) (r.dedicated() ? 1 : 0))
+                .putShort((short) (r.credits() ? REPLY_CREDITS : 0));
         b.putInt(r.rxDepth()).putLong(r.addr()).putInt(r.rkey()).putLong(r.length()).putLong(r.ctrlOffset());
         return Arrays.copyOf(b.array(), b.position());
     }
@@ -69,8 +76,8 @@ final class Hello {
     static Reply decodeReply(byte[] data) {
         ByteBuffer b = header(data, 40, "reply");
         boolean dedicated = b.get() != 0;
-        b.getShort();
-        return new Reply(dedicated, b.getInt(), b.getLong(), b.getInt(), b.getLong(), b.getLong());
+        boolean credits = (b.getShort() & REPLY_CREDITS) != 0;
+        return new Reply(dedicated, b.getInt(), b.getLong(), b.getInt(), b.getLong(), b.getLong(), credits);
     }
 
     private static ByteBuffer header(byte[] data, int length, String what) {

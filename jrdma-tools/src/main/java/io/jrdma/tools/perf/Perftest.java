@@ -976,8 +976,9 @@ final class Perftest {
             if (warm) {
                 warmUpSendBw(size);
             }
-            // iWARP's credits count from 0 again after a warm-up, and at each size of -a
-            sendBwRun(size, o.iters(), "before " + size + " B", warm || o.all());
+            // with -a each size counts iWARP's credits from 0 again (there is no warm-up where there are credits: they
+            // are -R's, and a jrdma peer is not recognised over rdma_cm)
+            sendBwRun(size, o.iters(), "before " + size + " B", o.all());
             out.println(lastBw.row(o.gbits()));
             out.flush();
             if (o.all()) {
@@ -1018,17 +1019,20 @@ final class Perftest {
     /**
      * send_bw's warm-up between jrdma peers: runs of the test's own loop on both sides, not measured, of
      * {@link #warmupIterations} messages and never fewer than the receives posted ahead (a run consumes every one
-     * it posts), for at least {@link #WARMUP_NANOS} and then while the JIT's compiler threads work, at most
+     * it posts; the two sides take the larger of their two lengths, as their rx_depth may differ), for at least {@link #WARMUP_NANOS} and then while the JIT's compiler threads work, at most
      * {@link #WARMUP_MAX_NANOS}; the sides decide each run together, as the latency tests' rounds ({@link #warmUpLat}).
      * Without it perftest's default 1,000 messages ran in the interpreter and beside the compiler threads: 0.002 M
      * messages/s of 8 B on shm0 where the compiled loop sends some 2 M/s (docs/tools.md, "jrdma perf").
      */
     private void warmUpSendBw(long size) {
-        long chunk = Math.max(warmupIterations(size), o.rxDepth());
+        // the sides agree on the length first: each side's rx_depth may differ (perftest does not ask them to match)
+        long mine = Math.max(warmupIterations(size), o.rxDepth());
+        dog.reset("agreeing on the warm-up's length with the peer");
+        long chunk = Math.max(mine, PerftestWire.int64(xchg(PerftestWire.int64(mine), "the warm-up's length")));
         long start = System.nanoTime();
         JitQuiet jit = new JitQuiet(start);
         while (true) {
-            sendBwRun(size, chunk, "before a warm-up run at " + size + " B", true);
+            sendBwRun(size, chunk, "before a warm-up run at " + size + " B", false);
             bwWarmUpRuns++;
             long now = System.nanoTime();
             boolean more = (now - start < WARMUP_NANOS || !jit.quiet(now)) && now - start < WARMUP_MAX_NANOS;

@@ -34,6 +34,8 @@ final class Server {
 
     /** Tests only: the server damages one received byte before checking, to prove --verify catches it. */
     static volatile boolean corruptForTest;
+    /** Tests only: the send_bw server gives no receive credits and its reply says none, as a server before them. */
+    static volatile boolean noCreditsForTest;
     /** Tests only: the send_bw server stops for 0.2 ms after every 32nd message, as a slow receiver would. */
     static volatile boolean slowReceiverForTest;
 
@@ -411,7 +413,9 @@ final class Server {
                 Pattern.fill(s.buf.asSlice(0, s.dataLength), Pattern.READ_SEED);
             }
             Mtu mtu = o.mtu() > 0 ? Mtu.ofBytes(o.mtu()) : ctx.queryPort(s.port).activeMtu();
-            Hello.Reply reply = new Hello.Reply(s.dedicated, s.recvSlots, s.base, s.mr.rkey(), s.mr.length(), s.ctrlOff);
+            s.givesCredits = test == PerfTest.SEND_BW && !noCreditsForTest; // receive credits (Session.sendCredit)
+            Hello.Reply reply = new Hello.Reply(s.dedicated, s.recvSlots, s.base, s.mr.rkey(), s.mr.length(), s.ctrlOff,
+                    s.givesCredits);
             ConnParam param = ConnParam.defaults().withMtu(mtu).withRetry(7, 7).withPrivateData(Hello.encode(reply));
             ConnectionManager.Connection conn;
             try {

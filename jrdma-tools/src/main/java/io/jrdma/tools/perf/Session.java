@@ -134,6 +134,8 @@ final class Session implements AutoCloseable {
     private long creditWrites;
     /** send_bw server: a credit WRITE found the send queue full; the next poll sends it */
     private boolean creditOwed;
+    /** send_bw server: it gives receive credits (its reply says so: {@link Hello#REPLY_CREDITS}) */
+    boolean givesCredits;
     /** send_bw client: the receives the server posted before the first message (its limit until a credit comes); 0: no credits */
     long peerRecvs;
     /** send_bw client: messages sent that take one of the server's receives (data SENDs and control messages) */
@@ -347,7 +349,7 @@ final class Session implements AutoCloseable {
             throw new PerfFailure("posting a receive failed: " + RdmaException.Errno.of(rc));
         }
         granted++;
-        if (server && test == PerfTest.SEND_BW && conn != null && granted - grantedSent >= Math.max(1, recvSlots / 4)) {
+        if (givesCredits && conn != null && granted - grantedSent >= Math.max(1, recvSlots / 4)) {
             sendCredit();
         }
     }
@@ -583,7 +585,8 @@ final class Session implements AutoCloseable {
     static String describe(WorkCompletion wc) {
         long id = wc.wrId();
         String what = (id & CTRL_SEND) != 0 ? "a control message"
-                : (id & CTRL_RECV) != 0 ? "a control receive" : "request " + id;
+                : (id & CTRL_RECV) != 0 ? "a control receive"
+                : (id & CREDIT_SEND) != 0 ? "a credit WRITE" : "request " + id;
         String hint = switch (wc.status()) {
             case RETRY_EXC_ERR -> ": the peer stopped answering (transport retries exhausted)";
             case RNR_RETRY_EXC_ERR -> ": the peer had no receive posted (RNR retries exhausted)";

@@ -22,6 +22,7 @@ class PerfLoopbackTest {
     void noCorruption() {
         Server.corruptForTest = false;
         Server.slowReceiverForTest = false;
+        Server.noCreditsForTest = false;
     }
 
     private int run(PerfOptions o) {
@@ -101,6 +102,21 @@ class PerfLoopbackTest {
             assertEquals(0, rc, () -> dev + "\n" + out() + err());
             assertTrue(out().lines().anyMatch(l -> l.startsWith(" 8 ") && l.contains(" 5000 ")), dev + "\n" + out());
         }
+    }
+
+    /**
+     * A server that gives no credits (one from before them: its reply's flag is 0) is not waited for: the client
+     * sends as before, and a soft-RoCE receiver that falls behind answers with RNR (with the client holding to
+     * credits that never come, this run timed out).
+     */
+    @Test
+    void sendBwToAServerWithoutCreditsRunsAsBefore() throws Exception {
+        Server.noCreditsForTest = true;
+        Server.slowReceiverForTest = true;
+        int rc = run(PerfCommand.parse("send_bw", "--loopback", "-d", "roce_lo", "--verify", "-s", "8", "-n", "3000",
+                "--no-warmup", "--timeout", "20"));
+        assertEquals(0, rc, () -> out() + err());
+        assertTrue(out().lines().anyMatch(l -> l.startsWith(" 8 ") && l.contains(" 3000 ")), out());
     }
 
     @Test

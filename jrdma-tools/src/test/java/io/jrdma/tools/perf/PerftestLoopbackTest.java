@@ -296,7 +296,13 @@ class PerftestLoopbackTest {
      */
     static Perftest[] runSides(String[] common, ByteArrayOutputStream sOut, ByteArrayOutputStream cOut,
                                java.util.function.Consumer<Perftest> runClient) throws Exception {
-        List<String> s = new ArrayList<>(List.of(common));
+        return runSides(common, common, sOut, cOut, runClient);
+    }
+
+    /** {@link #runSides(String[], ByteArrayOutputStream, ByteArrayOutputStream, java.util.function.Consumer)} with each side's own flags. */
+    static Perftest[] runSides(String[] serverFlags, String[] clientFlags, ByteArrayOutputStream sOut,
+                               ByteArrayOutputStream cOut, java.util.function.Consumer<Perftest> runClient) throws Exception {
+        List<String> s = new ArrayList<>(List.of(serverFlags));
         s.add("-p");
         s.add("0");
         PrintStream sPrint = new PrintStream(sOut, true, StandardCharsets.UTF_8);
@@ -315,7 +321,7 @@ class PerftestLoopbackTest {
                 throw e;
             }
         });
-        List<String> c = new ArrayList<>(List.of(common));
+        List<String> c = new ArrayList<>(List.of(clientFlags));
         c.addAll(List.of("-p", String.valueOf(port.get(20, TimeUnit.SECONDS)), "127.0.0.1"));
         Perftest client = new Perftest(PerfCommand.parsePerftest(c.toArray(String[]::new)), cPrint, cPrint,
                 new Watchdog(20, serverFailed), p -> { }, false);
@@ -412,6 +418,16 @@ class PerftestLoopbackTest {
         }
         Perftest[] sides = runSides("send_bw", "-a", "-n", "5");
         assertEquals(0, sides[0].bwWarmUpRuns + sides[1].bwWarmUpRuns, "-a: no warm-up");
+        // each side's rx_depth its own (perftest does not ask them to match): the runs' length is agreed on first
+        // (with each side's own length the server waited for messages the client never sent)
+        String[] client = {"send_bw", "-n", "4096", "-s", "65536", "-d", "shm0", "--timeout", "20"};
+        String[] server = {"send_bw", "-n", "4096", "-s", "65536", "-d", "shm0", "--timeout", "20", "-r", "2048"};
+        ByteArrayOutputStream sOut = new ByteArrayOutputStream();
+        ByteArrayOutputStream cOut = new ByteArrayOutputStream();
+        sides = runSides(server, client, sOut, cOut, Perftest::run);
+        assertEquals(sides[1].bwWarmUpRuns, sides[0].bwWarmUpRuns, "both sides, run for run\n" + cOut + sOut);
+        assertTrue(cOut.toString(StandardCharsets.UTF_8).lines().anyMatch(l -> l.matches(" 65536 +4096 .*")),
+                "the measured run's row\n" + cOut + sOut);
     }
 
     /**
