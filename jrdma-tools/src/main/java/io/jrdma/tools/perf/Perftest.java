@@ -620,11 +620,17 @@ final class Perftest {
      * so the PSN still looks random to a perftest peer while a jrdma peer, recomputing it from the
      * same fields, knows it talks to jrdma (a perftest peer matches by chance once in 2^24). Both
      * ends being jrdma then use what jrdma's connection manager negotiates: ACKs only where
-     * something waits for one, and a warm-up before the measured bandwidth iterations.
+     * something waits for one, and a warm-up before the measured bandwidth iterations. The key names
+     * the version of what two jrdma sides do together ({@link #JRDMA_TAG}): sides of two versions
+     * take each other for perftest and do none of it, rather than disagree on it (a send_bw side
+     * that warms up against one that does not would wait for it).
      */
+    /** "jrdma" and the version of the sides' joint behaviour: 2 since send_bw warms up too. */
+    static final long JRDMA_TAG = 0x6A72646D61L ^ 2L << 40;
+
     static int jrdmaPsn(int qpn, int rkey, long vaddr) {
         long h = (qpn & 0xFFFFFFL) * 0x9E3779B97F4A7C15L ^ (rkey & 0xFFFFFFFFL) * 0xC2B2AE3D27D4EB4FL ^ vaddr
-                ^ 0x6A72646D61L; // "jrdma"
+                ^ JRDMA_TAG;
         h ^= h >>> 33;
         h *= 0xFF51AFD7ED558CCDL;
         h ^= h >>> 33;
