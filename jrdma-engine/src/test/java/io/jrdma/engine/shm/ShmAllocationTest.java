@@ -80,6 +80,36 @@ class ShmAllocationTest {
     }
 
     /**
+     * Several SENDs of a QP in flight (written behind each other into the ring before any result; completed by the
+     * result that covers them) allocate nothing either: eight 64 B SENDs posted in a row, one in four signaled, and
+     * their receives.
+     */
+    @Test
+    void noAllocationPerStreamOfSendsAfterWarmUp() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 20)) {
+            java.util.function.IntConsumer burst = i -> {
+                for (int k = 0; k < 8; k++) {
+                    p.b.qp.postRecv(rwr.reset().wrId(k).sge(0, p.b.mr, 65536 + 64L * k, 64));
+                }
+                for (int k = 0; k < 8; k++) {
+                    p.a.qp.postSend(wr.reset().wrId(k).opcode(WrOpcode.SEND)
+                            .flags(k % 4 == 3 ? SendFlags.SIGNALED : 0).sge(0, p.a.mr, 64L * k, 64));
+                }
+                for (int k = 0; k < 8; k++) {
+                    await(p, p.b.cq);
+                }
+                await(p, p.a.cq);
+                await(p, p.a.cq);
+            };
+            for (int i = 0; i < 20_000; i++) {
+                burst.accept(i); // warm-up
+            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), burst);
+            assertEquals(0, m.bytes(), "bytes allocated by 1,200 bursts of eight SENDs in flight: " + m);
+        }
+    }
+
+    /**
      * Memory windows: a type 2 bind on the target's QP (its key entry published for the peer), a WRITE through the
      * window, and its LOCAL_INV (the entry withdrawn, with the membarrier of the own holds) allocate nothing either.
      */
