@@ -24,7 +24,8 @@ import java.util.zip.CRC32;
  * thread and a 4 MiB buffer from allocateBuffer registered with every access. It prints its side
  * channel's port, accepts one connection (private data: address, rkey), posts receives, and then
  * answers commands on standard input: {@code crc <offset> <length>} prints the CRC-32 of its own
- * buffer's bytes, {@code recv} prints the next receive completion ("status byteLen imm"), EOF exits.
+ * buffer's bytes, {@code recv} prints the next receive completion ("status byteLen imm"), {@code post <n>} posts
+ * n more receives (and prints "posted"), EOF exits.
  */
 public final class ShmPeerMain {
     static final int SIZE = 4 << 20;
@@ -50,7 +51,14 @@ public final class ShmPeerMain {
             WorkCompletion wc = new WorkCompletion();
             for (String line; (line = in.readLine()) != null; ) {
                 String[] w = line.split(" ");
-                if (w[0].equals("crc")) {
+                if (w[0].equals("post")) {
+                    for (int i = 0; i < Integer.parseInt(w[1]); i++) {
+                        if (qp.postRecv(rwr.reset().wrId(100 + i).sge(0, mr, SIZE - 65536, 65536)) != 0) {
+                            throw new IllegalStateException("postRecv");
+                        }
+                    }
+                    System.out.println("posted");
+                } else if (w[0].equals("crc")) {
                     CRC32 crc = new CRC32();
                     crc.update(buf.asSlice(Long.parseLong(w[1]), Long.parseLong(w[2])).asByteBuffer());
                     System.out.println(crc.getValue());
