@@ -614,6 +614,9 @@ final class Perftest {
         }
     }
 
+    /** "jrdma" and the version of the sides' joint behaviour: 2 since send_bw warms up too. */
+    static final long JRDMA_TAG = 0x6A72646D61L ^ 2L << 40;
+
     /**
      * The PSN a jrdma side advertises in perftest's exchange: not an independent random number but a
      * 24-bit keyed hash of the QPN, rkey and buffer address it sends with it (all three random),
@@ -625,9 +628,6 @@ final class Perftest {
      * take each other for perftest and do none of it, rather than disagree on it (a send_bw side
      * that warms up against one that does not would wait for it).
      */
-    /** "jrdma" and the version of the sides' joint behaviour: 2 since send_bw warms up too. */
-    static final long JRDMA_TAG = 0x6A72646D61L ^ 2L << 40;
-
     static int jrdmaPsn(int qpn, int rkey, long vaddr) {
         long h = (qpn & 0xFFFFFFL) * 0x9E3779B97F4A7C15L ^ (rkey & 0xFFFFFFFFL) * 0xC2B2AE3D27D4EB4FL ^ vaddr
                 ^ JRDMA_TAG;
@@ -1027,8 +1027,8 @@ final class Perftest {
      * {@link #warmupIterations} messages and never fewer than the receives posted ahead (a run consumes every one
      * it posts; the two sides take the larger of their two lengths, as their rx_depth may differ), for at least {@link #WARMUP_NANOS} and then while the JIT's compiler threads work, at most
      * {@link #WARMUP_MAX_NANOS}; the sides decide each run together, as the latency tests' rounds ({@link #warmUpLat}).
-     * Without it perftest's default 1,000 messages ran in the interpreter and beside the compiler threads: 0.002 M
-     * messages/s of 8 B on shm0 where the compiled loop sends some 2 M/s (docs/tools.md, "jrdma perf").
+     * Without it perftest's default 1,000 messages ran in the interpreter and beside the compiler threads: 0.003-0.012 M
+     * messages/s of 8 B on shm0, 5.6-5.8 M/s after it (docs/tools.md, "jrdma perf").
      */
     private void warmUpSendBw(long size) {
         // the sides agree on the length first: each side's rx_depth may differ (perftest does not ask them to match)
