@@ -62,7 +62,7 @@ final class Report {
             line(out, "Duration", h.durationSec() + " s per size");
         }
         if (h.warmup() > 0) {
-            line(out, "Warm-up", h.warmup() + " iterations, not measured");
+            line(out, "Warm-up", "runs of " + h.warmup() + " iterations, 0.3-2 s (until the JIT is quiet), not measured");
         }
         out.println(DASHES);
         for (String l : h.addressLines()) {

@@ -70,7 +70,10 @@ class PerfLoopbackTest {
         o = o.withSizes(List.of(2, 4096, 65536, 1 << 20));
         assertEquals(0, run(o), () -> out() + err());
         String text = out();
-        assertTrue(text.contains(" Warm-up        : 1000 iterations, not measured"), text);
+        assertTrue(text.contains(" Warm-up        : runs of 1000 iterations, 0.3-2 s (until the JIT is quiet), not measured"),
+                text);
+        // 1,000 WRITEs of 2 B take a few milliseconds: the warm-up repeats them for 0.3 s at least (one run before)
+        assertTrue(Client.lastWarmUpRuns >= 2, "warm-up runs: " + Client.lastWarmUpRuns);
         long rows = text.lines().filter(l -> l.matches(" \\d+ +20 +[0-9.]+ +[0-9.]+ +[0-9.]+")).count();
         assertEquals(4, rows, text);
     }
