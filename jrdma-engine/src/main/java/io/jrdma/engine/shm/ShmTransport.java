@@ -933,12 +933,19 @@ final class ShmTransport implements Transport {
 
     @Override
     public int transmit(Qp qp, int budget) {
-        return qp.state == QpState.ERROR ? 0 : service(qp, budget);
+        // a post (or a doorbell) writes what it can and leaves the results to the duty cycle's service, which runs
+        // next (the QP is scheduled): a stream of posts would otherwise read the receiver's result line, which the
+        // receiver writes for every message, once per post
+        return qp.state == QpState.ERROR ? 0 : service((ShmQp) qp, budget, false);
     }
 
     @Override
     public int service(Qp q, int budget) {
-        ShmQp qp = (ShmQp) q;
+        return service((ShmQp) q, budget, true);
+    }
+
+    /** @param answers read the receiver's result for the SENDs in flight first ({@link #answers}) */
+    private int service(ShmQp qp, int budget, boolean answers) {
         if (qp.state != QpState.RTS && qp.state != QpState.SQD) {
             return 0;
         }
@@ -946,7 +953,7 @@ final class ShmTransport implements Transport {
         if (qp.sqSent - qp.sqConsumer < 0) {
             qp.sqSent = qp.sqConsumer; // after a flush or a reset
         }
-        if (qp.inFlight() > 0) {
+        if (answers && qp.inFlight() > 0) {
             int before = (int) qp.sqConsumer;
             int st = answers(qp); // retires what the receiver's result covers
             work += (int) qp.sqConsumer - before;
