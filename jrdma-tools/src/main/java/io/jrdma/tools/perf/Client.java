@@ -151,16 +151,12 @@ final class Client {
      * gave 988 MB/s where `-D 3` gave 4,751 (docs/tools.md, "--jrdma-cm").
      */
     private void warmUp(int size, long iters, List<String> failures) {
-        long start = System.nanoTime();
-        JitQuiet jit = new JitQuiet(start);
-        long now;
+        JitQuiet jit = new JitQuiet(System.nanoTime());
         do {
             phase(-1, size, false, true, iters, false, failures);
             warmUpRuns++;
             lastWarmUpRuns = warmUpRuns;
-            now = System.nanoTime();
-        } while (failures.isEmpty() && (now - start < Perftest.WARMUP_NANOS || !jit.quiet(now))
-                && now - start < Perftest.WARMUP_MAX_NANOS);
+        } while (failures.isEmpty() && jit.warming(System.nanoTime()));
     }
 
     private String hint(RdmaException.Errno errno) {

@@ -13,13 +13,25 @@ final class JitQuiet {
     /** 2% of a core over a sample */
     static final long MAX_BUSY_NANOS = 2_000_000L;
 
+    /** when the warm-up that asks began */
+    private final long start;
     private long at;
     private long busy;
     private boolean quiet;
 
     JitQuiet(long now) {
+        start = now;
         at = now;
         busy = compilerNanos();
+    }
+
+    /**
+     * @return true while a warm-up that began at construction should go on: for at least {@link Perftest#WARMUP_NANOS},
+     *         then while the compiler threads work ({@link #quiet}), at most {@link Perftest#WARMUP_MAX_NANOS} in all
+     */
+    boolean warming(long now) {
+        long t = now - start;
+        return t < Perftest.WARMUP_NANOS || !quiet(now) && t < Perftest.WARMUP_MAX_NANOS;
     }
 
     /** @return true when the last whole sample, ending at or before {@code now}, found the compiler threads quiet */

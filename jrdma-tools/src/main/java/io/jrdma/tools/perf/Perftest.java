@@ -931,7 +931,7 @@ final class Perftest {
                     runIterBw(size, chunk);
                     runs++;
                     now = System.nanoTime();
-                } while (now - start < WARMUP_NANOS || (!jit.quiet(now) && now - start < WARMUP_MAX_NANOS));
+                } while (jit.warming(now));
                 // then whole runs of the measured length, while they last at most FULL_WARMUP_MAX_NANOS: the measured
                 // run's own loop can still be compiled anew (an OSR compilation at another loop of runIterBw, ~80 ms
                 // of C2 in a 0.8 s run at 1 MiB) unless a run as long as it came first; one more when the JIT ran in it
@@ -1035,20 +1035,7 @@ final class Perftest {
         long mine = Math.max(warmupIterations(size), o.rxDepth());
         dog.reset("agreeing on the warm-up's length with the peer");
         long chunk = Math.max(mine, PerftestWire.int64(xchg(PerftestWire.int64(mine), "the warm-up's length")));
-        long start = System.nanoTime();
-        JitQuiet jit = new JitQuiet(start);
-        while (true) {
-            sendBwRun(size, chunk, "before a warm-up run at " + size + " B", false);
-            bwWarmUpRuns++;
-            long now = System.nanoTime();
-            boolean more = (now - start < WARMUP_NANOS || !jit.quiet(now)) && now - start < WARMUP_MAX_NANOS;
-            dog.reset("deciding on another warm-up run with the peer");
-            more |= PerftestWire.int64(xchg(PerftestWire.int64(more ? 1 : 0), "the warm-up's next run")) != 0;
-            if (!more) {
-                break;
-            }
-        }
-        warmupNanos = System.nanoTime() - start;
+        bwWarmUpRuns += warmUpRuns(true, () -> sendBwRun(size, chunk, "before a warm-up run at " + size + " B", false));
     }
 
     /** send_bw's warm-up runs done so far (a test's way to see them). */
@@ -1155,22 +1142,32 @@ final class Perftest {
      * @param both the peer runs the loop too (else it is passive: the client decides alone)
      */
     private void warmUpLat(boolean both, java.util.function.LongConsumer round) {
+        latWarmUpRounds += warmUpRuns(both, () -> round.accept(LAT_WARMUP_ROUND));
+    }
+
+    /**
+     * Warm-up runs of {@code run}, not measured, while {@link JitQuiet#warming} says so; when {@code both} sides run
+     * them, they decide each run together over the side channel (each says whether it wants another; both go on
+     * while one does). Sets {@link #warmupNanos}. @return the runs done
+     */
+    private int warmUpRuns(boolean both, Runnable run) {
         long start = System.nanoTime();
         JitQuiet jit = new JitQuiet(start);
+        int runs = 0;
         while (true) {
-            round.accept(LAT_WARMUP_ROUND);
-            latWarmUpRounds++;
-            long now = System.nanoTime();
-            boolean more = (now - start < WARMUP_NANOS || !jit.quiet(now)) && now - start < WARMUP_MAX_NANOS;
+            run.run();
+            runs++;
+            boolean more = jit.warming(System.nanoTime());
             if (both) {
-                dog.reset("deciding on another warm-up round with the peer");
-                more |= PerftestWire.int64(xchg(PerftestWire.int64(more ? 1 : 0), "the warm-up's next round")) != 0;
+                dog.reset("deciding on another warm-up run with the peer");
+                more |= PerftestWire.int64(xchg(PerftestWire.int64(more ? 1 : 0), "the warm-up's next run")) != 0;
             }
             if (!more) {
                 break;
             }
         }
         warmupNanos = System.nanoTime() - start;
+        return runs;
     }
 
     // ------------------------------------------------------------------ bandwidth loops
