@@ -1491,15 +1491,13 @@ final class ShmTransport implements Transport {
         long pa = qp.peer.ctrlAddr;
         int n = qp.inFlight();
         long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
-        int d = low(r) - qp.firstMsg;
-        boolean covers = high(r) != 0 && d >= 0 && d < n;
+        int d = covered(qp, r, n);
         boolean live = true;
-        if (!covers && !(live = peerQpLive(qp))) {
+        if (d < 0 && !(live = peerQpLive(qp))) {
             r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT);
-            d = low(r) - qp.firstMsg;
-            covers = high(r) != 0 && d >= 0 && d < n;
+            d = covered(qp, r, n);
         }
-        if (!covers) {
+        if (d < 0) {
             return live ? -1 : WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
         }
         int st = high(r);
@@ -1537,6 +1535,15 @@ final class ShmTransport implements Transport {
         int syndrome = kind - Ctrl.ERROR;
         return (syndrome == Ctrl.NAK_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR
                 : syndrome == Ctrl.NAK_INVALID_REQUEST ? WcStatus.REM_INV_REQ_ERR : WcStatus.REM_OP_ERR).ordinal();
+    }
+
+    /**
+     * @return which of the {@code n} messages in flight the result word {@code r} answers (0: the first, whose number
+     *         is {@code firstMsg}), or -1 when it answers none of them (no result yet, or one for an earlier message)
+     */
+    private static int covered(ShmQp qp, long r, int n) {
+        int d = low(r) - qp.firstMsg;
+        return high(r) != 0 && d >= 0 && d < n ? d : -1;
     }
 
     /** Completes the first {@code k} messages in flight: the receiver took them. */
@@ -1791,8 +1798,7 @@ final class ShmTransport implements Transport {
             int n = qp.inFlight();
             if (n > 0 && qp.peer != null) {
                 long r = (long) LONG.getVolatile(qp.peer.ctrl, qp.peerResp + Ctrl.R_RESULT);
-                int d = low(r) - qp.firstMsg;
-                if (high(r) != 0 && d >= 0 && d < n || qp.sending
+                if (covered(qp, r, n) >= 0 || qp.sending
                         && qp.ringWrite - (long) LONG.getVolatile(qp.peer.ctrl, qp.peerResp + Ctrl.R_READ) < Ctrl.RING_SLOTS) {
                     return true;
                 }
