@@ -55,6 +55,13 @@ class ShmSendPipelineTest {
                 "message " + i + " landed in receive " + i);
     }
 
+    /** Polls a's CQ for the next completion: request {@code wrId} (they complete in order), with {@code status}. */
+    private static void assertSendDone(ShmPair p, int wrId, WcStatus status, String what) {
+        WorkCompletion s = p.await(p.a.cq);
+        assertEquals(status, s.status(), what + ": " + s);
+        assertEquals(wrId, s.wrId(), what + ": request " + wrId + " next, in order");
+    }
+
     /** @return the slots the side's QP has written into its peer's ring */
     private static long sentSlots(ShmPair.Side s) {
         return ((ShmQp) s.qp).ringWrite;
@@ -79,9 +86,7 @@ class ShmSendPipelineTest {
                 assertReceived(p, i, 64);
             }
             for (int i = 0; i < 12; i++) {
-                WorkCompletion s = p.await(p.a.cq);
-                assertEquals(WcStatus.SUCCESS, s.status());
-                assertEquals(i, s.wrId(), "the SENDs complete in order");
+                assertSendDone(p, i, WcStatus.SUCCESS, "SEND " + i);
             }
         }
     }
@@ -115,9 +120,7 @@ class ShmSendPipelineTest {
                     assertReceived(p, i, len);
                 }
                 for (int i = 0; i < n; i++) {
-                    WorkCompletion s = p.await(p.a.cq);
-                    assertEquals(WcStatus.SUCCESS, s.status(), len + " B: " + s);
-                    assertEquals(i, s.wrId(), len + " B: the SENDs complete in order");
+                    assertSendDone(p, i, WcStatus.SUCCESS, len + " B, SEND " + i);
                 }
                 assertEquals(0, p.b.cq.poll(new WorkCompletion()), "no message arrived twice");
             }
@@ -133,16 +136,10 @@ class ShmSendPipelineTest {
                 postSend(p, i, 8, true);
             }
             assertReceived(p, 0, 8);
-            WorkCompletion s = p.await(p.a.cq);
-            assertEquals(WcStatus.SUCCESS, s.status());
-            assertEquals(0, s.wrId());
-            s = p.await(p.a.cq);
-            assertEquals(WcStatus.RNR_RETRY_EXC_ERR, s.status(), s.toString());
-            assertEquals(1, s.wrId());
+            assertSendDone(p, 0, WcStatus.SUCCESS, "the message taken");
+            assertSendDone(p, 1, WcStatus.RNR_RETRY_EXC_ERR, "the message refused");
             for (int i = 2; i < 5; i++) {
-                s = p.await(p.a.cq);
-                assertEquals(WcStatus.WR_FLUSH_ERR, s.status());
-                assertEquals(i, s.wrId());
+                assertSendDone(p, i, WcStatus.WR_FLUSH_ERR, "a message behind it");
             }
             assertEquals(QpState.ERROR, p.a.qp.state());
         }
@@ -170,13 +167,9 @@ class ShmSendPipelineTest {
             postRecv(p, 0, 8);
             p.b.ctx.progress(); // one pass: the retried message 0 taken, message 1 refused: the answer is RNR(1)
             assertReceived(p, 0, 8);
-            WorkCompletion s = p.await(p.a.cq); // a reads RNR(1): 0 done, 1 refused once since
-            assertEquals(WcStatus.SUCCESS, s.status(), s.toString());
-            assertEquals(0, s.wrId());
+            assertSendDone(p, 0, WcStatus.SUCCESS, "a reads RNR(1): 0 done"); // 1 refused once since
             postRecv(p, 1, 8);
-            s = p.await(p.a.cq);
-            assertEquals(WcStatus.SUCCESS, s.status(), "message 1 refused once, with one retry left: " + s);
-            assertEquals(1, s.wrId());
+            assertSendDone(p, 1, WcStatus.SUCCESS, "message 1 refused once, with one retry left");
             assertReceived(p, 1, 8);
         }
     }
@@ -210,9 +203,7 @@ class ShmSendPipelineTest {
                 assertReceived(p, i, len);
             }
             for (int i = 0; i < 6; i++) {
-                WorkCompletion s = p.await(p.a.cq);
-                assertEquals(WcStatus.SUCCESS, s.status());
-                assertEquals(i, s.wrId());
+                assertSendDone(p, i, WcStatus.SUCCESS, "SEND " + i);
             }
         }
     }
@@ -229,13 +220,10 @@ class ShmSendPipelineTest {
             assertReceived(p, 0, 64);
             WorkCompletion r = p.await(p.b.cq);
             assertEquals(WcStatus.LOC_LEN_ERR, r.status());
-            WorkCompletion s = p.await(p.a.cq);
-            assertEquals(WcStatus.SUCCESS, s.status());
-            s = p.await(p.a.cq);
-            assertEquals(WcStatus.REM_INV_REQ_ERR, s.status(), s.toString());
-            assertEquals(1, s.wrId());
+            assertSendDone(p, 0, WcStatus.SUCCESS, "the message before it");
+            assertSendDone(p, 1, WcStatus.REM_INV_REQ_ERR, "the message refused");
             for (int i = 2; i < 4; i++) {
-                assertEquals(WcStatus.WR_FLUSH_ERR, p.await(p.a.cq).status());
+                assertSendDone(p, i, WcStatus.WR_FLUSH_ERR, "a message behind it");
             }
         }
     }
@@ -257,10 +245,8 @@ class ShmSendPipelineTest {
                     "the WRITE landed while the SEND before it was refused");
             postRecv(p, 0, 8);
             assertReceived(p, 0, 8);
-            assertEquals(0, p.await(p.a.cq).wrId());
-            WorkCompletion w = p.await(p.a.cq);
-            assertEquals(WcStatus.SUCCESS, w.status());
-            assertEquals(9, w.wrId());
+            assertSendDone(p, 0, WcStatus.SUCCESS, "the SEND");
+            assertSendDone(p, 9, WcStatus.SUCCESS, "the WRITE behind it");
             assertEquals(0x5EEDL, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, 8192));
         }
     }
