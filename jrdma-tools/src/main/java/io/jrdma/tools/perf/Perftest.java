@@ -1105,10 +1105,14 @@ final class Perftest {
 
     /** send_lat's run of {@code iters}: its receives posted, a handshake with the peer ({@code what} for the watchdog), the loop. */
     private void sendLatRun(long size, long[] tposted, long iters, String what) {
-        postRecvs(size);
+        // no more receives than the run has messages (a warm-up round is shorter than a deep -r): a run leaves none
+        // posted, and the next one's fit in the queue (with rx_depth each, a 4096-message round left the rest posted,
+        // and the next round's posts failed with ENOMEM past a queue of rx_depth)
+        int posted = clock != null ? o.rxDepth() : (int) Math.min(o.rxDepth(), iters);
+        postRecvs(size, posted);
         dog.reset("synchronizing with the peer before " + what);
         handshake(0);
-        runIterLatSend(size, tposted, iters);
+        runIterLatSend(size, tposted, iters, posted);
     }
 
     /** Iterations of one warm-up round of a latency test (a multiple of 256: see {@link #warmUpLat}). */
@@ -1462,10 +1466,15 @@ final class Perftest {
 
     /** {@code ctx_set_recv_wqes}: {@code rx-depth} receives per QP into its receive half. */
     private void postRecvs(long size) {
+        postRecvs(size, o.rxDepth());
+    }
+
+    /** Posts {@code perQp} receives for each QP (into the SRQ, if any, as many for each). */
+    private void postRecvs(long size, int perQp) {
         int n = o.numQps();
         for (int q = 0; q < n; q++) {
             long recvBase = base + (n + q) * sendQpBuffSize;
-            for (int j = 0; j < o.rxDepth(); j++) {
+            for (int j = 0; j < perQp; j++) {
                 postRecv(q, recvAddr(recvBase, size, j), size);
             }
         }
@@ -1722,8 +1731,11 @@ final class Perftest {
         }
     }
 
-    /** {@code run_iter_lat_send}: a SEND ping-pong into pre-posted receives; the client sends first. */
-    private void runIterLatSend(long size, long[] tposted, long iters) {
+    /**
+     * {@code run_iter_lat_send}: a SEND ping-pong into pre-posted receives ({@code posted} of them); the client
+     * sends first.
+     */
+    private void runIterLatSend(long size, long[] tposted, long iters, int posted) {
         int inlineFlag = size <= o.inlineSize() ? SendFlags.INLINE : 0;
         long recvBase = base + o.numQps() * sendQpBuffSize;
         long scnt = 0;
@@ -1732,8 +1744,8 @@ final class Perftest {
         // only the post lies between a message's arrival and the reply: the reply's request is made before the
         // wait, its timestamp is read after the post (as write_lat's: consecutive differences are the same round
         // trips), and the used receive is replaced after the reply is posted when at least one more stays posted
-        // meanwhile (rx_depth >= 2; with one, before it, as perftest: the peer's next SEND could find none)
-        boolean refillLate = o.rxDepth() >= 2;
+        // meanwhile (two or more posted; with one, before it, as perftest: the peer's next SEND could find none)
+        boolean refillLate = posted >= 2;
         // -D: until this side's clock reaches END, also while it waits for the peer's SEND (the peer may stop first)
         boolean dur = clock != null;
         latSampled = 0;
@@ -1769,7 +1781,7 @@ final class Perftest {
                             + failure(wcs[0]) + " (rcnt=" + rcnt + ")");
                 }
                 rcnt++;
-                refill = dur || rcnt + o.rxDepth() <= iters;
+                refill = dur || rcnt + posted <= iters;
                 if (refill && !refillLate) {
                     postRecv(0, recvBase, size);
                 }

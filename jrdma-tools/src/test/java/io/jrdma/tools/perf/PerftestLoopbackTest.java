@@ -399,6 +399,29 @@ class PerftestLoopbackTest {
     }
 
     /**
+     * send_lat with a receive queue deeper than a warm-up round (-r 8192 against rounds of 4,096): each run posts
+     * no more receives than it has messages, so a round leaves none behind, and the next round's fit (a round that
+     * posted all 8,192 left 4,096 posted, and the second round's posts failed with ENOMEM); with its own QP's
+     * queue and with an SRQ.
+     */
+    @Test
+    @Timeout(120)
+    void sendLatWarmsUpWithAReceiveQueueDeeperThanARound() throws Exception {
+        for (boolean srq : new boolean[] {false, true}) {
+            List<String> args = new ArrayList<>(List.of("send_lat", "-r", "8192", "-n", "10000", "-d", "shm0", "--timeout", "30"));
+            if (srq) {
+                args.add("--use-srq");
+            }
+            Captured run = runCaptured(args.toArray(String[]::new));
+            Perftest[] sides = run.sides();
+            String all = run.client() + "\n--- server:\n" + run.server();
+            assertTrue(sides[1].latWarmUpRounds >= 2, "srq=" + srq + ": two warm-up rounds or more\n" + all);
+            assertEquals(sides[1].latWarmUpRounds, sides[0].latWarmUpRounds, "srq=" + srq + ": both sides\n" + all);
+            assertTrue(run.client().lines().anyMatch(l -> l.matches(" 2 +10000 .*")), "srq=" + srq + ": the measured run's row\n" + all);
+        }
+    }
+
+    /**
      * send_bw between jrdma sides warms up too, both sides run for run (the server posts its receives for each and
      * they decide each run together), on shm0 and on a socket device; the measured run reports its own messages;
      * with -a there is no warm-up. Fails when a side skips or adds a run (the other waits for it) or when a run
