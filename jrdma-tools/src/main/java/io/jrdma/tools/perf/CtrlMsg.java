@@ -31,6 +31,11 @@ final class CtrlMsg {
     boolean last;
     /** the unmeasured warm-up run before the first size: no row is printed */
     boolean warmup;
+    /**
+     * ACK of a warm-up run: the server's JIT compiler threads still work ({@link JitQuiet}), so the client warms up
+     * on (a server that predates it leaves the flag 0: quiet)
+     */
+    boolean compiling;
     /** START: iterations to run (0 = duration mode); DONE/ACK: iterations done or received */
     long count;
     /** START: duration in ns (0 = iteration mode); DONE/ACK: elapsed ns */
@@ -47,6 +52,7 @@ final class CtrlMsg {
         this.size = size;
         this.last = last;
         this.warmup = false;
+        this.compiling = false;
         this.count = count;
         this.nanos = nanos;
         peakMBps = 0;
@@ -59,6 +65,11 @@ final class CtrlMsg {
 
     CtrlMsg warmup(boolean w) {
         warmup = w;
+        return this;
+    }
+
+    CtrlMsg compiling(boolean c) {
+        compiling = c;
         return this;
     }
 
@@ -82,7 +93,7 @@ final class CtrlMsg {
         seg.set(ValueLayout.JAVA_INT_UNALIGNED, off, type);
         seg.set(ValueLayout.JAVA_INT_UNALIGNED, off + 4, phase);
         seg.set(ValueLayout.JAVA_INT_UNALIGNED, off + 8, size);
-        seg.set(ValueLayout.JAVA_INT_UNALIGNED, off + 12, (last ? 1 : 0) | (warmup ? 2 : 0));
+        seg.set(ValueLayout.JAVA_INT_UNALIGNED, off + 12, (last ? 1 : 0) | (warmup ? 2 : 0) | (compiling ? 4 : 0));
         seg.set(ValueLayout.JAVA_LONG_UNALIGNED, off + 16, count);
         seg.set(ValueLayout.JAVA_LONG_UNALIGNED, off + 24, nanos);
         seg.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 32, peakMBps);
@@ -101,6 +112,7 @@ final class CtrlMsg {
         int flags = seg.get(ValueLayout.JAVA_INT_UNALIGNED, off + 12);
         last = (flags & 1) != 0;
         warmup = (flags & 2) != 0;
+        compiling = (flags & 4) != 0;
         count = seg.get(ValueLayout.JAVA_LONG_UNALIGNED, off + 16);
         nanos = seg.get(ValueLayout.JAVA_LONG_UNALIGNED, off + 24);
         peakMBps = seg.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 32);

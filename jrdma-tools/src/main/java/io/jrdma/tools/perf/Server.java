@@ -38,6 +38,12 @@ final class Server {
     static volatile boolean noCreditsForTest;
     /** Tests only: the send_bw server stops for 0.2 ms after every 32nd message, as a slow receiver would. */
     static volatile boolean slowReceiverForTest;
+    /** Tests only: every warm-up run's ACK says that this server's JIT still works. */
+    static volatile boolean compilingForTest;
+    /** Whether this JVM's JIT still works, sampled from the first warm-up run on (its ACKs say: CtrlMsg.compiling). */
+    private JitQuiet jit;
+    /** The warm-up run prepared last, and its size: the next warm-up run of the same size reuses its buffers. */
+    private boolean preparedWarmUp;
 
     private final PerfOptions o;
     private final PrintStream out;
@@ -463,7 +469,10 @@ final class Server {
                 throw new PerfFailure("protocol error: the client asked for " + size + " B, above its maximum "
                         + req.maxSize());
             }
-            prepare(size);
+            prepare(size, start.warmup, start.count);
+            if (start.warmup && jit == null) {
+                jit = new JitQuiet(System.nanoTime());
+            }
             s.sendCtrl(s.out.set(CtrlMsg.READY, start.phase, size, false, 0, 0));
             long cpu0 = start.warmup ? -1 : io.jrdma.tools.oob.Roce.cpuNanos();
             long wall0 = System.nanoTime();
@@ -509,7 +518,8 @@ final class Server {
                 out.flush();
             }
             s.sendCtrl(s.out.set(CtrlMsg.ACK, phase, size, last, myCount, nanos).rates(peak, avg, rate)
-                    .status(mine == null ? CtrlMsg.OK : CtrlMsg.MISMATCH, mine));
+                    .status(mine == null ? CtrlMsg.OK : CtrlMsg.MISMATCH, mine)
+                    .compiling(warmup && (compilingForTest || jit != null && !jit.quiet(System.nanoTime()))));
             if (mine != null) {
                 failure = mine;
             } else if (!clientOk) {
@@ -549,16 +559,33 @@ final class Server {
     }
 
     /** Prepares the buffer for one size: clears what the client writes, fills what this side sends. */
-    private void prepare(int size) {
+    /**
+     * Gets the buffers ready for a run of {@code count} messages (0: a duration) of {@code size} bytes. A warm-up run
+     * after a warm-up run of the same size keeps what the one before left, whose data is the same: the repeated
+     * warm-up (0.3-2 s) would otherwise zero the whole receive area, 32 MiB at send_bw's 64 KiB, and make a meter,
+     * once per run.
+     */
+    private void prepare(int size, boolean warmup, long count) {
+        boolean again = warmup && preparedWarmUp && size == curSize;
+        preparedWarmUp = warmup;
         curSize = size;
         mismatch = null;
         dataRecvs = 0;
         pings = 0;
         pendingPongs = 0;
         pongsPosted = 0;
+        if (again && test == PerfTest.SEND_BW) {
+            meter.reset();
+            s.sink = this::onSendBw; // the run's end took it away
+            return;
+        }
         MemorySegment b = s.buf;
         switch (test) {
-            case WRITE_BW -> b.asSlice(0, s.dataLength).fill((byte) 0);
+            case WRITE_BW -> {
+                if (!again) {
+                    b.asSlice(0, s.dataLength).fill((byte) 0);
+                }
+            }
             case ATOMIC_BW, ATOMIC_LAT -> b.asSlice(0, 8).fill((byte) 0);
             case WRITE_LAT, SEND_LAT -> {
                 b.asSlice(0, s.stride).fill((byte) 0);
@@ -585,7 +612,7 @@ final class Server {
                         expectSlices[i] = e.asSlice((long) i * size, size);
                     }
                 }
-                meter = new BwMeter(req.iterations() > 0 ? (int) Math.min(1 << 20, req.iterations() / 64 + 4) : 1 << 16);
+                meter = new BwMeter(count > 0 ? (int) Math.min(1 << 20, count / 64 + 4) : 1 << 16);
                 s.sink = this::onSendBw;
             }
             default -> {
