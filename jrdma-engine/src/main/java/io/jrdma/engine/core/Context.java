@@ -143,7 +143,11 @@ public final class Context implements DeviceContext {
     }
 
     public void control(Runnable r) {
-        if (invoker || !running || Thread.currentThread() == thread) {
+        if (invoker) {
+            controlInvoker(r);
+            return;
+        }
+        if (!running || Thread.currentThread() == thread) {
             synchronized (this) {
                 r.run();
             }
@@ -163,6 +167,97 @@ public final class Context implements DeviceContext {
         if (t.error != null) {
             throw t.error;
         }
+    }
+
+    /**
+     * INVOKER: runs {@code r} holding the engine's claim ({@link Engine#tryDrive}), so that it never overlaps a duty
+     * cycle or a post of another thread: a QP's reset or destroy may unmap the memory of the peer it let go (shared
+     * memory), which a thread inside a duty cycle may be reading at that moment. The thread that drives the engine
+     * runs it at once (a control operation from inside a duty cycle or a post); another thread takes the claim, or,
+     * while a thread holds it, queues the operation, which that thread's next duty cycle runs, and takes the claim
+     * itself when it comes free first.
+     */
+    private void controlInvoker(Runnable r) {
+        if (engine.drivenByCaller()) {
+            synchronized (this) {
+                r.run();
+            }
+            return;
+        }
+        if (engine.tryDrive()) {
+            try {
+                synchronized (this) {
+                    r.run();
+                }
+            } finally {
+                engine.endDrive();
+            }
+            return;
+        }
+        ControlTask t = new ControlTask(r, Thread.currentThread());
+        engine.controlQueue.add(t);
+        long deadline = System.nanoTime() + CONTROL_TIMEOUT_NANOS;
+        while (!t.done) {
+            if (engine.tryDrive()) {
+                try {
+                    synchronized (this) {
+                        engine.runQueuedControl(); // this one, and any other thread's queued meanwhile
+                    }
+                } finally {
+                    engine.endDrive();
+                }
+                continue;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new RdmaException(Errno.ETIMEDOUT, "the thread driving this INVOKER context's engine held it for"
+                        + " 10 s without a duty cycle, so a control operation could not run; let it poll, or stop it");
+            }
+            LockSupport.parkNanos(t, 50_000);
+        }
+        if (t.error != null) {
+            throw t.error;
+        }
+    }
+
+    /**
+     * Waits up to 5 s for the engine thread to end, through interrupts (an interrupted closer, as an executor's
+     * worker after {@code shutdownNow}, must not free what the engine still reads); the interrupt is kept.
+     *
+     * @return true when it ended
+     */
+    private static boolean awaitEnd(Thread t) {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        boolean interrupted = false;
+        while (t.isAlive()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                t.join(Math.max(1, left / 1_000_000));
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return !t.isAlive();
+    }
+
+    /** INVOKER close: takes the engine's claim and keeps it (5 s at most). @return true when taken */
+    private boolean claimForClose() {
+        if (engine.drivenByCaller()) {
+            return true; // closed from inside a duty cycle or a post: nothing else runs it now
+        }
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (!engine.tryDrive()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+        return true;
     }
 
     /** A control operation queued for the engine thread. */
@@ -513,16 +608,25 @@ public final class Context implements DeviceContext {
         }
         running = false;
         engine.stopping = true;
+        // no thread may be inside the engine when the transport lets its resources go (shared memory unmaps its
+        // segments, which a duty cycle reads): the engine thread has ended, or, INVOKER, this thread holds the claim
+        // for good (a later poll or post finds it taken and does nothing)
+        boolean engineIdle;
         if (thread != null) {
             LockSupport.unpark(thread);
             engine.transport.wake(); // an engine that waits on its transport's own wake-up (shm's futex, up to 20 ms) too
-            try {
-                thread.join(5000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            engineIdle = awaitEnd(thread);
+        } else {
+            engineIdle = !invoker || claimForClose();
         }
-        engine.transport.close();
+        if (engineIdle) {
+            engine.transport.close();
+        } else {
+            Fallbacks.LOG.log(System.Logger.Level.WARNING, "closing " + this + ": "
+                    + (thread != null ? "its engine thread did not end" : "another thread kept driving its engine")
+                    + " within 5 s; the transport's memory and descriptors are left as they are (freeing them under"
+                    + " a running engine could crash the process)");
+        }
         link.close();
         counters.close();
         ContextEvent.closed(this);

@@ -95,12 +95,36 @@ public final class Engine {
      * application posts on one thread and polls on another. @return false when another thread drives it now
      */
     boolean tryDrive() {
-        return DRIVING.compareAndSet(this, 0, 1);
+        if (!DRIVING.compareAndSet(this, 0, 1)) {
+            return false;
+        }
+        driver = Thread.currentThread();
+        return true;
     }
 
     /** Ends {@link #tryDrive}: everything the driver wrote is published with the release. */
     void endDrive() {
+        driver = null;
         DRIVING.setRelease(this, 0);
+    }
+
+    /**
+     * INVOKER: the thread that drives the engine now, written by that thread alone (after its claim, and null before
+     * its release), so a thread that reads itself here drives it (another thread reads its own write or another's)
+     */
+    private Thread driver;
+
+    /** @return true when the calling thread drives the engine now (INVOKER: inside a duty cycle or a post) */
+    boolean drivenByCaller() {
+        return driver == Thread.currentThread();
+    }
+
+    /**
+     * INVOKER, the caller driving the engine: runs the control operations other threads queued while it drove
+     * ({@link Context#control}). @return how many
+     */
+    int runQueuedControl() {
+        return controlQueue.isEmpty() ? 0 : runControl();
     }
 
     /**

@@ -78,8 +78,20 @@ class TransportContractTest {
         @Override
         public int receive() {
             receives++;
+            long stall = stallNanos;
+            if (stall > 0) { // a duty cycle that takes a while: the engine is inside it when a test acts
+                stallNanos = 0;
+                stalling = true;
+                java.util.concurrent.locks.LockSupport.parkNanos(stall);
+                stalling = false;
+            }
             return 0;
         }
+
+        /** tests: the next duty cycle's receive takes this long (once) */
+        volatile long stallNanos;
+        /** tests: a duty cycle is inside that stall now */
+        volatile boolean stalling;
 
         @Override
         public int transmit(Qp qp, int budget) {
@@ -140,7 +152,12 @@ class TransportContractTest {
         @Override
         public void close() {
             closed = true;
+            Thread t = engine.thread;
+            engineRanAtClose = t != null && t.isAlive();
         }
+
+        /** whether the context's engine thread still ran when the context closed this transport */
+        volatile boolean engineRanAtClose;
     }
 
     /** The addresses of the test device: one endpoint, no datagrams. */
