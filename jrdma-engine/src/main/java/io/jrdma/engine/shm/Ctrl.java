@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 8;
+    static final int VERSION = 9;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -98,9 +98,12 @@ final class Ctrl {
     static final int Q_HELD = 40;
     /**
      * The QP this one is connected to (its partner): its QPN (0: none) and its context's id ({@code pid << 32 | fd}
-     * of its GID), published by this context when the partner's own hold word is on its list of partners and
-     * cleared, before a membarrier, when it is taken off (reset, destroy, another connection). An initiator whose
-     * identity these name may hold this QP's keys by its own word ({@link #HOLDS}).
+     * of its GID), published by this context at every connection (modify to RTR) and cleared when the QP lets it go
+     * (reset, destroy, another connection; before a membarrier when the partner's own hold word was on its list of
+     * partners). A QP takes requests and messages only from the QP these name: a sender or initiator that finds
+     * another identity here stops as for a QP that is gone (its requests fail with RETRY_EXC_ERR). An initiator
+     * whose identity these name, both contexts registered for membarrier, may hold this QP's keys by its own word
+     * ({@link #HOLDS}).
      */
     static final int Q_DEST_QPN = 44;
     static final int Q_DEST_ID = 48;

@@ -125,7 +125,7 @@ final class ShmTransport implements Transport {
     private final int[] partnerQpn = new int[Ctrl.MAX_QPS];
     /** the partner's hold word here (an address through ALL), 0 until its QP is found in its directory */
     private final long[] partnerHold = new long[Ctrl.MAX_QPS];
-    private int partners;
+    int partners; // package: tests read it
     private int partnerHigh;
 
     ShmTransport(Engine engine, int ctrlFd, long ctrlAddr) {
@@ -327,19 +327,19 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * Engine thread, modify to RTR: QP {@code qp}'s partner goes on the list a withdrawal reads, then its identity
-     * into the QP's entry, where the partner finds it and may hold by its own word from then on.
+     * Engine thread, modify to RTR: QP {@code qp}'s partner goes on the list a withdrawal reads (both contexts
+     * registered for membarrier), then its identity into the QP's entry (always: senders and initiators check that
+     * it names them), where the partner finds it and may hold by its own word from then on.
      */
     private void addPartner(ShmQp qp, Peer p, long id) {
-        if (!ownHold || !p.ownHold) {
-            return; // one end without a membarrier: the locked holds
-        }
-        synchronized (entries) {
-            partnerPeer[qp.slot] = p;
-            partnerQpn[qp.slot] = qp.destQpn;
-            partnerHold[qp.slot] = 0;
-            partners++;
-            partnerHigh = Math.max(partnerHigh, qp.slot + 1);
+        if (ownHold && p.ownHold) { // else one end without a membarrier: the locked holds
+            synchronized (entries) {
+                partnerPeer[qp.slot] = p;
+                partnerQpn[qp.slot] = qp.destQpn;
+                partnerHold[qp.slot] = 0;
+                partners++;
+                partnerHigh = Math.max(partnerHigh, qp.slot + 1);
+            }
         }
         LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, id);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, qp.destQpn);
@@ -363,6 +363,11 @@ final class ShmTransport implements Transport {
         int s = qp.slot;
         Peer p = partnerPeer[s];
         if (p == null) {
+            if (ctrl.get(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_DEST_QPN) != 0) { // a partner without own holds
+                INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, 0);
+                LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, 0L);
+                nextGeneration(qp);
+            }
             return;
         }
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, 0);
@@ -1045,17 +1050,24 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** @return true when the peer's QP is there and takes requests (RTR, RTS, SQD) */
-    private static boolean peerQpLive(ShmQp qp) {
+    /**
+     * @return true when the peer's QP is there, takes requests (RTR, RTS, SQD) and is connected to this QP (its
+     *         entry names this QP and this context: a peer QP reset and connected to another QP since takes nothing
+     *         more from this one, whose SENDs in flight and requests fail with RETRY_EXC_ERR, as toward a QP gone)
+     */
+    private boolean peerQpLive(ShmQp qp) {
         if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
             return false;
         }
-        long qs = (long) LONG.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_QPN); // QPN and state: one load
+        long d = qp.peer.ctrlAddr + qp.peerDir; // one line: QPN, state and partner
+        long qs = (long) LONG.getVolatile(ALL, d + Ctrl.Q_QPN); // QPN and state: one load
         if (low(qs) != qp.destQpn) {
             return false;
         }
         int s = high(qs);
-        return s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal();
+        return (s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal())
+                && (int) INT.getVolatile(ALL, d + Ctrl.Q_DEST_QPN) == qp.qpn
+                && (long) LONG.getVolatile(ALL, d + Ctrl.Q_DEST_ID) == selfId;
     }
 
     /**
@@ -1468,6 +1480,9 @@ final class ShmTransport implements Transport {
                 if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
                     return PENDING; // the ring is full: the receiver has not read that far yet
                 }
+            }
+            if (qp.sendOffset > 0 && !peerQpLive(qp)) {
+                return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
             if (writeSlot(qp, w, pos, (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset), total, writeImm)) {
                 qp.sending = false;

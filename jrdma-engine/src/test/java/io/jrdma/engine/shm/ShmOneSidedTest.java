@@ -320,15 +320,15 @@ class ShmOneSidedTest {
     }
 
     /**
-     * A second initiator QP whose destination is the same QP (not the QP its entry names as partner, so not allowed
-     * its own hold) finds the held word taken and holds the key entry's in-use count instead: its WRITE lands, the
-     * count is back at 0 after it, the other's hold is left alone.
+     * An initiator that holds by the locked words (without its own hold: one end without membarrier) and finds the
+     * destination QP's held word taken (left by an initiator that died inside its copy, say) holds the key entry's
+     * in-use count instead: its WRITE lands, the count is back at 0 after it, the other's hold is left alone.
      */
     @Test
-    void aSecondInitiatorOfTheSameQpHoldsTheInUseCount() {
+    void anInitiatorThatFindsTheHeldWordTakenHoldsTheInUseCount() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
             MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
-            ShmTransport.INT.setVolatile(c, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN, 0); // names no partner: shared holds
+            ((ShmQp) p.a.qp).ownHold = false; // the locked holds, as between contexts without membarrier
             long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
             long inUse = Ctrl.key(p.b.mr.rkey() >>> 8) + Ctrl.K_IN_USE;
             ShmTransport.INT.setVolatile(c, held, 4321); // another initiator's hold of another entry
@@ -446,9 +446,9 @@ class ShmOneSidedTest {
     }
 
     /**
-     * Contexts opened without the own hold (the setting membarrier decides; a test can turn it off) publish no
-     * partner, and their operations take the locked holds: the initiator's own word is not touched (its sentinel
-     * stays), and WRITE, READ and FETCH_ADD land as before.
+     * Contexts opened without the own hold (the setting membarrier decides; a test can turn it off) still name their
+     * QPs' partners (a QP takes requests from its partner alone), and their operations take the locked holds: the
+     * initiator's own word is not touched (its sentinel stays), and WRITE, READ and FETCH_ADD land as before.
      */
     @Test
     void withoutTheOwnHoldTheLockedHoldsAreUsed() {
@@ -456,7 +456,8 @@ class ShmOneSidedTest {
         ShmTransport.ownHoldForNewContexts = false;
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
             ShmTransport.ownHoldForNewContexts = was;
-            assertEquals(0, (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN));
+            assertEquals(p.a.qp.qpn(), (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN));
+            assertEquals(0, transport(p.b).partners, "no partner on the list a withdrawal reads");
             long own = ownHold(p.a);
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 777);
             p.a.buf.set(ValueLayout.JAVA_LONG, 0, 41);

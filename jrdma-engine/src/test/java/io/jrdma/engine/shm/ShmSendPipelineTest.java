@@ -250,4 +250,46 @@ class ShmSendPipelineTest {
             assertEquals(0x5EEDL, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, 8192));
         }
     }
+
+    /**
+     * A receiver whose QP was reset and connected to another QP takes nothing more from the one it left: that one's
+     * SEND in flight (in the ring before the reset, never answered) fails with RETRY_EXC_ERR once its retries run
+     * out, as toward a QP that is gone, and does not land in the receive the new connection's message takes, which
+     * lands whole (before, the old sender found the receiver's QP live again by its QPN and state, and waited for
+     * its answer for ever).
+     */
+    @Test
+    void aReceiverConnectedToAnotherQpTakesNothingMoreFromTheOneItLeft() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            postSend(p, 0, 64, true); // in b's ring; b's engine does not run, so no answer
+            assertEquals(1, sentSlots(p.a));
+            io.jrdma.verbs.QueuePair a2 = p.a.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.a.cq).withDepth(64, 64));
+            try {
+                p.b.qp.modify(new QpAttr().state(QpState.RESET));
+                connectQp(p.b.qp, p.a, a2.qpn());
+                connectQp(a2, p.b, p.b.qp.qpn());
+                postRecv(p, 0, 64);
+                assertSendDone(p, 0, WcStatus.RETRY_EXC_ERR, "the SEND to a QP that left");
+                p.a.buf.set(ValueLayout.JAVA_LONG_UNALIGNED, 4096, 0xA2L);
+                assertEquals(0, a2.postSend(wr.reset().wrId(7).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 4096, 64)));
+                WorkCompletion r = p.await(p.b.cq);
+                assertEquals(WcStatus.SUCCESS, r.status(), "the new connection's message: " + r);
+                assertEquals(0, r.wrId());
+                assertEquals(64, r.byteLen());
+                assertEquals(0xA2L, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, 1L << 20), "a2's message, not a's");
+                assertSendDone(p, 7, WcStatus.SUCCESS, "a2's SEND");
+            } finally {
+                a2.close();
+            }
+        }
+    }
+
+    /** Connects {@code qp} (INIT, RTR, RTS) to QP {@code destQpn} of {@code peer}'s context, with short retries. */
+    private static void connectQp(io.jrdma.verbs.QueuePair qp, ShmPair.Side peer, int destQpn) {
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
+        qp.modify(new QpAttr().state(QpState.RTR).av(new io.jrdma.verbs.AddressVector(peer.ctx.gid(0), 0, 64, 0, 4791))
+                .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(destQpn).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(10).retryCnt(3).rnrRetry(7).maxRdAtomic(16));
+    }
 }
