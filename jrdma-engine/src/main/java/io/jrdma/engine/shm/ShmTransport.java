@@ -80,7 +80,7 @@ final class ShmTransport implements Transport {
     final int ctrlFd;
     private final long ctrlAddr;
     final MemorySegment ctrl;
-    private final ConnectionManager cm;
+    private final TcpConnectionManager cm;
     private final ShmQp[] slots = new ShmQp[Ctrl.MAX_QPS];
     private int slotHigh;
     /** QP entries ever used (only grows; read by {@link #withdraw} on any thread): peers' held words lie below it */
@@ -1867,6 +1867,7 @@ final class ShmTransport implements Transport {
 
     @Override
     public void close() {
+        cm.close(); // its listeners and connections end with the context, as on the other providers
         synchronized (entries) { // no withdrawal reads a partner's word through a mapping unmapped below
             java.util.Arrays.fill(partnerPeer, null);
             partners = 0;

@@ -730,4 +730,22 @@ class ShmOneSidedTest {
             Thread.onSpinWait();
         }
     }
+
+    /**
+     * Closing a context ends its connection manager's listeners: the port is free again (before, the listener outlived
+     * the context, its socket open and its port bound).
+     */
+    @Test
+    void closingTheContextEndsItsConnectionManagersListeners() throws Exception {
+        var ctx = ShmDevice.INSTANCE.open(io.jrdma.verbs.DeviceOptions.defaults());
+        int port;
+        try {
+            port = ctx.connectionManager().listen(new java.net.InetSocketAddress("127.0.0.1", 0)).address().getPort();
+        } finally {
+            ctx.close();
+        }
+        try (var s = new java.net.ServerSocket()) {
+            s.bind(new java.net.InetSocketAddress("127.0.0.1", port)); // fails with a BindException while it listens
+        }
+    }
 }
