@@ -902,8 +902,13 @@ final class ShmTransport implements Transport {
                 wcFlags |= WorkCompletion.WITH_INV;
             }
             int byteLen = (int) total;
-            completeRecv(qp, WcStatus.SUCCESS, writeImm ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, byteLen, imm,
-                    wcFlags);
+            if (!completeRecv(qp, WcStatus.SUCCESS, writeImm ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, byteLen,
+                    imm, wcFlags)) {
+                // the receive's CQ is full (CQ_ERR, its QPs to ERROR): the message was not delivered, and its sender
+                // is told so, not DONE; this QP stops here, leaving what follows in the ring unanswered
+                respond(qp, msg, Ctrl.ERROR + Ctrl.NAK_REMOTE_OP);
+                return Ctrl.ERROR + Ctrl.NAK_REMOTE_OP;
+            }
             respond(qp, msg, Ctrl.DONE); // after the receive's completion: the SEND completes once it is consumed
         }
         return Ctrl.DONE;
@@ -928,12 +933,13 @@ final class ShmTransport implements Transport {
         return Sgl.scatter(context.keys, qp, r, qp.recvOffset, ctrl, src, len);
     }
 
-    private void completeRecv(ShmQp qp, WcStatus st, WcOpcode op, int len, int imm, int flags) {
+    /** @return false when the receive's CQ was full (its completion is lost: CQ_ERR, counted in cq_overflow) */
+    private boolean completeRecv(ShmQp qp, WcStatus st, WcOpcode op, int len, int imm, int flags) {
         long wrId = qp.recv.wrId;
         qp.receiving = false;
         qp.recv = null;
         qp.recvDone();
-        qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
+        return qp.recvCq.push(wrId, st, op, len, imm, flags, qp.qpn, qp.destQpn);
     }
 
     @Override

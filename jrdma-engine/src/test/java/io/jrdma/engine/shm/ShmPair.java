@@ -34,8 +34,13 @@ final class ShmPair implements AutoCloseable {
     final Side b;
 
     ShmPair(ThreadingMode mode, int size) {
-        a = new Side(mode, size);
-        b = new Side(mode, size);
+        this(mode, size, 256);
+    }
+
+    /** @param bCqDepth the entries of b's CQ (a's has 256) */
+    ShmPair(ThreadingMode mode, int size, int bCqDepth) {
+        a = new Side(mode, size, 256);
+        b = new Side(mode, size, bCqDepth);
         connect(a, b, 7);
         connect(b, a, 7);
     }
@@ -48,10 +53,10 @@ final class ShmPair implements AutoCloseable {
         final MemorySegment buf;
         final MemoryRegion mr;
 
-        Side(ThreadingMode mode, int size) {
+        Side(ThreadingMode mode, int size, int cqDepth) {
             ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(mode));
             pd = ctx.allocPd();
-            cq = ctx.createCq(256);
+            cq = ctx.createCq(cqDepth);
             qp = pd.createQp(QpInitAttr.rc(cq).withDepth(64, 64));
             buf = ctx.allocateBuffer(size, 4096, arena);
             mr = pd.register(buf, ALL | Access.REMOTE_INVALIDATE);

@@ -285,6 +285,35 @@ class ShmSendPipelineTest {
         }
     }
 
+    /**
+     * A receive whose completion finds its CQ full (CQ_ERR) is not answered DONE: its SEND fails with REM_OP_ERR and
+     * the ones behind it are flushed, while those whose receives completed succeed (before, the receiver answered
+     * DONE for every message of its duty cycle, so SENDs succeeded whose receives never completed).
+     */
+    @Test
+    void aSendWhoseReceiveFindsTheCqFullDoesNotSucceed() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21, 4)) {
+            for (int i = 0; i < 8; i++) {
+                postRecv(p, i, 64);
+            }
+            for (int i = 0; i < 8; i++) {
+                postSend(p, i, 64, true);
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.b.ctx.counters().getOrDefault("cq_overflow", 0L) == 0) { // b's engine runs, its CQ not polled
+                p.b.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "b's CQ did not overrun");
+            }
+            for (int i = 0; i < 4; i++) {
+                assertSendDone(p, i, WcStatus.SUCCESS, "SEND " + i + ", whose receive completed");
+            }
+            assertSendDone(p, 4, WcStatus.REM_OP_ERR, "SEND 4, whose receive's completion found the CQ full");
+            for (int i = 5; i < 8; i++) {
+                assertSendDone(p, i, WcStatus.WR_FLUSH_ERR, "SEND " + i);
+            }
+        }
+    }
+
     /** Connects {@code qp} (INIT, RTR, RTS) to QP {@code destQpn} of {@code peer}'s context, with short retries. */
     private static void connectQp(io.jrdma.verbs.QueuePair qp, ShmPair.Side peer, int destQpn) {
         qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
