@@ -29,6 +29,8 @@ final class Peer {
     final boolean maySleep;
     /** it reads its partners' own hold words after a membarrier ({@link Ctrl#H_OWN_HOLD}) */
     final boolean ownHold;
+    /** the control segment's inode: the context's identity, where its GID's descriptor number may be reused */
+    private final long ctrlInode;
     private long[] inodes = new long[8];
     private MemorySegment[] buffers = new MemorySegment[8];
     private int count;
@@ -48,6 +50,7 @@ final class Peer {
                         + " of this version (update the peer's jrdma)");
             }
             ctrlAddr = Native.mmap(fd, Ctrl.SIZE);
+            ctrlInode = Native.inode(fd);
         } finally {
             Native.close(fd);
         }
@@ -105,6 +108,28 @@ final class Peer {
             return null;
         } finally {
             Native.close(f);
+        }
+    }
+
+    /**
+     * Control path: whether the peer's GID still names this context: the process lives and its descriptor is still
+     * this control segment (a context closed and another opened may get the same descriptor number, and so the
+     * same GID).
+     */
+    boolean stillAt() {
+        if (dead) {
+            return false;
+        }
+        int fd;
+        try {
+            fd = Native.openPeerFd(pid, ctrlFd);
+        } catch (RuntimeException e) {
+            return false; // the process or its descriptor is gone
+        }
+        try {
+            return Native.inode(fd) == ctrlInode;
+        } finally {
+            Native.close(fd);
         }
     }
 

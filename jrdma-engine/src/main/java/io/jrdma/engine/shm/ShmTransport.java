@@ -508,6 +508,10 @@ final class ShmTransport implements Transport {
         }
         long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
         Peer p = peers.get(id);
+        if (p != null && !p.stillAt()) {
+            p = null; // its context closed (or its process died) and the GID names another now: the QPs that still
+                      // use the old mapping keep it until they let it go; this one maps what is there now
+        }
         if (p == null) {
             try {
                 p = new Peer(who[0], who[1]);
@@ -515,7 +519,9 @@ final class ShmTransport implements Transport {
                 return; // not reachable (gone, another user's): nothing will answer
             }
             peers.put(id, p);
-            peerList = peers.values().toArray(new Peer[0]);
+            Peer[] list = java.util.Arrays.copyOf(peerList, peerList.length + 1);
+            list[peerList.length] = p;
+            peerList = list; // every peer a QP uses, a stale one too: its process's death still reaches its QPs
         }
         p.users++;
         qp.peer = p;
@@ -547,8 +553,16 @@ final class ShmTransport implements Transport {
     }
 
     private void dropPeer(long id, Peer p) {
-        peers.remove(id);
-        peerList = peers.values().toArray(new Peer[0]);
+        peers.remove(id, p); // not a newer peer at the same GID
+        Peer[] old = peerList;
+        for (int i = 0; i < old.length; i++) {
+            if (old[i] == p) {
+                Peer[] list = java.util.Arrays.copyOf(old, old.length - 1);
+                System.arraycopy(old, i + 1, list, i, old.length - 1 - i);
+                peerList = list;
+                break;
+            }
+        }
         p.unmap();
     }
 

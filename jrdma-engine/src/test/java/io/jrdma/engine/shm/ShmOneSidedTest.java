@@ -748,4 +748,80 @@ class ShmOneSidedTest {
             s.bind(new java.net.InetSocketAddress("127.0.0.1", port)); // fails with a BindException while it listens
         }
     }
+
+    /**
+     * A context opened in the place of a closed one (in the same process its control segment gets the closed one's
+     * descriptor number, so its GID) is mapped anew when a QP connects to it, while a QP still connected to the
+     * closed one keeps the old mapping: a WRITE through the new connection lands (before, the new QP used the closed
+     * context's mapping, found no QP there and failed with RETRY_EXC_ERR).
+     */
+    @Test
+    void aContextAtAClosedOnesGidIsMappedAnew() {
+        try (Arena arena = Arena.ofShared()) {
+            var a = ShmDevice.INSTANCE.open(io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+            var apd = a.allocPd();
+            var acq = a.createCq(16);
+            MemorySegment abuf = a.allocateBuffer(4096, 4096, arena);
+            MemoryRegion amr = apd.register(abuf, ShmPair.ALL);
+            var old = apd.createQp(io.jrdma.verbs.QpInitAttr.rc(acq));
+            var fresh = apd.createQp(io.jrdma.verbs.QpInitAttr.rc(acq));
+            try {
+                var x = ShmDevice.INSTANCE.open(io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+                io.jrdma.verbs.Gid xGid = x.gid(0);
+                var xpd = x.allocPd();
+                var xcq = x.createCq(16);
+                var xqp = xpd.createQp(io.jrdma.verbs.QpInitAttr.rc(xcq));
+                connectTo(old, xGid, xqp.qpn());
+                connectTo(xqp, a.gid(0), old.qpn());
+                xqp.close();
+                xcq.close();
+                xpd.close();
+                x.close();
+                var y = ShmDevice.INSTANCE.open(io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+                try {
+                    org.junit.jupiter.api.Assumptions.assumeTrue(y.gid(0).equals(xGid),
+                            "the new context got another descriptor number than the closed one's");
+                    var ypd = y.allocPd();
+                    var ycq = y.createCq(16);
+                    MemorySegment ybuf = y.allocateBuffer(4096, 4096, arena);
+                    MemoryRegion ymr = ypd.register(ybuf, ShmPair.ALL);
+                    var yqp = ypd.createQp(io.jrdma.verbs.QpInitAttr.rc(ycq));
+                    connectTo(yqp, a.gid(0), fresh.qpn());
+                    connectTo(fresh, y.gid(0), yqp.qpn());
+                    abuf.set(ValueLayout.JAVA_LONG, 0, 0x5EED);
+                    assertEquals(0, fresh.postSend(WR.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                            .sge(0, amr, 0, 8).remote(ybuf.address() + 64, ymr.rkey())));
+                    WorkCompletion wc = new WorkCompletion();
+                    long deadline = System.nanoTime() + 10_000_000_000L;
+                    while (acq.poll(wc) == 0) {
+                        y.progress();
+                        assertTrue(System.nanoTime() < deadline, "no completion within 10 s");
+                    }
+                    assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+                    assertEquals(0x5EED, ybuf.get(ValueLayout.JAVA_LONG, 64));
+                    yqp.close();
+                    ymr.close();
+                    ycq.close();
+                    ypd.close();
+                } finally {
+                    y.close();
+                }
+            } finally {
+                old.close();
+                fresh.close();
+                amr.close();
+                acq.close();
+                apd.close();
+                a.close();
+            }
+        }
+    }
+
+    /** INIT, RTR (to QP {@code destQpn} at {@code gid}) and RTS, with short retries. */
+    private static void connectTo(io.jrdma.verbs.QueuePair qp, io.jrdma.verbs.Gid gid, int destQpn) {
+        qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
+        qp.modify(new QpAttr().state(QpState.RTR).av(new io.jrdma.verbs.AddressVector(gid, 0, 64, 0, 4791))
+                .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(destQpn).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+        qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(8).retryCnt(2).rnrRetry(7).maxRdAtomic(16));
+    }
 }
