@@ -98,6 +98,8 @@ final class ShmQp extends Qp {
     long ringReadPublished;
     boolean receiving;
     int recvMsg;
+    /** the message in progress's opcode and flags but FIRST, LAST and RETRY: every chunk of it carries the same */
+    int recvFlagsOp;
     RecvWqe recv;
     long recvOffset;
     /**

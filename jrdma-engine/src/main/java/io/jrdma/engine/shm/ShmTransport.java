@@ -763,6 +763,9 @@ final class ShmTransport implements Transport {
         }
     }
 
+    /** a refused message sent again: its first chunk, marked (the one slot a refused QP takes) */
+    private static final int RETRY_FIRST = Ctrl.F_FIRST | Ctrl.F_RETRY;
+
     /** Engine thread: what receiveRing did with the last slot it read (DONE, DISCARDED, RNR or a NAK). */
     private int lastResult;
 
@@ -780,6 +783,7 @@ final class ShmTransport implements Transport {
             long flagsLen = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_FLAGS_LEN);
             int len = high(flagsLen);
             int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
+                    : qp.refused && (low(flagsLen) & RETRY_FIRST) != RETRY_FIRST ? Ctrl.DISCARDED // behind a refused one
                     : Integer.compareUnsigned(len, Ctrl.CHUNK) > 0 ? malformed(qp, s, low(flagsLen)) // no sender's chunk
                     : place(qp, s, low(flagsLen), len);
             engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
@@ -865,6 +869,11 @@ final class ShmTransport implements Transport {
                 }
                 qp.refused = false; // the refused message, sent again
             }
+            if (qp.receiving || !flagsFit(flags, flagsOp >>> 8 & 0xFF)) {
+                // a message begun while another is in progress, or flags its opcode never carries: no sender
+                // writes that (it would complete the receive with a mix of two messages, or invalidate on a WRITE)
+                return malformed(qp, s, flagsOp);
+            }
             qp.packetIn();
             RecvWqe r = qp.takeRecv();
             if (r == null) {
@@ -877,9 +886,12 @@ final class ShmTransport implements Transport {
             qp.recv = r;
             qp.recvOffset = 0;
             qp.recvMsg = msg;
+            qp.recvFlagsOp = flagsOp & ~(Ctrl.F_FIRST | Ctrl.F_LAST | Ctrl.F_RETRY);
             qp.receiving = true;
-        } else if (qp.refused || !qp.receiving || msg != qp.recvMsg) {
-            return Ctrl.DISCARDED;
+        } else if (qp.refused || !qp.receiving) {
+            return Ctrl.DISCARDED; // behind a refused message, or the rest of one dropped
+        } else if (msg != qp.recvMsg || (flagsOp & ~(Ctrl.F_FIRST | Ctrl.F_LAST | Ctrl.F_RETRY)) != qp.recvFlagsOp) {
+            return malformed(qp, s, flagsOp); // another message's chunk, or another opcode, in the middle of one
         }
         RecvWqe r = qp.recv;
         boolean writeImm = (flagsOp >>> 8 & 0xFF) == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
@@ -926,6 +938,19 @@ final class ShmTransport implements Transport {
             respond(qp, msg, Ctrl.DONE); // after the receive's completion: the SEND completes once it is consumed
         }
         return Ctrl.DONE;
+    }
+
+    /** @return whether a message's flags are ones its opcode carries (immediate data, invalidation) */
+    private static boolean flagsFit(int flags, int op) {
+        boolean imm = (flags & Ctrl.F_IMM) != 0;
+        boolean inv = (flags & Ctrl.F_INV) != 0;
+        if (op == WrOpcode.SEND.ordinal()) {
+            return !imm && !inv;
+        }
+        if (op == WrOpcode.SEND_WITH_IMM.ordinal() || op == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal()) {
+            return imm && !inv;
+        }
+        return op == WrOpcode.SEND_WITH_INV.ordinal() && inv && !imm;
     }
 
     /**

@@ -477,6 +477,86 @@ class ShmSendRecvTest {
         }
     }
 
+    /** Writes a slot by hand at ring position {@code pos} of b's QP, as a peer process can: flags, opcode, length, message. */
+    private static void forge(ShmPair p, long pos, int flags, WrOpcode op, int len, int msg) {
+        MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+        ShmQp q = (ShmQp) p.b.qp;
+        long s = q.ring + (pos % Ctrl.RING_SLOTS) * Ctrl.SLOT;
+        c.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, (flags | op.ordinal() << 8) & 0xFFFFFFFFL | (long) len << 32);
+        c.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, (long) msg << 32);
+        ShmTransport.LONG.setVolatile(c, s + Ctrl.S_SEQ, ShmTransport.seq(pos) & 0xFFFFFFFFL | (long) p.b.qp.qpn() << 32);
+        ShmTransport.signal(c);
+    }
+
+    /**
+     * Slots whose sequence no sender writes, as a peer process might leave them: a message begun while another is in
+     * progress, a chunk of another message or with another opcode in the middle of one, and flags an opcode never
+     * carries (an invalidation on a WRITE with immediate data). Each is dropped and counted as malformed, the receive
+     * in progress (or the next) completes with LOC_LEN_ERR, and the QP moves to ERROR (before, the first completed
+     * the receive SUCCESS with the second message's length over the first's bytes, and the others were dropped
+     * silently or invalidated a key).
+     */
+    @Test
+    void chunksOutOfTheirMessagesOrderAreMalformed() {
+        record Case(String what, int[][] slots) { } // each slot: flags, opcode, length, message
+        int first = Ctrl.F_FIRST;
+        int send = WrOpcode.SEND.ordinal();
+        Case[] cases = {
+            new Case("a new message in the middle of one", new int[][] {{first, send, Ctrl.CHUNK, 5}, {first | Ctrl.F_LAST, send, 100, 6}}),
+            new Case("another message's chunk", new int[][] {{first, send, Ctrl.CHUNK, 5}, {Ctrl.F_LAST, send, 100, 6}}),
+            new Case("another opcode's chunk", new int[][] {{first, send, Ctrl.CHUNK, 5},
+                {Ctrl.F_LAST | Ctrl.F_IMM, WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 5}}),
+            new Case("an invalidation on a WRITE with immediate data", new int[][] {
+                {first | Ctrl.F_LAST | Ctrl.F_IMM | Ctrl.F_INV, WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 5}}),
+        };
+        for (Case k : cases) {
+            try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+                io.jrdma.engine.core.Context ctx = (io.jrdma.engine.core.Context) p.b.ctx;
+                long malformed = ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
+                assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(3).sge(0, p.b.mr, 0, 1 << 15)));
+                long pos = ((ShmQp) p.b.qp).ringRead;
+                for (int i = 0; i < k.slots.length; i++) {
+                    int[] sl = k.slots[i];
+                    forge(p, pos + i, sl[0], WrOpcode.values()[sl[1]], sl[2], sl[3]);
+                }
+                WorkCompletion r = p.await(p.b.cq);
+                assertEquals(WcStatus.LOC_LEN_ERR, r.status(), k.what + ": " + r);
+                assertEquals(3, r.wrId(), k.what);
+                assertEquals(QpState.ERROR, p.b.qp.state(), k.what);
+                assertEquals(malformed + 1, ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED), k.what);
+            }
+        }
+    }
+
+    /**
+     * After an RNR the receiver drops every slot until the refused message comes again, a slot of a malformed length
+     * too: it is not counted as malformed, and the QP stays in RTS (before, the malformed check came first: the slot
+     * took the receive posted meanwhile, failed it with LOC_LEN_ERR and moved the QP to ERROR).
+     */
+    @Test
+    void aRefusedQpDropsEvenAMalformedSlotBehindTheRefusedMessage() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            io.jrdma.engine.core.Context ctx = (io.jrdma.engine.core.Context) p.b.ctx;
+            long pos = ((ShmQp) p.b.qp).ringRead;
+            forge(p, pos, Ctrl.F_FIRST | Ctrl.F_LAST, WrOpcode.SEND, 8, 1); // no receive: refused
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!((ShmQp) p.b.qp).refused) {
+                p.b.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "no RNR");
+            }
+            long malformed = ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
+            assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(4).sge(0, p.b.mr, 0, 64)));
+            forge(p, pos + 1, Ctrl.F_FIRST | Ctrl.F_LAST, WrOpcode.SEND, Ctrl.CHUNK + 1, 2); // behind it, no RETRY mark
+            while (((ShmQp) p.b.qp).ringRead < pos + 2) {
+                p.b.ctx.progress();
+                assertTrue(System.nanoTime() < deadline, "the slot was not read");
+            }
+            assertEquals(malformed, ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED), "dropped, not malformed");
+            assertEquals(QpState.RTS, p.b.qp.state());
+            assertEquals(0, p.b.cq.poll(new WorkCompletion()), "the receive stays posted");
+        }
+    }
+
     /**
      * The receiving QP's directory entry names its ring (Q_RING), and a peer process can write that word: the sender
      * takes the ring's place from the layout instead, so a SEND still lands in the receiver's ring (with the word
