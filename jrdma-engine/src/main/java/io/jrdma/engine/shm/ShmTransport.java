@@ -755,9 +755,15 @@ final class ShmTransport implements Transport {
             p.dead = true;
             for (int i = 0; i < slotHigh; i++) {
                 ShmQp qp = slots[i];
-                if (qp != null && qp.peer == p && qp.state != QpState.ERROR && qp.state != QpState.RESET) {
-                    context.events.raise(AsyncEvent.Type.QP_FATAL, qp);
-                    engine.enterError(qp);
+                if (qp != null && qp.peer == p) {
+                    // a hold it left in this QP's held word (it died inside a copy) holds nothing now: the QP's
+                    // partner alone takes it (peerQpLive), and that process is gone; left, every withdrawal of
+                    // that key index waited out its whole drain (1 s)
+                    INT.setVolatile(ctrl, qp.dir + Ctrl.Q_HELD, 0);
+                    if (qp.state != QpState.ERROR && qp.state != QpState.RESET) {
+                        context.events.raise(AsyncEvent.Type.QP_FATAL, qp);
+                        engine.enterError(qp);
+                    }
                 }
             }
         }

@@ -272,4 +272,34 @@ class ShmTwoProcessTest {
         assertEquals(WcStatus.WR_FLUSH_ERR, second.status());
         assertEquals(QpState.ERROR, qp.state());
     }
+
+    /**
+     * A peer that dies inside a copy on one of this process's keys leaves its hold in the held word of the QP it was
+     * connected to; once its death is seen, that hold holds nothing: deregistering the key does not wait out the
+     * drain's 1 s nor count an engine error (before, it did, and again for every later withdrawal of that index).
+     * The dead initiator's hold is put in the word by hand, as it would have left it.
+     */
+    @Test
+    void aHoldLeftByAPeerThatDiedEndsWithIt() throws Exception {
+        start();
+        MemorySegment own = ctx.allocateBuffer(4096, 4096, arena);
+        MemoryRegion remote = pd.register(own, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        io.jrdma.engine.core.Context c = (io.jrdma.engine.core.Context) ctx;
+        MemorySegment seg = ((ShmTransport) c.engine.transport).ctrl;
+        ShmTransport.INT.setVolatile(seg, ((ShmQp) qp).dir + Ctrl.Q_HELD, remote.rkey() >>> 8); // the peer's hold, mid-copy
+        peer.destroyForcibly();
+        assertTrue(peer.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (qp.state() != QpState.ERROR) { // the death seen (the liveness check, every 20 ms)
+            cq.poll(wc);
+            assertTrue(System.nanoTime() < deadline, "the peer's death was not seen within 10 s");
+            Thread.onSpinWait();
+        }
+        long errors = c.counters().getOrDefault("engine_errors", 0L);
+        long t0 = System.nanoTime();
+        remote.close();
+        long took = System.nanoTime() - t0;
+        assertEquals(errors, c.counters().getOrDefault("engine_errors", 0L), "the withdrawal ran out its drain");
+        assertTrue(took < 500_000_000L, "the deregistration took " + took / 1_000_000 + " ms");
+    }
 }
