@@ -49,7 +49,12 @@ final class SharedBuffers {
         }
         Buffer b = new Buffer(addr, mapped, fd, inode);
         BUFFERS.put(addr, b);
-        return MemorySegment.ofAddress(addr).reinterpret(size, arena, s -> release(b));
+        try {
+            return MemorySegment.ofAddress(addr).reinterpret(size, arena, s -> release(b));
+        } catch (RuntimeException | Error e) { // an arena already closed (IllegalStateException), or another thread's
+            release(b);
+            throw e;
+        }
     }
 
     private static void release(Buffer b) {

@@ -98,7 +98,7 @@ public final class ShmDevice implements Device {
                     Mtu.MTU_4096, engine -> new ShmTransport(engine, fd, addr));
             open.add(c);
             return c;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too: no native thread for the engine (OutOfMemoryError)
             Native.munmap(addr, Ctrl.SIZE);
             Native.close(fd);
             throw e;

@@ -689,6 +689,11 @@ class ShmOneSidedTest {
             assertThrows(RdmaException.class, () -> ctx.allocateBuffer(0, 8, arena));
             assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 3, arena));
             assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 8192, arena));
+            Arena closed = Arena.ofConfined();
+            closed.close();
+            long withBuffer = openDescriptors();
+            assertThrows(IllegalStateException.class, () -> ctx.allocateBuffer(4096, 64, closed));
+            assertEquals(withBuffer, openDescriptors(), "a closed arena's buffer leaves no descriptor behind");
         }
         assertEquals(before, openDescriptors(), "the context's and the buffer's descriptors are closed");
         java.util.Set<String> shmAfter = shmFiles();
