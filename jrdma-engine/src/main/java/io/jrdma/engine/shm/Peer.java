@@ -40,14 +40,15 @@ final class Peer {
         this.ctrlFd = ctrlFd;
         int fd = Native.openPeerFd(pid, ctrlFd);
         try {
-            if (Native.size(fd) < Ctrl.SIZE) { // a mapping past the file's end faults (SIGBUS) when touched
-                throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
-                        + " is not a jrdma shared-memory control segment (smaller than " + Ctrl.SIZE + " bytes)");
-            }
+            // the seal first, then the size (a size read before the seal could shrink in between)
             if (!Native.cannotShrink(fd)) { // else the peer could truncate it under this mapping
                 throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
                         + " is not sealed against shrinking (F_SEAL_SHRINK): not a jrdma shared-memory control segment"
                         + " of this version (update the peer's jrdma)");
+            }
+            if (Native.size(fd) < Ctrl.SIZE) { // a mapping past the file's end faults (SIGBUS) when touched
+                throw new RdmaException(Errno.EPROTO, "descriptor " + ctrlFd + " of process " + pid
+                        + " is not a jrdma shared-memory control segment (smaller than " + Ctrl.SIZE + " bytes)");
             }
             ctrlAddr = Native.mmap(fd, Ctrl.SIZE);
             ctrlInode = Native.inode(fd);
@@ -90,11 +91,13 @@ final class Peer {
             if (Native.inode(f) != inode) {
                 return null; // the descriptor now names another file: the buffer is gone
             }
-            if (size <= 0 || size > Native.size(f)) {
-                return null; // the entry says a size its file does not have: a mapping past the end faults (SIGBUS)
-            }
+            // the seal first, then the size: a size read before the seal was seen could shrink in between (the
+            // peer truncating and then sealing), leaving the mapping past the file's end (SIGBUS on a touch)
             if (!Native.cannotShrink(f)) {
                 return null; // a buffer its owner (or anyone) could truncate under this mapping: not one of jrdma's
+            }
+            if (size <= 0 || size > Native.size(f)) {
+                return null; // the entry says a size its file does not have: a mapping past the end faults (SIGBUS)
             }
             long addr = Native.mmap(f, size);
             if (count == inodes.length) {

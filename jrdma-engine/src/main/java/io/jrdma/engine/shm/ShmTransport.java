@@ -1093,7 +1093,7 @@ final class ShmTransport implements Transport {
         if (status == WcStatus.SUCCESS.ordinal() && !w.isLocalOp()) {
             // per QP, in this process's counters file: two plain stores to a line only this engine writes
             engine.counters.increment(qp.stats, QpCounter.OPS);
-            engine.counters.add(qp.stats, QpCounter.OP_BYTES, len);
+            engine.counters.add(qp.stats, QpCounter.OP_BYTES, op.isAtomic() ? 8 : w.length); // 2^31 too
         }
         qp.sqConsumerRelease(qp.sqConsumer + 1); // acquire partner: Qp.postSend's full check
         if (complete) {
@@ -1169,14 +1169,19 @@ final class ShmTransport implements Transport {
                     if (one != null) {
                         Native.move(buf.address() + at, local, len, buf, one.segment);
                     } else {
-                        Sgl.gather(w, 0, (int) len, buf, at);
+                        // in parts (PART): a message may be 2^31 bytes, which (int) makes negative
+                        for (long off = 0; off < len; off += PART) {
+                            Sgl.gather(w, off, (int) Math.min(PART, len - off), buf, at + off);
+                        }
                     }
                 }
                 case RDMA_READ -> {
                     if (one != null) {
                         Native.move(local, buf.address() + at, len, one.segment, buf);
                     } else {
-                        Sgl.scatter(w, 0, buf, at, (int) len);
+                        for (long off = 0; off < len; off += PART) {
+                            Sgl.scatter(w, off, buf, at + off, (int) Math.min(PART, len - off));
+                        }
                     }
                 }
                 case ATOMIC_CMP_AND_SWP -> atomicResult(w, (long) LONG.compareAndExchange(buf, at, w.compareAdd, w.swap));
@@ -1261,6 +1266,12 @@ final class ShmTransport implements Transport {
     }
 
     private static final int OK = WcStatus.SUCCESS.ordinal();
+    /**
+     * the most a one-sided copy moves in one call of the gather or scatter: their lengths are ints, and a message may
+     * be 2^31 bytes (cast whole, it was negative, and nothing was copied); 1 MiB, so that every copy of more than
+     * that takes the loop (a tested path), at no measurable cost next to the copy
+     */
+    private static final long PART = 1L << 20;
 
     /**
      * The responder's checks of a one-sided request of {@code len > 0} bytes (or an atomic) against the peer's

@@ -829,4 +829,44 @@ class ShmOneSidedTest {
                 .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(destQpn).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
         qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(8).retryCnt(2).rnrRetry(7).maxRdAtomic(16));
     }
+
+    /**
+     * A WRITE and a READ of several SGEs (the queued path) longer than one part of the copy (1 MiB): the copy goes in
+     * parts whose bounds fall inside SGEs, and every byte lands where it belongs (a message may be 2^31 bytes, which
+     * a single copy's int length made negative: nothing was copied, and the request completed SUCCESS).
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aLongRequestOfSeveralSgesIsCopiedInParts(ThreadingMode mode) {
+        int[] lens = {(1 << 20) - 3, (1 << 21) + 7, 12_345}; // 3 MiB and some, part bounds inside the first two SGEs
+        long total = 0;
+        for (int l : lens) {
+            total += l;
+        }
+        try (ShmPair p = new ShmPair(mode, 16 << 20)) {
+            java.util.Random rnd = new java.util.Random(13);
+            byte[] data = new byte[(int) total];
+            rnd.nextBytes(data);
+            MemorySegment.copy(data, 0, p.a.buf, ValueLayout.JAVA_BYTE, 0, data.length);
+            SendWorkRequest w = WR.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .remote(p.b.buf.address() + 4096, p.b.mr.rkey());
+            long off = 0;
+            for (int i = 0; i < lens.length; i++) {
+                w.sge(i, p.a.mr, off, lens[i]);
+                off += lens[i];
+            }
+            assertEquals(WcStatus.SUCCESS, p.run(w).status());
+            assertEquals(-1, p.b.buf.asSlice(4096, total).mismatch(MemorySegment.ofArray(data)), "the WRITE's bytes");
+            // READ them back into another place of a's buffer, in the same SGE lengths
+            SendWorkRequest r = WR.reset().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .remote(p.b.buf.address() + 4096, p.b.mr.rkey());
+            off = 8 << 20;
+            for (int i = 0; i < lens.length; i++) {
+                r.sge(i, p.a.mr, off, lens[i]);
+                off += lens[i];
+            }
+            assertEquals(WcStatus.SUCCESS, p.run(r).status());
+            assertEquals(-1, p.a.buf.asSlice(8 << 20, total).mismatch(MemorySegment.ofArray(data)), "the READ's bytes");
+        }
+    }
 }
