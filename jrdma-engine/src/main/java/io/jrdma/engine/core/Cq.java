@@ -102,8 +102,15 @@ public final class Cq implements CompletionQueue {
         e[i + 2] = (qpNum & 0xFFFFFFFFL) | (long) src << 32;
         e[i + 3] = st.ordinal() | op.ordinal() << 8 | (long) wcFlags << 32;
         PRODUCER.setRelease(this, p + 1); // acquire partner: poll()
+        if (channel == null) {
+            return true;
+        }
+        // a Dekker pair with requestNotify then poll: the entry's store before the armed word's load, as the
+        // arming's store comes before the poller's load of producer (both fenced), so one of the two sees the other:
+        // the poll finds the entry, or this push fires the channel (with release/acquire alone both could miss)
+        VarHandle.fullFence();
         int a = (int) ARMED.getAcquire(this);
-        if (a != NOT_ARMED && channel != null) {
+        if (a != NOT_ARMED) {
             boolean solicited = (wcFlags & WorkCompletion.SOLICITED) != 0 || st != WcStatus.SUCCESS;
             if ((a == ARMED_ANY || solicited) && ARMED.compareAndSet(this, a, NOT_ARMED)) {
                 channel.signal(this);
@@ -163,7 +170,8 @@ public final class Cq implements CompletionQueue {
         if (channel == null) {
             throw new RdmaException(Errno.EINVAL, "this CQ has no completion channel; create it with one to use notifications");
         }
-        ARMED.setRelease(this, solicitedOnly ? ARMED_SOLICITED : ARMED_ANY);
+        // volatile: the arming before the caller's next poll's load of producer (the Dekker pair with push)
+        ARMED.setVolatile(this, solicitedOnly ? ARMED_SOLICITED : ARMED_ANY);
     }
 
     @Override

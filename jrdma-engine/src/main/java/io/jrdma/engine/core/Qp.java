@@ -527,15 +527,26 @@ public abstract class Qp implements QueuePair {
         return 0;
     }
 
+    /**
+     * After the post's store of its producer index: rings unless the doorbell is up. A Dekker pair with the engine's
+     * {@link #clearDoorbell} then its read of the producer: the fence puts the producer's store before the doorbell's
+     * load (a release store and a plain load may pass each other), so either the engine reads the new producer or
+     * this post sees the cleared doorbell and rings; without it both could miss, and the request stayed unsent until
+     * the QP's next post (found in review).
+     */
     private void ringDoorbell() {
+        VarHandle.fullFence();
         if ((int) DOORBELL.getOpaque(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {
             context.engine.doorbell(this);
         }
     }
 
-    /** Engine thread: clears the doorbell before scanning the queue (so a later post rings again). */
+    /**
+     * Engine thread: clears the doorbell before scanning the queue (so a later post rings again); volatile, the
+     * clear before the scan's load of the producer (the other half of {@link #ringDoorbell}'s pair).
+     */
     void clearDoorbell() {
-        DOORBELL.setRelease(this, 0);
+        DOORBELL.setVolatile(this, 0);
     }
 
     // ------------------------------------------------------------------ receives, own queue or SRQ (engine thread)
