@@ -162,15 +162,27 @@ public final class Mr implements MemoryRegion {
         if (closed) {
             return;
         }
+        refuseIfWindows();
+        // closed before the withdrawal, so that a publication racing it (a REG_MR or a window's bind on the engine
+        // thread) sees it under the transport's lock and publishes nothing; then the windows once more, as a bind
+        // that passed its look at closed before this store has counted itself by now or is refused by it
+        closed = true;
         if (windows > 0) {
-            // rxe_dereg_mr refuses too ("mr has mw's bound"), with EINVAL
-            throw new io.jrdma.verbs.RdmaException(io.jrdma.verbs.RdmaException.Errno.EINVAL, "the region has " + windows
-                    + " memory windows bound to it; close the windows or bind them elsewhere first (as rxe's dereg_mr)");
+            closed = false;
+            refuseIfWindows();
         }
         pd.context.engine.transport.deregistering(this); // e.g. shm withdraws the key from its peers
-        closed = true;
         pd.context.keys.remove(this);
         pd.release(this);
+    }
+
+    private void refuseIfWindows() {
+        int n = windows;
+        if (n > 0) {
+            // rxe_dereg_mr refuses too ("mr has mw's bound"), with EINVAL
+            throw new io.jrdma.verbs.RdmaException(io.jrdma.verbs.RdmaException.Errno.EINVAL, "the region has " + n
+                    + " memory windows bound to it; close the windows or bind them elsewhere first (as rxe's dereg_mr)");
+        }
     }
 
     /**

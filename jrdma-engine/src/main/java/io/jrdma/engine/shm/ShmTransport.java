@@ -217,8 +217,8 @@ final class ShmTransport implements Transport {
         }
         synchronized (entries) {
             withdraw(mr.key);
-            if (mr.isClosed() || mr.invalidated || !remote(mr.access)) {
-                return;
+            if (mr.isClosed() || mr.parent != null && mr.parent.isClosed() || mr.invalidated || !remote(mr.access)) {
+                return; // a region being deregistered, or a window of one (its close set closed before this lock)
             }
             SharedBuffers.Buffer b = SharedBuffers.find(mr.lo, mr.span);
             if (b == null) {
