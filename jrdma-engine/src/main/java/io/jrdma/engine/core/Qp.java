@@ -511,7 +511,7 @@ public abstract class Qp implements QueuePair {
             return Errno.EINVAL.value();
         }
         int numSge = wr.numSge();
-        if (numSge > init.maxRecvSge()) {
+        if (numSge > init.maxRecvSge() || negativeLength(wr)) {
             return Errno.EINVAL.value();
         }
         long p = rqProducer;
@@ -534,6 +534,19 @@ public abstract class Qp implements QueuePair {
      * this post sees the cleared doorbell and rings; without it both could miss, and the request stayed unsent until
      * the QP's next post (found in review).
      */
+    /**
+     * @return true when a receive's SGE has a negative length (a u32 of 2^31 or more in ibverbs): refused with EINVAL
+     *         at post, as rxe refuses such a total (a scatter took it for a skip and placed the data after it)
+     */
+    static boolean negativeLength(RecvWorkRequest wr) {
+        for (int i = 0, n = wr.numSge(); i < n; i++) {
+            if (wr.sgeLength(i) < 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void ringDoorbell() {
         VarHandle.fullFence();
         if ((int) DOORBELL.getOpaque(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {

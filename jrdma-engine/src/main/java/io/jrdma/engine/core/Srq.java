@@ -113,7 +113,7 @@ public final class Srq implements SharedReceiveQueue {
             return Errno.EINVAL.value();
         }
         int numSge = wr.numSge();
-        if (numSge > maxSge) {
+        if (numSge > maxSge || Qp.negativeLength(wr)) {
             return Errno.EINVAL.value();
         }
         long p = producer;

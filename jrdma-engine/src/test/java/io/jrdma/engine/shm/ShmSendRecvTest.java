@@ -477,6 +477,25 @@ class ShmSendRecvTest {
         }
     }
 
+    /**
+     * A receive with an SGE of negative length (a u32 of 2^31 or more in ibverbs) is refused at post with EINVAL, on a
+     * QP's queue and on an SRQ (before, it was taken: a scatter read the length as a skip and placed the data after it).
+     */
+    @Test
+    void aReceiveWithANegativeLengthIsRefused() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            int einval = io.jrdma.verbs.RdmaException.Errno.EINVAL.value();
+            assertEquals(einval, p.b.qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, 64, -16)), "the QP's queue");
+            var srq = p.b.pd.createSrq(io.jrdma.verbs.SrqInitAttr.of(16, 2));
+            try {
+                assertEquals(einval, srq.postRecv(rwr.reset().wrId(2).sge(0, p.b.mr, 64, -16)), "an SRQ");
+                assertEquals(0, srq.postRecv(rwr.reset().wrId(3).sge(0, p.b.mr, 64, 16)), "a length of 0 or more is taken");
+            } finally {
+                srq.close();
+            }
+        }
+    }
+
     /** Writes a slot by hand at ring position {@code pos} of b's QP, as a peer process can: flags, opcode, length, message. */
     private static void forge(ShmPair p, long pos, int flags, WrOpcode op, int len, int msg) {
         MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
