@@ -263,9 +263,19 @@ public final class Engine {
         }
         if (doorbellOverflow) {
             doorbellOverflow = false;
-            qps.forEachValue(this::schedule);
+            qps.forEachValue(this::rescheduleAfterOverflow);
         }
         return n;
+    }
+
+    /**
+     * After the doorbell queue overflowed: a QP whose ring found the queue full keeps its doorbell raised, so its
+     * later posts would not ring again; cleared here as a drained one's is, and the QP scheduled (found in review:
+     * left raised, such a QP's posts after it went idle never ran).
+     */
+    private void rescheduleAfterOverflow(Qp qp) {
+        qp.clearDoorbell();
+        schedule(qp);
     }
 
     /** Engine thread: @return true while a QP is on the active list (a request in flight, a timer, a flush) */

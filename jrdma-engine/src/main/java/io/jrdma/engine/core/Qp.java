@@ -335,6 +335,9 @@ public abstract class Qp implements QueuePair {
             long off = 0;
             for (int i = 0; i < numSge; i++) {
                 int len = w.sgeLength[i];
+                if (len == 0) {
+                    continue; // nothing to copy (and no inline area at all when max_inline_data is 0)
+                }
                 Mr mr = context.keys.lookupLocal(w.sgeLkey[i]);
                 if (mr == null || !mr.permits(pd, 0, w.sgeAddr[i], len)) {
                     mr = pd.covering(w.sgeAddr[i], len); // the lkey of inline data is not checked

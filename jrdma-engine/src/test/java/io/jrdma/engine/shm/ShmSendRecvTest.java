@@ -496,6 +496,33 @@ class ShmSendRecvTest {
         }
     }
 
+    /**
+     * An INLINE request of zero bytes on a QP made without inline data (max_inline_data 0) is posted and completes
+     * (before, its copy into the QP's inline area, which such a QP does not have, threw a NullPointerException out of
+     * postSend).
+     */
+    @Test
+    void anEmptyInlineSendOnAQpWithoutInlineDataIsPosted() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            var cq = p.a.ctx.createCq(16);
+            var qp = p.a.pd.createQp(new io.jrdma.verbs.QpInitAttr(io.jrdma.verbs.QpType.RC, cq, cq, 16, 16, 1, 1, 0, false));
+            try {
+                qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
+                qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.RTR).av(new io.jrdma.verbs.AddressVector(p.b.ctx.gid(0), 0, 64, 0, 4791))
+                        .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(p.b.qp.qpn()).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+                qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.RTS).sqPsn(0).timeout(8).retryCnt(1).rnrRetry(0).maxRdAtomic(16));
+                assertEquals(0, qp.postSend(new SendWorkRequest().wrId(9).opcode(WrOpcode.RDMA_WRITE)
+                        .flags(SendFlags.INLINE | SendFlags.SIGNALED).sge(0, p.a.mr, 0, 0)
+                        .remote(p.b.buf.address(), p.b.mr.rkey())), "posted");
+                WorkCompletion wc = p.await(cq);
+                assertEquals(9, wc.wrId());
+            } finally {
+                qp.close();
+                cq.close();
+            }
+        }
+    }
+
     /** Writes a slot by hand at ring position {@code pos} of b's QP, as a peer process can: flags, opcode, length, message. */
     private static void forge(ShmPair p, long pos, int flags, WrOpcode op, int len, int msg) {
         MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
