@@ -212,7 +212,9 @@ public final class Mr implements MemoryRegion {
         }
         switch (kind) {
             case REGION -> {
-                if ((access & io.jrdma.verbs.Access.REMOTE_INVALIDATE) == 0) {
+                if ((access & io.jrdma.verbs.Access.REMOTE_INVALIDATE) == 0 || windows > 0) {
+                    // with windows bound, as a fast-registration region: they would still reach its memory (their
+                    // access checks their region's close, not its invalidation); found in review
                     return false;
                 }
                 invalidated = true;

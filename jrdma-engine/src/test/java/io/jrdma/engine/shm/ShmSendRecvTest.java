@@ -90,6 +90,37 @@ class ShmSendRecvTest {
         }
     }
 
+    /**
+     * A region with a window bound to it cannot be invalidated by a peer's SEND_WITH_INV, as a fast-registration
+     * region cannot (the window's access checks its region's close, not its invalidation, so an invalidated region
+     * stayed writable through it): the SEND's receive completes with LOC_PROT_ERR and the sender's with
+     * REM_ACCESS_ERR; before the SEND, the window's WRITE lands.
+     */
+    @Test
+    void aRegionWithAWindowBoundIsNotInvalidatedBySendWithInvalidate() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            MemoryRegion target = p.b.pd.register(p.b.buf.asSlice(8192, 4096),
+                    ShmPair.ALL | Access.REMOTE_INVALIDATE | Access.MW_BIND);
+            io.jrdma.verbs.MemoryWindow mw = p.b.pd.allocMw(io.jrdma.verbs.MwType.TYPE_2);
+            try {
+                int k = io.jrdma.verbs.MemoryWindow.incRkey(mw.rkey());
+                assertEquals(0, p.b.qp.postSend(new SendWorkRequest().wrId(1).flags(SendFlags.SIGNALED)
+                        .bindMw(mw, k, target, target.address(), 4096, Access.REMOTE_WRITE)));
+                assertEquals(WcStatus.SUCCESS, p.await(p.b.cq).status(), "the bind");
+                assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .sge(0, p.a.mr, 0, 8).remote(target.address(), k)).status(), "a WRITE through the window");
+                assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(5).sge(0, p.b.mr, 0, 64)));
+                assertEquals(WcStatus.REM_ACCESS_ERR, p.run(wr.reset().wrId(3).opcode(WrOpcode.SEND_WITH_INV)
+                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8).invalidate(target.rkey())).status(),
+                        "the invalidation of a region with a window bound");
+                assertEquals(WcStatus.LOC_PROT_ERR, p.await(p.b.cq).status(), "its receive");
+            } finally {
+                mw.close();
+                target.close();
+            }
+        }
+    }
+
     @Test
     void withoutAReceiveTheSenderRetriesAfterTheRnrTimer() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
