@@ -676,7 +676,12 @@ public final class TcpConnectionManager implements ConnectionManager {
                         break;
                     }
                     if (type >= 0) {
-                        continue; // nothing else comes after RTU: ignored
+                        // after the one RTU only a DREQ comes: anything else (a second RTU, another type) is a peer
+                        // that does not speak this protocol, and ends the connection (ignored, a stream of them kept
+                        // this loop, and the listener thread that ran it, reading for ever; found in review)
+                        LOG.log(System.Logger.Level.DEBUG, () -> "message type " + type + " after the RTU, connection"
+                                + " ended: " + this);
+                        break;
                     }
                     long now = System.nanoTime();
                     if (!confirmed && now - rtuDeadline >= 0) {

@@ -115,4 +115,54 @@ class CmFuzzTest {
             assertTrue(parsed < inputs);
         }
     }
+
+    /**
+     * A client whose REQ was accepted and that then sends RTU after RTU (a stream of valid headers, faster than the
+     * server reads them) has its connection ended: after the one RTU only a DREQ comes (before, every further RTU was
+     * ignored and the read loop, on the listener's thread, never ran out of input: the connection never ended and the
+     * listener served no one else).
+     */
+    @Test
+    void aStreamOfRtusEndsTheConnection() throws Exception {
+        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
+        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             ProtectionDomain spd = server.allocPd();
+             CompletionQueue scq = server.createCq(16);
+             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
+            ConnectionManager.Listener listener = server.connectionManager()
+                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            TcpConnectionManager.write(new DataOutputStream(bytes), TcpConnectionManager.REQ,
+                    new TcpConnectionManager.Hello(0x123456, 0xABCDEF, Gid.of(InetAddress.getByName("127.0.0.1")), 4791,
+                            new ConnParam(new byte[] {7}, 4, 5, 6, 7, Mtu.MTU_1024), 0));
+            ByteArrayOutputStream rtus = new ByteArrayOutputStream();
+            for (int i = 0; i < 4096; i++) {
+                TcpConnectionManager.write(new DataOutputStream(rtus), TcpConnectionManager.RTU, null);
+            }
+            byte[] burst = rtus.toByteArray();
+            try (SocketChannel ch = SocketChannel.open(listener.address())) {
+                ch.write(ByteBuffer.wrap(bytes.toByteArray()));
+                ConnectionManager.ConnectRequest req = listener.poll(Duration.ofSeconds(10));
+                assertTrue(req != null, "the REQ");
+                ConnectionManager.Connection conn = req.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(10));
+                Thread flood = Thread.ofPlatform().daemon().start(() -> {
+                    try {
+                        long end = System.nanoTime() + 15_000_000_000L;
+                        while (System.nanoTime() < end) {
+                            ch.write(ByteBuffer.wrap(burst));
+                        }
+                    } catch (java.io.IOException closed) {
+                        // the server ended the connection: the point
+                    }
+                });
+                assertEquals(ConnectionManager.Event.DISCONNECTED, conn.pollEvent(Duration.ofSeconds(10)),
+                        "the connection ends on the second RTU");
+                assertEquals(QpState.ERROR, sqp.state());
+                ch.close();
+                flood.join(20_000);
+                conn.close();
+            }
+            listener.close();
+        }
+    }
 }
