@@ -144,7 +144,7 @@ public final class TcpConnectionManager implements ConnectionManager {
     @Override
     public Connection connect(QueuePair qp, InetSocketAddress server, ConnParam param, Duration timeout) {
         checkQp(qp);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + nanos(timeout);
         SocketChannel ch;
         try {
             ch = SocketChannel.open();
@@ -158,7 +158,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             if (source != null) {
                 s.bind(new InetSocketAddress(source, 0));
             }
-            s.connect(server, (int) Math.max(1, timeout.toMillis()));
+            s.connect(server, (int) Math.clamp(nanos(timeout) / 1_000_000, 1, Integer.MAX_VALUE));
             Source src = sourceOf(s);
             int psn = random.nextInt(1 << 24);
             Hello mine = new Hello(qp.qpn(), psn, src.gid(), udpPort(), param);
@@ -184,16 +184,43 @@ public final class TcpConnectionManager implements ConnectionManager {
             return c;
         } catch (SocketTimeoutException e) {
             closeQuietly(s);
+            halfUp(qp);
             throw failed(new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " within " + timeout, e));
         } catch (IOException e) {
             closeQuietly(s);
+            halfUp(qp);
             String why = e instanceof EOFException ? "the server closed the side channel during setup"
                     : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
             throw failed(new RdmaException(e instanceof java.net.ConnectException ? Errno.ECONNREFUSED : Errno.EIO,
                     "cannot connect to " + server + ": " + why, e));
         } catch (RuntimeException e) {
             closeQuietly(s);
+            halfUp(qp);
             throw failed(e);
+        }
+    }
+
+    /**
+     * A connect or accept that failed after its QP went past INIT (the RTU's or REP's write broke, or RTS failed):
+     * the QP to ERROR, as a disconnect leaves it, not RTR or RTS toward a peer that is gone (found in review).
+     */
+    private static void halfUp(QueuePair qp) {
+        try {
+            QpState st = qp.state();
+            if (st != QpState.RESET && st != QpState.INIT && st != QpState.ERROR) {
+                qp.modify(new QpAttr().state(QpState.ERROR));
+            }
+        } catch (RuntimeException e) {
+            // the QP was destroyed meanwhile
+        }
+    }
+
+    /** @return the duration in ns, a duration too long for a long (ChronoUnit.FOREVER's) as about 146 years */
+    static long nanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE / 2;
         }
     }
 
@@ -511,9 +538,9 @@ public final class TcpConnectionManager implements ConnectionManager {
                 throw new RdmaException(Errno.EINVAL, "accept needs a positive time for the client's ready-to-use,"
                         + " not " + timeout);
             }
+            checkQp(qp); // before the request counts as answered: a wrong QP leaves it to another accept or a reject
+            long deadline = System.nanoTime() + nanos(timeout);
             once();
-            checkQp(qp);
-            long deadline = System.nanoTime() + timeout.toNanos();
             try {
                 Source src = sourceOf(socket);
                 Hello mine = new Hello(qp.qpn(), random.nextInt(1 << 24), src.gid(), udpPort(), param);
@@ -527,21 +554,23 @@ public final class TcpConnectionManager implements ConnectionManager {
                 return c;
             } catch (IOException e) {
                 closeQuietly(socket);
+                halfUp(qp);
                 throw failed(new RdmaException(Errno.ECONNRESET, "connection from " + peerAddress() + " broke: "
                         + e.getMessage(), e));
             } catch (RuntimeException e) {
                 closeQuietly(socket);
+                halfUp(qp);
                 throw failed(e);
             }
         }
 
         @Override
         public void reject(byte[] privateData) {
-            once();
             byte[] pd = privateData == null ? new byte[0] : privateData;
             if (pd.length > ConnParam.MAX_PRIVATE_DATA) {
                 throw new RdmaException(Errno.EINVAL, "private data is limited to 256 bytes, not " + pd.length);
             }
+            once(); // after the checks: a refused call leaves the request to be answered
             LOG.log(System.Logger.Level.DEBUG, () -> "connection request from " + peerAddress() + " rejected ("
                     + pd.length + " bytes of private data)");
             try {

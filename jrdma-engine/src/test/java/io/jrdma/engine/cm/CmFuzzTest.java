@@ -165,4 +165,75 @@ class CmFuzzTest {
             listener.close();
         }
     }
+
+    /** A raw client's REQ (a QP at 127.0.0.1 that does not exist: the server's QP goes to RTS all the same). */
+    private static byte[] rawReq() throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        TcpConnectionManager.write(new DataOutputStream(bytes), TcpConnectionManager.REQ,
+                new TcpConnectionManager.Hello(0x123456, 0xABCDEF, Gid.of(InetAddress.getByName("127.0.0.1")), 4791,
+                        new ConnParam(new byte[] {7}, 4, 5, 6, 7, Mtu.MTU_1024), 0));
+        return bytes.toByteArray();
+    }
+
+    /**
+     * An accept refused for its QP (not in RESET or INIT) leaves the request unanswered: a reject after it still
+     * reaches the client (before, the refused accept had counted as the answer, the reject failed with EINVAL, and
+     * the client's socket stayed open until its own timeout).
+     */
+    @Test
+    void anAcceptRefusedForItsQpLeavesTheRequestToBeAnswered() throws Exception {
+        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
+        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             ProtectionDomain spd = server.allocPd();
+             CompletionQueue scq = server.createCq(16);
+             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
+            ConnectionManager.Listener listener = server.connectionManager()
+                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            try (SocketChannel ch = SocketChannel.open(listener.address())) {
+                ch.write(ByteBuffer.wrap(rawReq()));
+                ConnectionManager.ConnectRequest req = listener.poll(Duration.ofSeconds(10));
+                assertTrue(req != null, "the REQ");
+                sqp.modify(new io.jrdma.verbs.QpAttr().state(QpState.ERROR));
+                io.jrdma.verbs.RdmaException e = org.junit.jupiter.api.Assertions.assertThrows(io.jrdma.verbs.RdmaException.class,
+                        () -> req.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(10)));
+                assertEquals(io.jrdma.verbs.RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+                req.reject(new byte[] {9});
+                ch.socket().setSoTimeout(10_000);
+                java.io.DataInputStream in = new java.io.DataInputStream(ch.socket().getInputStream());
+                assertEquals(TcpConnectionManager.MAGIC, in.readInt());
+                assertEquals(TcpConnectionManager.REJ, in.readByte(), "the client got the REJ");
+            }
+            listener.close();
+        }
+    }
+
+    /**
+     * A client that resets its side channel after its REQ: the accept's REP finds the connection broken, and the
+     * server's QP, already in RTS, moves to ERROR (before, it stayed in RTS toward a peer that was gone, and a
+     * connect or accept refused it).
+     */
+    @Test
+    void anAcceptWhoseRepFindsTheClientGoneLeavesItsQpInError() throws Exception {
+        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
+        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             ProtectionDomain spd = server.allocPd();
+             CompletionQueue scq = server.createCq(16);
+             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
+            ConnectionManager.Listener listener = server.connectionManager()
+                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            SocketChannel ch = SocketChannel.open(listener.address());
+            ch.write(ByteBuffer.wrap(rawReq()));
+            ConnectionManager.ConnectRequest req = listener.poll(Duration.ofSeconds(10));
+            assertTrue(req != null, "the REQ");
+            ch.socket().setSoLinger(true, 0);
+            ch.close(); // a reset, not a FIN
+            io.jrdma.verbs.RdmaException e = org.junit.jupiter.api.Assertions.assertThrows(io.jrdma.verbs.RdmaException.class,
+                    () -> {
+                        ConnectionManager.Connection c = req.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(10));
+                        c.close(); // the REP went out before the reset arrived: not this test's case
+                    });
+            assertEquals(QpState.ERROR, sqp.state(), e.getMessage());
+            listener.close();
+        }
+    }
 }
