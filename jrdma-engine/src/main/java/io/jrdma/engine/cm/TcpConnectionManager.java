@@ -164,7 +164,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             Hello mine = new Hello(qp.qpn(), psn, src.gid(), udpPort(), param);
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             write(out, REQ, mine);
-            DataInputStream in = new DataInputStream(s.getInputStream());
+            DataInputStream in = new DataInputStream(new DeadlineInput(s, deadline));
             int type = readType(s, in, deadline);
             if (type == REJ) {
                 byte[] pd = readPrivateData(in);
@@ -386,6 +386,44 @@ public final class TcpConnectionManager implements ConnectionManager {
     }
 
     /** Reads a message header, waiting until {@code deadline}. @return the message type */
+    /**
+     * The client's side channel while it waits for the server's answer: every read waits at most until the connect's
+     * deadline (the socket's read timeout set again before each read), so a server that sends its REP a byte at a
+     * time cannot hold {@code connect} past its timeout (with the timeout set once, each read had all of it again;
+     * found in review).
+     */
+    static final class DeadlineInput extends java.io.InputStream {
+        private final Socket socket;
+        private final java.io.InputStream in;
+        private final long deadline;
+
+        DeadlineInput(Socket socket, long deadline) throws IOException {
+            this.socket = socket;
+            this.in = socket.getInputStream();
+            this.deadline = deadline;
+        }
+
+        private void limit() throws IOException {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new SocketTimeoutException("the deadline passed");
+            }
+            socket.setSoTimeout((int) Math.clamp(left / 1_000_000, 1, Integer.MAX_VALUE));
+        }
+
+        @Override
+        public int read() throws IOException {
+            limit();
+            return in.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            limit();
+            return in.read(b, off, len);
+        }
+    }
+
     static int readType(Socket s, DataInputStream in, long deadline) throws IOException {
         long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));

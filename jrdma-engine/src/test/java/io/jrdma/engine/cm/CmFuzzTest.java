@@ -236,4 +236,45 @@ class CmFuzzTest {
             listener.close();
         }
     }
+
+    /**
+     * A server that sends its REP a byte every 200 ms cannot hold {@code connect} past its timeout: with 1 s, connect
+     * fails with ETIMEDOUT within 3 s (before, the read timeout was set once and each later read had all of it
+     * again: the REP's 40-odd bytes took some 9 s, and connect waited for all of them).
+     */
+    @Test
+    void aServerThatTricklesItsRepCannotHoldConnectPastItsTimeout() throws Exception {
+        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
+        ByteArrayOutputStream rep = new ByteArrayOutputStream();
+        TcpConnectionManager.write(new DataOutputStream(rep), TcpConnectionManager.REP,
+                new TcpConnectionManager.Hello(0x123456, 0xABCDEF, Gid.of(InetAddress.getByName("127.0.0.1")), 4791,
+                        new ConnParam(new byte[0], 4, 5, 6, 7, Mtu.MTU_1024), 0));
+        byte[] bytes = rep.toByteArray();
+        try (var server = java.nio.channels.ServerSocketChannel.open();
+             DeviceContext client = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             ProtectionDomain cpd = client.allocPd();
+             CompletionQueue ccq = client.createCq(16);
+             QueuePair cqp = cpd.createQp(QpInitAttr.rc(ccq))) {
+            server.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            Thread trickle = Thread.ofPlatform().daemon().start(() -> {
+                try (SocketChannel ch = server.accept()) {
+                    for (byte b : bytes) {
+                        ch.write(ByteBuffer.wrap(new byte[] {b}));
+                        Thread.sleep(200);
+                    }
+                } catch (Exception gone) {
+                    // the client gave up: the point
+                }
+            });
+            long t0 = System.nanoTime();
+            io.jrdma.verbs.RdmaException e = org.junit.jupiter.api.Assertions.assertThrows(io.jrdma.verbs.RdmaException.class,
+                    () -> client.connectionManager().connect(cqp, (InetSocketAddress) server.getLocalAddress(),
+                            ConnParam.defaults(), Duration.ofSeconds(1)));
+            long took = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(io.jrdma.verbs.RdmaException.Errno.ETIMEDOUT, e.errno(), e.getMessage());
+            assertTrue(took < 3_000, "connect took " + took + " ms with a timeout of 1 s");
+            trickle.interrupt();
+            trickle.join(10_000);
+        }
+    }
 }
