@@ -124,24 +124,14 @@ class CmFuzzTest {
      */
     @Test
     void aStreamOfRtusEndsTheConnection() throws Exception {
-        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
-        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
-             ProtectionDomain spd = server.allocPd();
-             CompletionQueue scq = server.createCq(16);
-             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
-            ConnectionManager.Listener listener = server.connectionManager()
-                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            TcpConnectionManager.write(new DataOutputStream(bytes), TcpConnectionManager.REQ,
-                    new TcpConnectionManager.Hello(0x123456, 0xABCDEF, Gid.of(InetAddress.getByName("127.0.0.1")), 4791,
-                            new ConnParam(new byte[] {7}, 4, 5, 6, 7, Mtu.MTU_1024), 0));
+        withServer((listener, sqp) -> {
             ByteArrayOutputStream rtus = new ByteArrayOutputStream();
             for (int i = 0; i < 4096; i++) {
                 TcpConnectionManager.write(new DataOutputStream(rtus), TcpConnectionManager.RTU, null);
             }
             byte[] burst = rtus.toByteArray();
             try (SocketChannel ch = SocketChannel.open(listener.address())) {
-                ch.write(ByteBuffer.wrap(bytes.toByteArray()));
+                ch.write(ByteBuffer.wrap(rawReq()));
                 ConnectionManager.ConnectRequest req = listener.poll(Duration.ofSeconds(10));
                 assertTrue(req != null, "the REQ");
                 ConnectionManager.Connection conn = req.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(10));
@@ -162,8 +152,7 @@ class CmFuzzTest {
                 flood.join(20_000);
                 conn.close();
             }
-            listener.close();
-        }
+        });
     }
 
     /** A raw client's REQ (a QP at 127.0.0.1 that does not exist: the server's QP goes to RTS all the same). */
@@ -182,13 +171,7 @@ class CmFuzzTest {
      */
     @Test
     void anAcceptRefusedForItsQpLeavesTheRequestToBeAnswered() throws Exception {
-        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
-        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
-             ProtectionDomain spd = server.allocPd();
-             CompletionQueue scq = server.createCq(16);
-             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
-            ConnectionManager.Listener listener = server.connectionManager()
-                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+        withServer((listener, sqp) -> {
             try (SocketChannel ch = SocketChannel.open(listener.address())) {
                 ch.write(ByteBuffer.wrap(rawReq()));
                 ConnectionManager.ConnectRequest req = listener.poll(Duration.ofSeconds(10));
@@ -203,8 +186,7 @@ class CmFuzzTest {
                 assertEquals(TcpConnectionManager.MAGIC, in.readInt());
                 assertEquals(TcpConnectionManager.REJ, in.readByte(), "the client got the REJ");
             }
-            listener.close();
-        }
+        });
     }
 
     /**
@@ -214,13 +196,7 @@ class CmFuzzTest {
      */
     @Test
     void anAcceptWhoseRepFindsTheClientGoneLeavesItsQpInError() throws Exception {
-        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
-        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
-             ProtectionDomain spd = server.allocPd();
-             CompletionQueue scq = server.createCq(16);
-             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
-            ConnectionManager.Listener listener = server.connectionManager()
-                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+        withServer((listener, sqp) -> {
             SocketChannel ch = SocketChannel.open(listener.address());
             ch.write(ByteBuffer.wrap(rawReq()));
             ConnectionManager.ConnectRequest req = listener.poll(Duration.ofSeconds(10));
@@ -233,8 +209,7 @@ class CmFuzzTest {
                         c.close(); // the REP went out before the reset arrived: not this test's case
                     });
             assertEquals(QpState.ERROR, sqp.state(), e.getMessage());
-            listener.close();
-        }
+        });
     }
 
     /**
@@ -275,6 +250,28 @@ class CmFuzzTest {
             assertTrue(took < 3_000, "connect took " + took + " ms with a timeout of 1 s");
             trickle.interrupt();
             trickle.join(10_000);
+        }
+    }
+
+    /** What a test does with a listening server on soft-RoCE over 127.0.0.1 and its QP. */
+    private interface ServerTest {
+        void run(ConnectionManager.Listener listener, QueuePair sqp) throws Exception;
+    }
+
+    /** Runs {@code body} against a DEDICATED server context listening on 127.0.0.1, then closes it all. */
+    private static void withServer(ServerTest body) throws Exception {
+        var dev = Rdma.resolve(InetAddress.getByName("127.0.0.1"), io.jrdma.verbs.Transport.ROCE_V2).device();
+        try (DeviceContext server = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.DEDICATED));
+             ProtectionDomain spd = server.allocPd();
+             CompletionQueue scq = server.createCq(16);
+             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
+            ConnectionManager.Listener listener = server.connectionManager()
+                    .listen(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            try {
+                body.run(listener, sqp);
+            } finally {
+                listener.close();
+            }
         }
     }
 }
