@@ -680,9 +680,6 @@ public abstract class Qp implements QueuePair {
         QpState next = a.has(QpAttr.STATE) ? a.state() : cur;
         stateTable.check(cur, next, a.mask());
         context.engine.transport.checkModify(this, cur, next);
-        if (a.has(QpAttr.ACCESS_FLAGS)) {
-            accessFlags = a.accessFlags();
-        }
         if (a.has(QpAttr.PKEY_INDEX)) {
             if (a.pkeyIndex() != 0) {
                 throw new RdmaException(Errno.EINVAL, "P_Key index " + a.pkeyIndex() + " does not exist; the table has "
@@ -695,6 +692,11 @@ public abstract class Qp implements QueuePair {
         }
         if (a.has(QpAttr.AV)) {
             setAddress(a.av());
+        }
+        // after every check that can refuse the modify (P_Key index, port, address): a refused one changes nothing
+        // (the access flags were written first, and a modify that failed with EINVAL had changed them; found in review)
+        if (a.has(QpAttr.ACCESS_FLAGS)) {
+            accessFlags = a.accessFlags();
         }
         if (a.has(QpAttr.PATH_MTU)) {
             Mtu max = context.activeMtu();

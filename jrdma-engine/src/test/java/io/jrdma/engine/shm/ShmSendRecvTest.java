@@ -554,6 +554,27 @@ class ShmSendRecvTest {
         }
     }
 
+    /**
+     * A modify refused with EINVAL (a P_Key index or port the device does not have) changes nothing, the access flags
+     * it also named included (before, they were written before the refusal).
+     */
+    @Test
+    void aRefusedModifyLeavesTheAccessFlagsAsTheyWere() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            var qp = p.b.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.b.cq));
+            try {
+                qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(ShmPair.ALL));
+                io.jrdma.verbs.RdmaException e = org.junit.jupiter.api.Assertions.assertThrows(io.jrdma.verbs.RdmaException.class,
+                        () -> qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.INIT).accessFlags(Access.REMOTE_READ)
+                                .pkeyIndex(1))); // INIT to INIT: P_Key index and access flags both allowed
+                assertEquals(io.jrdma.verbs.RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+                assertEquals(ShmPair.ALL, qp.query().accessFlags(), "the refused modify's access flags");
+            } finally {
+                qp.close();
+            }
+        }
+    }
+
     /** Writes a slot by hand at ring position {@code pos} of b's QP, as a peer process can: flags, opcode, length, message. */
     private static void forge(ShmPair p, long pos, int flags, WrOpcode op, int len, int msg) {
         MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
