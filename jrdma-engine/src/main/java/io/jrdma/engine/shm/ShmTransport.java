@@ -356,23 +356,22 @@ final class ShmTransport implements Transport {
 
     /**
      * Engine thread, before the QP lets its peer go (reset, destroy, another connection): the partner's identity
-     * out of the QP's entry, a membarrier, and a wait until the partner holds nothing by its own word (an operation
-     * that read the identity before it was cleared has its hold visible now); then off the list.
+     * out of the QP's entry; then, for a partner on the list (its own holds), a membarrier and a wait until it holds
+     * nothing by its own word (an operation that read the identity before it was cleared has its hold visible now),
+     * and off the list.
      */
     private void dropPartner(ShmQp qp) {
         int s = qp.slot;
         Peer p = partnerPeer[s];
-        if (p == null) {
-            if (ctrl.get(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_DEST_QPN) != 0) { // a partner without own holds
-                INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, 0);
-                LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, 0L);
-                nextGeneration(qp);
-            }
-            return;
+        if (p == null && ctrl.get(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_DEST_QPN) == 0) {
+            return; // connected to no one
         }
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_QPN, 0);
         LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, 0L);
         nextGeneration(qp); // before the membarrier: a partner that saw the old generation has its hold visible after it
+        if (p == null) {
+            return; // a partner without own holds (one end without membarrier): no word of its to wait for
+        }
         Native.membarrier();
         long h = holdOf(p, partnerQpn[s]);
         long deadline = System.nanoTime() + DRAIN_NANOS;
@@ -771,6 +770,8 @@ final class ShmTransport implements Transport {
 
     /** a refused message sent again: its first chunk, marked (the one slot a refused QP takes) */
     private static final int RETRY_FIRST = Ctrl.F_FIRST | Ctrl.F_RETRY;
+    /** the flags that tell a message's chunks apart; the rest of a slot's flags and its opcode are the message's own */
+    private static final int PER_CHUNK = Ctrl.F_FIRST | Ctrl.F_LAST | Ctrl.F_RETRY;
 
     /** Engine thread: what receiveRing did with the last slot it read (DONE, DISCARDED, RNR or a NAK). */
     private int lastResult;
@@ -892,11 +893,11 @@ final class ShmTransport implements Transport {
             qp.recv = r;
             qp.recvOffset = 0;
             qp.recvMsg = msg;
-            qp.recvFlagsOp = flagsOp & ~(Ctrl.F_FIRST | Ctrl.F_LAST | Ctrl.F_RETRY);
+            qp.recvFlagsOp = flagsOp & ~PER_CHUNK;
             qp.receiving = true;
         } else if (qp.refused || !qp.receiving) {
             return Ctrl.DISCARDED; // behind a refused message, or the rest of one dropped
-        } else if (msg != qp.recvMsg || (flagsOp & ~(Ctrl.F_FIRST | Ctrl.F_LAST | Ctrl.F_RETRY)) != qp.recvFlagsOp) {
+        } else if (msg != qp.recvMsg || (flagsOp & ~PER_CHUNK) != qp.recvFlagsOp) {
             return malformed(qp, s, flagsOp); // another message's chunk, or another opcode, in the middle of one
         }
         RecvWqe r = qp.recv;
