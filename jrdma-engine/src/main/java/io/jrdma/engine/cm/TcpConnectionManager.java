@@ -165,7 +165,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             write(out, REQ, mine);
             DataInputStream in = new DataInputStream(new DeadlineInput(s, deadline));
-            int type = readType(s, in, deadline);
+            int type = readType(in);
             if (type == REJ) {
                 byte[] pd = readPrivateData(in);
                 s.close();
@@ -385,7 +385,6 @@ public final class TcpConnectionManager implements ConnectionManager {
         out.flush();
     }
 
-    /** Reads a message header, waiting until {@code deadline}. @return the message type */
     /**
      * The client's side channel while it waits for the server's answer: every read waits at most until the connect's
      * deadline (the socket's read timeout set again before each read), so a server that sends its REP a byte at a
@@ -424,9 +423,8 @@ public final class TcpConnectionManager implements ConnectionManager {
         }
     }
 
-    static int readType(Socket s, DataInputStream in, long deadline) throws IOException {
-        long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-        s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+    /** Reads a message header (through a {@link DeadlineInput}: each read waits until its deadline). @return the message type */
+    static int readType(DataInputStream in) throws IOException {
         int magic = in.readInt();
         if (magic != MAGIC) {
             throw new RdmaException(Errno.EPROTO, "not a jrdma connection manager peer (bad magic 0x"

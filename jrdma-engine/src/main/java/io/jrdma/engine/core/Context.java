@@ -201,7 +201,7 @@ public final class Context implements DeviceContext {
             if (engine.tryDrive()) {
                 try {
                     synchronized (this) {
-                        engine.runQueuedControl(); // this one, and any other thread's queued meanwhile
+                        engine.runControl(); // this one, and any other thread's queued meanwhile
                     }
                 } finally {
                     engine.endDrive();

@@ -120,14 +120,6 @@ public final class Engine {
     }
 
     /**
-     * INVOKER, the caller driving the engine: runs the control operations other threads queued while it drove
-     * ({@link Context#control}). @return how many
-     */
-    int runQueuedControl() {
-        return controlQueue.isEmpty() ? 0 : runControl();
-    }
-
-    /**
      * INVOKER mode, the posting thread, right after a post published its WQE (a QP whose transport asked for
      * it: {@link Qp#executeAtPost}): runs the QP's send queue now, in order from its head, as a duty cycle's
      * {@link Transport#transmit} would, so a request that can complete at once (shared memory's WRITE, READ,
@@ -217,7 +209,11 @@ public final class Engine {
         }
     }
 
-    private int runControl() {
+    /**
+     * The engine thread, or in INVOKER mode the thread holding the claim: runs the control operations other threads
+     * queued ({@link Context#control}). @return how many
+     */
+    int runControl() {
         int n = 0;
         Context.ControlTask t;
         while ((t = controlQueue.poll()) != null) {

@@ -531,13 +531,6 @@ public abstract class Qp implements QueuePair {
     }
 
     /**
-     * After the post's store of its producer index: rings unless the doorbell is up. A Dekker pair with the engine's
-     * {@link #clearDoorbell} then its read of the producer: the fence puts the producer's store before the doorbell's
-     * load (a release store and a plain load may pass each other), so either the engine reads the new producer or
-     * this post sees the cleared doorbell and rings; without it both could miss, and the request stayed unsent until
-     * the QP's next post (found in review).
-     */
-    /**
      * @return true when a receive's SGE has a negative length (a u32 of 2^31 or more in ibverbs): refused with EINVAL
      *         at post, as rxe refuses such a total (a scatter took it for a skip and placed the data after it)
      */
@@ -550,6 +543,13 @@ public abstract class Qp implements QueuePair {
         return false;
     }
 
+    /**
+     * After the post's store of its producer index: rings unless the doorbell is up. A Dekker pair with the engine's
+     * {@link #clearDoorbell} then its read of the producer: the fence puts the producer's store before the doorbell's
+     * load (a release store and a plain load may pass each other), so either the engine reads the new producer or
+     * this post sees the cleared doorbell and rings; without it both could miss, and the request stayed unsent until
+     * the QP's next post (found in review).
+     */
     private void ringDoorbell() {
         VarHandle.fullFence();
         if ((int) DOORBELL.getOpaque(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {
