@@ -64,8 +64,49 @@ public final class Sgl {
         return left == 0;
     }
 
-    /** Copies {@code len} bytes of the WQE's gather list, starting {@code off} bytes in, to {@code dst}. */
-    public static void gather(Wqe w, long off, int len, MemorySegment dst, long dstOff) {
+    /**
+     * Copies {@code len} bytes of the WQE's gather list, starting {@code off} bytes in, to {@code dst}, each SGE's key
+     * resolved again as it is read ({@link #region}).
+     *
+     * @return false when an SGE's region is gone (nothing is read from it, and nothing past it): the WQE completes
+     *         with LOC_PROT_ERR
+     */
+    public static boolean gather(KeyTable keys, Qp qp, Wqe w, long off, int len, MemorySegment dst, long dstOff) {
+        if (len == 0) {
+            return true;
+        }
+        if (w.inline) {
+            MemorySegment.copy(w.inlineArea, off, dst, dstOff, len);
+            return true;
+        }
+        return walk(keys, qp, w, off, len, dst, dstOff, OUT);
+    }
+
+    /**
+     * Copies {@code len} bytes from {@code src} into the WQE's scatter list at {@code off} (READ and atomic results),
+     * each SGE's key resolved again as it is written ({@link #region}).
+     *
+     * @return false when an SGE's region is gone (nothing is written to it, nor past it): the WQE completes with
+     *         LOC_PROT_ERR
+     */
+    public static boolean scatter(KeyTable keys, Qp qp, Wqe w, long off, MemorySegment src, long srcOff, int len) {
+        return walk(keys, qp, w, off, len, src, srcOff, IN);
+    }
+
+    /**
+     * @return true when every SGE of {@code w} that bytes {@code [off, off + len)} of its message fall in still names
+     *         its region ({@link #region}); the regions found are recorded in {@code w.sgeMr}
+     */
+    public static boolean covers(KeyTable keys, Qp qp, Wqe w, long off, long len) {
+        return walk(keys, qp, w, off, len, null, 0, CHECK);
+    }
+
+    /**
+     * {@link #gather} from the regions {@code w.sgeMr} records, with no lookup: for a caller that checked them in the
+     * same step ({@link #covers}, {@link #region}), with nothing between. A region's memory freed by another thread
+     * meanwhile throws IllegalStateException (the application's race; the next step's check finds it gone).
+     */
+    public static void gatherCovered(Wqe w, long off, int len, MemorySegment dst, long dstOff) {
         if (len == 0) {
             return;
         }
@@ -73,18 +114,53 @@ public final class Sgl {
             MemorySegment.copy(w.inlineArea, off, dst, dstOff, len);
             return;
         }
-        copy(w, off, dst, dstOff, len, false);
+        walk(null, null, w, off, len, dst, dstOff, OUT);
     }
 
-    /** Copies {@code len} bytes from {@code src} into the WQE's scatter list at {@code off} (READ and atomic results). */
-    public static void scatter(Wqe w, long off, MemorySegment src, long srcOff, int len) {
-        copy(w, off, src, srcOff, len, true);
+    /** {@link #scatter} into the regions {@code w.sgeMr} records, with no lookup: as {@link #gatherCovered}. */
+    public static void scatterCovered(Wqe w, long off, MemorySegment src, long srcOff, int len) {
+        walk(null, null, w, off, len, src, srcOff, IN);
     }
 
-    /** Walks the SGEs from byte {@code off} of the message, copying to or from {@code other}. */
-    private static void copy(Wqe w, long off, MemorySegment other, long otherOff, int len, boolean intoWqe) {
+    /**
+     * The region SGE {@code i} of {@code w} names now, for bytes {@code [va, va + len)} of it, or null when it is gone:
+     * {@link #validate} checked the key when the request started, but a request in flight outlives that check (a READ
+     * waits for its response, a long message is sent over many duty cycles), and meanwhile the application may
+     * deregister the region, invalidate it (LOCAL_INV) or register it again onto other memory (REG_MR), or free its
+     * memory. As rxe looks the lkey up at each copy, the key is resolved again here and its region checked as at
+     * validation, with its memory still alive. The region validation recorded still answers to the key while it is
+     * open and its key unchanged (what the table would return for it), which spares the table's lookup on every
+     * packet; else the table is asked. The region found is recorded for the zero-copy paths that keep it.
+     */
+    public static Mr region(KeyTable keys, Qp qp, Wqe w, int i, long va, long len) {
+        int lkey = w.sgeLkey[i];
+        Mr mr = w.sgeMr[i];
+        if (mr == null || (mr.kind == Mr.FAST_REG ? mr.key : mr.lkey()) != lkey || mr.isClosed()) {
+            mr = keys.lookupLocal(lkey);
+        }
+        int needed = w.isReadOrAtomic() ? Access.LOCAL_WRITE : 0;
+        if (mr == null || !mr.permits(qp.pd, needed, va, len) || !mr.segment.scope().isAlive()) {
+            return null;
+        }
+        w.sgeMr[i] = mr;
+        return mr;
+    }
+
+    /** {@link #walk}'s modes: only check the regions, copy out of them, copy into them. */
+    private static final int CHECK = 0;
+    private static final int OUT = 1;
+    private static final int IN = 2;
+
+    /**
+     * Walks the SGEs that bytes {@code [off, off + len)} of the message fall in, checking each ({@link #region};
+     * {@code keys} null: the regions recorded, unchecked) and copying to or from {@code other} by {@code mode}.
+     *
+     * @return false when a region is gone: nothing of it, nor past it, was touched
+     */
+    private static boolean walk(KeyTable keys, Qp qp, Wqe w, long off, long len, MemorySegment other, long otherOff,
+            int mode) {
         long skip = off;
-        int left = len;
+        long left = len;
         for (int i = 0; i < w.numSge && left > 0; i++) {
             int sl = w.sgeLength[i];
             if (skip >= sl) {
@@ -92,16 +168,29 @@ public final class Sgl {
                 continue;
             }
             int n = (int) Math.min(sl - skip, left);
-            Mr mr = w.sgeMr[i];
-            long at = w.sgeAddr[i] - mr.address + skip;
-            if (intoWqe) {
-                MemorySegment.copy(other, otherOff, mr.segment, at, n);
-            } else {
-                MemorySegment.copy(mr.segment, at, other, otherOff, n);
+            long va = w.sgeAddr[i] + skip;
+            Mr mr = keys == null ? w.sgeMr[i] : region(keys, qp, w, i, va, n);
+            if (mr == null) {
+                return false;
             }
-            otherOff += n;
+            if (mode != CHECK) {
+                try {
+                    if (mode == IN) {
+                        MemorySegment.copy(other, otherOff, mr.segment, va - mr.address, n);
+                    } else {
+                        MemorySegment.copy(mr.segment, va - mr.address, other, otherOff, n);
+                    }
+                } catch (IllegalStateException e) { // its memory was freed (its arena closed) after the check
+                    if (keys == null) {
+                        throw e; // a covered copy: the caller's next step finds the region gone
+                    }
+                    return false;
+                }
+                otherOff += n;
+            }
             left -= n;
             skip = 0;
         }
+        return true;
     }
 }

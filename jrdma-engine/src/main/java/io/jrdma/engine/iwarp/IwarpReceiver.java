@@ -172,10 +172,11 @@ final class IwarpReceiver {
                 boolean last = Ddp.last(seg, ddp);
                 if (w == null || w.opcode != WrOpcode.RDMA_READ || Ddp.stag(seg, ddp) != sinkStag(w)
                         || Ddp.taggedOffset(seg, ddp) != sinkTo(w) + o || o + len > w.length
-                        || (last && o + len != w.length) || !viewable(w.sgeMr, w.numSge)) {
-                    return false;
+                        || (last && o + len != w.length)
+                        || !Sgl.covers(engine.context.keys, qp, w, o, len) || !viewable(w.sgeMr, w.numSge)
+                        || !Sgl.scatter(engine.context.keys, qp, w, o, seg, payload, here)) {
+                    return false; // a sink region gone since validation: onReadResponse fails the READ
                 }
-                Sgl.scatter(w, o, seg, payload, here);
                 s.dpWqe = w;
             }
             case Rdmap.SEND, Rdmap.SEND_SE -> {
@@ -643,8 +644,9 @@ final class IwarpReceiver {
             tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, code, off, false);
             return;
         }
-        if (len > 0) {
-            Sgl.scatter(w, o, s.rxSeg, payload, len);
+        if (len > 0 && !Sgl.scatter(engine.context.keys, qp, w, o, s.rxSeg, payload, len)) {
+            sinkGone(qp, s, w, off);
+            return;
         }
         readResponsePlaced(qp, s, w, len, last);
     }
@@ -667,8 +669,25 @@ final class IwarpReceiver {
         }
         s.rxMsnAtomicResp++;
         scratch.set(NATIVE_LONG, 0, AtomicResponse.originalValue(s.rxSeg, a)); // host order, as the responder's memory
-        Sgl.scatter(w, 0, scratch, 0, 8);
+        if (!Sgl.scatter(engine.context.keys, qp, w, 0, scratch, 0, 8)) {
+            sinkGone(qp, s, w, off);
+            return;
+        }
         respond(qp, s, w);
+    }
+
+    /**
+     * A READ Response or Atomic Response arrived for {@code w}, and the region it lands in is gone since validation
+     * ({@link Sgl#region}: deregistered, invalidated, registered again elsewhere, its memory freed); nothing of it was
+     * written there. As siw: the WQE completes with LOC_PROT_ERR, in order (everything before it has been answered or
+     * taken by TCP, since the peer answered it), the QP enters ERROR, and the peer gets a TERMINATE (DDP tagged
+     * buffer, invalid STag: the sink's).
+     */
+    private void sinkGone(IwarpQp qp, IwarpStream s, Wqe w, int off) {
+        w.localError = WcStatus.LOC_PROT_ERR.ordinal();
+        tx.retire(qp, s);
+        tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, Terminate.DDP_TAGGED_INVALID_STAG, off,
+                false);
     }
 
     private void respond(IwarpQp qp, IwarpStream s, Wqe w) {

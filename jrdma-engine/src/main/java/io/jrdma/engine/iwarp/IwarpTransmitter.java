@@ -367,23 +367,42 @@ final class IwarpTransmitter {
      * Queues an FPDU of a send WQE whose header is built at {@code f}: its payload (bytes {@code off..off+len}
      * of the message) from the region when it is large and lies in one SGE, else copied behind the header.
      */
-    private void queueWqe(IwarpStream s, Wqe w, int f, int hdr, long off, int len) {
+    private boolean queueWqe(IwarpQp qp, IwarpStream s, Wqe w, int f, int hdr, long off, int len) {
         if (iwarp.zeroCopy && len >= ZC_TX_MIN && !w.inline) {
             long skip = off;
             for (int i = 0; i < w.numSge; i++) {
                 int sl = w.sgeLength[i];
                 if (skip < sl) {
-                    if (skip + len <= sl && queueFromRegion(s, f, hdr, w.sgeMr[i], w.sgeAddr[i] + skip, len)) {
-                        return;
+                    Mr mr = skip + len <= sl ? Sgl.region(engine.context.keys, qp, w, i, w.sgeAddr[i] + skip, len) : null;
+                    if (mr != null && queueFromRegion(s, f, hdr, mr, w.sgeAddr[i] + skip, len)) {
+                        return true;
                     }
                     break;
                 }
                 skip -= sl;
             }
         }
-        Sgl.gather(w, off, len, s.txSeg, f + Fpdu.ULPDU_OFFSET + hdr);
+        if (!Sgl.gather(engine.context.keys, qp, w, off, len, s.txSeg, f + Fpdu.ULPDU_OFFSET + hdr)) {
+            return false;
+        }
         Fpdu.writeHeader(s.txSeg, f, hdr + len);
         queue(s, f, hdr + len);
+        return true;
+    }
+
+    /**
+     * The WQE being sent names a region that is gone since its validation ({@link Sgl#region}: deregistered,
+     * invalidated, registered again elsewhere, its memory freed), and this FPDU is not queued. As a WQE that failed its
+     * validation: the send queue stops here, and {@link #retire} completes the WQEs before it as TCP takes their bytes,
+     * then this one with LOC_PROT_ERR (as siw's transmitter fails it), and moves the QP to ERROR.
+     *
+     * @return false: nothing more is sent
+     */
+    private static boolean sourceGone(IwarpQp qp, IwarpStream s, Wqe w) {
+        w.localError = WcStatus.LOC_PROT_ERR.ordinal();
+        s.sqHalted = true;
+        qp.reqIndex++;
+        return false;
     }
 
     /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
@@ -513,7 +532,9 @@ final class IwarpTransmitter {
                 int len = (int) Math.min(s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH, w.length - off);
                 last = off + len == w.length;
                 Ddp.writeTagged(tx, ddp, last, Rdmap.controlByte(Rdmap.WRITE), w.rkey, w.remoteAddr + off);
-                queueWqe(s, w, f, Ddp.TAGGED_HEADER_LENGTH, off, len);
+                if (!queueWqe(qp, s, w, f, Ddp.TAGGED_HEADER_LENGTH, off, len)) {
+                    return sourceGone(qp, s, w);
+                }
                 queued = true;
                 ulen = Ddp.TAGGED_HEADER_LENGTH + len;
                 qp.reqOffset = off + len;
@@ -547,7 +568,9 @@ final class IwarpTransmitter {
                 if (imm) {
                     ImmediateData.write(tx, ddp + Ddp.UNTAGGED_HEADER_LENGTH, Integer.toUnsignedLong(w.imm));
                 }
-                queueWqe(s, w, f, hdr, off, len);
+                if (!queueWqe(qp, s, w, f, hdr, off, len)) {
+                    return sourceGone(qp, s, w);
+                }
                 queued = true;
                 ulen = hdr + len;
                 qp.reqOffset = off + len;

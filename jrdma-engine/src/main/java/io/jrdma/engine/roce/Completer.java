@@ -269,7 +269,10 @@ final class Completer {
             engine.counters.increment(Counter.RCVD_MALFORMED);
             return;
         }
-        Sgl.scatter(w, off, pkt, hdr, payload);
+        if (!Sgl.scatter(engine.context.keys, qp, w, off, pkt, hdr, payload)) {
+            regionGone(qp, w); // rxe's completer: LOC_PROT_ERR when the response's copy fails
+            return;
+        }
         qp.comp.readPsn = Psn.add(psn, 1);
         if (Psn.diff(psn, qp.comp.lastAckedPsn) > 0) {
             qp.comp.lastAckedPsn = psn;
@@ -294,8 +297,17 @@ final class Completer {
             engine.counters.increment(Counter.RCVD_STALE_RESPONSE);
             return;
         }
-        Mr mr = w.sgeMr[0];
-        mr.segment.set(NATIVE_LONG, w.sgeAddr[0] - mr.address, original);
+        Mr mr = Sgl.region(engine.context.keys, qp, w, 0, w.sgeAddr[0], 8);
+        if (mr == null) {
+            regionGone(qp, w);
+            return;
+        }
+        try {
+            mr.segment.set(NATIVE_LONG, w.sgeAddr[0] - mr.address, original);
+        } catch (IllegalStateException e) { // its memory was freed after the check
+            regionGone(qp, w);
+            return;
+        }
         if (Psn.diff(psn, qp.comp.lastAckedPsn) > 0) {
             qp.comp.lastAckedPsn = psn;
         }
@@ -333,9 +345,18 @@ final class Completer {
             return;
         }
         Wqe w = head(qp);
-        if (w.localError >= 0 && !w.started) {
+        if (w.localError >= 0) { // a local operation's, a validation's, or a region gone part way (started)
             fail(qp, w, WcStatus.of(w.localError));
         }
+    }
+
+    /**
+     * The head READ's or atomic's response arrived, and the region it lands in is gone since validation
+     * ({@link Sgl#region}): nothing of it is written, the WQE fails with LOC_PROT_ERR and the QP enters ERROR.
+     */
+    private void regionGone(RoceQp qp, Wqe w) {
+        qp.comp.readIndex = -1;
+        fail(qp, w, WcStatus.LOC_PROT_ERR);
     }
 
     /** Timer duty (rxe's retransmit timer and RNR wait), once per cycle per active QP. */

@@ -9,6 +9,7 @@ import io.jrdma.engine.core.Wqe;
 import io.jrdma.engine.util.Psn;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.WcStatus;
 import io.jrdma.verbs.WrOpcode;
 import io.jrdma.wire.AtomicEth;
 import io.jrdma.wire.Bth;
@@ -68,6 +69,9 @@ final class Requester {
         long producer = qp.sqProducerAcquire(); // release partner: Qp.postSend
         while (sent < budget && qp.req.index != producer) {
             Wqe w = qp.sq[(int) (qp.req.index & qp.sqMask)];
+            if (w.started && w.localError >= 0) {
+                break; // its region went away part way (regionGone): it fails once it is the head
+            }
             if (!w.started) {
                 if (draining) {
                     break;
@@ -185,7 +189,9 @@ final class Requester {
                 if (ieth >= 0) {
                     Ieth.write(tx, ieth, w.imm); // the key to invalidate shares the WQE's immediate field
                 }
-                Sgl.gather(w, off, payload, tx, hdr);
+                if (!Sgl.gather(engine.context.keys, qp, w, off, payload, tx, hdr)) {
+                    return regionGone(qp, w);
+                }
                 roce.pad(hdr + payload, payload);
                 if (!roce.send(qp, hdr + payload + pad)) {
                     return false;
@@ -224,7 +230,9 @@ final class Requester {
         if (imm >= 0) {
             ImmDt.write(tx, imm, w.imm);
         }
-        Sgl.gather(w, 0, payload, tx, hdr);
+        if (!Sgl.gather(engine.context.keys, qp, w, 0, payload, tx, hdr)) {
+            return regionGone(qp, w);
+        }
         roce.pad(hdr + payload, payload);
         Ah ah = w.ah; // closed since the post: its path is released, the source GID's shared socket remains
         if (!roce.send(ah.closed ? ah.gidEndpoint : ah.local, ah.remote, hdr + payload + pad, false)) {
@@ -234,6 +242,21 @@ final class Requester {
         nextWqe(qp);
         roce.completer.retireSent(qp);
         return true;
+    }
+
+    /**
+     * A region the WQE's data comes from is gone since its validation (deregistered, invalidated, registered again
+     * elsewhere, its memory freed: {@link Sgl#region}), and this packet is not sent. As rxe's requester, the WQE fails
+     * with LOC_PROT_ERR: in order, once everything before it has completed (the completer's
+     * {@code completeLocalErrors}, at once when it is the head), and the QP enters ERROR. The requester sends nothing
+     * more of it, nor anything after it.
+     *
+     * @return false: nothing was sent
+     */
+    private boolean regionGone(RoceQp qp, Wqe w) {
+        w.localError = WcStatus.LOC_PROT_ERR.ordinal();
+        roce.completer.completeLocalErrors(qp);
+        return false;
     }
 
     /** @return true when at least half the send queue waits for ACKs: ask for one so the poster gets room */

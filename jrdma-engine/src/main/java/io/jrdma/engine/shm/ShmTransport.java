@@ -1152,6 +1152,9 @@ final class ShmTransport implements Transport {
             // a zero-length RDMA operation touches no memory and names no key
             return st == UNANSWERED ? unanswered(qp) : st >= 0 ? st : OK;
         }
+        if (!w.inline && !Sgl.covers(context.keys, qp, w, 0, op.isAtomic() ? 8 : len)) {
+            return WcStatus.LOC_PROT_ERR.ordinal(); // a region gone since validation: the local side is checked first
+        }
         long at = target(qp, op, w.rkey, w.remoteAddr, len);
         if (at < 0) {
             int st = (int) -(at + 1);
@@ -1172,7 +1175,7 @@ final class ShmTransport implements Transport {
                     } else {
                         // in parts (PART): a message may be 2^31 bytes, which (int) makes negative
                         for (long off = 0; off < len; off += PART) {
-                            Sgl.gather(w, off, (int) Math.min(PART, len - off), buf, at + off);
+                            Sgl.gatherCovered(w, off, (int) Math.min(PART, len - off), buf, at + off);
                         }
                     }
                 }
@@ -1181,7 +1184,7 @@ final class ShmTransport implements Transport {
                         Native.move(local, buf.address() + at, len, one.segment, buf);
                     } else {
                         for (long off = 0; off < len; off += PART) {
-                            Sgl.scatter(w, off, buf, at + off, (int) Math.min(PART, len - off));
+                            Sgl.scatterCovered(w, off, buf, at + off, (int) Math.min(PART, len - off));
                         }
                     }
                 }
@@ -1487,7 +1490,7 @@ final class ShmTransport implements Transport {
         return LITTLE ? (int) (word >>> 32) : (int) word;
     }
 
-    /** Stores an atomic's original value into its one 8-byte SGE (checked at post and by Sgl.validate). */
+    /** Stores an atomic's original value into its one 8-byte SGE (its region checked by the step: Sgl.covers). */
     private static void atomicResult(Wqe w, long value) {
         Mr mr = w.sgeMr[0];
         mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, w.sgeAddr[0] - mr.address, value);
@@ -1547,7 +1550,15 @@ final class ShmTransport implements Transport {
             if (qp.sendOffset > 0 && !peerQpLive(qp)) {
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
-            if (writeSlot(qp, w, pos, (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset), total, writeImm)) {
+            int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
+            if (!w.inline && !Sgl.covers(context.keys, qp, w, qp.sendOffset, n)) {
+                // a region gone since validation: nothing of this chunk is written. The WQE fails with LOC_PROT_ERR
+                // once it is the head (the service's loop), then the QP enters ERROR
+                w.localError = WcStatus.LOC_PROT_ERR.ordinal();
+                qp.sending = false;
+                return head ? w.localError : PENDING;
+            }
+            if (writeSlot(qp, w, pos, n, total, writeImm)) {
                 qp.sending = false;
                 return SENT;
             }
@@ -1644,7 +1655,7 @@ final class ShmTransport implements Transport {
         if (n <= Ctrl.INLINE) {
             gather(w, qp.sendOffset, n, pa + s + Ctrl.S_INLINE); // in the header's own line
         } else {
-            Sgl.gather(w, qp.sendOffset, n, qp.peer.ctrl, s + Ctrl.SLOT_HEADER);
+            Sgl.gatherCovered(w, qp.sendOffset, n, qp.peer.ctrl, s + Ctrl.SLOT_HEADER);
         }
         if (writeImm) {
             ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_TOTAL, w.length);
@@ -1744,7 +1755,7 @@ final class ShmTransport implements Transport {
             }
             ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at, v);
         } else {
-            Sgl.gather(w, off, n, ALL, at);
+            Sgl.gatherCovered(w, off, n, ALL, at);
         }
     }
 

@@ -24,7 +24,9 @@ import io.jrdma.wire.iwarp.Rdmap;
 import io.jrdma.wire.iwarp.Terminate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
@@ -55,6 +57,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class IwarpErrorPathTest {
     private static final long DEADLINE = Duration.ofSeconds(10).toNanos();
+    /** The tag of a test whose context sends every FPDU's payload copied (zero copy off). */
+    private static final String COPYING = "copying";
     private Arena arena;
     private Context ctx;
     private ProtectionDomain pd;
@@ -68,10 +72,11 @@ class IwarpErrorPathTest {
     private boolean crc;
 
     @BeforeEach
-    void open() {
+    void open(TestInfo test) {
         arena = Arena.ofShared();
         InetAddress lo = InetAddress.getLoopbackAddress();
-        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, "true"); // the direct-placement tests need it; the rest do not care
+        // the direct-placement tests need zero copy; the copying transmitter's test needs it off; the rest do not care
+        System.setProperty(IwarpEngine.ZERO_COPY_PROPERTY, String.valueOf(!test.getTags().contains(COPYING)));
         try {
             ctx = (Context) SoftIwarpDevice.forTest("lo", () -> List.of(lo))
                     .open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
@@ -386,5 +391,92 @@ class IwarpErrorPathTest {
         assertEquals(8, wc.wrId());
         assertEquals(WcStatus.WR_FLUSH_ERR, wc.status());
         assertEquals(0, ctx.counter(Counter.SENT_TERMINATES));
+    }
+
+    /**
+     * A READ's sink looked up again when its response arrives (found in review): the sink region deregistered after
+     * the READ Request left, its response (64 bytes, placed from the buffer; 60,000 bytes in two pieces, which the
+     * direct placement would read straight into the region) writes nothing, the READ completes with LOC_PROT_ERR,
+     * the peer gets a TERMINATE for the sink's STag (DDP, tagged buffer, invalid STag) and the QP enters ERROR.
+     */
+    @Test
+    void aReadResponseIntoASinkDeregisteredMeanwhileIsALocalProtectionError() throws Exception {
+        readIntoAGoneSink(64, false);
+    }
+
+    @Test
+    void aLargeReadResponseIntoASinkDeregisteredMeanwhileIsNotPlacedDirectly() throws Exception {
+        readIntoAGoneSink(60_000, true);
+    }
+
+    private void readIntoAGoneSink(int n, boolean split) throws Exception {
+        connectRawPeer(false);
+        MemoryRegion sink = pd.register(buf.asSlice(4096, n), Access.LOCAL_WRITE);
+        assertEquals(0, qp.postSend(new io.jrdma.verbs.SendWorkRequest().wrId(7)
+                .opcode(io.jrdma.verbs.WrOpcode.RDMA_READ).flags(io.jrdma.verbs.SendFlags.SIGNALED)
+                .sge(0, sink, 0, n).remote(0x10000, 0x1234)));
+        MemorySegment req = readFpdu();
+        assertEquals(Rdmap.READ_REQUEST, Rdmap.opcode(req, Fpdu.ULPDU_OFFSET), "the READ Request left");
+        sink.close();
+        MemorySegment f = arena.allocate(n + 64);
+        Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.READ_RESPONSE), sink.lkey(),
+                sink.address());
+        f.asSlice(Fpdu.ULPDU_OFFSET + Ddp.TAGGED_HEADER_LENGTH, n).fill((byte) 0x11);
+        int len = seal(f, Ddp.TAGGED_HEADER_LENGTH + n);
+        if (split) {
+            sendSplit(f, len, 1000);
+        } else {
+            send(f, len);
+        }
+        expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, Terminate.DDP_TAGGED_INVALID_STAG,
+                Terminate.FLAG_M | Terminate.FLAG_D);
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            assertTrue(System.nanoTime() - end < 0, "the READ did not complete");
+        }
+        assertEquals(7, wc.wrId());
+        assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+        assertEquals(QpState.ERROR, qp.state());
+        for (long i = 0; i < buf.byteSize(); i++) {
+            if (buf.get(ValueLayout.JAVA_BYTE, i) != (byte) 0xA5) {
+                fail("byte " + i + " of the buffer was written");
+            }
+        }
+    }
+
+    /**
+     * A WRITE's source looked up again for each FPDU, copied (found in review): the region deregistered while the
+     * WRITE is part way sent (the peer reads nothing, so the socket fills), the rest of it is not read: the WRITE
+     * completes with LOC_PROT_ERR once the peer takes what was queued before, and the QP enters ERROR.
+     */
+    @Test
+    @Tag(COPYING)
+    void aWriteWhoseSourceIsDeregisteredPartWayIsALocalProtectionError() throws Exception {
+        connectRawPeer(false);
+        int n = 64 << 20; // more than both sockets' buffers hold
+        MemorySegment big = arena.allocate(n, 4096);
+        MemoryRegion src = pd.register(big, 0);
+        assertEquals(0, qp.postSend(new io.jrdma.verbs.SendWorkRequest().wrId(9)
+                .opcode(io.jrdma.verbs.WrOpcode.RDMA_WRITE).flags(io.jrdma.verbs.SendFlags.SIGNALED)
+                .sge(0, src, 0, n).remote(0x10000, 0x1234)));
+        WorkCompletion wc = new WorkCompletion();
+        for (int i = 0; i < 2000; i++) {
+            assertEquals(0, cq.poll(wc), "the WRITE completed with the peer reading nothing: " + wc);
+        }
+        src.close();
+        ByteBuffer sink = ByteBuffer.allocate(1 << 20);
+        long got = 0;
+        long end = System.nanoTime() + DEADLINE;
+        while (cq.poll(wc) == 0) {
+            int r = peer.read(sink.clear());
+            got += Math.max(r, 0);
+            assertTrue(System.nanoTime() - end < 0, "the WRITE did not complete");
+        }
+        assertEquals(9, wc.wrId());
+        assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+        assertEquals(QpState.ERROR, qp.state());
+        assertTrue(got < n, "the peer got " + got + " bytes, fewer than the WRITE's " + n);
+        big.fill((byte) 0); // still the test's: only the registration is gone
     }
 }

@@ -243,6 +243,88 @@ class MemoryManagementTest {
         }
     }
 
+    /**
+     * A request's regions are looked up again at each copy, not only when it starts (found in review): a region
+     * deregistered while a WRITE from it is part way sent fails the WRITE with LOC_PROT_ERR, and nothing more of
+     * its memory is sent; the QP enters ERROR.
+     */
+    @Test
+    void aRegionDeregisteredWhileAWriteFromItIsPartWaySentIsALocalProtectionError() throws Exception {
+        try (UdpPair p = new UdpPair(1 << 20, Mtu.MTU_1024)) {
+            int len = 1 << 19; // 512 packets: A's engine alone sends 129 (RoceQp.MAX_UNACKED_PSNS), then waits for ACKs
+            p.a.buf.asSlice(0, len).fill((byte) 0x3C);
+            MemoryRegion src = p.a.pd.register(p.a.buf.asSlice(0, len), Access.LOCAL_WRITE);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE)
+                    .flags(SendFlags.SIGNALED).sge(0, src, 0, len).remote(p.b.mr.address(), p.b.mr.rkey())));
+            io.jrdma.engine.core.Context a = (io.jrdma.engine.core.Context) p.a.ctx;
+            for (int n = 0; n < 20; n++) {
+                p.a.ctx.progress();
+            }
+            long sent = a.counter(io.jrdma.engine.core.Counter.SENT_PKTS);
+            assertTrue(sent > 0 && sent < len / 1024, "part of the WRITE is sent: " + sent + " packets");
+            src.close();
+            WorkCompletion wc = next(p, p.a.cq);
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+            assertEquals(1, wc.wrId());
+            assertEquals(io.jrdma.verbs.QpState.ERROR, p.a.qp.state());
+            assertEquals(0, p.b.buf.get(java.lang.foreign.ValueLayout.JAVA_BYTE, len - 1),
+                    "the WRITE's last packet was never sent");
+        }
+    }
+
+    /**
+     * A READ's sink looked up again when its response arrives (found in review): deregistered, or invalidated and
+     * registered again onto other memory (LOCAL_INV and REG_MR, unfenced, while the READ is outstanding), the READ
+     * fails with LOC_PROT_ERR and writes nothing: neither into the memory the region covered nor into the memory it
+     * covers now (before, the response landed there, at the offset of the old).
+     */
+    @Test
+    void aReadWhoseSinkIsGoneWhenItsResponseArrivesIsALocalProtectionError() throws Exception {
+        for (boolean remapped : new boolean[] {false, true}) {
+            try (UdpPair p = new UdpPair(1 << 20, Mtu.MTU_1024)) {
+                p.b.buf.asSlice(0, 4096).fill((byte) 0x5A);
+                java.lang.foreign.MemorySegment first = p.a.buf.asSlice(1 << 18, 4096);
+                java.lang.foreign.MemorySegment second = p.a.buf.asSlice(1 << 19, 4096);
+                SendWorkRequest wr = new SendWorkRequest();
+                MemoryRegion sink;
+                int lkey;
+                if (remapped) {
+                    sink = p.a.pd.allocMr(4096);
+                    lkey = MemoryWindow.incRkey(sink.rkey());
+                    assertEquals(0, p.a.qp.postSend(wr.reset().wrId(1).regMr(sink, first, lkey, Access.LOCAL_WRITE)));
+                } else {
+                    sink = p.a.pd.register(first, Access.LOCAL_WRITE);
+                    lkey = sink.lkey();
+                }
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                        .sge(0, first.address(), 4096, lkey).remote(p.b.mr.address(), p.b.mr.rkey())));
+                if (remapped) {
+                    int k2 = MemoryWindow.incRkey(lkey);
+                    assertEquals(0, p.a.qp.postSend(wr.reset().wrId(3).localInv(lkey)));
+                    assertEquals(0, p.a.qp.postSend(wr.reset().wrId(4).regMr(sink, second, k2, Access.LOCAL_WRITE)));
+                }
+                for (int n = 0; n < 10; n++) {
+                    p.a.ctx.progress(); // only A's engine: the READ goes out (and the unfenced local operations run)
+                }
+                if (!remapped) {
+                    sink.close();
+                }
+                WorkCompletion wc = next(p, p.a.cq);
+                assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+                assertEquals(2, wc.wrId());
+                assertEquals(io.jrdma.verbs.QpState.ERROR, p.a.qp.state());
+                for (java.lang.foreign.MemorySegment m : List.of(first, second)) {
+                    for (long i = 0; i < m.byteSize(); i++) {
+                        assertEquals(0, m.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i), "byte " + i + " written");
+                    }
+                }
+                if (remapped) {
+                    sink.close();
+                }
+            }
+        }
+    }
+
     private static WorkCompletion next(UdpPair p, io.jrdma.verbs.CompletionQueue cq) {
         WorkCompletion[] wcs = {new WorkCompletion()};
         long deadline = System.nanoTime() + 10_000_000_000L;

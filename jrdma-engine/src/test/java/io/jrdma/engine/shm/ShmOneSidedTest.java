@@ -642,6 +642,58 @@ class ShmOneSidedTest {
         }
     }
 
+    /**
+     * A request's local regions are looked up again when its memory is touched, not only when it was first looked at
+     * (found in review). A READ queued behind a SEND in flight, its sink deregistered before the SEND's answer: the
+     * READ completes with LOC_PROT_ERR and writes nothing. A SEND of more than the ring holds, its source
+     * deregistered while part of it waits for room: the rest is not read, the SEND completes with LOC_PROT_ERR.
+     * Either way the QP enters ERROR.
+     */
+    @Test
+    void aRegionGoneWhileItsRequestWaitsIsALocalProtectionError() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
+            p.b.buf.asSlice(0, 4096).fill((byte) 0x5A);
+            assertEquals(0, p.b.qp.postRecv(new io.jrdma.verbs.RecvWorkRequest().wrId(1).sge(0, p.b.mr, 8192, 64)));
+            MemoryRegion sink = p.a.pd.register(p.a.buf.asSlice(4096, 4096), Access.LOCAL_WRITE);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(3).opcode(WrOpcode.RDMA_READ)
+                    .flags(SendFlags.SIGNALED).sge(0, sink, 0, 4096).remote(p.b.mr.address(), p.b.mr.rkey())));
+            for (int i = 0; i < 4; i++) {
+                p.a.ctx.progress(); // a's engine looks at the READ, which waits: the SEND before it has no answer
+            }
+            sink.close();
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(2, wc.wrId(), wc.toString());
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            wc = p.await(p.a.cq);
+            assertEquals(3, wc.wrId(), wc.toString());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+            assertEquals(QpState.ERROR, p.a.qp.state());
+            for (long i = 0; i < 4096; i++) {
+                assertEquals(0, p.a.buf.get(ValueLayout.JAVA_BYTE, 4096 + i), "byte " + i + " of the sink written");
+            }
+        }
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 20)) {
+            int n = 1 << 19; // 64 chunks: the ring takes 16 before b's engine runs
+            p.a.buf.asSlice(0, n).fill((byte) 0x3C);
+            MemoryRegion src = p.a.pd.register(p.a.buf.asSlice(0, n), 0);
+            assertEquals(0, p.b.qp.postRecv(new io.jrdma.verbs.RecvWorkRequest().wrId(1).sge(0, p.b.mr, 0, n)));
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(4).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, src, 0, n)));
+            for (int i = 0; i < 4; i++) {
+                p.a.ctx.progress();
+            }
+            assertTrue(((ShmQp) p.a.qp).sending && ((ShmQp) p.a.qp).sendOffset > 0, "the SEND is part way written");
+            src.close();
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(4, wc.wrId(), wc.toString());
+            assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+            assertEquals(QpState.ERROR, p.a.qp.state());
+            assertEquals(0, p.b.buf.get(ValueLayout.JAVA_BYTE, n - 1), "the SEND's last chunk was never written");
+        }
+    }
+
     @Test
     void aDeregisteredRegionIsUnreachable() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
