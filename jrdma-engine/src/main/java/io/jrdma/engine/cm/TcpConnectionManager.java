@@ -69,6 +69,12 @@ public final class TcpConnectionManager implements ConnectionManager {
     private final Set<TcpConnection> unconfirmed = ConcurrentHashMap.newKeySet();
     /** accepted connections closed because their client's RTU did not come in time */
     private final AtomicLong rtuTimedOut = new AtomicLong();
+    /**
+     * Tests only, null otherwise: run by a thread about to read a connection's side channel (in {@code pollEvent}
+     * or the listener's sweep), holding that connection's read lock, so that a test can hold a reader mid-read
+     * and order a race with {@code close} (CmCloseRaceTest).
+     */
+    volatile Runnable beforeRead;
 
     /**
      * Whether the side channel's own addresses are unrelated to the QP's GIDs: the shared-memory
@@ -629,7 +635,8 @@ public final class TcpConnectionManager implements ConnectionManager {
     /**
      * An established connection. Closing sends DREQ and moves the local QP to ERROR, as
      * {@code rdma_disconnect} does; the peer's QP is left to its application, and its next
-     * requests fail with RETRY_EXC_ERR since nothing answers them any more.
+     * requests fail with RETRY_EXC_ERR since nothing answers them any more. Once {@link #close}
+     * returned, nothing of the connection touches its QP again.
      */
     private final class TcpConnection implements Connection {
         private final QueuePair qp;
@@ -638,7 +645,10 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Hello peer;
         /** a message header being read (RTU and DREQ have no body) */
         private final ByteBuffer header = ByteBuffer.allocate(7);
+        /** set first thing by {@link #close}: a reader that takes {@link #reading} after it leaves at once */
         private volatile boolean closed;
+        /** {@link #close} did its work (guarded by {@link #reading}) */
+        private boolean released;
         private final ConnEvents events = new ConnEvents();
         /** its two ends, for the log (read while the socket is open) */
         private final String name;
@@ -648,7 +658,10 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Duration rtuTimeout;
         /** true once the client's RTU arrived, or from the start on the client's side */
         private volatile boolean confirmed;
-        /** one reader of the side channel at a time: {@link #pollEvent} and the listener's sweep */
+        /**
+         * one reader of the side channel at a time ({@link #pollEvent} and the listener's sweep), and
+         * {@link #close} waits for the one reading
+         */
         private final ReentrantLock reading = new ReentrantLock();
 
         /** The client's side: established once it sent its RTU. */
@@ -723,10 +736,14 @@ public final class TcpConnectionManager implements ConnectionManager {
          * @return true when the connection is down (DISCONNECTED and TIMEWAIT_EXIT are queued)
          */
         private boolean look(long waitNanos) {
-            if (events.isDown()) {
-                return true;
+            if (closed || events.isDown()) {
+                return true; // closed: the QP may be the application's again
             }
             long wait = waitNanos;
+            Runnable seam = beforeRead;
+            if (seam != null) {
+                seam.run();
+            }
             try {
                 while (true) {
                     int type = readHeader();
@@ -811,31 +828,44 @@ public final class TcpConnectionManager implements ConnectionManager {
             }
         }
 
+        /**
+         * Sends DREQ, closes the side channel and moves the QP to ERROR. Waits for a thread that is reading the side
+         * channel ({@link #pollEvent}, the listener's sweep: at most the 1 ms a read parks), so that once this
+         * returns nothing of the connection touches the QP, which the application may then reset and reuse (before,
+         * a reader whose read failed on the channel this closed moved the QP to ERROR whenever it came to it, after
+         * the application's reset too; found in review).
+         */
         @Override
         public void close() {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            events.timewaitExit();
-            open.remove(this);
-            unconfirmed.remove(this);
+            closed = true; // first: a reader that gets the lock from here on leaves without reading or touching the QP
+            reading.lock();
             try {
-                if (ch.isOpen()) {
-                    // 7 bytes into an empty send buffer (nothing else is sent after RTU): written at once
-                    ByteBuffer dreq = ByteBuffer.allocate(7).putInt(MAGIC).put((byte) DREQ).putShort((short) 0).flip();
-                    for (int i = 0; i < 100 && dreq.hasRemaining(); i++) {
-                        if (ch.write(dreq) == 0) {
-                            Thread.onSpinWait();
+                if (released) {
+                    return;
+                }
+                released = true;
+                events.timewaitExit();
+                open.remove(this);
+                unconfirmed.remove(this);
+                try {
+                    if (ch.isOpen()) {
+                        // 7 bytes into an empty send buffer (nothing else is sent after RTU): written at once
+                        ByteBuffer dreq = ByteBuffer.allocate(7).putInt(MAGIC).put((byte) DREQ).putShort((short) 0).flip();
+                        for (int i = 0; i < 100 && dreq.hasRemaining(); i++) {
+                            if (ch.write(dreq) == 0) {
+                                Thread.onSpinWait();
+                            }
                         }
                     }
+                } catch (IOException ignored) {
+                    // the peer may be gone already
+                } finally {
+                    closeQuietly(ch);
                 }
-            } catch (IOException ignored) {
-                // the peer may be gone already
+                disconnectQp();
             } finally {
-                closeQuietly(ch);
+                reading.unlock();
             }
-            disconnectQp();
             LOG.log(System.Logger.Level.DEBUG, () -> "connection closed: " + this);
         }
 
