@@ -63,7 +63,12 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     private final DeviceContext context;
     private final SecureRandom random = new SecureRandom();
+    /** the listeners and connections {@link #close} closes; added to through {@link #adopt} only */
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    /** guards {@link #shut} against what {@link #adopt} adds to {@link #open} */
+    private final Object lifecycle = new Object();
+    /** set by {@link #close}: nothing is added to {@link #open} after it (guarded by {@link #lifecycle}) */
+    private boolean shut;
     private final Handshakes.Stats handshakeStats = new Handshakes.Stats();
     /** accepted connections whose client has not confirmed with its RTU yet (see {@link Request#accept}) */
     private final Set<TcpConnection> unconfirmed = ConcurrentHashMap.newKeySet();
@@ -114,7 +119,12 @@ public final class TcpConnectionManager implements ConnectionManager {
         try {
             Handshakes.Listening<Request> l = new Handshakes.Listening<>(
                     new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats), open, this::sweepUnconfirmed);
-            open.add(l);
+            try {
+                adopt(l, "a listen on " + address, "its port is released");
+            } catch (RdmaException closed) {
+                l.close();
+                throw closed;
+            }
             return l;
         } catch (IOException e) {
             throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": " + e.getMessage(), e);
@@ -185,7 +195,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             bringUp(qp, src, mine, peer);
             write(out, RTU, null);
             TcpConnection c = new TcpConnection(qp, ch, peer);
-            open.add(c);
+            adopt(c, "a connect to " + server, "its side channel is closed and its QP in ERROR"); // else closed below
             LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c);
             return c;
         } catch (SocketTimeoutException e) {
@@ -488,15 +498,43 @@ public final class TcpConnectionManager implements ConnectionManager {
         }
     }
 
+    /**
+     * Puts what a listen, connect or accept made into {@link #open}, for {@link #close} to close; once the manager is
+     * closed, throws instead (EINVAL), and the caller lets go of it: a call that finished after {@link #close} had
+     * kept its socket or port where nothing closed it (found in review).
+     *
+     * @param call     the call, for the message
+     * @param released what the caller then lets go of, for the message
+     */
+    private void adopt(AutoCloseable made, String call, String released) {
+        synchronized (lifecycle) {
+            if (!shut) {
+                open.add(made);
+                return;
+            }
+        }
+        throw new RdmaException(Errno.EINVAL, call + " finished after its connection manager was closed (its device"
+                + " context closing): " + released);
+    }
+
+    /**
+     * Closes every listener and connection; a listen, connect or accept that finishes after this fails with EINVAL,
+     * letting go of its socket (see {@link #adopt}). Idempotent.
+     */
     public void close() {
-        for (AutoCloseable c : open) {
+        java.util.List<AutoCloseable> all;
+        synchronized (lifecycle) {
+            shut = true;
+            all = new java.util.ArrayList<>(open);
+            open.clear();
+        }
+        for (AutoCloseable c : all) {
             try {
                 c.close();
             } catch (Exception ignored) {
                 // best effort when the context closes
             }
         }
-        open.clear();
     }
 
     // ------------------------------------------------------------------ server side
@@ -589,7 +627,7 @@ public final class TcpConnectionManager implements ConnectionManager {
                 bringUp(qp, src, mine, peer);
                 write(new DataOutputStream(socket.getOutputStream()), REP, mine);
                 TcpConnection c = new TcpConnection(qp, channel, peer, deadline, timeout);
-                open.add(c);
+                adopt(c, "an accept of " + peerAddress(), "its side channel is closed and its QP in ERROR"); // else closed below
                 unconfirmed.add(c);
                 LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c + " (its RTU is due within " + timeout
                         + ")");

@@ -10,34 +10,48 @@ import io.jrdma.verbs.ConnectionManager.Event;
 import io.jrdma.verbs.ConnectionManager.Listener;
 import io.jrdma.verbs.DeviceContext;
 import io.jrdma.verbs.DeviceOptions;
+import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpAttr;
 import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.QueuePair;
+import io.jrdma.verbs.RdmaException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The TCP connection manager's races on close (found in review), each interleaving forced with latches and the
- * manager's test seam, never with sleeps: a connection's {@code close()} against a reader of its side channel.
+ * The TCP connection manager's races on close (found in review), each interleaving forced with latches, the
+ * order of the handshake's messages and the manager's test seam, never with sleeps: a connection's {@code close()}
+ * against a reader of its side channel; a connect, accept or listen against the manager's {@code close()}.
  */
 @Timeout(60)
 class CmCloseRaceTest {
@@ -123,6 +137,117 @@ class CmCloseRaceTest {
                 go.countDown(); // a failed assertion leaves no reader held
                 ((TcpConnectionManager) c.connectionManager()).beforeRead = null;
                 cc.close();
+            }
+        }
+    }
+
+    /**
+     * A connect in progress when its manager closes (its device context closing): the client's REQ is at the server,
+     * which answers only after the client's manager closed. The connect must fail (EINVAL, the manager closed), its
+     * side channel closed (the server's connection sees the departure) and its QP in ERROR. Before the fix it
+     * returned an established connection that the closed manager no longer held: its socket kept until the
+     * application closed a connection it had been handed after the close.
+     */
+    @Test
+    void aConnectThatFinishesAfterTheManagersCloseLetsGoOfItsSocket() throws Exception {
+        try (DeviceContext s = open(); DeviceContext c = open();
+             ProtectionDomain spd = s.allocPd(); ProtectionDomain cpd = c.allocPd();
+             CompletionQueue scq = s.createCq(16); CompletionQueue ccq = c.createCq(16);
+             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq)); QueuePair cqp = cpd.createQp(QpInitAttr.rc(ccq));
+             Listener l = s.connectionManager().listen(new InetSocketAddress(LO, 0))) {
+            TcpConnectionManager cm = (TcpConnectionManager) c.connectionManager();
+            CompletableFuture<Connection> connect = CompletableFuture.supplyAsync(
+                    () -> cm.connect(cqp, l.address(), ConnParam.defaults(), Duration.ofSeconds(20)));
+            try {
+                ConnectRequest r = l.poll(Duration.ofSeconds(20));
+                assertNotNull(r, "the client's REQ within 20 s"); // the connect now waits for the REP
+                cm.close();
+                try (Connection sc = r.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(20))) {
+                    ExecutionException e = assertThrows(ExecutionException.class, () -> connect.get(20, TimeUnit.SECONDS),
+                            "a connect that finished after its manager's close");
+                    RdmaException cause = assertInstanceOf(RdmaException.class, e.getCause());
+                    assertEquals(RdmaException.Errno.EINVAL, cause.errno(), cause.getMessage());
+                    assertTrue(cause.getMessage().contains("closed"), cause.getMessage());
+                    assertEquals(QpState.ERROR, cqp.state(), "the client's QP");
+                    assertEquals(Event.DISCONNECTED, sc.pollEvent(Duration.ofSeconds(20)),
+                            "the server sees the client's side channel close");
+                }
+            } finally {
+                connect.thenAccept(Connection::close); // the old code's connection, if it came
+            }
+        }
+    }
+
+    /**
+     * An accept of a request polled before its manager closed, answered after: it must fail (EINVAL), its socket
+     * closed (the client, a raw socket here, reads the REP that went out before and then the end of the stream) and
+     * its QP in ERROR. Before the fix it returned a connection the closed manager no longer held, its socket open.
+     */
+    @Test
+    void anAcceptThatFinishesAfterTheManagersCloseLetsGoOfItsSocket() throws Exception {
+        try (DeviceContext s = open(); ProtectionDomain spd = s.allocPd(); CompletionQueue scq = s.createCq(16);
+             QueuePair sqp = spd.createQp(QpInitAttr.rc(scq))) {
+            TcpConnectionManager cm = (TcpConnectionManager) s.connectionManager();
+            Listener l = cm.listen(new InetSocketAddress(LO, 0));
+            try (SocketChannel client = SocketChannel.open(l.address())) {
+                client.write(ByteBuffer.wrap(rawReq()));
+                ConnectRequest r = l.poll(Duration.ofSeconds(20));
+                assertNotNull(r, "the client's REQ within 20 s");
+                cm.close();
+                RdmaException e = assertThrows(RdmaException.class, () -> {
+                    Connection kept = r.accept(sqp, ConnParam.defaults(), Duration.ofSeconds(20));
+                    kept.close(); // the old code's
+                });
+                assertEquals(RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+                assertTrue(e.getMessage().contains("closed"), e.getMessage());
+                assertEquals(QpState.ERROR, sqp.state(), "the server's QP");
+                client.socket().setSoTimeout(20_000);
+                InputStream in = client.socket().getInputStream();
+                assertEquals(TcpConnectionManager.MAGIC, new DataInputStream(in).readInt());
+                assertEquals(TcpConnectionManager.REP, in.read());
+                while (in.read() >= 0) {
+                    // the rest of the REP, then the end of the stream (a SocketTimeoutException if the socket is kept)
+                }
+            } finally {
+                l.close();
+            }
+        }
+    }
+
+    /** A raw client's REQ (a QP at 127.0.0.1 that does not exist: the server's QP goes to RTS all the same). */
+    private static byte[] rawReq() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        TcpConnectionManager.write(new DataOutputStream(bytes), TcpConnectionManager.REQ,
+                new TcpConnectionManager.Hello(0x123456, 0xABCDEF, Gid.of(LO), 4791, ConnParam.defaults(), 0));
+        return bytes.toByteArray();
+    }
+
+    /**
+     * A listen on a manager that was closed: it must fail (EINVAL) and let go of its port (bound again at once).
+     * Before the fix it returned a listener the closed manager no longer held, on its port.
+     */
+    @Test
+    void aListenThatFinishesAfterTheManagersCloseLetsGoOfItsPort() throws Exception {
+        try (DeviceContext s = open()) {
+            TcpConnectionManager cm = (TcpConnectionManager) s.connectionManager();
+            InetSocketAddress at;
+            try (ServerSocketChannel probe = ServerSocketChannel.open()) {
+                probe.bind(new InetSocketAddress(LO, 0));
+                at = (InetSocketAddress) probe.getLocalAddress();
+            }
+            cm.close();
+            Listener[] made = new Listener[1];
+            try {
+                RdmaException e = assertThrows(RdmaException.class, () -> made[0] = cm.listen(at));
+                assertEquals(RdmaException.Errno.EINVAL, e.errno(), e.getMessage());
+                assertTrue(e.getMessage().contains("closed"), e.getMessage());
+                try (ServerSocketChannel again = ServerSocketChannel.open()) {
+                    again.bind(at); // no SO_REUSEADDR: fails while a listener holds the port
+                }
+            } finally {
+                if (made[0] != null) {
+                    made[0].close();
+                }
             }
         }
     }
