@@ -1,5 +1,6 @@
 package io.jrdma.engine.cm;
 
+import io.jrdma.engine.core.Handshakes;
 import io.jrdma.engine.roce.SoftRoceDevice;
 import io.jrdma.soft.SoftRoceOptions;
 import io.jrdma.verbs.CompletionQueue;
@@ -42,16 +43,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The TCP connection manager's races on close (found in review), each interleaving forced with latches, the
  * order of the handshake's messages and the manager's test seam, never with sleeps: a connection's {@code close()}
- * against a reader of its side channel; a connect, accept or listen against the manager's {@code close()}.
+ * against a reader of its side channel; a connect, accept or listen against the manager's {@code close()}; a
+ * listener's {@code poll} against its {@code close()} ({@link Handshakes}, the passive side it runs on).
  */
 @Timeout(60)
 class CmCloseRaceTest {
@@ -249,6 +254,70 @@ class CmCloseRaceTest {
                     made[0].close();
                 }
             }
+        }
+    }
+
+    /**
+     * {@code Handshakes.close()} while a {@code poll} is accepting: the listener's first accepted connection is
+     * being set up (the protocol's {@code headerLength}, called between two accepts of one round), when another thread
+     * closes the listener and gets as far as the monitor the poll holds, its listening socket already closed. The poll
+     * must return null, as a poll of a closed listener does; before the fix its next accept failed on the closed
+     * socket and the poll threw EIO. Then the accepted connection is closed (the client reads the end of the stream)
+     * and nothing listens any more.
+     */
+    @Test
+    void aPollRacingItsListenersCloseReturnsNull() throws Exception {
+        AtomicReference<Handshakes<Object>> listener = new AtomicReference<>();
+        AtomicReference<Thread> closer = new AtomicReference<>();
+        Handshakes.Protocol<Object> protocol = new Handshakes.Protocol<>() {
+            @Override
+            public int headerLength() {
+                if (closer.get() == null) { // the poll's thread, holding the listener's monitor, between two accepts
+                    Thread poller = Thread.currentThread();
+                    Thread t = Thread.ofPlatform().name("closer").start(() -> listener.get().close());
+                    closer.set(t);
+                    long deadline = System.nanoTime() + 20_000_000_000L;
+                    try {
+                        while (t.isAlive() && !blockedBy(t, poller)) { // past the listening socket's close
+                            assertTrue(System.nanoTime() < deadline, "the closer never reached the poll's monitor");
+                            t.join(1);
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return 7;
+            }
+
+            @Override
+            public int messageLength(byte[] header) {
+                return 7;
+            }
+
+            @Override
+            public Object request(SocketChannel ch, byte[] message) {
+                return message;
+            }
+
+            @Override
+            public void discard(Object request) {
+                // nothing to let go of
+            }
+        };
+        Handshakes<Object> h = new Handshakes<>(new InetSocketAddress(LO, 0), protocol,
+                new Handshakes.Limits(Duration.ofSeconds(20), 8), new Handshakes.Stats());
+        listener.set(h);
+        try (SocketChannel client = SocketChannel.open(h.address())) {
+            Object polled = assertDoesNotThrow(() -> h.poll(Duration.ofSeconds(20)), "a poll racing the listener's close");
+            assertNull(polled);
+            assertNotNull(closer.get(), "the poll accepted the client");
+            closer.get().join(20_000);
+            assertFalse(closer.get().isAlive(), "close() returned");
+            client.socket().setSoTimeout(20_000);
+            assertEquals(-1, client.socket().getInputStream().read(), "the accepted connection was closed");
+            assertThrows(IOException.class, () -> SocketChannel.open(h.address()).close(), "nothing listens");
+        } finally {
+            h.close();
         }
     }
 }
