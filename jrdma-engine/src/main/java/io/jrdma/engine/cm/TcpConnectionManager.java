@@ -63,12 +63,23 @@ public final class TcpConnectionManager implements ConnectionManager {
 
     private final DeviceContext context;
     private final SecureRandom random = new SecureRandom();
+    /** the listeners and connections {@link #close} closes; added to through {@link #adopt} only */
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    /** guards {@link #shut} against what {@link #adopt} adds to {@link #open} */
+    private final Object lifecycle = new Object();
+    /** set by {@link #close}: nothing is added to {@link #open} after it (guarded by {@link #lifecycle}) */
+    private boolean shut;
     private final Handshakes.Stats handshakeStats = new Handshakes.Stats();
     /** accepted connections whose client has not confirmed with its RTU yet (see {@link Request#accept}) */
     private final Set<TcpConnection> unconfirmed = ConcurrentHashMap.newKeySet();
     /** accepted connections closed because their client's RTU did not come in time */
     private final AtomicLong rtuTimedOut = new AtomicLong();
+    /**
+     * Tests only, null otherwise: run by a thread about to read a connection's side channel (in {@code pollEvent}
+     * or the listener's sweep), holding that connection's read lock, so that a test can hold a reader mid-read
+     * and order a race with {@code close} (CmCloseRaceTest).
+     */
+    volatile Runnable beforeRead;
 
     /**
      * Whether the side channel's own addresses are unrelated to the QP's GIDs: the shared-memory
@@ -108,7 +119,12 @@ public final class TcpConnectionManager implements ConnectionManager {
         try {
             Handshakes.Listening<Request> l = new Handshakes.Listening<>(
                     new Handshakes<>(address, new ReqProtocol(), limits, handshakeStats), open, this::sweepUnconfirmed);
-            open.add(l);
+            try {
+                adopt(l, "a listen on " + address, "its port is released");
+            } catch (RdmaException closed) {
+                l.close();
+                throw closed;
+            }
             return l;
         } catch (IOException e) {
             throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + address + ": " + e.getMessage(), e);
@@ -179,7 +195,7 @@ public final class TcpConnectionManager implements ConnectionManager {
             bringUp(qp, src, mine, peer);
             write(out, RTU, null);
             TcpConnection c = new TcpConnection(qp, ch, peer);
-            open.add(c);
+            adopt(c, "a connect to " + server, "its side channel is closed and its QP in ERROR"); // else closed below
             LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c);
             return c;
         } catch (SocketTimeoutException e) {
@@ -482,15 +498,43 @@ public final class TcpConnectionManager implements ConnectionManager {
         }
     }
 
+    /**
+     * Puts what a listen, connect or accept made into {@link #open}, for {@link #close} to close; once the manager is
+     * closed, throws instead (EINVAL), and the caller lets go of it: a call that finished after {@link #close} had
+     * kept its socket or port where nothing closed it (found in review).
+     *
+     * @param call     the call, for the message
+     * @param released what the caller then lets go of, for the message
+     */
+    private void adopt(AutoCloseable made, String call, String released) {
+        synchronized (lifecycle) {
+            if (!shut) {
+                open.add(made);
+                return;
+            }
+        }
+        throw new RdmaException(Errno.EINVAL, call + " finished after its connection manager was closed (its device"
+                + " context closing): " + released);
+    }
+
+    /**
+     * Closes every listener and connection; a listen, connect or accept that finishes after this fails with EINVAL,
+     * letting go of its socket (see {@link #adopt}). Idempotent.
+     */
     public void close() {
-        for (AutoCloseable c : open) {
+        java.util.List<AutoCloseable> all;
+        synchronized (lifecycle) {
+            shut = true;
+            all = new java.util.ArrayList<>(open);
+            open.clear();
+        }
+        for (AutoCloseable c : all) {
             try {
                 c.close();
             } catch (Exception ignored) {
                 // best effort when the context closes
             }
         }
-        open.clear();
     }
 
     // ------------------------------------------------------------------ server side
@@ -583,7 +627,7 @@ public final class TcpConnectionManager implements ConnectionManager {
                 bringUp(qp, src, mine, peer);
                 write(new DataOutputStream(socket.getOutputStream()), REP, mine);
                 TcpConnection c = new TcpConnection(qp, channel, peer, deadline, timeout);
-                open.add(c);
+                adopt(c, "an accept of " + peerAddress(), "its side channel is closed and its QP in ERROR"); // else closed below
                 unconfirmed.add(c);
                 LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + c + " (its RTU is due within " + timeout
                         + ")");
@@ -629,7 +673,8 @@ public final class TcpConnectionManager implements ConnectionManager {
     /**
      * An established connection. Closing sends DREQ and moves the local QP to ERROR, as
      * {@code rdma_disconnect} does; the peer's QP is left to its application, and its next
-     * requests fail with RETRY_EXC_ERR since nothing answers them any more.
+     * requests fail with RETRY_EXC_ERR since nothing answers them any more. Once {@link #close}
+     * returned, nothing of the connection touches its QP again.
      */
     private final class TcpConnection implements Connection {
         private final QueuePair qp;
@@ -638,7 +683,10 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Hello peer;
         /** a message header being read (RTU and DREQ have no body) */
         private final ByteBuffer header = ByteBuffer.allocate(7);
+        /** set first thing by {@link #close}: a reader that takes {@link #reading} after it leaves at once */
         private volatile boolean closed;
+        /** {@link #close} did its work (guarded by {@link #reading}) */
+        private boolean released;
         private final ConnEvents events = new ConnEvents();
         /** its two ends, for the log (read while the socket is open) */
         private final String name;
@@ -648,7 +696,10 @@ public final class TcpConnectionManager implements ConnectionManager {
         private final Duration rtuTimeout;
         /** true once the client's RTU arrived, or from the start on the client's side */
         private volatile boolean confirmed;
-        /** one reader of the side channel at a time: {@link #pollEvent} and the listener's sweep */
+        /**
+         * one reader of the side channel at a time ({@link #pollEvent} and the listener's sweep), and
+         * {@link #close} waits for the one reading
+         */
         private final ReentrantLock reading = new ReentrantLock();
 
         /** The client's side: established once it sent its RTU. */
@@ -723,10 +774,14 @@ public final class TcpConnectionManager implements ConnectionManager {
          * @return true when the connection is down (DISCONNECTED and TIMEWAIT_EXIT are queued)
          */
         private boolean look(long waitNanos) {
-            if (events.isDown()) {
-                return true;
+            if (closed || events.isDown()) {
+                return true; // closed: the QP may be the application's again
             }
             long wait = waitNanos;
+            Runnable seam = beforeRead;
+            if (seam != null) {
+                seam.run();
+            }
             try {
                 while (true) {
                     int type = readHeader();
@@ -811,31 +866,44 @@ public final class TcpConnectionManager implements ConnectionManager {
             }
         }
 
+        /**
+         * Sends DREQ, closes the side channel and moves the QP to ERROR. Waits for a thread that is reading the side
+         * channel ({@link #pollEvent}, the listener's sweep: at most the 1 ms a read parks), so that once this
+         * returns nothing of the connection touches the QP, which the application may then reset and reuse (before,
+         * a reader whose read failed on the channel this closed moved the QP to ERROR whenever it came to it, after
+         * the application's reset too; found in review).
+         */
         @Override
         public void close() {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            events.timewaitExit();
-            open.remove(this);
-            unconfirmed.remove(this);
+            closed = true; // first: a reader that gets the lock from here on leaves without reading or touching the QP
+            reading.lock();
             try {
-                if (ch.isOpen()) {
-                    // 7 bytes into an empty send buffer (nothing else is sent after RTU): written at once
-                    ByteBuffer dreq = ByteBuffer.allocate(7).putInt(MAGIC).put((byte) DREQ).putShort((short) 0).flip();
-                    for (int i = 0; i < 100 && dreq.hasRemaining(); i++) {
-                        if (ch.write(dreq) == 0) {
-                            Thread.onSpinWait();
+                if (released) {
+                    return;
+                }
+                released = true;
+                events.timewaitExit();
+                open.remove(this);
+                unconfirmed.remove(this);
+                try {
+                    if (ch.isOpen()) {
+                        // 7 bytes into an empty send buffer (nothing else is sent after RTU): written at once
+                        ByteBuffer dreq = ByteBuffer.allocate(7).putInt(MAGIC).put((byte) DREQ).putShort((short) 0).flip();
+                        for (int i = 0; i < 100 && dreq.hasRemaining(); i++) {
+                            if (ch.write(dreq) == 0) {
+                                Thread.onSpinWait();
+                            }
                         }
                     }
+                } catch (IOException ignored) {
+                    // the peer may be gone already
+                } finally {
+                    closeQuietly(ch);
                 }
-            } catch (IOException ignored) {
-                // the peer may be gone already
+                disconnectQp();
             } finally {
-                closeQuietly(ch);
+                reading.unlock();
             }
-            disconnectQp();
             LOG.log(System.Logger.Level.DEBUG, () -> "connection closed: " + this);
         }
 
