@@ -524,6 +524,11 @@ public abstract class Qp implements QueuePair {
         RecvWqe r = rq[(int) (p & rqMask)];
         r.fill(wr);
         RQ_PRODUCER.setRelease(this, p + 1); // acquire partner: Responder.recvAvailable
+        // a Dekker pair with Engine.enterError (its volatile store of ERROR, then the flush's load of the producer):
+        // the fence puts this store before the state's load, so either the flush takes this receive or this post
+        // sees ERROR and rings; without it both could miss, and the receive waited, unflushed, for whatever rang
+        // the QP next (found in review)
+        VarHandle.fullFence();
         if (state == QpState.ERROR) {
             ringDoorbell(); // so the engine flushes it
         }
