@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 9;
+    static final int VERSION = 10;
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -71,6 +71,8 @@ final class Ctrl {
     static final int K_BUFSIZE = 56;
     /** a type 2 memory window's QP + 1, the only QP its key serves (IBA 10.6.7.2.2); 0: any QP (a region, a type 1 window) */
     static final int K_QPN = 64;
+    /** the buffer's serial in its owner's process (SharedBuffers): with the inode, the buffer's identity */
+    static final int K_SERIAL = 72;
 
     static final int MAX_QPS = 4096;
     static final int QP_BYTES = 64;

@@ -8,8 +8,10 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Another context (in this process or another) as its peers see it: its control segment mapped
- * here, and the buffers of its regions mapped on first access (each once, by its inode). Shared by
- * the QPs of one context connected to it; unmapped when the last of them lets it go. Engine thread.
+ * here, and the buffers of its regions mapped on first access (each once, by its serial and inode). Shared by
+ * the QPs of one context connected to it; unmapped when the last of them lets it go. A buffer its owner freed
+ * (closed its memfd) is unmapped when the mappings have grown enough since the last look ({@link #sweep}).
+ * Engine thread (or the thread that holds the engine's claim).
  */
 final class Peer {
     final int pid;
@@ -17,7 +19,9 @@ final class Peer {
     final MemorySegment ctrl;
     /** the control segment's address here: the data path reaches it through {@link ShmTransport#ALL} */
     final long ctrlAddr;
-    int users;
+    /** the QPs of this context that use the peer (their key caches point into its mappings) */
+    private ShmQp[] users = new ShmQp[4];
+    private int userCount;
     /** the peer process was found gone (its QPs are in ERROR) */
     boolean dead;
     /** the peer process's pidfd (its exit is seen even if the pid is reused), or -1: then kill(pid, 0) is asked */
@@ -32,8 +36,14 @@ final class Peer {
     /** the control segment's inode: the context's identity, where its GID's descriptor number may be reused */
     private final long ctrlInode;
     private long[] inodes = new long[8];
+    private long[] serials = new long[8];
+    private int[] fds = new int[8];
     private MemorySegment[] buffers = new MemorySegment[8];
     private int count;
+    /** the mappings' count at which the next new one first looks for buffers gone ({@link #sweep}) */
+    private int sweepAt = SWEEP_MIN;
+    /** the fewest mappings worth a look for buffers gone */
+    static final int SWEEP_MIN = 16;
 
     Peer(int pid, int ctrlFd) {
         this.pid = pid;
@@ -71,15 +81,46 @@ final class Peer {
         }
     }
 
+    void attach(ShmQp qp) {
+        if (userCount == users.length) {
+            users = java.util.Arrays.copyOf(users, userCount * 2);
+        }
+        users[userCount++] = qp;
+    }
+
+    /** @return true when {@code qp} was the last QP using the peer: it is to be unmapped */
+    boolean detach(ShmQp qp) {
+        for (int i = 0; i < userCount; i++) {
+            if (users[i] == qp) {
+                users[i] = users[--userCount];
+                users[userCount] = null;
+                break;
+            }
+        }
+        return userCount == 0;
+    }
+
+    /** @return the buffers mapped here (tests) */
+    int mappings() {
+        return count;
+    }
+
     /**
-     * Engine thread: the peer's buffer with {@code inode}, mapped here on first use (a system call once per
-     * buffer, then an array scan). @return the mapping, or null when it cannot be mapped (the peer closed it)
+     * The peer's buffer with {@code serial} and {@code inode}, mapped here on first use (a few system calls once per
+     * buffer, then an array scan). Before a new mapping, once the mappings reached {@link #sweepAt}, unmaps those of
+     * buffers their owner freed ({@link #sweep}).
+     *
+     * @return the mapping, or null when it cannot be mapped (the peer closed it)
      */
-    MemorySegment buffer(long inode, int fd, long size) {
+    MemorySegment buffer(long inode, long serial, int fd, long size) {
         for (int i = 0; i < count; i++) {
-            if (inodes[i] == inode) {
+            if (serials[i] == serial && inodes[i] == inode) {
                 return buffers[i];
             }
+        }
+        if (count >= sweepAt) {
+            sweep();
+            sweepAt = Math.max(SWEEP_MIN, count * 2); // a look costs a few system calls a mapping: once per doubling
         }
         int f;
         try {
@@ -102,13 +143,66 @@ final class Peer {
             long addr = Native.mmap(f, size);
             if (count == inodes.length) {
                 inodes = java.util.Arrays.copyOf(inodes, count * 2);
+                serials = java.util.Arrays.copyOf(serials, count * 2);
+                fds = java.util.Arrays.copyOf(fds, count * 2);
                 buffers = java.util.Arrays.copyOf(buffers, count * 2);
             }
             inodes[count] = inode;
+            serials[count] = serial;
+            fds[count] = fd;
             buffers[count] = MemorySegment.ofAddress(addr).reinterpret(size);
             return buffers[count++];
         } catch (RdmaException e) {
             return null;
+        } finally {
+            Native.close(f);
+        }
+    }
+
+    /**
+     * Unmaps the buffers whose owner freed them: the descriptor the peer published for each no longer names its
+     * inode (closed, or reused for another file). Each QP using the peer first drops its key cache, which may point
+     * into one of them (it maps its entry's buffer again on its next operation). A buffer still open in its owner
+     * stays mapped, registered or not. Runs with the engine's claim, as every copy through these mappings does, so
+     * none is in progress.
+     */
+    private void sweep() {
+        int kept = 0;
+        boolean cachesDropped = false;
+        for (int i = 0; i < count; i++) {
+            if (open(fds[i], inodes[i])) {
+                inodes[kept] = inodes[i];
+                serials[kept] = serials[i];
+                fds[kept] = fds[i];
+                buffers[kept++] = buffers[i];
+                continue;
+            }
+            if (!cachesDropped) { // any QP's cache may point into this one
+                for (int u = 0; u < userCount; u++) {
+                    users[u].dropKeyCache();
+                }
+                cachesDropped = true;
+            }
+            Native.munmap(buffers[i].address(), buffers[i].byteSize());
+        }
+        for (int i = kept; i < count; i++) {
+            buffers[i] = null;
+        }
+        count = kept;
+    }
+
+    /** @return true when the peer's descriptor {@code fd} is still open on the file with {@code inode} */
+    private boolean open(int fd, long inode) {
+        int f;
+        try {
+            f = Native.openPeerFd(pid, fd);
+        } catch (RuntimeException e) {
+            return false;
+        }
+        try {
+            return Native.inode(f) == inode;
+        } catch (RuntimeException e) {
+            return false;
         } finally {
             Native.close(f);
         }

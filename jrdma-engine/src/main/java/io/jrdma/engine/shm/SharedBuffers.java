@@ -11,14 +11,15 @@ import java.util.concurrent.ConcurrentSkipListMap;
 /**
  * The buffers {@code allocateBuffer} made in this process: each an anonymous memfd (no name in
  * any file system, close-on-exec) mapped once, shared read-write. Peers reach one by opening
- * {@code /proc/<pid>/fd/<fd>} and mapping it; its identity is the memfd's inode number, so a
- * descriptor number reused after a close is never mistaken for the old buffer. The arena's
+ * {@code /proc/<pid>/fd/<fd>} and mapping it; its identity is its serial, a number this process never gives
+ * twice, with the memfd's inode number (which a descriptor number reused after a close does not share, and which
+ * the kernel's 32-bit counter of such inodes may give again after a wrap). The arena's
  * closing unmaps and closes it; the kernel frees the memory once the last peer unmapped it too.
  * A process that dies leaves nothing: the descriptors and mappings die with it.
  */
 final class SharedBuffers {
-    /** One buffer: its mapping, memfd and inode. */
-    record Buffer(long address, long size, int fd, long inode) {
+    /** One buffer: its mapping, memfd, inode and serial. */
+    record Buffer(long address, long size, int fd, long inode, long serial) {
         boolean covers(long addr, long len) {
             return addr >= address && addr - address <= size - len;
         }
@@ -26,6 +27,8 @@ final class SharedBuffers {
 
     private static final long PAGE = 4096;
     private static final ConcurrentSkipListMap<Long, Buffer> BUFFERS = new ConcurrentSkipListMap<>();
+    /** the last serial given: a buffer's identity within this process, never given twice (64 bits) */
+    private static final java.util.concurrent.atomic.AtomicLong SERIAL = new java.util.concurrent.atomic.AtomicLong();
 
     private SharedBuffers() {
     }
@@ -47,7 +50,7 @@ final class SharedBuffers {
             Native.close(fd);
             throw e;
         }
-        Buffer b = new Buffer(addr, mapped, fd, inode);
+        Buffer b = new Buffer(addr, mapped, fd, inode, SERIAL.incrementAndGet());
         BUFFERS.put(addr, b);
         try {
             return MemorySegment.ofAddress(addr).reinterpret(size, arena, s -> release(b));

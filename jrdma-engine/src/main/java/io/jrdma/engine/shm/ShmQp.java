@@ -121,6 +121,13 @@ final class ShmQp extends Qp {
         this.executeAtPost = context.invoker;
     }
 
+    /** Forgets the cached key entry and its mapping: the peer is about to unmap buffers ({@link Peer#sweep}). */
+    void dropKeyCache() {
+        keyWord = 0;
+        checked = false;
+        keyBuf = null;
+    }
+
     /** Engine thread: forgets the send and receive progress (RESET, destroy). */
     void resetProgress() {
         keyWord = 0; // a new connection: the peer (and its mappings) may be another

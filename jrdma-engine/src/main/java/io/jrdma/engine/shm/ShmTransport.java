@@ -237,6 +237,7 @@ final class ShmTransport implements Transport {
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, mr.span);
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, mr.lo - b.address());
             ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, b.size());
+            ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_SERIAL, b.serial());
             ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_QPN, mr.boundQpn + 1); // a type 2 window's QP, else 0: any
             INT.setVolatile(ctrl, e + Ctrl.K_KEY, mr.key); // release: the fields above are visible with the key
         }
@@ -522,7 +523,7 @@ final class ShmTransport implements Transport {
             list[peerList.length] = p;
             peerList = list; // every peer a QP uses, a stale one too: its process's death still reaches its QPs
         }
-        p.users++;
+        p.attach(qp);
         qp.peer = p;
         qp.ownHold = ownHold && p.ownHold;
         qp.ownHoldAddr = ctrlAddr + Ctrl.hold(qp.slot);
@@ -546,7 +547,7 @@ final class ShmTransport implements Transport {
     private void releasePeer(ShmQp qp) {
         Peer p = qp.peer;
         qp.peer = null;
-        if (p != null && --p.users == 0) {
+        if (p != null && p.detach(qp)) {
             dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
         }
     }
@@ -1457,7 +1458,8 @@ final class ShmTransport implements Transport {
         qp.keyWord = 0;
         qp.checked = false;
         MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
-                pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD), pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
+                pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_SERIAL), pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD),
+                pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
         if (buf == null) {
             return false;
         }

@@ -694,6 +694,72 @@ class ShmOneSidedTest {
         }
     }
 
+    /**
+     * A peer's buffers that their owner freed are let go while the connection lasts (found in review): before, the
+     * initiator kept every buffer it had mapped until its last QP let the peer go, so a peer that frees and allocates
+     * buffers over a long connection had their memory held here. Forty buffers of b, each registered, written by a,
+     * then deregistered and freed: a's mappings of b's buffers stay a few, and every WRITE lands in its own buffer.
+     */
+    @Test
+    void buffersTheirOwnerFreedAreUnmappedWhileTheConnectionLasts() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 4096)) {
+            for (int i = 0; i < 40; i++) {
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment seg = p.b.ctx.allocateBuffer(4096, 4096, arena);
+                    MemoryRegion mr = p.b.pd.register(seg, ShmPair.ALL);
+                    p.a.buf.set(ValueLayout.JAVA_LONG, 0, 1000 + i);
+                    assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0)
+                            .remote(mr.address() + 64, mr.rkey())).status());
+                    assertEquals(1000 + i, seg.get(ValueLayout.JAVA_LONG, 64), "the WRITE landed in buffer " + i);
+                    mr.close();
+                }
+            }
+            int mapped = ((ShmQp) p.a.qp).peer.mappings();
+            assertTrue(mapped <= 2 * Peer.SWEEP_MIN, "a maps " + mapped + " of b's buffers, 39 of them freed");
+            // b's own buffer, mapped first and never freed, is still reached
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 128)).status());
+            assertEquals(77, p.b.buf.get(ValueLayout.JAVA_LONG, 128));
+        }
+    }
+
+    /**
+     * A QP's cached key entry whose buffer the peer's look let go is dropped with it: a's first QP caches the entry
+     * of a buffer b then frees while it is still registered (b's misuse), a's second QP maps enough other buffers
+     * that the look runs and unmaps the freed one; the first QP's next WRITE through the same key finds the buffer
+     * gone (REM_ACCESS_ERR) instead of writing through a mapping that is no more.
+     */
+    @Test
+    void aCachedKeyIntoABufferLetGoIsDroppedWithIt() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 4096)) {
+            io.jrdma.verbs.QueuePair a2 = p.a.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.a.cq).withDepth(64, 64));
+            io.jrdma.verbs.QueuePair b2 = p.b.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.b.cq).withDepth(64, 64));
+            connectTo(a2, p.b.ctx.gid(0), b2.qpn());
+            connectTo(b2, p.a.ctx.gid(0), a2.qpn());
+            Arena freed = Arena.ofShared();
+            MemorySegment seg = p.b.ctx.allocateBuffer(4096, 4096, freed);
+            MemoryRegion mr = p.b.pd.register(seg, ShmPair.ALL);
+            assertEquals(WcStatus.SUCCESS, p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(mr.address(), mr.rkey()))
+                    .status());
+            freed.close(); // its memfd closed, its entry still published
+            for (int i = 0; i < 2 * Peer.SWEEP_MIN; i++) {
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment other = p.b.ctx.allocateBuffer(4096, 4096, arena);
+                    MemoryRegion o = p.b.pd.register(other, ShmPair.ALL);
+                    assertEquals(0, a2.postSend(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(o.address(), o.rkey())));
+                    assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+                    o.close();
+                }
+            }
+            assertTrue(((ShmQp) p.a.qp).peer.mappings() < 2 * Peer.SWEEP_MIN, "the look ran");
+            WorkCompletion wc = p.run(op(WrOpcode.RDMA_WRITE, p, 0, 8, 0).remote(mr.address(), mr.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
+            mr.close();
+            a2.close();
+            b2.close();
+        }
+    }
+
     @Test
     void aDeregisteredRegionIsUnreachable() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {

@@ -78,8 +78,8 @@ class ShmSealTest {
                 MemorySegment buf = ctx.allocateBuffer(4096, 4096, arena);
                 SharedBuffers.Buffer b = SharedBuffers.find(buf.address(), 4096);
                 assertNotNull(b);
-                assertNotNull(self.buffer(b.inode(), b.fd(), b.size()), "a buffer of allocateBuffer");
-                assertNull(self.buffer(Native.inode(fd), fd, 4096), "a file that can shrink");
+                assertNotNull(self.buffer(b.inode(), b.serial(), b.fd(), b.size()), "a buffer of allocateBuffer");
+                assertNull(self.buffer(Native.inode(fd), 0, fd, 4096), "a file that can shrink");
             } finally {
                 self.unmap();
             }
