@@ -81,7 +81,7 @@ final class Requester {
                 }
                 if (w.localError >= 0) {
                     roce.completer.completeLocalErrors(qp);
-                    return sent;
+                    break; // what this run sent before it still arms the retransmit timer (found in review)
                 }
                 if (w.isLocalOp()) {
                     // rxe_do_local_ops: executed in send-queue order; fenced, it waits until all before it completed
@@ -91,7 +91,7 @@ final class Requester {
                     w.localError = LocalOps.execute(qp, w);
                     if (w.localError >= 0) {
                         roce.completer.completeLocalErrors(qp);
-                        return sent;
+                        break;
                     }
                     w.started = true;
                     w.firstPsn = qp.req.psn; // no PSN of its own: done once everything before it is

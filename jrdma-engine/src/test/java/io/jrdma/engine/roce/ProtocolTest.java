@@ -201,6 +201,60 @@ class ProtocolTest {
         }
     }
 
+    /**
+     * The ACK of a whole message arriving while its resend is half-way (its first ACK lost): the message is not
+     * retired before the requester has moved past it (a review feared it was, leaving the next message the PSNs
+     * inside it), and the next message goes out with fresh PSNs and is placed.
+     */
+    @Test
+    void aMessageRetiredDuringItsResendLeavesTheNextOneFreshPsns() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_ACKNOWLEDGE);
+            p.a.buf.asSlice(0, 1 << 16).fill((byte) 7);
+            // 64 packets, twice the send budget of a duty cycle: its resend takes two cycles
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 1 << 16).remote(p.b.mr.address(), p.b.mr.rkey()));
+            assertTrue(p.pump(() -> p.net.dropped == 1, 1_000_000), "the ACK was dropped");
+            p.net.clock.now += 4096L << 14; // timeout 14: the retransmit timer fires
+            p.a.ctx.progress(); // the first half of the resend
+            p.net.clock.now += 2_000;
+            p.b.ctx.progress(); // duplicates: B ACKs the whole message again
+            p.net.clock.now += 2_000;
+            p.a.ctx.progress(); // the ACK comes in before the second half is resent
+            assertEquals(0, p.a.qpImpl().sqConsumer, "not retired while its resend is under way");
+            p.a.buf.set(ValueLayout.JAVA_LONG, 1 << 17, 0x1234_5678L);
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 1 << 17, 8).remote(p.b.mr.address() + (1 << 17), p.b.mr.rkey()));
+            ok(p, 2);
+            assertEquals(0x1234_5678L, p.b.buf.get(ValueLayout.JAVA_LONG, 1 << 17), "the second WRITE was placed");
+            assertEquals(7, p.b.buf.get(ValueLayout.JAVA_BYTE, (1 << 16) - 1));
+        }
+    }
+
+    /**
+     * A run of the requester that ends on a request failing its local checks still arms the retransmit timer for
+     * what it sent before it (found in review): a WRITE followed by a request with a bad lkey, the WRITE's only
+     * packet lost. Before, the run returned before arming the timer: nothing resent the WRITE, and neither request
+     * ever completed. Now the WRITE completes after one timeout, then the other with LOC_PROT_ERR.
+     */
+    @Test
+    void aRunEndingOnALocalErrorStillArmsTheRetransmitTimer() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_RDMA_WRITE_ONLY);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 99L);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address() + 64, p.b.mr.rkey()));
+            p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr.address(), 8, p.a.mr.lkey() + 1).remote(p.b.mr.address(), p.b.mr.rkey()));
+            assertTrue(p.pump(() -> p.a.completions.size() >= 2, 100_000), "completions: " + p.a.completions);
+            assertEquals(1, p.a.completions.get(0).wrId());
+            assertEquals(WcStatus.SUCCESS, p.a.completions.get(0).status(), p.a.completions.get(0).toString());
+            assertEquals(99L, p.b.buf.get(ValueLayout.JAVA_LONG, 64));
+            assertEquals(2, p.a.completions.get(1).wrId());
+            assertEquals(WcStatus.LOC_PROT_ERR, p.a.completions.get(1).status());
+        }
+    }
+
     @Test
     void lostAtomicAckIsAnsweredFromHistoryWithoutExecutingTwice() {
         try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
