@@ -118,6 +118,18 @@ final class Completer {
         }
     }
 
+    /**
+     * In SQD, once nothing is outstanding (every request started has completed, none is part way sent), raises
+     * SQ_DRAINED for the QP, once per drain (IBA 11.6.3's affiliated event; rxe raises it when its completer catches
+     * up with the requester in its drain state; found in review: it was never raised).
+     */
+    void checkDrained(RoceQp qp) {
+        if (qp.state == QpState.SQD && !qp.drainedRaised && qp.sqConsumer == qp.req.index && !partlySent(qp)) {
+            qp.drainedRaised = true;
+            engine.context.events.raise(io.jrdma.verbs.AsyncEvent.Type.SQ_DRAINED, qp);
+        }
+    }
+
     private static boolean partlySent(RoceQp qp) {
         return qp.req.index != qp.sqProducerAcquire() && qp.sq[(int) (qp.req.index & qp.sqMask)].started;
     }
@@ -429,6 +441,7 @@ final class Completer {
         if (status == WcStatus.SUCCESS && !w.isLocalOp()) {
             completeLocalOps(qp); // local operations that waited for this one
         }
+        checkDrained(qp);
     }
 
     /** UC/UD: the requester sent the head WQE's last packet; with no ACK to wait for, it is done. */

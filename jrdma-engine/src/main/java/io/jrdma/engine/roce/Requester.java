@@ -61,6 +61,9 @@ final class Requester {
         if (qp.state != QpState.RTS && !draining) {
             return 0;
         }
+        if (draining) {
+            roce.completer.checkDrained(qp); // nothing was outstanding when it entered SQD
+        }
         if (qp.comp.rnrWaiting && !roce.completer.rnrWaitOver(qp)) {
             return 0;
         }

@@ -73,6 +73,7 @@ final class Responder {
         r.errorAfterNak = false;
         r.msn = 0;
         r.dropMsg = false;
+        r.forgetAtomics();
     }
 
     /**
@@ -404,6 +405,7 @@ final class Responder {
                 }
             }
             qp.resp.writeMr = mr;
+            qp.resp.writeRkey = Reth.rkey(pkt, reth);
             qp.resp.writeVa = va;
             qp.resp.writeRemaining = len;
             qp.resp.writeTotal = len;
@@ -413,8 +415,14 @@ final class Responder {
             return false;
         }
         if (payload > 0) {
-            Mr mr = qp.resp.writeMr;
-            MemorySegment.copy(pkt, hdr, mr.segment, qp.resp.writeVa - mr.address, payload);
+            // each packet's range checked again through the key (rxe's check_rkey for every WRITE packet): the region
+            // may have been deregistered, invalidated or registered again elsewhere since the first (found in review)
+            long va = qp.resp.writeVa;
+            Mr mr = remote(qp, qp.resp.writeRkey, Access.REMOTE_WRITE, va, payload);
+            if (mr == null || !place(pkt, hdr, mr, va, payload)) {
+                refuse(qp, Mr.refusal(mr, qp, Access.REMOTE_WRITE, va, payload), psn);
+                return false;
+            }
             qp.resp.writeVa += payload;
             qp.resp.writeRemaining -= payload;
         }
@@ -429,6 +437,25 @@ final class Responder {
             qp.resp.msn = Psn.add(qp.resp.msn, 1);
         }
         return true;
+    }
+
+    /**
+     * @return the live region {@code rkey} names now that grants {@code needed} on {@code [va, va + len)} through
+     *         {@code qp}, with its memory still alive; else null
+     */
+    private Mr remote(RoceQp qp, int rkey, int needed, long va, long len) {
+        Mr mr = engine.context.keys.lookup(rkey);
+        return mr != null && mr.permitsRemote(qp, needed, va, len) && mr.segment.scope().isAlive() ? mr : null;
+    }
+
+    /** Copies a WRITE packet's payload into the region; false when its memory went away meanwhile (another thread). */
+    private static boolean place(MemorySegment pkt, int hdr, Mr mr, long va, int payload) {
+        try {
+            MemorySegment.copy(pkt, hdr, mr.segment, va - mr.address, payload);
+            return true;
+        } catch (IllegalStateException | IndexOutOfBoundsException e) {
+            return false;
+        }
     }
 
     private void read(RoceQp qp, MemorySegment pkt, int psn) {
@@ -453,6 +480,7 @@ final class Responder {
         int npkts = (int) Math.max(1, (len + qp.mtuBytes - 1) / qp.mtuBytes);
         qp.resp.msn = Psn.add(qp.resp.msn, 1);
         addResource(qp, false, psn, mr, va, len, 0);
+        qp.resp.resRkey[(qp.resp.resHead + qp.resp.resCount - 1) % qp.resp.resCapacity] = rkey;
         qp.resp.ePsn = Psn.add(qp.resp.ePsn, npkts);
         qp.resp.nakSeqSent = false;
         qp.resp.lastOpcode = -1;
@@ -485,9 +513,7 @@ final class Responder {
         } else {
             original = (long) ATOMIC_LONG.getAndAdd(mr.segment, off, operand);
         }
-        qp.resp.atomicPsn[qp.resp.atomicNext] = psn;
-        qp.resp.atomicOrig[qp.resp.atomicNext] = original;
-        qp.resp.atomicNext = (qp.resp.atomicNext + 1) % ResponderState.ATOMIC_HISTORY;
+        qp.resp.rememberAtomic(psn, original);
         qp.resp.msn = Psn.add(qp.resp.msn, 1);
         addResource(qp, true, psn, null, 0, 8, original);
         qp.resp.ePsn = Psn.add(qp.resp.ePsn, 1);
@@ -500,9 +526,10 @@ final class Responder {
         if ((mask & IbOpcode.READ) != 0) {
             long va = Reth.va(pkt, Bth.LENGTH);
             long len = Integer.toUnsignedLong(Reth.dmaLength(pkt, Bth.LENGTH));
+            int rkey = Reth.rkey(pkt, Bth.LENGTH);
             Mr mr = null;
             if (len > 0) {
-                mr = engine.context.keys.lookup(Reth.rkey(pkt, Bth.LENGTH));
+                mr = engine.context.keys.lookup(rkey);
                 if (mr == null || !mr.permitsRemote(qp, Access.REMOTE_READ, va, len)) {
                     return;
                 }
@@ -511,6 +538,7 @@ final class Responder {
                 int i = (qp.resp.resHead + k) % qp.resp.resCapacity;
                 if (!qp.resp.resAtomic[i] && qp.resp.resPsn[i] == psn) {
                     qp.resp.resMr[i] = mr;
+                    qp.resp.resRkey[i] = rkey;
                     qp.resp.resVa[i] = va;
                     qp.resp.resLen[i] = len;
                     qp.resp.resSent[i] = 0;
@@ -519,13 +547,12 @@ final class Responder {
             }
             if (qp.resp.resCount < qp.resp.resCapacity) {
                 addResource(qp, false, psn, mr, va, len, 0);
+                qp.resp.resRkey[(qp.resp.resHead + qp.resp.resCount - 1) % qp.resp.resCapacity] = rkey;
             }
         } else if ((mask & IbOpcode.ATOMIC) != 0) {
-            for (int i = 0; i < ResponderState.ATOMIC_HISTORY; i++) {
-                if (qp.resp.atomicPsn[i] == psn && qp.resp.resCount < qp.resp.resCapacity) {
-                    addResource(qp, true, psn, null, 0, 8, qp.resp.atomicOrig[i]);
-                    return;
-                }
+            int i = qp.resp.atomicAt(psn);
+            if (i >= 0 && qp.resp.resCount < qp.resp.resCapacity) {
+                addResource(qp, true, psn, null, 0, 8, qp.resp.atomicOrig[i]);
             }
         } else {
             qp.resp.ackPending = true;
@@ -640,8 +667,20 @@ final class Responder {
                     Aeth.write(tx, Bth.LENGTH, Aeth.ACK | Aeth.CREDIT_UNLIMITED, qp.resp.resMsn[i]);
                 }
                 if (payload > 0) {
-                    Mr mr = qp.resp.resMr[i];
-                    MemorySegment.copy(mr.segment, qp.resp.resVa[i] - mr.address + off, tx, hdr, payload);
+                    // each response packet's range checked again through the key (rxe's rxe_recheck_mr): the region
+                    // may have been deregistered, invalidated or registered again elsewhere since the request (found
+                    // in review). Gone: the responses queued are dropped, the requester gets a remote access NAK
+                    long va = qp.resp.resVa[i] + off;
+                    Mr mr = remote(qp, qp.resp.resRkey[i], Access.REMOTE_READ, va, payload);
+                    if (mr == null || !fetch(mr, va, tx, hdr, payload)) {
+                        int psn = qp.resp.resPsn[i];
+                        Counter reason = Mr.refusal(mr, qp, Access.REMOTE_READ, va, payload);
+                        while (qp.resp.resCount > 0) {
+                            popResource(qp);
+                        }
+                        refuse(qp, reason, psn);
+                        break; // the NAK below
+                    }
                 }
                 roce.pad(hdr + payload, payload);
                 if (!roce.send(qp, hdr + payload + pad)) {
@@ -694,6 +733,16 @@ final class Responder {
             sent++;
         }
         return sent;
+    }
+
+    /** Copies a READ response packet's payload out of the region; false when its memory went away meanwhile. */
+    private static boolean fetch(Mr mr, long va, MemorySegment tx, int hdr, int payload) {
+        try {
+            MemorySegment.copy(mr.segment, va - mr.address, tx, hdr, payload);
+            return true;
+        } catch (IllegalStateException | IndexOutOfBoundsException e) {
+            return false;
+        }
     }
 
     private static void popResource(RoceQp qp) {

@@ -9,6 +9,7 @@ import io.jrdma.engine.core.RecvWqe;
  * {@link Responder} only, on the engine thread.
  */
 final class ResponderState {
+    /** the fewest atomics the history keeps (more when the negotiated IRD is larger: {@link #sizeResources}) */
     static final int ATOMIC_HISTORY = 16;
 
     /** the expected PSN of the next request */
@@ -22,8 +23,9 @@ final class ResponderState {
     /** the receive WQE a multi-packet SEND is being placed into */
     RecvWqe recv;
     long recvOffset;
-    /** the region, address and bytes left of the WRITE being placed */
+    /** the region, address and bytes left of the WRITE being placed, and its rkey (resolved again per packet) */
     Mr writeMr;
+    int writeRkey;
     long writeVa;
     long writeRemaining;
     long writeTotal;
@@ -45,6 +47,8 @@ final class ResponderState {
     boolean[] resAtomic;
     int[] resPsn;
     Mr[] resMr;
+    /** a READ's rkey, resolved again for each response packet */
+    int[] resRkey;
     long[] resVa;
     long[] resLen;
     long[] resSent;
@@ -52,10 +56,16 @@ final class ResponderState {
     int[] resMsn;
     int resHead;
     int resCount;
-    /** the last atomic requests' PSNs and results, to answer a duplicate without executing it again */
-    final int[] atomicPsn = new int[ATOMIC_HISTORY];
-    final long[] atomicOrig = new long[ATOMIC_HISTORY];
+    /**
+     * the last atomic requests' PSNs and results, to answer a duplicate without executing it again: as many as the
+     * negotiated IRD lets the requester have outstanding (at least {@link #ATOMIC_HISTORY}), so that every atomic a
+     * lost ACK makes it send again is still there (rxe keeps max_dest_rd_atomic resources); {@link #atomicCount}
+     * of them hold one (none after a RESET: the history of the QP's last connection answers nothing of the next)
+     */
+    int[] atomicPsn = new int[ATOMIC_HISTORY];
+    long[] atomicOrig = new long[ATOMIC_HISTORY];
     int atomicNext;
+    int atomicCount;
 
     ResponderState() {
         sizeResources(1);
@@ -67,6 +77,13 @@ final class ResponderState {
      * unanswered and retried by the peer. Sized on the control path, when the queue is empty.
      */
     void sizeResources(int ird) {
+        int history = Math.max(ATOMIC_HISTORY, ird);
+        if (history != atomicPsn.length) {
+            atomicPsn = new int[history];
+            atomicOrig = new long[history];
+            atomicNext = 0;
+            atomicCount = 0;
+        }
         int cap = 2 * Math.max(1, ird) + 4;
         if (cap == resCapacity || resCount > 0) {
             return;
@@ -76,6 +93,7 @@ final class ResponderState {
         resAtomic = new boolean[cap];
         resPsn = new int[cap];
         resMr = new Mr[cap];
+        resRkey = new int[cap];
         resVa = new long[cap];
         resLen = new long[cap];
         resSent = new long[cap];
@@ -84,6 +102,31 @@ final class ResponderState {
     }
 
     /** Nothing more is owed to the peer (the QP enters ERROR). */
+    /** Records an executed atomic's original value under its PSN. */
+    void rememberAtomic(int psn, long original) {
+        atomicPsn[atomicNext] = psn;
+        atomicOrig[atomicNext] = original;
+        atomicNext = (atomicNext + 1) % atomicPsn.length;
+        atomicCount = Math.min(atomicCount + 1, atomicPsn.length);
+    }
+
+    /** @return the history's index of the atomic executed at {@code psn}, or -1 */
+    int atomicAt(int psn) {
+        for (int k = 1; k <= atomicCount; k++) { // the newest first
+            int i = (atomicNext - k + atomicPsn.length) % atomicPsn.length;
+            if (atomicPsn[i] == psn) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Forgets the atomics' history (RESET): a new connection's duplicates are not answered from the last one's. */
+    void forgetAtomics() {
+        atomicNext = 0;
+        atomicCount = 0;
+    }
+
     void dropOwed() {
         resCount = 0;
         ackPending = false;

@@ -36,6 +36,8 @@ final class RoceQp extends Qp {
     final int opcodeTransport;
     /** UC or UD: no ACKs, no retransmission; a WQE completes once its last packet is sent. */
     final boolean unreliable;
+    /** in SQD: SQ_DRAINED was raised for this drain (cleared by each move to SQD) */
+    boolean drainedRaised;
 
     RoceQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
         super(context, pd, qpn, init, sendCq, recvCq);

@@ -183,6 +183,10 @@ public final class RoceTransport implements Transport {
     @Override
     public void modified(Qp q, QpAttr a, QpState from, QpState to) {
         RoceQp qp = (RoceQp) q;
+        if (to == QpState.SQD && from != QpState.SQD) {
+            qp.drainedRaised = false;
+            engine.schedule(qp); // a QP with nothing outstanding is drained at once: its next service says so
+        }
         if (a.has(QpAttr.RQ_PSN)) {
             responder.start(qp, a.rqPsn());
         }

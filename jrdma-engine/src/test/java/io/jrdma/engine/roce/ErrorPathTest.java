@@ -34,6 +34,66 @@ class ErrorPathTest {
         return p.a.completions.getFirst();
     }
 
+    /**
+     * The responder checks each WRITE packet's range through the rkey again (found in review; rxe's check_rkey per
+     * packet): the target region deregistered after the first half of a WRITE was placed, the rest is refused with a
+     * remote access NAK (the WRITE completes REM_ACCESS_ERR) and not one more byte is written. Before, every later
+     * packet was placed through the region found at the first.
+     */
+    @Test
+    void aWriteWhoseTargetIsDeregisteredPartWayIsRefusedFromThere() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            int len = 1 << 19; // 512 packets: A sends 129 (RoceQp.MAX_UNACKED_PSNS) before B's first ACK
+            MemoryRegion target = p.b.pd.register(p.b.buf.asSlice(0, len), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            p.a.buf.asSlice(0, len).fill((byte) 7);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, len).remote(target.address(), target.rkey()));
+            for (int i = 0; i < 4; i++) {
+                p.a.ctx.progress();
+            }
+            long sent = p.net.sent;
+            assertTrue(sent > 32 && sent < len / 1024, "part of the WRITE is sent: " + sent);
+            p.net.clock.now += 2_000;
+            p.b.ctx.progress(); // placed
+            assertEquals(7, p.b.buf.get(ValueLayout.JAVA_BYTE, 31 * 1024), "the first packets are placed");
+            target.close();
+            WorkCompletion wc = first(p);
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
+            for (long i = sent * 1024; i < len; i++) {
+                assertEquals(0, p.b.buf.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " written after the deregistration");
+            }
+        }
+    }
+
+    /**
+     * The responder checks each READ response packet's range through the rkey again (found in review; rxe's
+     * rxe_recheck_mr): the source region deregistered and its memory freed after the first responses went out, the
+     * rest are not sent, the requester gets a remote access NAK (REM_ACCESS_ERR) and nothing escapes the duty cycle.
+     * Before, the next response's copy threw IllegalStateException out of every cycle.
+     */
+    @Test
+    void aReadWhoseSourceIsFreedPartWayEndsWithARemoteAccessError() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            java.lang.foreign.Arena own = java.lang.foreign.Arena.ofShared();
+            MemorySegment src = own.allocate(1 << 16, 4096);
+            src.fill((byte) 9);
+            MemoryRegion source = p.b.pd.register(src, Access.LOCAL_WRITE | Access.REMOTE_READ);
+            p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 1 << 16).remote(source.address(), source.rkey()));
+            p.a.ctx.progress(); // the READ request
+            p.net.clock.now += 2_000;
+            p.b.ctx.progress(); // the first 32 responses
+            source.close();
+            own.close();
+            WorkCompletion wc = first(p);
+            assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
+            assertEquals(9, p.a.buf.get(ValueLayout.JAVA_BYTE, 0), "the first responses were placed");
+            for (long i = 32 * 1024; i < 1 << 16; i++) {
+                assertEquals(0, p.a.buf.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " placed after the free");
+            }
+        }
+    }
+
     @Test
     void badRkeyIsRemoteAccessErrorAndFlushesTheRest() {
         try (Pair p = new Pair(Mtu.MTU_1024, 65536)) {

@@ -41,10 +41,35 @@ final class Pair implements AutoCloseable {
     }
 
     Pair(Mtu mtu, int bufferSize, int retry, int rnrRetry, int timeout, DeviceOptions options) {
+        this(mtu, bufferSize, retry, rnrRetry, timeout, options, 16);
+    }
+
+    /** @param rdAtomic each QP's ORD and IRD (max_rd_atomic, max_dest_rd_atomic) */
+    Pair(Mtu mtu, int bufferSize, int retry, int rnrRetry, int timeout, DeviceOptions options, int rdAtomic) {
         a = new Side("10.0.0.1", bufferSize, options);
         b = new Side("10.0.0.2", bufferSize, options);
-        connect(a, b, mtu, retry, rnrRetry, timeout);
-        connect(b, a, mtu, retry, rnrRetry, timeout);
+        this.mtu = mtu;
+        this.retry = retry;
+        this.rnrRetry = rnrRetry;
+        this.timeout = timeout;
+        this.rdAtomic = rdAtomic;
+        connect(a, b);
+        connect(b, a);
+    }
+
+    private final Mtu mtu;
+    private final int retry;
+    private final int rnrRetry;
+    private final int timeout;
+    private final int rdAtomic;
+
+    /** Moves both QPs to RESET and connects them again as at first (the same PSNs). */
+    void reconnect() {
+        for (Side s : List.of(a, b)) {
+            s.qp.modify(new QpAttr().state(QpState.RESET));
+        }
+        connect(a, b);
+        connect(b, a);
     }
 
     final class Side {
@@ -90,13 +115,13 @@ final class Pair implements AutoCloseable {
         }
     }
 
-    private void connect(Side from, Side to, Mtu mtu, int retry, int rnrRetry, int timeout) {
+    private void connect(Side from, Side to) {
         from.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1)
                 .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.REMOTE_ATOMIC));
         from.qp.modify(new QpAttr().state(QpState.RTR).av(AddressVector.of(to.ctx.gid(0), 0)).pathMtu(mtu)
-                .destQpn(to.qp.qpn()).rqPsn(0xFFFFF0).maxDestRdAtomic(16).minRnrTimer(1));
+                .destQpn(to.qp.qpn()).rqPsn(0xFFFFF0).maxDestRdAtomic(rdAtomic).minRnrTimer(1));
         from.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0xFFFFF0).timeout(timeout)
-                .retryCnt(retry).rnrRetry(rnrRetry).maxRdAtomic(16));
+                .retryCnt(retry).rnrRetry(rnrRetry).maxRdAtomic(rdAtomic));
     }
 
     /** Runs both engines until {@code done} or {@code maxSteps}; idle steps jump the clock to the next event. */

@@ -255,6 +255,53 @@ class ProtocolTest {
         }
     }
 
+    /**
+     * The atomics' history holds as many as the negotiated IRD lets be outstanding (found in review: it held 16):
+     * 20 FETCH_ADDs outstanding (ORD and IRD 32), the first one's ACK lost; the requester sends all 20 again after
+     * its timeout, and each is answered from the history, none executed twice. Before, the first four were no longer
+     * in it: never answered, the first failed with RETRY_EXC_ERR.
+     */
+    @Test
+    void everyOutstandingAtomicIsAnsweredFromHistory() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20, 7, 7, 14, io.jrdma.verbs.DeviceOptions.defaults(), 32)) {
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_ATOMIC_ACKNOWLEDGE);
+            for (int i = 0; i < 20; i++) {
+                p.a.qp.postSend(new SendWorkRequest().wrId(i).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 8L * i, 8).remote(p.b.mr.address(), p.b.mr.rkey())
+                        .atomic(1, 0));
+            }
+            ok(p, 20);
+            for (int i = 0; i < 20; i++) {
+                assertEquals(i, p.a.buf.get(ValueLayout.JAVA_LONG, 8L * i), "atomic " + i + "'s original value");
+            }
+            assertEquals(20L, p.b.buf.get(ValueLayout.JAVA_LONG, 0), "each executed exactly once");
+        }
+    }
+
+    /**
+     * A QP reset and connected again with the same PSNs forgets its atomics' history (found in review): the new
+     * connection's first FETCH_ADD, its ACK lost, is answered with its own original value, not with the one the
+     * last connection's atomic at the same PSN returned.
+     */
+    @Test
+    void aResetForgetsTheAtomicsHistory() {
+        try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
+            p.b.buf.set(ValueLayout.JAVA_LONG, 0, 40L);
+            SendWorkRequest fadd = new SendWorkRequest().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8).remote(p.b.mr.address(), p.b.mr.rkey()).atomic(2, 0);
+            p.a.qp.postSend(fadd);
+            ok(p, 1);
+            assertEquals(40L, p.a.buf.get(ValueLayout.JAVA_LONG, 0));
+            p.reconnect();
+            p.a.completions.clear();
+            p.net.dropIf = once(d -> opcode(d) == IbOpcode.RC_ATOMIC_ACKNOWLEDGE);
+            p.a.qp.postSend(fadd);
+            ok(p, 1);
+            assertEquals(42L, p.a.buf.get(ValueLayout.JAVA_LONG, 0), "this connection's original value");
+            assertEquals(44L, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
     @Test
     void lostAtomicAckIsAnsweredFromHistoryWithoutExecutingTwice() {
         try (Pair p = new Pair(Mtu.MTU_1024, 1 << 20)) {
@@ -364,11 +411,29 @@ class ProtocolTest {
                     .sge(0, p.a.mr, 0, 8).remote(p.b.mr.address() + 200_000, p.b.mr.rkey()));
             p.a.ctx.progress();                                   // the first 32 packets of the 98-packet WRITE
             p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.SQD));
+            assertEquals(0, drainedEvents(p), "not drained while the WRITE is in progress");
             p.pump(() -> false, 20_000);
             assertEquals(1, p.a.completions.size(), "the WRITE in progress completed, the next did not start");
             EngineTest.check(p.b.buf, 0, 100_000, 3);
+            // SQ_DRAINED once nothing is outstanding (found in review: it was never raised), once per drain
+            assertEquals(1, drainedEvents(p));
             p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS));
             ok(p, 2);
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.SQD)); // nothing outstanding
+            p.pump(() -> false, 100);
+            assertEquals(1, drainedEvents(p), "a drain with nothing outstanding is drained at once");
         }
+    }
+
+    /** @return the SQ_DRAINED events for a's QP waiting in a's queue (taken from it); fails on any other event */
+    private static int drainedEvents(Pair p) {
+        io.jrdma.verbs.AsyncEvent e = new io.jrdma.verbs.AsyncEvent();
+        int n = 0;
+        while (p.a.ctx.pollAsyncEvent(e)) {
+            assertEquals(io.jrdma.verbs.AsyncEvent.Type.SQ_DRAINED, e.type(), e.toString());
+            assertEquals(p.a.qp, e.queuePair());
+            n++;
+        }
+        return n;
     }
 }
