@@ -80,7 +80,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     private final MemorySegment eventPollfd = eventArena.allocate(Structs.POLLFD);
     private final MemorySegment event = eventArena.allocate(Structs.IBV_ASYNC_EVENT);
     private final int asyncFd;
-    private ConnectionManager cm;
+    private io.jrdma.engine.cm.TcpConnectionManager cm;
     private volatile MemorySegment ctx;
 
     RdmaCoreContext(RdmaCoreDevice device, LibIbverbs lib, MemorySegment ctx, DeviceOptions options) {
@@ -772,6 +772,9 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         }
         if (rdmaCm != null) {
             rdmaCm.shutdown(); // librdmacm's ids (on librdmacm's own contexts of the device)
+        }
+        if (cm != null) {
+            cm.close(); // its listeners' ports and side channels, as the soft providers close theirs (found in review)
         }
         MemorySegment c = ctx;
         ctx = null;

@@ -45,6 +45,11 @@ final class RdmaCoreCq implements CompletionQueue {
     private final java.lang.invoke.MethodHandle pollCq;
     private final java.lang.invoke.MethodHandle reqNotify;
     private volatile boolean closed;
+
+    /** @return true once destroyed: its native {@code ibv_cq} is freed */
+    boolean closed() {
+        return closed;
+    }
     /** Whether a UD QP receives into this CQ: only then may a receive completion carry the GRH flag. */
     private volatile boolean udReceives;
     /** An iWARP device's CQ: a receive completed in error moves its QP to ERROR ({@link #receiveFailed}). */

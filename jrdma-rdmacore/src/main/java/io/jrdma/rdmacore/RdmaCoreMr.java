@@ -16,7 +16,12 @@ final class RdmaCoreMr implements MemoryRegion {
     private final int access;
     private final int lkey;
     private final int rkey;
-    private boolean closed;
+    private volatile boolean closed;
+
+    /** @return true once deregistered: its native {@code ibv_mr} is freed, no request may name it */
+    boolean closed() {
+        return closed;
+    }
 
     RdmaCoreMr(RdmaCorePd pd, MemorySegment segment, MemorySegment mr, int access) {
         this.pd = pd;

@@ -181,7 +181,7 @@ final class RdmaCorePd implements ProtectionDomain {
      * @throws RdmaException EBUSY while a QP, MR, SRQ or AH of it exists: close those first
      */
     @Override
-    public void close() {
+    public synchronized void close() { // two threads' closes must not both free the PD (found in review)
         if (closed) {
             return;
         }

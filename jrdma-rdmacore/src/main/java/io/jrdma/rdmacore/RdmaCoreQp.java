@@ -145,9 +145,16 @@ final class RdmaCoreQp implements QueuePair {
                 throw new RdmaException(RdmaException.Errno.EINVAL, "the QP's CQs must be CQs of the same rdma-core"
                         + " context as its PD (" + ctx.device().name() + ")");
             }
+            if (c.closed()) {
+                // its native handle may name a newer CQ by now (the kernel reuses them): found in review
+                throw new RdmaException(RdmaException.Errno.EINVAL, "the QP's CQ is closed: create the QP with open CQs");
+            }
         }
         if (attr.srq() != null && (!(attr.srq() instanceof RdmaCoreSrq s) || s.pd().context() != ctx)) {
             throw new RdmaException(RdmaException.Errno.EINVAL, "the QP's SRQ must be an SRQ of the same rdma-core context");
+        }
+        if (attr.srq() != null && ((RdmaCoreSrq) attr.srq()).closed()) {
+            throw new RdmaException(RdmaException.Errno.EINVAL, "the QP's SRQ is closed: create the QP with an open SRQ");
         }
         int qpType = switch (attr.type()) {
             case RC -> IBV_QPT_RC;
@@ -618,8 +625,10 @@ final class RdmaCoreQp implements QueuePair {
     private int postBind(SendWorkRequest wr, int code) {
         if (type == QpType.UD || !(wr.mw() instanceof RdmaCoreMw mw) || mw.closed()
                 || mw.type() != io.jrdma.verbs.MwType.TYPE_2 || mw.pd().context() != context
-                || !(wr.bindMr() instanceof RdmaCoreMr mr)) {
-            return EINVAL; // UD has no binds; a type 1 window binds with bindMw; rxe's provider reads the region
+                || !(wr.bindMr() instanceof RdmaCoreMr mr) || mr.closed()) {
+            // UD has no binds; a type 1 window binds with bindMw; rxe's provider reads the region (a deregistered
+            // one's native ibv_mr is freed memory: found in review)
+            return EINVAL;
         }
         if (mr.pd() != mw.pd()) {
             return EPERM;
@@ -670,8 +679,10 @@ final class RdmaCoreQp implements QueuePair {
                 || mw.type() != io.jrdma.verbs.MwType.TYPE_1 || mw.pd().context() != context) {
             return EINVAL;
         }
-        if (!(bind.mr() instanceof RdmaCoreMr mr)) {
-            return EINVAL; // rxe's provider reads the region's lkey: a bind needs one (bind a zero length to unbind)
+        if (!(bind.mr() instanceof RdmaCoreMr mr) || mr.closed()) {
+            // rxe's provider reads the region's lkey: a bind needs one (bind a zero length to unbind), and not a
+            // deregistered one, whose native ibv_mr is freed memory (found in review)
+            return EINVAL;
         }
         if (mr.pd() != mw.pd()) {
             return EPERM;

@@ -29,6 +29,11 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
     private final int maxSge;
     private final MethodHandle post;
     private volatile boolean closed;
+
+    /** @return true once destroyed: its native {@code ibv_srq} is freed */
+    boolean closed() {
+        return closed;
+    }
     /**
      * What the SRQ was made with and last modified to (depth, SGEs, limit), for devices whose rdma-core provider has
      * no {@code query_srq} (Linux siw: {@code ibv_query_srq} is EOPNOTSUPP): {@link #query} answers from these. The
