@@ -214,20 +214,7 @@ final class Peer {
      * same GID).
      */
     boolean stillAt() {
-        if (dead) {
-            return false;
-        }
-        int fd;
-        try {
-            fd = Native.openPeerFd(pid, ctrlFd);
-        } catch (RuntimeException e) {
-            return false; // the process or its descriptor is gone
-        }
-        try {
-            return Native.inode(fd) == ctrlInode;
-        } finally {
-            Native.close(fd);
-        }
+        return !dead && open(ctrlFd, ctrlInode); // the process or its descriptor gone, or another file there now
     }
 
     /** Unmaps everything: no QP uses the peer any more. */
