@@ -163,7 +163,7 @@ final class IwarpReceiver {
                     return false;
                 }
                 MemorySegment.copy(seg, payload, mr.segment, to - mr.address, here);
-                s.dpMr = mr;
+                s.dpStag = mr.key;
                 s.dpVa = to;
             }
             case Rdmap.READ_RESPONSE -> {
@@ -279,35 +279,59 @@ final class IwarpReceiver {
             Mr mr;
             long va;
             long piece;
+            // each piece's target is checked again, as the buffered path checks each FPDU's: between two reads the
+            // application may have invalidated its key or registered it onto other memory (LOCAL_INV, REG_MR)
             switch (s.dpOpcode) {
                 case Rdmap.WRITE -> {
-                    mr = s.dpMr;
                     va = s.dpVa + at;
                     piece = left;
+                    mr = engine.context.keys.lookup(s.dpStag);
+                    int code = taggedError(mr, qp, Access.REMOTE_WRITE, va, piece);
+                    if (code >= 0 || RegionViews.of(mr) == null) {
+                        s.dp = false;
+                        refused(mr, qp, Access.REMOTE_WRITE, va, piece);
+                        tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED,
+                                code >= 0 ? code : Terminate.DDP_TAGGED_INVALID_STAG, -1, false);
+                        return 1;
+                    }
                 }
                 case Rdmap.READ_RESPONSE -> {
                     Wqe w = s.dpWqe;
                     int i = sgeAt(w.sgeLength, w.numSge, s.readRespOffset + at);
-                    mr = w.sgeMr[i];
-                    va = w.sgeAddr[i] + sgeSkip;
-                    piece = Math.min(left, w.sgeLength[i] - sgeSkip);
+                    long skip = sgeSkip;
+                    va = w.sgeAddr[i] + skip;
+                    piece = Math.min(left, w.sgeLength[i] - skip);
+                    mr = Sgl.region(engine.context.keys, qp, w, i, va, piece);
+                    if (mr == null || RegionViews.of(mr) == null) {
+                        s.dp = false;
+                        s.dpWqe = null;
+                        sinkGone(qp, s, w, -1);
+                        return 1;
+                    }
                 }
                 default -> {
                     RecvWqe r = s.recv;
                     int i = sgeAt(r.sgeLength, r.numSge, s.recvPlaced + at);
-                    mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
                     va = r.sgeAddr[i] + sgeSkip;
                     piece = Math.min(left, r.sgeLength[i] - sgeSkip);
+                    mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
+                    if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, piece) || RegionViews.of(mr) == null) {
+                        s.dp = false;
+                        completeRecv(qp, s, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                        tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_CATASTROPHIC, 0, -1, false);
+                        return 1;
+                    }
                 }
             }
-            ByteBuffer view = RegionViews.of(mr).acquireForRead(va, (int) piece);
+            RegionViews rv = RegionViews.of(mr); // of the mapping just checked
+            ByteBuffer view = rv.acquireForRead(va, (int) piece);
             int start = view.position();
             if (s.fd >= 0) {
                 // one readv: the rest of the piece into the region and, when it ends the payload, the trailer,
                 // the next FPDU's header and a little more into the buffer (RX_PEEK: its payload goes direct too)
                 NativeTcp.Vec v = s.rxVec;
                 v.clear();
-                v.add(mr.address + start, piece, mr.segment); // kept alive during the call
+                v.add(rv.base() + start, piece, rv.segment()); // kept alive during the call
                 if (piece == left) {
                     v.add(s.rxSeg.address() + s.rxEnd, Math.min(s.rx.capacity() - s.rxEnd, RX_PEEK), null);
                 }
@@ -393,10 +417,7 @@ final class IwarpReceiver {
         iwarp.zeroCopyPlaced++;
         int len = s.dpLength;
         switch (s.dpOpcode) {
-            case Rdmap.WRITE -> {
-                s.dpMr = null;
-                writePlaced(s, len, s.dpLast);
-            }
+            case Rdmap.WRITE -> writePlaced(s, len, s.dpLast);
             case Rdmap.READ_RESPONSE -> {
                 Wqe w = s.dpWqe;
                 s.dpWqe = null;

@@ -113,8 +113,8 @@ final class IwarpStream {
     int dpTrailer;
     /** the whole FPDU's length, as counted in rcvd_bytes */
     int dpFpduLength;
-    /** WRITE: its region and the address of its first payload byte; READ Response: the WQE it answers */
-    Mr dpMr;
+    /** WRITE: its STag and the address of its first payload byte (checked again for each piece); READ Response: the WQE it answers */
+    int dpStag;
     long dpVa;
     Wqe dpWqe;
     /** CRC32c of the FPDU so far (length field, header, placed payload) */

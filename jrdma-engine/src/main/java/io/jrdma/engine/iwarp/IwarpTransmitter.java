@@ -195,8 +195,9 @@ final class IwarpTransmitter {
             for (int i = s.iovHead; i < s.iovTail; i++) {
                 ByteBuffer b = s.iov[i];
                 RegionViews rv = s.iovViews[i];
-                long at = rv == null ? txBase : rv.mr().address;
-                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.mr().segment)) {
+                // a view's position is in the memory it was made of, which its region may no longer map (RegionViews)
+                long at = rv == null ? txBase : rv.base();
+                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.segment())) {
                     break;
                 }
                 want += b.remaining();
@@ -243,13 +244,16 @@ final class IwarpTransmitter {
         return false;
     }
 
-    /** @return a region a pending payload lies in that was deregistered or whose memory was freed, or null */
+    /**
+     * @return a region a pending payload lies in that was deregistered, or whose payload's memory (the view's, which
+     *         a fast registration since may have replaced in the region) was freed, or null
+     */
     private static Mr goneRegion(IwarpStream s) {
         for (int i = s.iovHead; i < s.iovTail; i++) {
             RegionViews rv = s.iovViews[i];
             if (rv != null) {
                 Mr mr = rv.mr();
-                if (mr.isClosed() || !mr.segment.scope().isAlive()) {
+                if (mr.isClosed() || !rv.segment().scope().isAlive()) {
                     return mr;
                 }
             }

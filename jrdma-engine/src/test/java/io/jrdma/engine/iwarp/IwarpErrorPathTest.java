@@ -479,4 +479,163 @@ class IwarpErrorPathTest {
         assertTrue(got < n, "the peer got " + got + " bytes, fewer than the WRITE's " + n);
         big.fill((byte) 0); // still the test's: only the registration is gone
     }
+
+    // ------------------------------------------------------------------ fast registration under queued or placed payloads
+
+    /** Drives the engine until the send completion of {@code wrId} arrives; @return it */
+    private WorkCompletion awaitCompletion(long wrId) {
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        while (true) {
+            ctx.progress();
+            if (cq.poll(wc) > 0) {
+                assertEquals(wrId, wc.wrId(), wc.toString());
+                return wc;
+            }
+            assertTrue(System.nanoTime() - end < 0, "no completion for " + wrId + " within 10 s");
+        }
+    }
+
+    private static io.jrdma.verbs.SendWorkRequest signaled(long wrId) {
+        return new io.jrdma.verbs.SendWorkRequest().wrId(wrId).flags(io.jrdma.verbs.SendFlags.SIGNALED);
+    }
+
+    /** REG_MR of {@code fast} onto {@code seg} with key {@code key}, completed SUCCESS. */
+    private void fastRegister(MemoryRegion fast, MemorySegment seg, int key, int access) {
+        assertEquals(0, qp.postSend(signaled(100).regMr(fast, seg, key, access)));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(100).status());
+    }
+
+    /**
+     * The peer reads FPDUs (the engine driven meanwhile) until {@code n} WRITE payload bytes arrived, a TERMINATE
+     * did, the connection closed or the deadline passed. @return the WRITE payload bytes received, in order
+     */
+    private byte[] peerReadsWrites(int n) throws IOException {
+        ByteBuffer in = ByteBuffer.allocate(1 << 18);
+        MemorySegment seg = MemorySegment.ofBuffer(in);
+        byte[] got = new byte[n];
+        int have = 0;
+        int at = 0;
+        long end = System.nanoTime() + DEADLINE;
+        while (have < n && System.nanoTime() - end < 0) {
+            ctx.progress();
+            if (peer.read(in) < 0) {
+                break;
+            }
+            int total;
+            while ((total = Fpdu.scan(seg, at, in.position() - at, Fpdu.MAX_ULPDU_LENGTH)) > 0) {
+                int ddp = at + Fpdu.ULPDU_OFFSET;
+                int op = Rdmap.opcode(seg, ddp);
+                if (op == Rdmap.TERMINATE) {
+                    return Arrays.copyOf(got, have);
+                }
+                if (op == Rdmap.WRITE) {
+                    int len = Fpdu.ulpduLength(seg, at) - Ddp.TAGGED_HEADER_LENGTH;
+                    MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, ddp + Ddp.TAGGED_HEADER_LENGTH, got, have, len);
+                    have += len;
+                }
+                at += total;
+            }
+            if (at == in.position()) {
+                in.clear();
+                at = 0;
+            }
+        }
+        return Arrays.copyOf(got, have);
+    }
+
+    /**
+     * A zero-copy WRITE payload queued from a fast-registration region and the region registered again onto other
+     * memory before the socket took it (found in review): an unfenced WRITE of 60,000 bytes from F (mapping S1, all
+     * 0x11) at offset 1000, then LOCAL_INV and REG_MR of F onto S2 (all 0x22), in one send queue. The transmitter
+     * queues the FPDU (its header, a view of S1, its trailer) and runs both local operations before the socket is
+     * written; the payload still leaves from S1, the memory it was queued from and its CRC was computed over,
+     * where the write read S2 (the view's position added to the region's new address).
+     */
+    @Test
+    void aPayloadQueuedBeforeItsRegionIsRegisteredElsewhereLeavesFromTheMemoryItWasQueuedFrom() throws Exception {
+        connectRawPeer(false);
+        MemoryRegion fast = pd.allocMr(1 << 16);
+        try {
+            MemorySegment s1 = arena.allocate(1 << 16, 4096).fill((byte) 0x11);
+            MemorySegment s2 = arena.allocate(1 << 16, 4096).fill((byte) 0x22);
+            int k1 = io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey());
+            int k2 = io.jrdma.verbs.MemoryWindow.incRkey(k1);
+            fastRegister(fast, s1, k1, Access.LOCAL_WRITE);
+            int n = 60_000;
+            long sent = IwarpEngine.of(ctx).zeroCopySent;
+            assertEquals(0, qp.postSend(signaled(1).opcode(io.jrdma.verbs.WrOpcode.RDMA_WRITE)
+                    .sge(0, s1.address() + 1000, n, k1).remote(0x10000, 0x1234)));
+            assertEquals(0, qp.postSend(signaled(2).localInv(k1)));
+            assertEquals(0, qp.postSend(signaled(3).regMr(fast, s2, k2, Access.LOCAL_WRITE)));
+            byte[] got = peerReadsWrites(n);
+            assertTrue(IwarpEngine.of(ctx).zeroCopySent > sent, "the payload was queued as a view of its region");
+            for (int i = 0; i < got.length; i++) {
+                assertEquals((byte) 0x11, got[i], "payload byte " + i + " (0x22: read from the new mapping)");
+            }
+            WorkCompletion write = awaitCompletion(1);
+            if (got.length < n) {
+                assertEquals(WcStatus.LOC_PROT_ERR, write.status(), "a WRITE cut short fails: " + write);
+            } else {
+                assertEquals(WcStatus.SUCCESS, write.status(), write.toString());
+                assertEquals(WcStatus.SUCCESS, awaitCompletion(2).status());
+                assertEquals(WcStatus.SUCCESS, awaitCompletion(3).status());
+                assertEquals(QpState.RTS, qp.state());
+            }
+        } finally {
+            fast.close();
+        }
+    }
+
+    /**
+     * A WRITE being read straight into a fast-registration region whose key is invalidated and registered again
+     * onto other memory between two reads of its payload (found in review): the rest of the payload is not placed
+     * (the direct placement looked the key up only at the FPDU's start, then placed through the region's new
+     * mapping), the peer gets a TERMINATE (DDP, tagged buffer, invalid STag) and the QP enters ERROR. The new
+     * mapping covers the old one, so that the new views would have taken the bytes.
+     */
+    @Test
+    void aWriteBeingPlacedDirectlyIsCheckedAgainAfterItsKeyIsInvalidatedAndRegisteredElsewhere() throws Exception {
+        connectRawPeer(true);
+        MemoryRegion fast = pd.allocMr(1 << 17);
+        try {
+            MemorySegment big = arena.allocate(1 << 17, 4096).fill((byte) 0x33);
+            MemorySegment s1 = big.asSlice(1 << 16, 1 << 16);
+            int k1 = io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey());
+            int k2 = io.jrdma.verbs.MemoryWindow.incRkey(k1);
+            int access = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+            fastRegister(fast, s1, k1, access);
+            int n = 60_000;
+            MemorySegment f = arena.allocate(n + 64);
+            Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.WRITE), k1, s1.address());
+            f.asSlice(Fpdu.ULPDU_OFFSET + Ddp.TAGGED_HEADER_LENGTH, n).fill((byte) 0x44);
+            int len = seal(f, Ddp.TAGGED_HEADER_LENGTH + n);
+            int first = 1000;
+            send(f, first);
+            IwarpStream s = ((IwarpQp) qp).iw;
+            long end = System.nanoTime() + DEADLINE;
+            while (!s.dp) {
+                ctx.progress();
+                assertTrue(System.nanoTime() - end < 0, "the WRITE's direct placement did not start");
+            }
+            // both in one duty cycle of the send queue, between two reads
+            assertEquals(0, qp.postSend(signaled(2).localInv(k1)));
+            assertEquals(0, qp.postSend(signaled(3).regMr(fast, big, k2, access)));
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(2).status());
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(3).status());
+            ByteBuffer rest = f.asSlice(first, len - first).asByteBuffer();
+            while (rest.hasRemaining()) {
+                peer.write(rest);
+            }
+            expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, Terminate.DDP_TAGGED_INVALID_STAG, 0);
+            int here = first - Fpdu.ULPDU_OFFSET - Ddp.TAGGED_HEADER_LENGTH; // placed while the key was valid
+            for (int i = 0; i < big.byteSize(); i++) {
+                boolean placed = i >= (1 << 16) && i < (1 << 16) + here;
+                assertEquals(placed ? (byte) 0x44 : (byte) 0x33, big.get(ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
+            assertEquals(QpState.ERROR, qp.state());
+        } finally {
+            fast.close();
+        }
+    }
 }
