@@ -74,8 +74,13 @@ final class IwarpReceiver {
             n = -1;
         }
         if (n < 0) {
-            streamEnded(qp, s);
-            return 1;
+            // the complete FPDUs already buffered come first (more than a cycle's budget of them: the end is seen
+            // again next cycle, the channel answering -1 again); only a partial FPDU left is a truncated one
+            int fpdus = process(qp, s);
+            if (fpdus < RX_FPDU_BUDGET || s.rxStopped) {
+                streamEnded(qp, s);
+            }
+            return 1 + fpdus;
         }
         if (n == 0 && s.rxStart == s.rxEnd) {
             return 0;
@@ -427,7 +432,10 @@ final class IwarpReceiver {
         }
     }
 
-    /** The peer closed or reset the connection: a partial FPDU left behind is a truncated one. */
+    /**
+     * The peer closed or reset the connection, and the complete FPDUs it sent before are processed: a partial FPDU
+     * left behind is a truncated one.
+     */
     private void streamEnded(IwarpQp qp, IwarpStream s) {
         if ((s.rxEnd != s.rxStart || s.dp) && !s.rxStopped) {
             IwarpError e = IwarpError.FPDU_TRUNCATED;

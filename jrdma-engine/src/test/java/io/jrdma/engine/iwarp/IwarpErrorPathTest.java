@@ -638,4 +638,47 @@ class IwarpErrorPathTest {
             fast.close();
         }
     }
+
+    /**
+     * An orderly close after more complete FPDUs than one duty cycle processes (found in review): 300 SENDs written
+     * at once, then the peer's FIN. Every SEND completes SUCCESS, then the QP enters ERROR and flushes, with no
+     * TERMINATE and nothing counted malformed (the end of the stream was acted on before the FPDUs beyond the
+     * cycle's budget of 256 were processed, and they were taken for a truncated one).
+     */
+    @Test
+    void anOrderlyCloseAfterMoreFpdusThanOneCycleProcessesLosesNone() throws Exception {
+        int sends = 300;
+        qp.close();
+        cq.close();
+        cq = ctx.createCq(1024);
+        qp = pd.createQp(QpInitAttr.rc(cq).withDepth(16, sends + 1));
+        connectRawPeer(false);
+        for (int i = 0; i <= sends; i++) {
+            assertEquals(0, qp.postRecv(new RecvWorkRequest().wrId(i).sge(0, mr, 0, 64)));
+        }
+        MemorySegment all = arena.allocate(sends * 64L);
+        MemorySegment f = arena.allocate(256);
+        long at = 0;
+        for (int i = 0; i < sends; i++) {
+            int len = sendFpdu(f, i + 1, 16);
+            MemorySegment.copy(f, 0, all, at, len);
+            at += len;
+        }
+        send(all, (int) at);
+        peer.shutdownOutput();
+        WorkCompletion wc = new WorkCompletion();
+        long end = System.nanoTime() + DEADLINE;
+        for (int i = 0; i <= sends; i++) {
+            while (cq.poll(wc) == 0) {
+                ctx.progress();
+                assertTrue(System.nanoTime() - end < 0, "completion " + i + " did not come");
+            }
+            assertEquals(i, wc.wrId(), wc.toString());
+            assertEquals(i < sends ? WcStatus.SUCCESS : WcStatus.WR_FLUSH_ERR, wc.status(), "receive " + i + ": " + wc);
+        }
+        assertEquals(QpState.ERROR, qp.state());
+        assertEquals(0, ctx.counter(Counter.SENT_TERMINATES));
+        assertEquals(0, ctx.counter(Counter.RCVD_MALFORMED));
+        buf.asSlice(0, 16).fill((byte) 0xA5); // the SENDs' bytes, for the teardown's look
+    }
 }
