@@ -584,6 +584,7 @@ final class IwarpReceiver {
         int i = (s.irqHead + s.irqCount) % s.irqCapacity;
         s.irqAtomic[i] = false;
         s.irqMr[i] = mr;
+        s.irqStag[i] = ReadRequest.sourceStag(seg, rr);
         s.irqVa[i] = srcTo;
         s.irqLength[i] = size;
         s.irqSent[i] = 0;

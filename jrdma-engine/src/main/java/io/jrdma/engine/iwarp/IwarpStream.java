@@ -135,6 +135,8 @@ final class IwarpStream {
     final int irqCapacity;
     final boolean[] irqAtomic;
     final Mr[] irqMr;
+    /** a READ's source STag, as the request named it: its region is checked again for every response FPDU */
+    final int[] irqStag;
     final long[] irqVa;
     final long[] irqLength;
     final long[] irqSent;
@@ -156,6 +158,7 @@ final class IwarpStream {
         irqCapacity = Math.max(1, ird);
         irqAtomic = new boolean[irqCapacity];
         irqMr = new Mr[irqCapacity];
+        irqStag = new int[irqCapacity];
         irqVa = new long[irqCapacity];
         irqLength = new long[irqCapacity];
         irqSent = new long[irqCapacity];

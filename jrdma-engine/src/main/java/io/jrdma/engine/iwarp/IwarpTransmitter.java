@@ -11,6 +11,7 @@ import io.jrdma.engine.core.RegionViews;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
 import io.jrdma.engine.link.NativeTcp;
+import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.SendFlags;
@@ -132,7 +133,9 @@ final class IwarpTransmitter {
                 }
             }
             if (s.irqCount > 0) {
-                response(qp, s);
+                if (!response(qp, s)) {
+                    break;
+                }
             } else if (!request(qp, s, st == QpState.SQD)) {
                 break;
             }
@@ -409,8 +412,12 @@ final class IwarpTransmitter {
         return false;
     }
 
-    /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
-    private void response(IwarpQp qp, IwarpStream s) {
+    /**
+     * One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response.
+     *
+     * @return false when the READ's source is gone ({@link #sourceError}): a TERMINATE is queued instead
+     */
+    private boolean response(IwarpQp qp, IwarpStream s) {
         int i = s.irqHead;
         MemorySegment tx = s.txSeg;
         int f = s.txEnd;
@@ -429,9 +436,14 @@ final class IwarpTransmitter {
             int max = s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH;
             int len = (int) Math.min(max, s.irqLength[i] - sent);
             done = sent + len == s.irqLength[i];
+            Mr mr = s.irqMr[i];
+            int code = len > 0 ? sourceError(qp, mr, s.irqStag[i], s.irqVa[i] + sent, len) : -1;
+            if (code >= 0) {
+                terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, code, -1, false);
+                return false;
+            }
             Ddp.writeTagged(tx, ddp, done, Rdmap.controlByte(Rdmap.READ_RESPONSE), s.irqSinkStag[i],
                     s.irqSinkTo[i] + sent);
-            Mr mr = s.irqMr[i];
             zc = iwarp.zeroCopy && len >= ZC_TX_MIN
                     && queueFromRegion(s, f, Ddp.TAGGED_HEADER_LENGTH, mr, s.irqVa[i] + sent, len);
             if (len > 0 && !zc) {
@@ -450,6 +462,27 @@ final class IwarpTransmitter {
             s.irqHead = (i + 1) % s.irqCapacity;
             s.irqCount--;
         }
+        return true;
+    }
+
+    /**
+     * The source of a READ checked again as each response FPDU is built (as siw checks the STag when the response is
+     * sent): since the request the application may have deregistered the region, invalidated its key (LOCAL_INV) or
+     * registered it onto other memory (REG_MR), or freed its memory. The key must still name the region, valid, with
+     * REMOTE_READ, over bytes {@code [va, va + len)} of the memory it maps now.
+     *
+     * @return -1 when it may be read, else the RDMAP remote-protection code of the TERMINATE (counted as refused)
+     */
+    private int sourceError(IwarpQp qp, Mr mr, int stag, long va, int len) {
+        int code = mr.key != stag || mr.isClosed() || mr.invalidated || !mr.segment.scope().isAlive()
+                ? Terminate.RDMAP_INVALID_STAG
+                : (mr.access & Access.REMOTE_READ) == 0 ? Terminate.RDMAP_ACCESS_RIGHTS
+                : !mr.permits(qp.pd, Access.REMOTE_READ, va, len) ? Terminate.RDMAP_BASE_BOUNDS : -1;
+        if (code >= 0) {
+            counters.increment(code == Terminate.RDMAP_INVALID_STAG ? Counter.RCVD_BAD_KEY
+                    : code == Terminate.RDMAP_ACCESS_RIGHTS ? Counter.RCVD_NO_ACCESS : Counter.RCVD_OUT_OF_BOUNDS);
+        }
+        return code;
     }
 
     /** One FPDU of the send queue's current WQE. @return false when there is nothing (more) to send now */

@@ -681,4 +681,140 @@ class IwarpErrorPathTest {
         assertEquals(0, ctx.counter(Counter.RCVD_MALFORMED));
         buf.asSlice(0, 16).fill((byte) 0xA5); // the SENDs' bytes, for the teardown's look
     }
+
+    // ------------------------------------------------------------------ READ Responses from sources gone meanwhile
+
+    /** A READ Request (MSN {@code msn}) as a plain peer sends it; @return its FPDU's length */
+    private int readRequestFpdu(MemorySegment f, int msn, int srcStag, long srcTo, int size, int sinkStag) {
+        Ddp.writeUntagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.READ_REQUEST), 0, Rdmap.QN_READ_REQUEST,
+                msn, 0);
+        io.jrdma.wire.iwarp.ReadRequest.write(f, Fpdu.ULPDU_OFFSET + Ddp.UNTAGGED_HEADER_LENGTH, sinkStag, 0, size,
+                srcStag, srcTo);
+        return seal(f, Ddp.UNTAGGED_HEADER_LENGTH + io.jrdma.wire.iwarp.ReadRequest.LENGTH);
+    }
+
+    /** What a reading peer saw: READ Response bytes per sink STag (1..4), how many were not 0x11, a TERMINATE. */
+    private static final class PeerLog {
+        final long[] responseBytes = new long[5];
+        final long[] sends = new long[1];
+        long foreignBytes;
+        int terminateLayer = -1;
+        int terminateType = -1;
+        int terminateCode = -1;
+        boolean closed;
+        /** opcodes of the FPDUs in order, up to 4096 of them */
+        final int[] opcodes = new int[4096];
+        int fpdus;
+    }
+
+    /**
+     * The peer reads every FPDU (the engine driven meanwhile) until {@code done} says so, a TERMINATE arrives, the
+     * connection closes or 10 s pass; for each FPDU {@code each} may send more.
+     */
+    private PeerLog peerReads(java.util.function.Predicate<PeerLog> done, java.util.function.Consumer<PeerLog> each)
+            throws IOException {
+        PeerLog log = new PeerLog();
+        ByteBuffer in = ByteBuffer.allocate(1 << 20);
+        MemorySegment seg = MemorySegment.ofBuffer(in);
+        int at = 0;
+        long end = System.nanoTime() + DEADLINE;
+        while (!done.test(log)) {
+            assertTrue(System.nanoTime() - end < 0, "the peer's reads did not end within 10 s");
+            ctx.progress();
+            if (peer.read(in) < 0) {
+                log.closed = true;
+                return log;
+            }
+            int total;
+            while ((total = Fpdu.scan(seg, at, in.position() - at, Fpdu.MAX_ULPDU_LENGTH)) > 0) {
+                int ddp = at + Fpdu.ULPDU_OFFSET;
+                int op = Rdmap.opcode(seg, ddp);
+                if (log.fpdus < log.opcodes.length) {
+                    log.opcodes[log.fpdus] = op;
+                }
+                log.fpdus++;
+                if (op == Rdmap.TERMINATE) {
+                    int t = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
+                    log.terminateLayer = Terminate.layer(seg, t);
+                    log.terminateType = Terminate.errorType(seg, t);
+                    log.terminateCode = Terminate.errorCode(seg, t);
+                    return log;
+                }
+                if (op == Rdmap.READ_RESPONSE) {
+                    int len = Fpdu.ulpduLength(seg, at) - Ddp.TAGGED_HEADER_LENGTH;
+                    int p = ddp + Ddp.TAGGED_HEADER_LENGTH;
+                    for (int i = 0; i < len; i++) {
+                        if (seg.get(ValueLayout.JAVA_BYTE, p + i) != (byte) 0x11) {
+                            log.foreignBytes++;
+                        }
+                    }
+                    log.responseBytes[Ddp.stag(seg, ddp) & 3] += len;
+                }
+                if (op == Rdmap.SEND) {
+                    log.sends[0]++;
+                }
+                at += total;
+                each.accept(log);
+            }
+            int keep = in.position() - at;
+            MemorySegment.copy(seg, at, seg, 0, keep);
+            in.position(keep);
+            at = 0;
+        }
+        return log;
+    }
+
+    /** Drives the engine until the socket refused some of what the jrdma side has to send (the peer reads nothing). */
+    private void untilTheSocketIsFull() {
+        long full = ctx.counter(Counter.SEND_ERR);
+        long end = System.nanoTime() + DEADLINE;
+        while (ctx.counter(Counter.SEND_ERR) == full) {
+            ctx.progress();
+            assertTrue(System.nanoTime() - end < 0, "the socket did not fill within 10 s");
+        }
+    }
+
+    /**
+     * A READ's source checked again when its response is sent (found in review): two READ Requests, the first of 64
+     * MiB (more than the sockets hold, the peer reading nothing), the second of a region the application
+     * deregisters while the first is still being answered. The second's response is not sent from the region gone
+     * (the copying path read it anyway, the zero-copy path closed the stream without a word): the peer gets all of
+     * the first response, then a TERMINATE (RDMAP, remote protection, invalid STag), and the QP enters ERROR.
+     */
+    @Test
+    void aReadResponseFromASourceDeregisteredSinceTheRequestIsATerminate() throws Exception {
+        readFromASourceDeregisteredSinceTheRequest();
+    }
+
+    @Test
+    @Tag(COPYING)
+    void aCopiedReadResponseFromASourceDeregisteredSinceTheRequestIsATerminate() throws Exception {
+        readFromASourceDeregisteredSinceTheRequest();
+    }
+
+    private void readFromASourceDeregisteredSinceTheRequest() throws Exception {
+        connectRawPeer(false);
+        int bigN = 64 << 20;
+        MemorySegment big = arena.allocate(bigN, 4096).fill((byte) 0x11);
+        MemoryRegion bigMr = pd.register(big, Access.REMOTE_READ);
+        MemorySegment src = arena.allocate(1 << 16, 4096).fill((byte) 0x11);
+        MemoryRegion srcMr = pd.register(src, Access.REMOTE_READ);
+        try {
+            MemorySegment f = arena.allocate(256);
+            send(f, readRequestFpdu(f, 1, bigMr.rkey(), big.address(), bigN, 1));
+            send(f, readRequestFpdu(f, 2, srcMr.rkey(), src.address(), 60_000, 2));
+            untilTheSocketIsFull();
+            srcMr.close();
+            PeerLog log = peerReads(l -> false, l -> { });
+            assertEquals(bigN, log.responseBytes[1], "the first READ's response, whole");
+            assertEquals(0, log.responseBytes[2], "no byte of the deregistered source");
+            assertEquals(Terminate.LAYER_RDMAP, log.terminateLayer, "a TERMINATE came");
+            assertEquals(Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, log.terminateType);
+            assertEquals(Terminate.RDMAP_INVALID_STAG, log.terminateCode);
+            assertEquals(QpState.ERROR, qp.state());
+        } finally {
+            srcMr.close();
+            bigMr.close();
+        }
+    }
 }
