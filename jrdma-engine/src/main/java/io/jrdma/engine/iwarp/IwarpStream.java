@@ -146,6 +146,8 @@ final class IwarpStream {
     final int[] irqRequestId;
     int irqHead;
     int irqCount;
+    /** IRQ FPDUs sent in a row since the send queue last sent one ({@code IwarpTransmitter.IRQ_MAXBURST_SQ_ACTIVE}) */
+    int irqBurst;
 
     IwarpStream(SocketChannel channel, boolean crc, int txMulpdu, boolean extensions, int ird, boolean vectored) {
         this.channel = channel;

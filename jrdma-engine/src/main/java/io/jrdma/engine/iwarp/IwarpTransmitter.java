@@ -43,6 +43,12 @@ import static io.jrdma.engine.iwarp.IwarpEngine.*;
  * taken, and sends TERMINATE messages. Engine thread only; allocates nothing.
  */
 final class IwarpTransmitter {
+    /**
+     * While the send queue has something to send, at most this many IRQ FPDUs (READ/atomic responses) in a row before
+     * it sends its next message (siw's {@code SIW_IRQ_MAXBURST_SQ_ACTIVE}): a peer keeping READs outstanding does not
+     * starve it.
+     */
+    static final int IRQ_MAXBURST_SQ_ACTIVE = 4;
     private final IwarpEngine iwarp;
     private final Engine engine;
     private final Counters counters;
@@ -123,6 +129,7 @@ final class IwarpTransmitter {
     private int transmit(IwarpQp qp, IwarpStream s, QpState st, int budget) {
         int n = 0;
         boolean writable = flushTx(qp, s);
+        boolean sqIdle = false; // the send queue had nothing to send in this call
         while (writable && n < budget) {
             // room for one more FPDU (copied: its length; zero-copy: three gather entries), a TERMINATE's kept apart
             if (IwarpStream.TX_BUFFER - IwarpStream.TX_RESERVE - s.txEnd < Fpdu.length(s.txMulpdu) + 64
@@ -132,11 +139,22 @@ final class IwarpTransmitter {
                     break;
                 }
             }
-            if (s.irqCount > 0) {
+            // the IRQ and the send queue take turns only between messages: a message's FPDUs are never intersected by
+            // another message's of the same kind (tagged or untagged), which siw's receiver refuses. The IRQ goes first,
+            // but gives the send queue one message after IRQ_MAXBURST_SQ_ACTIVE FPDUs
+            boolean sqMid = qp.reqOffset > 0;
+            if (s.irqCount > 0 && !sqMid
+                    && (!s.irqAtomic[s.irqHead] && s.irqSent[s.irqHead] > 0 || s.irqBurst < IRQ_MAXBURST_SQ_ACTIVE || sqIdle)) {
                 if (!response(qp, s)) {
                     break;
                 }
-            } else if (!request(qp, s, st == QpState.SQD)) {
+                s.irqBurst++;
+            } else if (request(qp, s, st == QpState.SQD)) {
+                s.irqBurst = 0;
+            } else if (s.irqCount > 0 && !sqIdle) {
+                sqIdle = true;
+                continue;
+            } else {
                 break;
             }
             n++;

@@ -693,10 +693,14 @@ class IwarpErrorPathTest {
         return seal(f, Ddp.UNTAGGED_HEADER_LENGTH + io.jrdma.wire.iwarp.ReadRequest.LENGTH);
     }
 
-    /** What a reading peer saw: READ Response bytes per sink STag (1..4), how many were not 0x11, a TERMINATE. */
+    /** What a reading peer saw: READ Response bytes per sink STag (1..4), how many were not 0x11, a TERMINATE, a SEND. */
     private static final class PeerLog {
         final long[] responseBytes = new long[5];
-        final long[] sends = new long[1];
+        /** READ Responses ended (L set), and how many had when the first SEND came (-1: none came) */
+        int responses;
+        int sendAfter = -1;
+        /** the FPDU just read ended a READ Response */
+        boolean responseEnded;
         long foreignBytes;
         int terminateLayer = -1;
         int terminateType = -1;
@@ -740,6 +744,10 @@ class IwarpErrorPathTest {
                     log.terminateCode = Terminate.errorCode(seg, t);
                     return log;
                 }
+                log.responseEnded = op == Rdmap.READ_RESPONSE && Ddp.last(seg, ddp);
+                if (log.responseEnded) {
+                    log.responses++;
+                }
                 if (op == Rdmap.READ_RESPONSE) {
                     int len = Fpdu.ulpduLength(seg, at) - Ddp.TAGGED_HEADER_LENGTH;
                     int p = ddp + Ddp.TAGGED_HEADER_LENGTH;
@@ -750,8 +758,8 @@ class IwarpErrorPathTest {
                     }
                     log.responseBytes[Ddp.stag(seg, ddp) & 3] += len;
                 }
-                if (op == Rdmap.SEND) {
-                    log.sends[0]++;
+                if (op == Rdmap.SEND && log.sendAfter < 0) {
+                    log.sendAfter = log.responses;
                 }
                 at += total;
                 each.accept(log);
@@ -815,6 +823,91 @@ class IwarpErrorPathTest {
         } finally {
             srcMr.close();
             bigMr.close();
+        }
+    }
+
+    /**
+     * READs do not starve the send queue (found in review): the peer keeps two 16 MiB READs outstanding (a new one as
+     * each response ends), more than the sockets hold, so the IRQ never empties; the application posts a SEND. It
+     * goes out between two responses (the send queue gets a message after IRQ_MAXBURST_SQ_ACTIVE IRQ FPDUs, at the
+     * end of the response being sent); it waited for an empty IRQ, which never came.
+     */
+    @Test
+    void readsKeptOutstandingDoNotStarveTheSendQueue() throws Exception {
+        connectRawPeer(false);
+        assertTrue(((IwarpQp) qp).iw.irqCapacity >= 2, "IRD " + ((IwarpQp) qp).iw.irqCapacity);
+        int size = 16 << 20;
+        MemorySegment src = arena.allocate(size, 4096).fill((byte) 0x11);
+        MemoryRegion srcMr = pd.register(src, Access.REMOTE_READ);
+        try {
+            MemorySegment f = arena.allocate(256);
+            int[] msn = {1};
+            for (; msn[0] <= 2; msn[0]++) {
+                send(f, readRequestFpdu(f, msn[0], srcMr.rkey(), src.address(), size, 1));
+            }
+            untilTheSocketIsFull(); // the READs are being answered when the SEND is posted
+            assertEquals(0, qp.postSend(signaled(5).opcode(io.jrdma.verbs.WrOpcode.SEND).sge(0, mr, 0, 64)));
+            PeerLog log = peerReads(l -> l.sendAfter >= 0 || l.responses >= 8, l -> {
+                if (l.responseEnded) { // another READ, so that two stay outstanding
+                    try {
+                        send(f, readRequestFpdu(f, msn[0]++, srcMr.rkey(), src.address(), size, 1));
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+            });
+            assertTrue(log.sendAfter >= 0, "no SEND within " + log.responses + " READ Responses");
+            assertTrue(log.sendAfter <= 2, "the SEND came after " + log.sendAfter + " READ Responses");
+            assertEquals(-1, log.terminateLayer, "no TERMINATE");
+            assertEquals(0, log.foreignBytes);
+            assertEquals(QpState.RTS, qp.state());
+        } finally {
+            srcMr.close();
+        }
+    }
+
+    /**
+     * A READ's source registered elsewhere between its request and its response (found in review; reachable once the
+     * send queue is served between responses). The peer asks for 64 MiB from a fast-registration region F (key k1),
+     * 1 MiB from a plain region B, and 64 bytes from F's end; the application posts LOCAL_INV(k1) and REG_MR (F onto
+     * 1 MiB elsewhere, key k2). The first response ends, the LOCAL_INV runs, B's response goes whole, the REG_MR runs,
+     * then F's second response is due: it is not built from F's new mapping (its offset computed against it threw
+     * IndexOutOfBoundsException out of the duty cycle): a TERMINATE (RDMAP, remote protection, invalid STag).
+     */
+    @Test
+    void aReadResponseFromASourceRegisteredElsewhereSinceTheRequestIsATerminate() throws Exception {
+        connectRawPeer(false);
+        assertTrue(((IwarpQp) qp).iw.irqCapacity >= 3, "IRD " + ((IwarpQp) qp).iw.irqCapacity);
+        int size = 64 << 20; // more than the sockets hold: the first response is still being sent
+        MemoryRegion fast = pd.allocMr(size);
+        MemorySegment b = arena.allocate(1 << 20, 4096).fill((byte) 0x11);
+        MemoryRegion bMr = pd.register(b, Access.REMOTE_READ);
+        try {
+            MemorySegment s1 = arena.allocate(size, 4096).fill((byte) 0x11);
+            MemorySegment s2 = arena.allocate(1 << 20, 4096).fill((byte) 0x22);
+            int k1 = io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey());
+            int k2 = io.jrdma.verbs.MemoryWindow.incRkey(k1);
+            fastRegister(fast, s1, k1, Access.REMOTE_READ);
+            MemorySegment f = arena.allocate(256);
+            send(f, readRequestFpdu(f, 1, k1, s1.address(), size, 1));
+            send(f, readRequestFpdu(f, 2, bMr.rkey(), b.address(), (int) b.byteSize(), 2));
+            send(f, readRequestFpdu(f, 3, k1, s1.address() + size - 64, 64, 3)); // outside S2
+            untilTheSocketIsFull();
+            assertEquals(3, ((IwarpQp) qp).iw.irqCount, "the three READs are queued, the first being answered");
+            assertEquals(0, qp.postSend(signaled(2).localInv(k1)));
+            assertEquals(0, qp.postSend(signaled(3).regMr(fast, s2, k2, Access.REMOTE_READ)));
+            PeerLog log = peerReads(l -> false, l -> { });
+            assertEquals(size, log.responseBytes[1], "the first response, whole");
+            assertEquals(b.byteSize(), log.responseBytes[2], "B's response, whole");
+            assertEquals(0, log.responseBytes[3], "nothing of F's second READ");
+            assertEquals(0, log.foreignBytes, "no byte of F's new mapping");
+            assertEquals(Terminate.LAYER_RDMAP, log.terminateLayer, "a TERMINATE came");
+            assertEquals(Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, log.terminateType);
+            assertEquals(Terminate.RDMAP_INVALID_STAG, log.terminateCode);
+            assertEquals(QpState.ERROR, qp.state());
+        } finally {
+            fast.close();
+            bMr.close();
         }
     }
 }
