@@ -115,6 +115,11 @@ public final class RegionViews {
         return base;
     }
 
+    /** @return the views of this pool handed out by {@link #acquire} and not given back yet (tests look) */
+    public int inUse() {
+        return made - freeCount;
+    }
+
     /** Gives back a view from {@link #acquire}. */
     public void release(ByteBuffer b) {
         free[freeCount++] = b;

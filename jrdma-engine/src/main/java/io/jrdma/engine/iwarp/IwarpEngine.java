@@ -278,12 +278,14 @@ public final class IwarpEngine implements Transport {
         }
     }
 
+    /** Closes the stream; what it still had to write is dropped and its region views go back to their pools. */
     void closeStream(IwarpStream s) {
         if (s.closed) {
             return;
         }
         s.closed = true;
         s.rxStopped = true;
+        s.dropTx();
         try {
             s.channel.close();
         } catch (IOException ignored) {

@@ -536,10 +536,10 @@ class IwarpErrorPathTest {
                 }
                 at += total;
             }
-            if (at == in.position()) {
-                in.clear();
-                at = 0;
-            }
+            int keep = in.position() - at;
+            MemorySegment.copy(seg, at, seg, 0, keep);
+            in.position(keep);
+            at = 0;
         }
         return Arrays.copyOf(got, have);
     }
@@ -908,6 +908,60 @@ class IwarpErrorPathTest {
         } finally {
             fast.close();
             bMr.close();
+        }
+    }
+
+    /**
+     * A QP destroyed with zero-copy payloads still queued gives their views back (found in review): three times a
+     * WRITE of 64 MiB from the same region stalls (the peer reads nothing; views of the region wait in the stream's
+     * gather list) and the QP is closed; the region's views are all back once the stream is released (they never
+     * went back, and a region whose 64 views were all lost that way had its payloads copied from then on). A WRITE
+     * from the region to a reading peer then leaves from the region.
+     */
+    @Test
+    void aQpClosedWithPayloadsQueuedGivesTheirViewsBack() throws Exception {
+        int n = 64 << 20;
+        MemorySegment big = arena.allocate(n, 4096).fill((byte) 0x11);
+        MemoryRegion src = pd.register(big, 0);
+        try {
+            for (int round = 0; round < 3; round++) {
+                if (round > 0) {
+                    qp = pd.createQp(QpInitAttr.rc(cq));
+                }
+                connectRawPeer(false);
+                assertEquals(0, qp.postSend(new io.jrdma.verbs.SendWorkRequest().wrId(round)
+                        .opcode(io.jrdma.verbs.WrOpcode.RDMA_WRITE).sge(0, src, 0, n).remote(0x10000, 0x1234)));
+                untilTheSocketIsFull();
+                IwarpQp old = (IwarpQp) qp;
+                io.jrdma.engine.core.RegionViews views = ((io.jrdma.engine.core.Mr) src).views;
+                assertTrue(views.inUse() > 0, "payloads of the region are queued");
+                qp.close();
+                long end = System.nanoTime() + DEADLINE;
+                while (old.iw != null) {
+                    ctx.progress();
+                    assertTrue(System.nanoTime() - end < 0, "the QP's stream was not released");
+                }
+                assertEquals(0, views.inUse(), "views of the region not given back after round " + round);
+                conn.close();
+                conn = null;
+                peer.close();
+                peer = null;
+                WorkCompletion wc = new WorkCompletion();
+                while (cq.poll(wc) > 0) {
+                    // the closed QP's completions, if any
+                }
+            }
+            qp = pd.createQp(QpInitAttr.rc(cq));
+            connectRawPeer(false);
+            long sent = IwarpEngine.of(ctx).zeroCopySent;
+            int m = 256 << 10;
+            assertEquals(0, qp.postSend(signaled(9).opcode(io.jrdma.verbs.WrOpcode.RDMA_WRITE).sge(0, src, 0, m)
+                    .remote(0x10000, 0x1234)));
+            assertEquals(m, peerReadsWrites(m).length);
+            assertTrue(IwarpEngine.of(ctx).zeroCopySent > sent, "the WRITE left from its region (zero copy)");
+            assertEquals(WcStatus.SUCCESS, awaitCompletion(9).status());
+        } finally {
+            src.close();
         }
     }
 }
