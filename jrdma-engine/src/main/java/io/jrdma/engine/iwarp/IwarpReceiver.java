@@ -507,7 +507,7 @@ final class IwarpReceiver {
     }
 
     private static int taggedError(Mr mr, IwarpQp qp, int needed, long va, long len) {
-        if (mr == null) {
+        if (mr == null || mr.invalidated) { // as siw tests stag_valid first: an invalidated key keeps its access bits
             return Terminate.DDP_TAGGED_INVALID_STAG;
         }
         if (mr.pd != qp.pd) {
@@ -564,7 +564,7 @@ final class IwarpReceiver {
         Mr mr = null;
         if (size > 0) {
             mr = engine.context.keys.lookup(ReadRequest.sourceStag(seg, rr));
-            int code = mr == null ? Terminate.RDMAP_INVALID_STAG
+            int code = mr == null || mr.invalidated ? Terminate.RDMAP_INVALID_STAG
                     : mr.pd != qp.pd ? Terminate.RDMAP_STAG_NOT_ASSOCIATED
                     : (mr.access & Access.REMOTE_READ) == 0 || (qp.accessFlags & Access.REMOTE_READ) == 0
                             ? Terminate.RDMAP_ACCESS_RIGHTS
@@ -604,7 +604,7 @@ final class IwarpReceiver {
         int a = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
         long va = AtomicRequest.remoteTaggedOffset(seg, a);
         Mr mr = engine.context.keys.lookup(AtomicRequest.remoteStag(seg, a));
-        int code = mr == null ? Terminate.RDMAP_INVALID_STAG
+        int code = mr == null || mr.invalidated ? Terminate.RDMAP_INVALID_STAG
                 : mr.pd != qp.pd ? Terminate.RDMAP_STAG_NOT_ASSOCIATED
                 : (mr.access & Access.REMOTE_ATOMIC) == 0 || (qp.accessFlags & Access.REMOTE_ATOMIC) == 0
                         ? Terminate.RDMAP_ACCESS_RIGHTS

@@ -964,4 +964,57 @@ class IwarpErrorPathTest {
             src.close();
         }
     }
+
+    /**
+     * An invalidated STag is reported as invalid, not out of bounds (found in review): a fast-registration region
+     * registered with REMOTE_WRITE and REMOTE_READ, then invalidated (LOCAL_INV), keeps its access bits, and the
+     * check fell to the bounds test. The peer's WRITE to the old STag is a TERMINATE with DDP, tagged buffer, invalid
+     * STag; its READ Request one with RDMAP, remote protection, invalid STag.
+     */
+    @Test
+    void aWriteToAnInvalidatedStagIsADdpTaggedInvalidStag() throws Exception {
+        connectRawPeer(false);
+        MemoryRegion fast = pd.allocMr(1 << 16);
+        try {
+            MemorySegment s1 = arena.allocate(1 << 16, 4096).fill((byte) 0x33);
+            int k = invalidated(fast, s1);
+            MemorySegment f = arena.allocate(256);
+            Ddp.writeTagged(f, Fpdu.ULPDU_OFFSET, true, Rdmap.controlByte(Rdmap.WRITE), k, s1.address());
+            send(f, seal(f, Ddp.TAGGED_HEADER_LENGTH + 64));
+            expectTerminate(Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED, Terminate.DDP_TAGGED_INVALID_STAG,
+                    Terminate.FLAG_M | Terminate.FLAG_D);
+            assertEquals(QpState.ERROR, qp.state());
+            for (int i = 0; i < s1.byteSize(); i++) {
+                assertEquals((byte) 0x33, s1.get(ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
+        } finally {
+            fast.close();
+        }
+    }
+
+    @Test
+    void aReadOfAnInvalidatedStagIsAnRdmapInvalidStag() throws Exception {
+        connectRawPeer(false);
+        MemoryRegion fast = pd.allocMr(1 << 16);
+        try {
+            MemorySegment s1 = arena.allocate(1 << 16, 4096);
+            int k = invalidated(fast, s1);
+            MemorySegment f = arena.allocate(256);
+            send(f, readRequestFpdu(f, 1, k, s1.address(), 64, 1));
+            expectTerminate(Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION,
+                    Terminate.RDMAP_INVALID_STAG, Terminate.FLAG_M | Terminate.FLAG_D | Terminate.FLAG_R);
+            assertEquals(QpState.ERROR, qp.state());
+        } finally {
+            fast.close();
+        }
+    }
+
+    /** REG_MR of {@code fast} onto {@code seg} with remote write and read, then its LOCAL_INV; @return its key */
+    private int invalidated(MemoryRegion fast, MemorySegment seg) {
+        int k = io.jrdma.verbs.MemoryWindow.incRkey(fast.rkey());
+        fastRegister(fast, seg, k, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+        assertEquals(0, qp.postSend(signaled(4).localInv(k)));
+        assertEquals(WcStatus.SUCCESS, awaitCompletion(4).status());
+        return k;
+    }
 }
