@@ -1017,4 +1017,34 @@ class IwarpErrorPathTest {
         assertEquals(WcStatus.SUCCESS, awaitCompletion(4).status());
         return k;
     }
+
+    /**
+     * An MPA Request asking for markers is answered with a Reject (found in review): RFC 5044 §7.1 lets a side that
+     * cannot use markers refuse with a Reply whose R bit is set, which the listener meant to send, but its check of
+     * the Request's header refused the M bit first and the connection was dropped without a word. The Reply comes
+     * (R set, M clear, the Request's revision), then the connection closes; no connection request is offered.
+     */
+    @Test
+    void anMpaRequestAskingForMarkersIsAnsweredWithAReject() throws Exception {
+        try (SocketChannel ch = SocketChannel.open(listener.address())) {
+            MpaRequestReply plain = MpaRequestReply.enhanced(false, true, false, 4, 4, false, false, false, false,
+                    new byte[0]);
+            RawMpa.write(ch, new MpaRequestReply(false, plain.flags() | io.jrdma.wire.iwarp.Mpa.FLAG_MARKERS,
+                    plain.revision(), plain.privateData()));
+            // the listener works while it is polled: poll until the jrdma side has answered and closed
+            ch.configureBlocking(false);
+            ByteBuffer in = ByteBuffer.allocate(256);
+            long end = System.nanoTime() + DEADLINE;
+            while (ch.read(in) >= 0) {
+                assertEquals(null, listener.poll(Duration.ofMillis(1)), "no connection request is offered");
+                assertTrue(System.nanoTime() - end < 0, "no Reply and close within 10 s; got " + in.position() + " bytes");
+            }
+            MpaRequestReply reply = MpaRequestReply.decode(MemorySegment.ofArray(in.array()), 0, in.position(), true);
+            assertTrue(reply.reject(), "the Reply has R: " + reply);
+            assertTrue(!reply.markers(), "and no M");
+            assertEquals(io.jrdma.wire.iwarp.Mpa.REVISION_2, reply.revision());
+            assertEquals(reply.length(), in.position(), "nothing but the Reply");
+        }
+        assertEquals(null, listener.poll(Duration.ZERO), "no connection request");
+    }
 }
