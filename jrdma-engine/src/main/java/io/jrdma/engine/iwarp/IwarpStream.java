@@ -130,6 +130,9 @@ final class IwarpStream {
     boolean sqHalted;
     boolean terminateQueued;
     boolean closed;
+    /** in ERROR with bytes still to write: the stream is closed at {@link #closeBy} (System.nanoTime) whatever is left */
+    boolean lingering;
+    long closeBy;
 
     // ---- IRQ: inbound READ and atomic requests, answered in order (responder resources, our IRD)
     final int irqCapacity;

@@ -1047,4 +1047,41 @@ class IwarpErrorPathTest {
         }
         assertEquals(null, listener.poll(Duration.ZERO), "no connection request");
     }
+
+    /**
+     * A stream in ERROR whose peer reads nothing is closed after a bounded linger (found in review): a WRITE of 64
+     * MiB fills the sockets (small buffers; the peer reads nothing), then the peer's malformed SEND makes the jrdma side queue a
+     * TERMINATE behind it and enter ERROR. The stream was held open (and its QP serviced every duty cycle) until the
+     * queued bytes left, which they never did; it is closed once the linger (here 100 ms) has passed.
+     */
+    @Test
+    void aStreamInErrorWhosePeerReadsNothingIsClosedAfterTheLinger() throws Exception {
+        IwarpEngine.of(ctx).errorLingerNanos = TimeUnit.MILLISECONDS.toNanos(100);
+        connectRawPeer(false);
+        // small socket buffers both ways: what the jrdma side has queued when it enters ERROR cannot all fit in them
+        ((IwarpQp) qp).iw.channel.setOption(java.net.StandardSocketOptions.SO_SNDBUF, 1 << 14);
+        peer.setOption(java.net.StandardSocketOptions.SO_RCVBUF, 1 << 14);
+        int n = 64 << 20;
+        MemorySegment big = arena.allocate(n, 4096);
+        MemoryRegion src = pd.register(big, 0);
+        try {
+            assertEquals(0, qp.postSend(signaled(1).opcode(io.jrdma.verbs.WrOpcode.RDMA_WRITE).sge(0, src, 0, n)
+                    .remote(0x10000, 0x1234)));
+            untilTheSocketIsFull();
+            MemorySegment f = arena.allocate(256);
+            send(f, sendFpdu(f, 2, 16)); // MSN 2 where 1 is due: a TERMINATE
+            IwarpStream s = ((IwarpQp) qp).iw;
+            long end = System.nanoTime() + DEADLINE;
+            while (!s.closed) {
+                ctx.progress();
+                assertTrue(System.nanoTime() - end < 0, () -> "the stream is still open; QP " + qp.state()
+                        + ", bytes queued " + s.txPending());
+            }
+            assertEquals(QpState.ERROR, qp.state());
+            assertEquals(1, ctx.counter(Counter.SENT_TERMINATES), "a TERMINATE was queued");
+            assertTrue(!s.txPending(), "what was queued is dropped");
+        } finally {
+            src.close();
+        }
+    }
 }
