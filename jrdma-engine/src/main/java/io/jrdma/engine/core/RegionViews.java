@@ -19,6 +19,12 @@ import java.nio.ByteBuffer;
  * session, as these do), or their positions give the addresses of {@link NativeTcp}'s
  * {@code writev}/{@code readv} entries, which keep the region's memory alive themselves.
  *
+ * <p>A pool is of one mapping: the memory its region had when the pool was made (its segment and base
+ * address are kept here). A fast registration onto other memory gives the region a new pool
+ * ({@code LocalOps}), and a view already queued stays a view of the memory it was made of: its
+ * position is an offset into {@link #segment()}, whose first byte is at {@link #base()}, whatever the
+ * region maps now.
+ *
  * <p>Engine thread only (a region belongs to one context). Regions larger than 2 GiB, which one
  * {@link ByteBuffer} cannot cover, have no views: their FPDUs take the copying path.
  */
@@ -27,6 +33,9 @@ public final class RegionViews {
     static final int MAX_VIEWS = 64;
 
     private final Mr mr;
+    /** the memory the region mapped when this pool was made: every view here is of it */
+    private final MemorySegment segment;
+    private final long base;
     private final ByteBuffer[] free = new ByteBuffer[MAX_VIEWS];
     private int freeCount;
     private int made;
@@ -35,6 +44,8 @@ public final class RegionViews {
 
     private RegionViews(Mr mr) {
         this.mr = mr;
+        this.segment = mr.segment;
+        this.base = mr.address;
     }
 
     /** @return the views of {@code mr} (made on first call), or null if it cannot have any */
@@ -52,19 +63,19 @@ public final class RegionViews {
      * is exhausted or the region's memory is gone (the caller copies instead, which then reports it).
      */
     public ByteBuffer acquire(long va, int len) {
-        if (!mr.segment.scope().isAlive()) {
+        if (!segment.scope().isAlive()) {
             return null;
         }
         ByteBuffer b;
         if (freeCount > 0) {
             b = free[--freeCount];
         } else if (made < MAX_VIEWS) {
-            b = mr.segment.asByteBuffer();
+            b = segment.asByteBuffer();
             made++;
         } else {
             return null;
         }
-        int at = (int) (va - mr.address);
+        int at = (int) (va - base);
         b.clear().position(at).limit(at + len);
         return b;
     }
@@ -76,15 +87,15 @@ public final class RegionViews {
      * @throws IllegalStateException if the region's memory is gone (the stream is then terminated)
      */
     public ByteBuffer acquireForRead(long va, int len) {
-        if (!mr.segment.scope().isAlive()) {
+        if (!segment.scope().isAlive()) {
             throw new IllegalStateException("the memory of region 0x" + Integer.toHexString(mr.key) + " was freed");
         }
         ByteBuffer b = readView;
         if (b == null) {
-            b = mr.segment.asByteBuffer();
+            b = segment.asByteBuffer();
             readView = b;
         }
-        int at = (int) (va - mr.address);
+        int at = (int) (va - base);
         b.clear().position(at).limit(at + len);
         return b;
     }
@@ -92,6 +103,21 @@ public final class RegionViews {
     /** @return the region these views are of */
     public Mr mr() {
         return mr;
+    }
+
+    /** @return the memory these views are of (the region's when they were made; it may map other memory since) */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** @return the address of {@link #segment()}'s first byte: a view's position {@code p} is the byte at {@code base() + p} */
+    public long base() {
+        return base;
+    }
+
+    /** @return the views of this pool handed out by {@link #acquire} and not given back yet (tests look) */
+    public int inUse() {
+        return made - freeCount;
     }
 
     /** Gives back a view from {@link #acquire}. */

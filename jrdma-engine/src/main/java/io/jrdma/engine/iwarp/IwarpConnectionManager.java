@@ -423,7 +423,8 @@ final class IwarpConnectionManager implements ConnectionManager {
 
         @Override
         public int messageLength(byte[] header) throws IOException, IwarpProtocolException {
-            MemorySegment h = MemorySegment.ofArray(header);
+            // a Request asking for markers is read whole all the same, to be answered with a Reject (request)
+            MemorySegment h = MemorySegment.ofArray(withoutMarkers(header));
             int pdLength = Mpa.privateDataLength(h, 0);
             int r = Mpa.check(h, 0, Mpa.HEADER_LENGTH, false);
             if (r < 0 || pdLength > Mpa.MAX_PRIVATE_DATA) {
@@ -435,12 +436,23 @@ final class IwarpConnectionManager implements ConnectionManager {
 
         @Override
         public Request request(SocketChannel ch, byte[] message) throws IOException, IwarpProtocolException {
-            Peer p = parse(MpaRequestReply.decode(MemorySegment.ofArray(message), 0, message.length, false));
-            if (p.markers()) { // RFC 5044 §7.1: we cannot use markers; refuse with the R bit
+            byte[] unmarked = withoutMarkers(message);
+            Peer p = parse(MpaRequestReply.decode(MemorySegment.ofArray(unmarked), 0, unmarked.length, false));
+            if (unmarked != message) { // RFC 5044 §7.1: we cannot use markers; refuse with the R bit
                 write(ch, frame(true, p.revision(), p.crc(), true, 0, 0, new byte[0]));
                 return null;
             }
             return new Request(ch, p);
+        }
+
+        /** @return {@code m} if its M (markers) flag is clear, else a copy with it cleared (the rest is checked as usual) */
+        private static byte[] withoutMarkers(byte[] m) {
+            if ((m[Mpa.FLAGS_OFFSET] & Mpa.FLAG_MARKERS) == 0) {
+                return m;
+            }
+            byte[] c = m.clone();
+            c[Mpa.FLAGS_OFFSET] &= (byte) ~Mpa.FLAG_MARKERS;
+            return c;
         }
 
         @Override

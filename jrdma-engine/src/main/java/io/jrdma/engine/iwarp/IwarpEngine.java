@@ -67,6 +67,12 @@ public final class IwarpEngine implements Transport {
     static final long IMM_AFTER_WRITE = 1;
 
     static final byte[] ZEROS = new byte[4];
+    /**
+     * {@code -Djrdma.iwarp.errorLingerMs=N}, read when a context opens (default 2000): how long a QP in ERROR keeps
+     * its stream open to write what is still queued (a TERMINATE last) to a peer that does not read it, before the
+     * stream is closed with it unsent.
+     */
+    static final String ERROR_LINGER_PROPERTY = "jrdma.iwarp.errorLingerMs";
 
     final Engine engine;
     private final Counters counters;
@@ -96,6 +102,8 @@ public final class IwarpEngine implements Transport {
     /** FPDUs sent with their payload straight from the region, and received straight into it (tests look) */
     long zeroCopySent;
     long zeroCopyPlaced;
+    /** {@value #ERROR_LINGER_PROPERTY} in nanoseconds (tests may shorten it) */
+    long errorLingerNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Long.getLong(ERROR_LINGER_PROPERTY, 2000));
     /** writev and readv calls made on streams' descriptors (tests look) */
     long vectorWrites;
     long vectorReads;
@@ -278,12 +286,14 @@ public final class IwarpEngine implements Transport {
         }
     }
 
+    /** Closes the stream; what it still had to write is dropped and its region views go back to their pools. */
     void closeStream(IwarpStream s) {
         if (s.closed) {
             return;
         }
         s.closed = true;
         s.rxStopped = true;
+        s.dropTx();
         try {
             s.channel.close();
         } catch (IOException ignored) {
@@ -309,7 +319,8 @@ public final class IwarpEngine implements Transport {
 
     /**
      * A QP in ERROR: writes out what is queued (a TERMINATE last) and then closes the stream, as siw
-     * closes the connection of a QP that leaves RTS with an error.
+     * closes the connection of a QP that leaves RTS with an error; a peer that does not take it within
+     * {@link #errorLingerNanos} has the stream closed with it unsent.
      */
     @Override
     public int serviceError(Qp q) {
@@ -322,6 +333,14 @@ public final class IwarpEngine implements Transport {
         tx.flushTx(qp, s);
         if (!s.txPending() || !s.channel.isOpen()) {
             closeStream(s);
+            return 1;
+        }
+        long now = System.nanoTime();
+        if (!s.lingering) {
+            s.lingering = true;
+            s.closeBy = now + errorLingerNanos;
+        } else if (now - s.closeBy >= 0) {
+            closeStream(s); // what is still queued is dropped
             return 1;
         }
         return 0;

@@ -74,8 +74,13 @@ final class IwarpReceiver {
             n = -1;
         }
         if (n < 0) {
-            streamEnded(qp, s);
-            return 1;
+            // the complete FPDUs already buffered come first (more than a cycle's budget of them: the end is seen
+            // again next cycle, the channel answering -1 again); only a partial FPDU left is a truncated one
+            int fpdus = process(qp, s);
+            if (fpdus < RX_FPDU_BUDGET || s.rxStopped) {
+                streamEnded(qp, s);
+            }
+            return 1 + fpdus;
         }
         if (n == 0 && s.rxStart == s.rxEnd) {
             return 0;
@@ -163,7 +168,7 @@ final class IwarpReceiver {
                     return false;
                 }
                 MemorySegment.copy(seg, payload, mr.segment, to - mr.address, here);
-                s.dpMr = mr;
+                s.dpStag = mr.key;
                 s.dpVa = to;
             }
             case Rdmap.READ_RESPONSE -> {
@@ -279,35 +284,59 @@ final class IwarpReceiver {
             Mr mr;
             long va;
             long piece;
+            // each piece's target is checked again, as the buffered path checks each FPDU's: between two reads the
+            // application may have invalidated its key or registered it onto other memory (LOCAL_INV, REG_MR)
             switch (s.dpOpcode) {
                 case Rdmap.WRITE -> {
-                    mr = s.dpMr;
                     va = s.dpVa + at;
                     piece = left;
+                    mr = engine.context.keys.lookup(s.dpStag);
+                    int code = taggedError(mr, qp, Access.REMOTE_WRITE, va, piece);
+                    if (code >= 0 || RegionViews.of(mr) == null) {
+                        s.dp = false;
+                        refused(mr, qp, Access.REMOTE_WRITE, va, piece);
+                        tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_TAGGED,
+                                code >= 0 ? code : Terminate.DDP_TAGGED_INVALID_STAG, -1, false);
+                        return 1;
+                    }
                 }
                 case Rdmap.READ_RESPONSE -> {
                     Wqe w = s.dpWqe;
                     int i = sgeAt(w.sgeLength, w.numSge, s.readRespOffset + at);
-                    mr = w.sgeMr[i];
-                    va = w.sgeAddr[i] + sgeSkip;
-                    piece = Math.min(left, w.sgeLength[i] - sgeSkip);
+                    long skip = sgeSkip;
+                    va = w.sgeAddr[i] + skip;
+                    piece = Math.min(left, w.sgeLength[i] - skip);
+                    mr = Sgl.region(engine.context.keys, qp, w, i, va, piece);
+                    if (mr == null || RegionViews.of(mr) == null) {
+                        s.dp = false;
+                        s.dpWqe = null;
+                        sinkGone(qp, s, w, -1);
+                        return 1;
+                    }
                 }
                 default -> {
                     RecvWqe r = s.recv;
                     int i = sgeAt(r.sgeLength, r.numSge, s.recvPlaced + at);
-                    mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
                     va = r.sgeAddr[i] + sgeSkip;
                     piece = Math.min(left, r.sgeLength[i] - sgeSkip);
+                    mr = engine.context.keys.lookupLocal(r.sgeLkey[i]);
+                    if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, piece) || RegionViews.of(mr) == null) {
+                        s.dp = false;
+                        completeRecv(qp, s, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, 0);
+                        tx.terminate(qp, s, Terminate.LAYER_DDP, Terminate.DDP_ETYPE_CATASTROPHIC, 0, -1, false);
+                        return 1;
+                    }
                 }
             }
-            ByteBuffer view = RegionViews.of(mr).acquireForRead(va, (int) piece);
+            RegionViews rv = RegionViews.of(mr); // of the mapping just checked
+            ByteBuffer view = rv.acquireForRead(va, (int) piece);
             int start = view.position();
             if (s.fd >= 0) {
                 // one readv: the rest of the piece into the region and, when it ends the payload, the trailer,
                 // the next FPDU's header and a little more into the buffer (RX_PEEK: its payload goes direct too)
                 NativeTcp.Vec v = s.rxVec;
                 v.clear();
-                v.add(mr.address + start, piece, mr.segment); // kept alive during the call
+                v.add(rv.base() + start, piece, rv.segment()); // kept alive during the call
                 if (piece == left) {
                     v.add(s.rxSeg.address() + s.rxEnd, Math.min(s.rx.capacity() - s.rxEnd, RX_PEEK), null);
                 }
@@ -393,10 +422,7 @@ final class IwarpReceiver {
         iwarp.zeroCopyPlaced++;
         int len = s.dpLength;
         switch (s.dpOpcode) {
-            case Rdmap.WRITE -> {
-                s.dpMr = null;
-                writePlaced(s, len, s.dpLast);
-            }
+            case Rdmap.WRITE -> writePlaced(s, len, s.dpLast);
             case Rdmap.READ_RESPONSE -> {
                 Wqe w = s.dpWqe;
                 s.dpWqe = null;
@@ -406,7 +432,10 @@ final class IwarpReceiver {
         }
     }
 
-    /** The peer closed or reset the connection: a partial FPDU left behind is a truncated one. */
+    /**
+     * The peer closed or reset the connection, and the complete FPDUs it sent before are processed: a partial FPDU
+     * left behind is a truncated one.
+     */
     private void streamEnded(IwarpQp qp, IwarpStream s) {
         if ((s.rxEnd != s.rxStart || s.dp) && !s.rxStopped) {
             IwarpError e = IwarpError.FPDU_TRUNCATED;
@@ -478,7 +507,7 @@ final class IwarpReceiver {
     }
 
     private static int taggedError(Mr mr, IwarpQp qp, int needed, long va, long len) {
-        if (mr == null) {
+        if (mr == null || mr.invalidated) { // as siw tests stag_valid first: an invalidated key keeps its access bits
             return Terminate.DDP_TAGGED_INVALID_STAG;
         }
         if (mr.pd != qp.pd) {
@@ -535,7 +564,7 @@ final class IwarpReceiver {
         Mr mr = null;
         if (size > 0) {
             mr = engine.context.keys.lookup(ReadRequest.sourceStag(seg, rr));
-            int code = mr == null ? Terminate.RDMAP_INVALID_STAG
+            int code = mr == null || mr.invalidated ? Terminate.RDMAP_INVALID_STAG
                     : mr.pd != qp.pd ? Terminate.RDMAP_STAG_NOT_ASSOCIATED
                     : (mr.access & Access.REMOTE_READ) == 0 || (qp.accessFlags & Access.REMOTE_READ) == 0
                             ? Terminate.RDMAP_ACCESS_RIGHTS
@@ -555,6 +584,7 @@ final class IwarpReceiver {
         int i = (s.irqHead + s.irqCount) % s.irqCapacity;
         s.irqAtomic[i] = false;
         s.irqMr[i] = mr;
+        s.irqStag[i] = ReadRequest.sourceStag(seg, rr);
         s.irqVa[i] = srcTo;
         s.irqLength[i] = size;
         s.irqSent[i] = 0;
@@ -574,7 +604,7 @@ final class IwarpReceiver {
         int a = ddp + Ddp.UNTAGGED_HEADER_LENGTH;
         long va = AtomicRequest.remoteTaggedOffset(seg, a);
         Mr mr = engine.context.keys.lookup(AtomicRequest.remoteStag(seg, a));
-        int code = mr == null ? Terminate.RDMAP_INVALID_STAG
+        int code = mr == null || mr.invalidated ? Terminate.RDMAP_INVALID_STAG
                 : mr.pd != qp.pd ? Terminate.RDMAP_STAG_NOT_ASSOCIATED
                 : (mr.access & Access.REMOTE_ATOMIC) == 0 || (qp.accessFlags & Access.REMOTE_ATOMIC) == 0
                         ? Terminate.RDMAP_ACCESS_RIGHTS

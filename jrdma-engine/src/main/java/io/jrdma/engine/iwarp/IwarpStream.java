@@ -113,8 +113,8 @@ final class IwarpStream {
     int dpTrailer;
     /** the whole FPDU's length, as counted in rcvd_bytes */
     int dpFpduLength;
-    /** WRITE: its region and the address of its first payload byte; READ Response: the WQE it answers */
-    Mr dpMr;
+    /** WRITE: its STag and the address of its first payload byte (checked again for each piece); READ Response: the WQE it answers */
+    int dpStag;
     long dpVa;
     Wqe dpWqe;
     /** CRC32c of the FPDU so far (length field, header, placed payload) */
@@ -130,11 +130,16 @@ final class IwarpStream {
     boolean sqHalted;
     boolean terminateQueued;
     boolean closed;
+    /** in ERROR with bytes still to write: the stream is closed at {@link #closeBy} (System.nanoTime) whatever is left */
+    boolean lingering;
+    long closeBy;
 
     // ---- IRQ: inbound READ and atomic requests, answered in order (responder resources, our IRD)
     final int irqCapacity;
     final boolean[] irqAtomic;
     final Mr[] irqMr;
+    /** a READ's source STag, as the request named it: its region is checked again for every response FPDU */
+    final int[] irqStag;
     final long[] irqVa;
     final long[] irqLength;
     final long[] irqSent;
@@ -144,6 +149,8 @@ final class IwarpStream {
     final int[] irqRequestId;
     int irqHead;
     int irqCount;
+    /** IRQ FPDUs sent in a row since the send queue last sent one ({@code IwarpTransmitter.IRQ_MAXBURST_SQ_ACTIVE}) */
+    int irqBurst;
 
     IwarpStream(SocketChannel channel, boolean crc, int txMulpdu, boolean extensions, int ird, boolean vectored) {
         this.channel = channel;
@@ -156,6 +163,7 @@ final class IwarpStream {
         irqCapacity = Math.max(1, ird);
         irqAtomic = new boolean[irqCapacity];
         irqMr = new Mr[irqCapacity];
+        irqStag = new int[irqCapacity];
         irqVa = new long[irqCapacity];
         irqLength = new long[irqCapacity];
         irqSent = new long[irqCapacity];

@@ -11,6 +11,7 @@ import io.jrdma.engine.core.RegionViews;
 import io.jrdma.engine.core.Sgl;
 import io.jrdma.engine.core.Wqe;
 import io.jrdma.engine.link.NativeTcp;
+import io.jrdma.verbs.Access;
 import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.QpState;
 import io.jrdma.verbs.SendFlags;
@@ -42,6 +43,12 @@ import static io.jrdma.engine.iwarp.IwarpEngine.*;
  * taken, and sends TERMINATE messages. Engine thread only; allocates nothing.
  */
 final class IwarpTransmitter {
+    /**
+     * While the send queue has something to send, at most this many IRQ FPDUs (READ/atomic responses) in a row before
+     * it sends its next message (siw's {@code SIW_IRQ_MAXBURST_SQ_ACTIVE}): a peer keeping READs outstanding does not
+     * starve it.
+     */
+    static final int IRQ_MAXBURST_SQ_ACTIVE = 4;
     private final IwarpEngine iwarp;
     private final Engine engine;
     private final Counters counters;
@@ -122,6 +129,7 @@ final class IwarpTransmitter {
     private int transmit(IwarpQp qp, IwarpStream s, QpState st, int budget) {
         int n = 0;
         boolean writable = flushTx(qp, s);
+        boolean sqIdle = false; // the send queue had nothing to send in this call
         while (writable && n < budget) {
             // room for one more FPDU (copied: its length; zero-copy: three gather entries), a TERMINATE's kept apart
             if (IwarpStream.TX_BUFFER - IwarpStream.TX_RESERVE - s.txEnd < Fpdu.length(s.txMulpdu) + 64
@@ -131,9 +139,22 @@ final class IwarpTransmitter {
                     break;
                 }
             }
-            if (s.irqCount > 0) {
-                response(qp, s);
-            } else if (!request(qp, s, st == QpState.SQD)) {
+            // the IRQ and the send queue take turns only between messages: a message's FPDUs are never intersected by
+            // another message's of the same kind (tagged or untagged), which siw's receiver refuses. The IRQ goes first,
+            // but gives the send queue one message after IRQ_MAXBURST_SQ_ACTIVE FPDUs
+            boolean sqMid = qp.reqOffset > 0;
+            if (s.irqCount > 0 && !sqMid
+                    && (!s.irqAtomic[s.irqHead] && s.irqSent[s.irqHead] > 0 || s.irqBurst < IRQ_MAXBURST_SQ_ACTIVE || sqIdle)) {
+                if (!response(qp, s)) {
+                    break;
+                }
+                s.irqBurst++;
+            } else if (request(qp, s, st == QpState.SQD)) {
+                s.irqBurst = 0;
+            } else if (s.irqCount > 0 && !sqIdle) {
+                sqIdle = true;
+                continue;
+            } else {
                 break;
             }
             n++;
@@ -195,8 +216,9 @@ final class IwarpTransmitter {
             for (int i = s.iovHead; i < s.iovTail; i++) {
                 ByteBuffer b = s.iov[i];
                 RegionViews rv = s.iovViews[i];
-                long at = rv == null ? txBase : rv.mr().address;
-                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.mr().segment)) {
+                // a view's position is in the memory it was made of, which its region may no longer map (RegionViews)
+                long at = rv == null ? txBase : rv.base();
+                if (!v.add(at + b.position(), b.remaining(), rv == null ? null : rv.segment())) {
                     break;
                 }
                 want += b.remaining();
@@ -243,13 +265,16 @@ final class IwarpTransmitter {
         return false;
     }
 
-    /** @return a region a pending payload lies in that was deregistered or whose memory was freed, or null */
+    /**
+     * @return a region a pending payload lies in that was deregistered, or whose payload's memory (the view's, which
+     *         a fast registration since may have replaced in the region) was freed, or null
+     */
     private static Mr goneRegion(IwarpStream s) {
         for (int i = s.iovHead; i < s.iovTail; i++) {
             RegionViews rv = s.iovViews[i];
             if (rv != null) {
                 Mr mr = rv.mr();
-                if (mr.isClosed() || !mr.segment.scope().isAlive()) {
+                if (mr.isClosed() || !rv.segment().scope().isAlive()) {
                     return mr;
                 }
             }
@@ -405,8 +430,12 @@ final class IwarpTransmitter {
         return false;
     }
 
-    /** One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response. */
-    private void response(IwarpQp qp, IwarpStream s) {
+    /**
+     * One FPDU of the IRQ head: a READ Response segment (tagged, to the sink STag/TO) or an Atomic Response.
+     *
+     * @return false when the READ's source is gone ({@link #sourceError}): a TERMINATE is queued instead
+     */
+    private boolean response(IwarpQp qp, IwarpStream s) {
         int i = s.irqHead;
         MemorySegment tx = s.txSeg;
         int f = s.txEnd;
@@ -425,9 +454,14 @@ final class IwarpTransmitter {
             int max = s.txMulpdu - Ddp.TAGGED_HEADER_LENGTH;
             int len = (int) Math.min(max, s.irqLength[i] - sent);
             done = sent + len == s.irqLength[i];
+            Mr mr = s.irqMr[i];
+            int code = len > 0 ? sourceError(qp, mr, s.irqStag[i], s.irqVa[i] + sent, len) : -1;
+            if (code >= 0) {
+                terminate(qp, s, Terminate.LAYER_RDMAP, Terminate.RDMAP_ETYPE_REMOTE_PROTECTION, code, -1, false);
+                return false;
+            }
             Ddp.writeTagged(tx, ddp, done, Rdmap.controlByte(Rdmap.READ_RESPONSE), s.irqSinkStag[i],
                     s.irqSinkTo[i] + sent);
-            Mr mr = s.irqMr[i];
             zc = iwarp.zeroCopy && len >= ZC_TX_MIN
                     && queueFromRegion(s, f, Ddp.TAGGED_HEADER_LENGTH, mr, s.irqVa[i] + sent, len);
             if (len > 0 && !zc) {
@@ -446,6 +480,27 @@ final class IwarpTransmitter {
             s.irqHead = (i + 1) % s.irqCapacity;
             s.irqCount--;
         }
+        return true;
+    }
+
+    /**
+     * The source of a READ checked again as each response FPDU is built (as siw checks the STag when the response is
+     * sent): since the request the application may have deregistered the region, invalidated its key (LOCAL_INV) or
+     * registered it onto other memory (REG_MR), or freed its memory. The key must still name the region, valid, with
+     * REMOTE_READ, over bytes {@code [va, va + len)} of the memory it maps now.
+     *
+     * @return -1 when it may be read, else the RDMAP remote-protection code of the TERMINATE (counted as refused)
+     */
+    private int sourceError(IwarpQp qp, Mr mr, int stag, long va, int len) {
+        int code = mr.key != stag || mr.isClosed() || mr.invalidated || !mr.segment.scope().isAlive()
+                ? Terminate.RDMAP_INVALID_STAG
+                : (mr.access & Access.REMOTE_READ) == 0 ? Terminate.RDMAP_ACCESS_RIGHTS
+                : !mr.permits(qp.pd, Access.REMOTE_READ, va, len) ? Terminate.RDMAP_BASE_BOUNDS : -1;
+        if (code >= 0) {
+            counters.increment(code == Terminate.RDMAP_INVALID_STAG ? Counter.RCVD_BAD_KEY
+                    : code == Terminate.RDMAP_ACCESS_RIGHTS ? Counter.RCVD_NO_ACCESS : Counter.RCVD_OUT_OF_BOUNDS);
+        }
+        return code;
     }
 
     /** One FPDU of the send queue's current WQE. @return false when there is nothing (more) to send now */
