@@ -418,7 +418,7 @@ final class Responder {
             // each packet's range checked again through the key (rxe's check_rkey for every WRITE packet): the region
             // may have been deregistered, invalidated or registered again elsewhere since the first (found in review)
             long va = qp.resp.writeVa;
-            Mr mr = remote(qp, qp.resp.writeRkey, Access.REMOTE_WRITE, va, payload);
+            Mr mr = remote(qp, qp.resp.writeMr, qp.resp.writeRkey, Access.REMOTE_WRITE, va, payload);
             if (mr == null || !place(pkt, hdr, mr, va, payload)) {
                 refuse(qp, Mr.refusal(mr, qp, Access.REMOTE_WRITE, va, payload), psn);
                 return false;
@@ -443,8 +443,12 @@ final class Responder {
      * @return the live region {@code rkey} names now that grants {@code needed} on {@code [va, va + len)} through
      *         {@code qp}, with its memory still alive; else null
      */
-    private Mr remote(RoceQp qp, int rkey, int needed, long va, long len) {
-        Mr mr = engine.context.keys.lookup(rkey);
+    private Mr remote(RoceQp qp, Mr known, int rkey, int needed, long va, long len) {
+        // the region found for the request's first packet still answers to its rkey while it is open and its key
+        // unchanged (what the table would return: a region's key never changes, a fast registration's changes
+        // with each REG_MR), which spares the table's lookup per packet; a window is always looked up
+        Mr mr = known != null && known.kind < Mr.MW_TYPE_1 && known.key == rkey && !known.isClosed() ? known
+                : engine.context.keys.lookup(rkey);
         return mr != null && mr.permitsRemote(qp, needed, va, len) && mr.segment.scope().isAlive() ? mr : null;
     }
 
@@ -671,7 +675,7 @@ final class Responder {
                     // may have been deregistered, invalidated or registered again elsewhere since the request (found
                     // in review). Gone: the responses queued are dropped, the requester gets a remote access NAK
                     long va = qp.resp.resVa[i] + off;
-                    Mr mr = remote(qp, qp.resp.resRkey[i], Access.REMOTE_READ, va, payload);
+                    Mr mr = remote(qp, qp.resp.resMr[i], qp.resp.resRkey[i], Access.REMOTE_READ, va, payload);
                     if (mr == null || !fetch(mr, va, tx, hdr, payload)) {
                         int psn = qp.resp.resPsn[i];
                         Counter reason = Mr.refusal(mr, qp, Access.REMOTE_READ, va, payload);
