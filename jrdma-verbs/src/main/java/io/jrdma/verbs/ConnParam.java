@@ -11,7 +11,8 @@ import java.util.Arrays;
  * @param initiatorDepth     outstanding READ/atomic requests this side wants to issue (its ORD)
  * @param retryCount         transport retries, 0..7
  * @param rnrRetryCount      RNR retries, 0..7 (7 = forever)
- * @param mtu                the largest path MTU this side wants (the smaller of both is used)
+ * @param mtu                the largest path MTU this side wants (the smaller of both is used; over the InfiniBand
+ *                           CM, whose REP carries no MTU, the client's is used and a server that wants less rejects)
  */
 public record ConnParam(byte[] privateData, int responderResources, int initiatorDepth, int retryCount,
                         int rnrRetryCount, Mtu mtu) {
@@ -60,6 +61,7 @@ public record ConnParam(byte[] privateData, int responderResources, int initiato
      * {@return these parameters with another MTU wish}
      *
      * @param m the largest path MTU this side wants; the connection uses the smaller of both sides' and the port's
+     *          (over the InfiniBand CM the client's: an accept that wants less rejects the request with invalid MTU)
      */
     public ConnParam withMtu(Mtu m) {
         return new ConnParam(privateData, responderResources, initiatorDepth, retryCount, rnrRetryCount, m);

@@ -302,7 +302,25 @@ public final class IbConnectionManager implements ConnectionManager {
             checkQp(qp);
             once();
             long deadline = System.nanoTime() + timeout.toNanos();
-            Mtu mtu = min(min(Mtu.ofCode(req.pathMtu()), param.mtu()), context.activeMtu());
+            // the passive side takes the REQ's path MTU, as Linux's cm_init_qp_rtr_attr does: a REP carries none, so
+            // a smaller one here would leave the two QPs with different MTUs (found in review: each side then NAKed
+            // the other's full packets). One it cannot take is refused with REJ 26, invalid MTU
+            Mtu mtu = Mtu.ofCode(req.pathMtu());
+            Mtu most = min(param.mtu(), context.activeMtu());
+            if (mtu.bytes() > most.bytes()) {
+                call(() -> {
+                    if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
+                        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
+                                CmRej.REASON_INVALID_MTU, null, null), id.tid);
+                        ids.remove(id.localCommId);
+                    }
+                    return null;
+                });
+                throw new RdmaException(Errno.EINVAL, "the client's path MTU (" + mtu.bytes() + " bytes, its REQ's) is"
+                        + " more than this side takes (" + most.bytes() + ": the accept's ConnParam and the port's active"
+                        + " MTU); over the InfiniBand CM the passive side cannot lower it (a REP carries no MTU), so the"
+                        + " request is rejected (REJ 26, invalid MTU): connect with a smaller MTU on the client");
+            }
             int destRd = Math.min(param.responderResources(), Math.max(1, req.initiatorDepth()));
             int rd = Math.min(param.initiatorDepth(), req.responderResources());
             int psn = random.nextInt(1 << 24);

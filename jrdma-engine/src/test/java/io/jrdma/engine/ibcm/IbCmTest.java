@@ -120,6 +120,47 @@ class IbCmTest {
         }
     }
 
+    /**
+     * The passive side takes the REQ's path MTU (a REP carries none): an accept that asks a smaller one is refused
+     * with REJ 26 (invalid MTU) and an exception saying why, where before the server's QP took the smaller MTU and
+     * the client's the REQ's, and each side then NAKed the other's full packets (found in review). A client asking
+     * the smaller MTU connects, both QPs at it, and a message of several packets goes through.
+     */
+    @Test
+    void thePassiveSideTakesTheRequestsMtuOrRejectsIt() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); Side c = new Side(ThreadingMode.DEDICATED);
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            CompletableFuture<Connection> client = CompletableFuture.supplyAsync(() -> c.ctx.rdmaCm().connect(c.qp,
+                    l.address(), ConnParam.defaults(), T));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r, "no request");
+            RdmaException e = assertThrows(RdmaException.class,
+                    () -> r.accept(s.qp, ConnParam.defaults().withMtu(io.jrdma.verbs.Mtu.MTU_1024), T));
+            assertTrue(e.getMessage().contains("invalid MTU"), e.getMessage());
+            java.util.concurrent.ExecutionException x = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> client.get(20, TimeUnit.SECONDS));
+            assertTrue(x.getCause() instanceof io.jrdma.verbs.ConnectionRejectedException, x.getCause().toString());
+        }
+        try (Side s = new Side(ThreadingMode.INVOKER); Side c = new Side(ThreadingMode.INVOKER);
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            CompletableFuture<Connection> client = CompletableFuture.supplyAsync(() -> c.ctx.rdmaCm().connect(c.qp,
+                    l.address(), ConnParam.defaults().withMtu(io.jrdma.verbs.Mtu.MTU_1024), T));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r, "no request");
+            Connection sc = r.accept(s.qp, ConnParam.defaults(), T);
+            Connection cc = client.get(20, TimeUnit.SECONDS);
+            assertEquals(c.qp.query().pathMtu(), s.qp.query().pathMtu(), "both QPs at one MTU");
+            assertEquals(io.jrdma.verbs.Mtu.MTU_1024, s.qp.query().pathMtu());
+            assertEquals(0, s.qp.postRecv(new RecvWorkRequest().wrId(1).sge(0, s.mr, 0, 4096)));
+            c.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, c.mr, 0, 3000));
+            assertEquals(WcStatus.SUCCESS, c.await(s).status());
+            assertEquals(WcStatus.SUCCESS, s.await(c).status());
+            cc.close();
+            sc.close();
+        }
+    }
+
     @Test
     void connectSendAndPeerDisconnectIsAnEvent() throws Exception {
         for (ThreadingMode mode : new ThreadingMode[] {ThreadingMode.DEDICATED, ThreadingMode.INVOKER}) {
