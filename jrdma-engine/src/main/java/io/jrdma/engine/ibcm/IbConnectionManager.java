@@ -248,6 +248,9 @@ public final class IbConnectionManager implements ConnectionManager {
             listeners.remove(address.getPort(), this);
             LISTENING.remove(address);
             for (Request r; (r = backlog.poll()) != null; ) {
+                if (IbConnectionManager.this.closed) {
+                    continue; // its context closed: nothing can be sent any more, the requests just go
+                }
                 r.reject(new byte[0]);
             }
         }
@@ -881,6 +884,9 @@ public final class IbConnectionManager implements ConnectionManager {
                 throw new RdmaException(Errno.EIO, e.getMessage(), e);
             }
         }
+        if (closed) {
+            throw closedError();
+        }
         CompletableFuture<T> f = new CompletableFuture<>();
         tasks.add(() -> {
             try {
@@ -890,15 +896,31 @@ public final class IbConnectionManager implements ConnectionManager {
             }
         });
         CmThread.wake();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         try {
-            return f.get(30, TimeUnit.SECONDS);
+            while (true) {
+                try {
+                    // in slices: once the manager is closed its tasks never run, and the caller hears so at once
+                    // (found in review: it waited the whole 30 s for a task the closed manager would never run)
+                    return f.get(Math.min(CALL_SLICE_NANOS, Math.max(1, deadline - System.nanoTime())),
+                            TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    if (f.isDone()) {
+                        continue;
+                    }
+                    if (closed) {
+                        throw closedError();
+                    }
+                    if (System.nanoTime() - deadline >= 0) {
+                        throw new RdmaException(Errno.ETIMEDOUT, "the IB CM thread did not run a task within 30 s");
+                    }
+                }
+            }
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;
             }
             throw new RdmaException(Errno.EIO, String.valueOf(e.getCause()), e.getCause());
-        } catch (TimeoutException e) {
-            throw new RdmaException(Errno.ETIMEDOUT, "the IB CM thread did not run a task within 30 s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RdmaException(Errno.EINTR, "interrupted while waiting for the IB CM");
@@ -1112,6 +1134,14 @@ public final class IbConnectionManager implements ConnectionManager {
     }
 
     /** Context close: listeners stop, connections are dropped (their QPs go with the context). */
+    /** How long {@link #call} waits at a time before it looks whether the manager was closed meanwhile. */
+    private static final long CALL_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    private RdmaException closedError() {
+        return new RdmaException(Errno.EINVAL, "the InfiniBand connection manager of " + context.device().name()
+                + " is closed (its device context closed): nothing more is sent or answered");
+    }
+
     public void close() {
         closed = true;
         CmThread.unregister(this);

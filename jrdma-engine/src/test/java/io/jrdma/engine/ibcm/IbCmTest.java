@@ -359,6 +359,33 @@ class IbCmTest {
         }
     }
 
+    /**
+     * A listener closed after its context closed ends at once (found in review): its waiting requests used to be
+     * rejected through the manager's thread, which a closed context's manager no longer has, and the close waited
+     * 30 s for that, then threw ETIMEDOUT.
+     */
+    @Test
+    void aListenerClosedAfterItsContextEndsAtOnce() throws Exception {
+        DeviceContext ctx = open(ThreadingMode.DEDICATED);
+        try (RawPeer raw = new RawPeer(ctx.queryPort().udpPort())) {
+            Listener l = ctx.rdmaCm().listen(new InetSocketAddress(LO, 0));
+            raw.send(raw.req(0x1234, l.address().getPort(), 0x55).toMad(9));
+            java.lang.reflect.Field f = l.getClass().getDeclaredField("backlog");
+            f.setAccessible(true);
+            java.util.Queue<?> backlog = (java.util.Queue<?>) f.get(l);
+            long deadline = System.nanoTime() + T.toNanos();
+            while (backlog.isEmpty()) {
+                assertTrue(System.nanoTime() - deadline < 0, "the request never reached the listener");
+                Thread.onSpinWait();
+            }
+            ctx.close();
+            long t0 = System.nanoTime();
+            l.close();
+            assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "the listener's close took "
+                    + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
