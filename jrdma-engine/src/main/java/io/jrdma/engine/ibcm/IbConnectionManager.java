@@ -133,6 +133,8 @@ public final class IbConnectionManager implements ConnectionManager {
         /** passive side in REP_SENT: when the caller's time for the confirmation runs out (nanoTime) */
         long confirmBy;
         CompletableFuture<CmMessage> waiter = new CompletableFuture<>();
+        /** a REJ that came after the REP, before the client's RTU (CM thread writes, the connect reads it there) */
+        CmRej lateRej;
         final ConnEvents events = new ConnEvents();
 
         CmId(boolean active, int localCommId, Endpoint local, Endpoint remote, int sgidIndex) {
@@ -466,12 +468,27 @@ public final class IbConnectionManager implements ConnectionManager {
             });
             throw failed(e);
         }
-        call(() -> {
+        CmRej late = call(() -> {
+            if (ids.get(id.localCommId) != id || id.state != State.REP_RCVD) {
+                // rejected (or gone) between its REP and this RTU: as Linux's CM, no RTU, the connect fails (found
+                // in review: the RTU went and the connection returned had no id, so no events and no DREQ)
+                return id.lateRej != null ? id.lateRej
+                        : new CmRej(id.remoteCommId, id.localCommId, CmRej.REJECTED_REP, 0, CmRej.REASON_TIMEOUT,
+                                null, null);
+            }
             id.peerQpn = rep.localQpn();
             id.state = State.ESTABLISHED;
             id.send(new CmRtu(id.localCommId, id.remoteCommId, null), id.tid);
             return null;
         });
+        if (late != null) {
+            try {
+                qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.ERROR));
+            } catch (RuntimeException e) {
+                // the QP is the application's: it may have closed it meanwhile
+            }
+            throw failed(new ConnectionRejectedException(rejectText(late, server), late.reason(), late.privateData()));
+        }
         flush();
         ConnParam peer = new ConnParam(rep.privateData(), rep.responderResources(), rep.initiatorDepth(),
                 param.retryCount(), rep.rnrRetryCount(), min(mtu, Mtu.ofCode(id.req.pathMtu())));
@@ -818,6 +835,7 @@ public final class IbConnectionManager implements ConnectionManager {
         switch (id.state) {
             case REQ_SENT, REP_RCVD -> {
                 ids.remove(id.localCommId);
+                id.lateRej = rej; // after the REP: the connect, between the REP and its RTU, finds it (found in review)
                 id.waiter.complete(rej);
             }
             case REP_SENT -> {

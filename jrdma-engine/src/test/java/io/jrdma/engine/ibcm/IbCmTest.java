@@ -386,6 +386,49 @@ class IbCmTest {
         }
     }
 
+    /**
+     * A REJ right behind the REP, before the client's RTU (a server that accepted and then gave up: Linux's
+     * cm_destroy_id in REP_SENT): the connect fails with the rejection and sends no RTU, as Linux's CM refuses the
+     * RTU there (found in review: it sent the RTU and returned a connection whose id was gone, which never gave an
+     * event nor sent a DREQ). The server here is a raw peer, which the client finds through the listeners' map.
+     */
+    @Test
+    void aRejectBetweenTheReplyAndTheReadyToUseFailsTheConnect() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            try (Side c = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(c.ctx.queryPort().udpPort())) {
+                InetSocketAddress server = new InetSocketAddress(LO, 45_000 + round);
+                java.lang.reflect.Field f = IbConnectionManager.class.getDeclaredField("LISTENING");
+                f.setAccessible(true);
+                @SuppressWarnings("unchecked")
+                java.util.Map<InetSocketAddress, Integer> listening = (java.util.Map<InetSocketAddress, Integer>) f.get(null);
+                listening.put(server, raw.port());
+                try {
+                    CompletableFuture<Connection> client = CompletableFuture.supplyAsync(
+                            () -> c.ctx.rdmaCm().connect(c.qp, server, ConnParam.defaults(), T));
+                    byte[] m = raw.receive(10_000);
+                    assertNotNull(m, "the REQ");
+                    CmReq req = (CmReq) CmMessage.decode(m, 0, Mad.LENGTH);
+                    long tid = Mad.decode(m, 0, Mad.LENGTH).tid();
+                    raw.send(new CmRep(0x5151, req.localCommId(), 0, 0x77, 0, 0x10, 1, 1, 20, 0, false, 7, false, 0,
+                            new byte[CmRep.PRIVATE_DATA]).toMad(tid));
+                    raw.send(new CmRej(0x5151, req.localCommId(), CmRej.REJECTED_REP, 0,
+                            CmRej.REASON_CONSUMER_DEFINED, null, null).toMad(tid));
+                    java.util.concurrent.ExecutionException x = assertThrows(
+                            java.util.concurrent.ExecutionException.class, () -> client.get(20, TimeUnit.SECONDS));
+                    assertTrue(x.getCause() instanceof io.jrdma.verbs.ConnectionRejectedException,
+                            "round " + round + ": " + x.getCause());
+                    assertEquals(QpState.ERROR, c.qp.state());
+                    for (byte[] more; (more = raw.receive(300)) != null; ) {
+                        assertTrue(!(CmMessage.decode(more, 0, Mad.LENGTH) instanceof io.jrdma.wire.mad.CmRtu),
+                                "round " + round + ": an RTU went out");
+                    }
+                } finally {
+                    listening.remove(server);
+                }
+            }
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
