@@ -135,6 +135,8 @@ public final class IbConnectionManager implements ConnectionManager {
         CompletableFuture<CmMessage> waiter = new CompletableFuture<>();
         /** a REJ that came after the REP, before the client's RTU (CM thread writes, the connect reads it there) */
         CmRej lateRej;
+        /** a request its client withdrew with a REJ before it was answered: poll passes over it */
+        volatile boolean withdrawn;
         final ConnEvents events = new ConnEvents();
 
         CmId(boolean active, int localCommId, Endpoint local, Endpoint remote, int sgidIndex) {
@@ -218,6 +220,9 @@ public final class IbConnectionManager implements ConnectionManager {
             while (true) {
                 Request r = backlog.poll();
                 if (r != null) {
+                    if (r.id.withdrawn) {
+                        continue; // its client rejected it meanwhile
+                    }
                     return r;
                 }
                 if (closed || IbConnectionManager.this.closed) {
@@ -238,7 +243,7 @@ public final class IbConnectionManager implements ConnectionManager {
                     Thread.currentThread().interrupt();
                     return null;
                 }
-                if (r != null) {
+                if (r != null && !r.id.withdrawn) {
                     return r;
                 }
             }
@@ -826,13 +831,37 @@ public final class IbConnectionManager implements ConnectionManager {
         }
     }
 
-    private void onRej(CmRej rej, Endpoint src, long now) {
-        CmId id = ids.get(rej.remoteCommId());
-        if (id == null) {
-            bad(src, "a REJ for no connection of this side");
-            return;
+    /** @return the passive id of the request client comm ID {@code commId} sent from {@code src}, or null */
+    private CmId requestFrom(int commId, Endpoint src) {
+        for (CmId id : ids.values()) {
+            if (!id.active && id.state == State.REQ_RCVD && id.remoteCommId == commId
+                    && id.remote.socketAddress().equals(src.socketAddress())) {
+                return id;
+            }
         }
+        return null;
+    }
+
+    private void onRej(CmRej rej, Endpoint src, long now) {
+        CmId found = ids.get(rej.remoteCommId());
+        if (found == null) {
+            // a client that gives up on its REQ (Linux's cm_destroy_id in REQ_SENT) rejects with remote comm ID 0,
+            // not knowing ours yet: the request is found by the client's comm ID and address, as Linux's
+            // cm_acquire_rejected_id finds it (found in review: it was dropped as bad, and the request accepted later)
+            found = requestFrom(rej.localCommId(), src);
+            if (found == null) {
+                bad(src, "a REJ for no connection of this side");
+                return;
+            }
+        }
+        CmId id = found;
         switch (id.state) {
+            case REQ_RCVD -> {
+                ids.remove(id.localCommId);
+                id.withdrawn = true; // poll passes over it; an accept of it polled before fails (it is gone)
+                LOG.log(System.Logger.Level.DEBUG, () -> "the client withdrew its request (IB CM REJ reason "
+                        + rej.reason() + ")");
+            }
             case REQ_SENT, REP_RCVD -> {
                 ids.remove(id.localCommId);
                 id.lateRej = rej; // after the REP: the connect, between the REP and its RTU, finds it (found in review)

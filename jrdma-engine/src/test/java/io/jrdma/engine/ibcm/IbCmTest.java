@@ -429,6 +429,45 @@ class IbCmTest {
         }
     }
 
+    /**
+     * A client that gives up on its REQ rejects it with remote comm ID 0 (Linux's cm_destroy_id in REQ_SENT: it does
+     * not know the server's comm ID yet): the request is found by the client's comm ID and address and withdrawn, and
+     * the listener's poll passes over it (found in review: the REJ was dropped as bad, and the request was handed out
+     * and accepted for a client that was gone).
+     */
+    @Test
+    void aRequestItsClientWithdrewIsNotHandedOut() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            raw.send(raw.req(0x9999, l.address().getPort(), 0x68).toMad(11));
+            java.lang.reflect.Field f = l.getClass().getDeclaredField("backlog");
+            f.setAccessible(true);
+            java.util.Queue<?> backlog = (java.util.Queue<?>) f.get(l);
+            long deadline = System.nanoTime() + T.toNanos();
+            while (backlog.isEmpty()) {
+                assertTrue(System.nanoTime() - deadline < 0, "the request never reached the listener");
+                Thread.onSpinWait();
+            }
+            long bad = s.ctx.counters().get("cm_mads_bad");
+            long rcvd = s.ctx.counters().get("gsi_mads_rcvd");
+            raw.send(new CmRej(0x9999, 0, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT, new byte[8], null).toMad(11));
+            Object request = backlog.peek();
+            java.lang.reflect.Field idField = request.getClass().getDeclaredField("id");
+            idField.setAccessible(true);
+            Object id = idField.get(request);
+            java.lang.reflect.Field withdrawn = id.getClass().getDeclaredField("withdrawn");
+            withdrawn.setAccessible(true);
+            while (!withdrawn.getBoolean(id)) { // the manager's thread has taken the REJ
+                assertTrue(System.nanoTime() - deadline < 0, "the REJ was not taken for the request's: "
+                        + s.ctx.counters().get("gsi_mads_rcvd") + " MADs received (" + rcvd + " before it), "
+                        + s.ctx.counters().get("cm_mads_bad") + " bad");
+                Thread.onSpinWait();
+            }
+            assertNull(l.poll(Duration.ofMillis(500)), "the withdrawn request is not handed out");
+            assertEquals(bad, s.ctx.counters().get("cm_mads_bad"), "the REJ is not counted as bad");
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
