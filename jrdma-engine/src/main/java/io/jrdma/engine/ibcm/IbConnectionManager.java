@@ -318,14 +318,7 @@ public final class IbConnectionManager implements ConnectionManager {
             Mtu mtu = Mtu.ofCode(req.pathMtu());
             Mtu most = min(param.mtu(), context.activeMtu());
             if (mtu.bytes() > most.bytes()) {
-                call(() -> {
-                    if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
-                        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
-                                CmRej.REASON_INVALID_MTU, null, null), id.tid);
-                        ids.remove(id.localCommId);
-                    }
-                    return null;
-                });
+                rejectRequest(id, CmRej.REASON_INVALID_MTU, null);
                 throw new RdmaException(Errno.EINVAL, "the client's path MTU (" + mtu.bytes() + " bytes, its REQ's) is"
                         + " more than this side takes (" + most.bytes() + ": the accept's ConnParam and the port's active"
                         + " MTU); over the InfiniBand CM the passive side cannot lower it (a REP carries no MTU), so the"
@@ -341,14 +334,7 @@ public final class IbConnectionManager implements ConnectionManager {
                         req.primary().localAckTimeout() == 0 ? LOCAL_ACK_TIMEOUT : req.primary().localAckTimeout(),
                         req.retryCount(), req.rnrRetryCount());
             } catch (RuntimeException e) {
-                call(() -> {
-                    if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
-                        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0, REASON_NO_RESOURCES,
-                                null, null), id.tid);
-                        ids.remove(id.localCommId);
-                    }
-                    return null;
-                });
+                rejectRequest(id, REASON_NO_RESOURCES, null);
                 throw e;
             }
             CmRep rep = new CmRep(id.localCommId, id.remoteCommId, 0, qp.qpn(), 0, psn, destRd, rd, TARGET_ACK_DELAY,
@@ -390,14 +376,7 @@ public final class IbConnectionManager implements ConnectionManager {
                         + CmRej.PRIVATE_DATA + " bytes of private data (the REJ's), not " + pd.length);
             }
             once();
-            call(() -> {
-                if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
-                    id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
-                            CmRej.REASON_CONSUMER_DEFINED, null, pd), id.tid);
-                    ids.remove(id.localCommId);
-                }
-                return null;
-            });
+            rejectRequest(id, CmRej.REASON_CONSUMER_DEFINED, pd);
             flush();
         }
     }
@@ -829,6 +808,18 @@ public final class IbConnectionManager implements ConnectionManager {
         } else if (id.state == State.ESTABLISHED && rep.localCommId() == id.remoteCommId) {
             transmit(id.lastMad, id.local, id.remote); // our RTU was lost: the same again
         }
+    }
+
+    /** Rejects the request of passive {@code id} with {@code reason} (REJ, REQ rejected) and forgets it, unless it went meanwhile. */
+    private void rejectRequest(CmId id, int reason, byte[] privateData) {
+        call(() -> {
+            if (ids.get(id.localCommId) == id && id.state == State.REQ_RCVD) {
+                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0, reason, null, privateData),
+                        id.tid);
+                ids.remove(id.localCommId);
+            }
+            return null;
+        });
     }
 
     /** @return the passive id of the request client comm ID {@code commId} sent from {@code src}, or null */

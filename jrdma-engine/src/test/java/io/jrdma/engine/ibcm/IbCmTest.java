@@ -359,6 +359,19 @@ class IbCmTest {
         }
     }
 
+    /** @return the listener's queue of waiting requests, once a request is in it (10 s at most) */
+    private static java.util.Queue<?> awaitBacklog(Listener l) throws Exception {
+        java.lang.reflect.Field f = l.getClass().getDeclaredField("backlog");
+        f.setAccessible(true);
+        java.util.Queue<?> backlog = (java.util.Queue<?>) f.get(l);
+        long deadline = System.nanoTime() + T.toNanos();
+        while (backlog.isEmpty()) {
+            assertTrue(System.nanoTime() - deadline < 0, "the request never reached the listener");
+            Thread.onSpinWait();
+        }
+        return backlog;
+    }
+
     /**
      * A listener closed after its context closed ends at once (found in review): its waiting requests used to be
      * rejected through the manager's thread, which a closed context's manager no longer has, and the close waited
@@ -370,14 +383,7 @@ class IbCmTest {
         try (RawPeer raw = new RawPeer(ctx.queryPort().udpPort())) {
             Listener l = ctx.rdmaCm().listen(new InetSocketAddress(LO, 0));
             raw.send(raw.req(0x1234, l.address().getPort(), 0x55).toMad(9));
-            java.lang.reflect.Field f = l.getClass().getDeclaredField("backlog");
-            f.setAccessible(true);
-            java.util.Queue<?> backlog = (java.util.Queue<?>) f.get(l);
-            long deadline = System.nanoTime() + T.toNanos();
-            while (backlog.isEmpty()) {
-                assertTrue(System.nanoTime() - deadline < 0, "the request never reached the listener");
-                Thread.onSpinWait();
-            }
+            awaitBacklog(l);
             ctx.close();
             long t0 = System.nanoTime();
             l.close();
@@ -440,14 +446,8 @@ class IbCmTest {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
              Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
             raw.send(raw.req(0x9999, l.address().getPort(), 0x68).toMad(11));
-            java.lang.reflect.Field f = l.getClass().getDeclaredField("backlog");
-            f.setAccessible(true);
-            java.util.Queue<?> backlog = (java.util.Queue<?>) f.get(l);
+            java.util.Queue<?> backlog = awaitBacklog(l);
             long deadline = System.nanoTime() + T.toNanos();
-            while (backlog.isEmpty()) {
-                assertTrue(System.nanoTime() - deadline < 0, "the request never reached the listener");
-                Thread.onSpinWait();
-            }
             long bad = s.ctx.counters().get("cm_mads_bad");
             long rcvd = s.ctx.counters().get("gsi_mads_rcvd");
             raw.send(new CmRej(0x9999, 0, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT, new byte[8], null).toMad(11));
