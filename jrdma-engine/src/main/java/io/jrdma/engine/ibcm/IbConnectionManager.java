@@ -429,7 +429,17 @@ public final class IbConnectionManager implements ConnectionManager {
         try {
             answer = await(id.waiter, deadline);
         } catch (TimeoutException e) {
-            call(() -> ids.remove(id.localCommId));
+            call(() -> {
+                if (ids.remove(id.localCommId) == id && id.state == State.REQ_SENT) {
+                    // the request withdrawn, as Linux's cm_destroy_id does in REQ_SENT (REJ, timeout, our CA GUID
+                    // as its information; the server's comm ID unknown, 0): a server that has it waiting drops it
+                    // rather than answering a client that is gone (found in review)
+                    id.send(new CmRej(id.localCommId, 0, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT,
+                            java.nio.ByteBuffer.allocate(8).putLong(context.queryDevice().nodeGuid()).array(), null),
+                            id.tid);
+                }
+                return null;
+            });
             throw failed(new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " (UDP port "
                     + remote.port() + ") within " + timeout + ": unreachable"));
         }
