@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 10;
+    static final int VERSION = 11; // 11: a sender holds its check and slot against the receiving QP's reset (SEND_HOLD)
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -99,6 +99,14 @@ final class Ctrl {
      */
     static final int Q_HELD = 40;
     /**
+     * A sender's hold (in its own hold word, or else in the destination QP's {@link #Q_HELD} taken with a CAS) from
+     * before its check that the destination QP names it as partner to after its slot's sequence store: the QP
+     * letting it go waits while it is set before it clears its ring, so no slot of a check passed before the
+     * partner's name was cleared lands after (docs/shm-design.md, "Connections, peers and liveness"). Never a key
+     * entry's index, so a withdrawal never waits for it.
+     */
+    static final int SEND_HOLD = -1;
+    /**
      * The QP this one is connected to (its partner): its QPN (0: none) and its context's id ({@code pid << 32 | fd}
      * of its GID), published by this context at every connection (modify to RTR) and cleared when the QP lets it go
      * (reset, destroy, another connection; before a membarrier when the partner's own hold word was on its list of
@@ -136,7 +144,8 @@ final class Ctrl {
      * MAX_QPS words of 8 bytes, one per QP: as an initiator, the index of the key entry of its partner's context
      * whose memory it touches now (0: none). Written by this context's driving thread only (a plain store before it
      * reads the key, a release store of 0 after its copy), read by the partner's context when it withdraws a key
-     * or lets the QP go, after a membarrier (docs/shm-design.md, "The initiator's own hold").
+     * or lets the QP go, after a membarrier (docs/shm-design.md, "The initiator's own hold"). As a sender, {@link
+     * #SEND_HOLD} from before its check of the partner's words to after its slot's sequence store.
      */
     static final long HOLDS = RINGS + MAX_QPS * RING_BYTES;
     static final long SIZE = HOLDS + MAX_QPS * 8L;

@@ -371,7 +371,17 @@ final class ShmTransport implements Transport {
         LONG.setVolatile(ctrl, qp.dir + Ctrl.Q_DEST_ID, 0L);
         nextGeneration(qp); // before the membarrier: a partner that saw the old generation has its hold visible after it
         if (p == null) {
-            return; // a partner without own holds (one end without membarrier): no word of its to wait for
+            // a partner without own holds (one end without membarrier): its SEND holds this entry's held word, taken
+            // with a CAS before its check of the name cleared above (volatile stores, then this volatile load)
+            long deadline = System.nanoTime() + DRAIN_NANOS;
+            while ((int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_HELD) == Ctrl.SEND_HOLD) {
+                if (System.nanoTime() - deadline > 0) {
+                    engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS); // a sender stopped inside its store
+                    break;
+                }
+                Thread.onSpinWait();
+            }
+            return;
         }
         Native.membarrier();
         long h = holdOf(p, partnerQpn[s]);
@@ -585,12 +595,12 @@ final class ShmTransport implements Transport {
     public void reset(Qp q) {
         ShmQp qp = (ShmQp) q;
         qp.resetProgress();
+        dropPartner(qp); // first: a slot whose sender checked the partner's name before it was cleared is in by then
+        releasePeer(qp);
         if (qp.ringUsed) {
             clearRing(qp);
             qp.ringUsed = false;
         }
-        dropPartner(qp);
-        releasePeer(qp);
         if (qp.destroyed) {
             INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, 0);
             slots[qp.slot] = null;
@@ -1549,18 +1559,22 @@ final class ShmTransport implements Transport {
                     return PENDING; // the ring is full: the receiver has not read that far yet
                 }
             }
-            if (qp.sendOffset > 0 && !peerQpLive(qp)) {
+            if (!sendHold(qp)) {
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
             if (!w.inline && !Sgl.covers(context.keys, qp, w, qp.sendOffset, n)) {
                 // a region gone since validation: nothing of this chunk is written. The WQE fails with LOC_PROT_ERR
                 // once it is the head (the service's loop), then the QP enters ERROR
+                sendUnhold(qp);
                 w.localError = WcStatus.LOC_PROT_ERR.ordinal();
                 qp.sending = false;
                 return head ? w.localError : PENDING;
             }
-            if (writeSlot(qp, w, pos, n, total, writeImm)) {
+            boolean last = writeSlot(qp, w, pos, n, total, writeImm);
+            sendUnhold(qp);
+            notify(qp, qp.peer.ctrl);
+            if (last) {
                 qp.sending = false;
                 return SENT;
             }
@@ -1647,7 +1661,8 @@ final class ShmTransport implements Transport {
 
     /**
      * Writes the next chunk of the SEND at {@code sqSent}, {@code n} bytes from {@code qp.sendOffset} of its {@code total}, into the
-     * peer's ring at position {@code pos} (the caller checked the room), publishes it and tells the receiver.
+     * peer's ring at position {@code pos} (the caller checked the room and holds it: {@link #sendHold}) and
+     * publishes it; the caller ends its hold and then tells the receiver ({@link #notify}).
      *
      * @return true when it was the message's last chunk
      */
@@ -1677,8 +1692,45 @@ final class ShmTransport implements Transport {
         qp.sendOffset += n;
         qp.ringWrite = pos + 1;
         qp.retry = false;
-        notify(qp, qp.peer.ctrl);
         return last;
+    }
+
+    /**
+     * A sender, before a slot's stores: takes its hold ({@link Ctrl#SEND_HOLD}: its own word, else the destination
+     * QP's held word with a CAS), then checks that the peer QP is live and names it as partner ({@link #peerQpLive}).
+     * A QP that lets its partner go clears the name, then waits while the hold is set before it clears its ring, so
+     * a slot stored under a check that passed is in the ring by the time it is cleared, and a check after the clear
+     * fails. {@link #sendUnhold} ends it, after the sequence's store.
+     *
+     * @return false (nothing held) when the peer QP is not live or not this QP's partner, or when another
+     *         initiator has its held word (locked holds only; the next cycle tries again)
+     */
+    private boolean sendHold(ShmQp qp) {
+        if (qp.ownHold) {
+            INT.setOpaque(ALL, qp.ownHoldAddr, Ctrl.SEND_HOLD); // the plain store of target()'s own hold, same pairing
+            if (peerQpLive(qp)) {
+                return true;
+            }
+            INT.setRelease(ALL, qp.ownHoldAddr, 0);
+            return false;
+        }
+        if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
+            return false;
+        }
+        long held = qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_HELD;
+        if (!INT.compareAndSet(ALL, held, 0, Ctrl.SEND_HOLD)) {
+            return false;
+        }
+        if (peerQpLive(qp)) {
+            return true;
+        }
+        INT.setRelease(ALL, held, 0);
+        return false;
+    }
+
+    /** Ends {@link #sendHold}'s hold with a release store of 0, after the slot's sequence store. */
+    private static void sendUnhold(ShmQp qp) {
+        INT.setRelease(ALL, qp.ownHold ? qp.ownHoldAddr : qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_HELD, 0);
     }
 
     /**
@@ -1702,7 +1754,7 @@ final class ShmTransport implements Transport {
         }
         long la = wr.sgeAddr(0);
         Mr mr = context.keys.lookupLocal(wr.sgeLkey(0));
-        if (mr == null || !mr.permits(qp.pd, 0, la, length) || !peerQpLive(qp)) {
+        if (mr == null || !mr.permits(qp.pd, 0, la, length) || !sendHold(qp)) {
             return Engine.DECLINED;
         }
         long pos = qp.ringWrite;
@@ -1710,6 +1762,7 @@ final class ShmTransport implements Transport {
             // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
             qp.ringReadSeen = (long) LONG.getAcquire(ALL, qp.peer.ctrlAddr + qp.peerResp + Ctrl.R_READ);
             if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
+                sendUnhold(qp);
                 return Engine.DECLINED;
             }
         }
@@ -1727,6 +1780,8 @@ final class ShmTransport implements Transport {
         qp.firstMsg = qp.msg; // nothing in flight: the send queue was empty
         qp.sendOffset = 0;
         writeSlot(qp, w, pos, length, length, false);
+        sendUnhold(qp);
+        notify(qp, qp.peer.ctrl);
         qp.sqSent = qp.sqConsumer + 1; // the kept WQE (the queue was empty: at sqConsumer) is in the ring whole
         qp.publishKept();
         return Engine.IN_FLIGHT;

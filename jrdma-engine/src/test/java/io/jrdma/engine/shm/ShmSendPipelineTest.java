@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.TimeUnit;
 
@@ -320,5 +321,126 @@ class ShmSendPipelineTest {
         qp.modify(new QpAttr().state(QpState.RTR).av(new io.jrdma.verbs.AddressVector(peer.ctx.gid(0), 0, 64, 0, 4791))
                 .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(destQpn).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
         qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(10).retryCnt(3).rnrRetry(7).maxRdAtomic(16));
+    }
+
+    private static ShmTransport transport(ShmPair.Side s) {
+        return (ShmTransport) ((io.jrdma.engine.core.Context) s.ctx).engine.transport;
+    }
+
+    /**
+     * Resets b's QP in a thread while {@code hold} (a sender's hold word, set to {@link Ctrl#SEND_HOLD} by hand, as a
+     * sender stopped between its check of b's partner name and its slot's store leaves it) is set: the reset waits,
+     * with the partner's name cleared; the "late" slot is then stored into b's ring by hand, the hold cleared, and
+     * the reset must end with the ring clear (the slot gone), so that a new connection cannot take it.
+     */
+    private static void assertResetWaitsForTheSendHoldThenClearsTheRing(ShmPair p, MemorySegment holdSeg, long hold)
+            throws InterruptedException {
+        MemorySegment c = transport(p.b).ctrl;
+        ShmQp b = (ShmQp) p.b.qp;
+        ShmTransport.INT.setVolatile(holdSeg, hold, Ctrl.SEND_HOLD);
+        Thread t = new Thread(() -> p.b.qp.modify(new QpAttr().state(QpState.RESET)), "reset");
+        t.start();
+        try {
+            t.join(200);
+            assertTrue(t.isAlive(), "the reset went on while a sender held its check of the partner's name");
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(c, b.dir + Ctrl.Q_DEST_QPN), "the partner's name, cleared first");
+            ShmTransport.INT.setVolatile(c, b.ring + Ctrl.S_SEQ + 4, b.qpn()); // the held sender's slot at position 0
+            ShmTransport.INT.setVolatile(c, b.ring + Ctrl.S_SEQ, ShmTransport.seq(0));
+        } finally {
+            ShmTransport.INT.setVolatile(holdSeg, hold, 0);
+        }
+        t.join(10_000);
+        assertTrue(!t.isAlive(), "the reset did not end after the hold");
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, b.ring + Ctrl.S_SEQ),
+                "the slot stored under the hold, cleared by the reset");
+    }
+
+    /**
+     * With membarrier (both ends): a QP reset while its partner holds by its own word for a SEND (between the check of
+     * the partner's name and the slot's store) waits for that hold before it clears its ring, so the slot is gone
+     * when the reset ends (fails when the ring is cleared before the partner is let go: the slot stays, and the next
+     * connection's receiver takes it as its new sender's, or it overwrites one).
+     */
+    @Test
+    void aResetClearsItsRingAfterItsPartnersSendHold() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
+            assertResetWaitsForTheSendHoldThenClearsTheRing(p, ShmTransport.ALL,
+                    transport(p.a).ctrl.address() + Ctrl.hold(((ShmQp) p.a.qp).slot));
+        }
+    }
+
+    /**
+     * Without the own hold (locked holds, one end without membarrier): a sender's hold is the destination QP's held
+     * word, and a reset waits while it is set before it clears its ring (fails without that wait: the reset ends at
+     * once, the slot stays).
+     */
+    @Test
+    void withLockedHoldsAResetClearsItsRingAfterASendersHold() throws Exception {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        ShmTransport.ownHoldForNewContexts = false;
+        try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
+            ShmTransport.ownHoldForNewContexts = was;
+            assertResetWaitsForTheSendHoldThenClearsTheRing(p, transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD);
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
+        }
+    }
+
+    /**
+     * A SEND holds by its sender's own word while it checks the receiver and stores its slot, and gives it back: a
+     * sentinel put there by hand is 0 after the SEND (fails when the SEND takes no hold: the sentinel stays; that
+     * the hold's store comes before the check of the partner's name, no test on one thread can see). The direct
+     * path (8 B, the send queue empty, INVOKER) and the queued one (three slots), in both threading modes.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aSendTakesItsOwnHoldAndGivesItBack(ThreadingMode mode) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
+        try (ShmPair p = new ShmPair(mode, 1 << 21)) {
+            long own = transport(p.a).ctrl.address() + Ctrl.hold(((ShmQp) p.a.qp).slot);
+            int i = 0;
+            for (int len : new int[] {8, 3 * Ctrl.CHUNK}) {
+                ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 777);
+                postRecv(p, i, len);
+                postSend(p, i, len, true);
+                assertReceived(p, i, len);
+                assertSendDone(p, i, WcStatus.SUCCESS, len + " B");
+                assertEquals(0, (int) ShmTransport.INT.getVolatile(ShmTransport.ALL, own), "the own hold after " + len + " B");
+                i++;
+            }
+        }
+    }
+
+    /**
+     * With locked holds, a SEND takes the receiving QP's held word: while another initiator has it, the SEND waits
+     * (nothing lands), and once it is free the SEND lands, completes, and the word is 0 again (fails without the
+     * hold on the SEND's path: the message lands while the word is taken).
+     */
+    @Test
+    void withLockedHoldsASendWaitsWhileAnotherInitiatorHasTheHeldWord() {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        ShmTransport.ownHoldForNewContexts = false;
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            ShmTransport.ownHoldForNewContexts = was;
+            MemorySegment c = transport(p.b).ctrl;
+            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
+            ShmTransport.INT.setVolatile(c, held, 4321);
+            postRecv(p, 0, 64);
+            postSend(p, 0, 64, true);
+            WorkCompletion wc = new WorkCompletion();
+            for (int k = 0; k < 2000; k++) { // a few ms of both engines' cycles: the SEND must wait them out
+                p.a.ctx.progress();
+                p.b.ctx.progress();
+                assertEquals(0, p.b.cq.poll(wc), "a receive completed while another initiator had the held word");
+            }
+            assertEquals(0, sentSlots(p.a), "a slot written while another initiator had the held word");
+            ShmTransport.INT.setVolatile(c, held, 0);
+            assertReceived(p, 0, 64);
+            assertSendDone(p, 0, WcStatus.SUCCESS, "the SEND once the word was free");
+            assertEquals(0, (int) ShmTransport.INT.getVolatile(c, held), "the held word, given back");
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
+        }
     }
 }
