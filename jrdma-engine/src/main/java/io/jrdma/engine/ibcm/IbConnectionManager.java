@@ -93,6 +93,8 @@ public final class IbConnectionManager implements ConnectionManager {
 
     /** Listeners of this JVM, by address, with their context's UDP port: how a client here finds a jrdma server's port. */
     private static final Map<InetSocketAddress, Integer> LISTENING = new ConcurrentHashMap<>();
+    /** The CA GUIDs of this JVM's open managers: no two at once (see {@link #caGuid}). */
+    private static final java.util.Set<Long> CA_GUIDS = ConcurrentHashMap.newKeySet();
 
     final Context context;
     final Gsi gsi = new Gsi();
@@ -101,13 +103,46 @@ public final class IbConnectionManager implements ConnectionManager {
     private final Map<Integer, CmId> ids = new HashMap<>();
     private final Map<Integer, IbListener> listeners = new ConcurrentHashMap<>();
     private final SecureRandom random = new SecureRandom();
+    /**
+     * This context's CA GUID, the Local CA GUID of its REQs and REPs and the ARI of its REJs with reason timeout.
+     * Linux keys a peer's connections by (CA GUID, QPN) and (CA GUID, comm ID): its stale-connection check (REJ 10
+     * and a DREQ to the older one) and the match of a REJ 4. rxe derives its node GUID from the interface's MAC (one
+     * device, one CA); a jrdma context is a CA of its own (its own QPNs and comm IDs, the same numbers in another
+     * context or process on the host), and many share a MAC, even a PID (containers on the host's network). So
+     * each manager draws 56 random bits under the first octet 0x02 (an EUI-64 assigned locally, not a group):
+     * stable for the context, never two alike in one JVM (a live set), between processes alike with probability
+     * 2^-56 per pair. Found in review: every context sent 0, so two jrdma clients whose QPNs collided at one Linux
+     * server looked like one stale connection to it.
+     */
+    final long caGuid;
     private volatile boolean closed;
     /** accepted connections ended because neither an RTU nor a request packet confirmed them (CM thread writes) */
     private final java.util.concurrent.atomic.AtomicLong rtuTimedOut = new java.util.concurrent.atomic.AtomicLong();
 
     public IbConnectionManager(Context context) {
         this.context = context;
+        this.caGuid = newCaGuid(random);
         CmThread.register(this);
+    }
+
+    /** @return a CA GUID no open manager of this JVM has: first octet 0x02, then 56 random bits */
+    static long newCaGuid(SecureRandom random) {
+        while (true) {
+            long g = 0x0200_0000_0000_0000L | (random.nextLong() & 0x00FF_FFFF_FFFF_FFFFL);
+            if (CA_GUIDS.add(g)) {
+                return g;
+            }
+        }
+    }
+
+    /** {@return this context's CA GUID, as its REQs and REPs carry it} */
+    public long caGuid() {
+        return caGuid;
+    }
+
+    /** The 8-byte ARI of a REJ with reason timeout: the rejecting side's CA GUID, as Linux's cm_destroy_id puts it. */
+    private byte[] guidAri() {
+        return java.nio.ByteBuffer.allocate(8).putLong(caGuid).array();
     }
 
     enum State { REQ_SENT, REP_RCVD, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT }
@@ -338,7 +373,7 @@ public final class IbConnectionManager implements ConnectionManager {
                 throw e;
             }
             CmRep rep = new CmRep(id.localCommId, id.remoteCommId, 0, qp.qpn(), 0, psn, destRd, rd, TARGET_ACK_DELAY,
-                    0, false, param.rnrRetryCount(), qp.srq() != null, context.queryDevice().nodeGuid(), pd);
+                    0, false, param.rnrRetryCount(), qp.srq() != null, caGuid, pd);
             try {
                 call(() -> {
                     if (ids.get(id.localCommId) != id || id.state != State.REQ_RCVD) {
@@ -414,7 +449,7 @@ public final class IbConnectionManager implements ConnectionManager {
             CmId i = new CmId(true, newCommId(), local, remote, sgidIndex);
             i.qp = qp;
             i.tid = tid;
-            i.req = new CmReq(i.localCommId, CmaHeader.tcpServiceId(server.getPort()), context.queryDevice().nodeGuid(),
+            i.req = new CmReq(i.localCommId, CmaHeader.tcpServiceId(server.getPort()), caGuid,
                     0, qp.qpn(), param.responderResources(), 0, param.initiatorDepth(), 0, RESPONSE_TIMEOUT,
                     CmReq.TRANSPORT_RC, false, psn, RESPONSE_TIMEOUT, param.retryCount(), 0xFFFF, mtu.code(), false,
                     param.rnrRetryCount(), MAX_CM_RETRIES, qp.srq() != null, 0, path, CmPath.NONE,
@@ -435,7 +470,7 @@ public final class IbConnectionManager implements ConnectionManager {
                     // as its information; the server's comm ID unknown, 0): a server that has it waiting drops it
                     // rather than answering a client that is gone (found in review)
                     id.send(new CmRej(id.localCommId, 0, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT,
-                            java.nio.ByteBuffer.allocate(8).putLong(context.queryDevice().nodeGuid()).array(), null),
+                            guidAri(), null),
                             id.tid);
                 }
                 return null;
@@ -677,8 +712,10 @@ public final class IbConnectionManager implements ConnectionManager {
      * forgets the ID.
      */
     private void unconfirmed(CmId id, String when) {
-        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0, CmRej.REASON_TIMEOUT, null, null),
-                id.tid);
+        // a REJ 4 is matched by the ARI's CA GUID and our comm ID (Linux's cm_acquire_rejected_id): a client that took
+        // the REP (REP_RCVD or ESTABLISHED) finds its connection by the REP's CA GUID, so the ARI carries it
+        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT, guidAri(),
+                null), id.tid);
         rtuTimedOut.incrementAndGet();
         LOG.log(System.Logger.Level.DEBUG, () -> "no RTU by " + when + ": " + id);
         peerGone(id, true);
@@ -1193,6 +1230,7 @@ public final class IbConnectionManager implements ConnectionManager {
     public void close() {
         closed = true;
         CmThread.unregister(this);
+        CA_GUIDS.remove(caGuid);
         for (IbListener l : new ArrayList<>(listeners.values())) {
             l.closed = true;
             LISTENING.remove(l.address);

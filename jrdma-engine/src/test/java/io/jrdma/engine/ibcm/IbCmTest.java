@@ -487,6 +487,73 @@ class IbCmTest {
         }
     }
 
+    /** The listeners' map of this JVM, where a test puts a raw peer as the server a client finds. */
+    @SuppressWarnings("unchecked")
+    static java.util.Map<InetSocketAddress, Integer> listening() throws Exception {
+        java.lang.reflect.Field f = IbConnectionManager.class.getDeclaredField("LISTENING");
+        f.setAccessible(true);
+        return (java.util.Map<InetSocketAddress, Integer>) f.get(null);
+    }
+
+    /** @return the next REJ {@code raw} receives within {@code ms} (other MADs, such as REQ retries, skipped), or null */
+    static CmRej nextRej(RawPeer raw, long ms) throws Exception {
+        long end = System.nanoTime() + ms * 1_000_000;
+        for (byte[] m; (m = raw.receive(Math.max(1, (end - System.nanoTime()) / 1_000_000))) != null; ) {
+            if (CmMessage.decode(m, 0, Mad.LENGTH) instanceof CmRej j) {
+                return j;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Each context has a CA GUID of its own (found in review: every context sent 0 in REQ and REP, so two jrdma
+     * clients whose QPNs collided at one Linux server looked like one stale connection to it, which answered REJ 10 and
+     * sent the live one a DREQ): nonzero, two contexts' differ, a REQ carries its client's, a REP its server's, and the
+     * REJ 4 of a connect that gives up carries it as the ARI (what Linux matches the REJ by).
+     */
+    @Test
+    void eachContextHasACaGuidOfItsOwnInItsRequestsRepliesAndRejects() throws Exception {
+        try (Side a = new Side(ThreadingMode.DEDICATED); Side b = new Side(ThreadingMode.DEDICATED)) {
+            long ga = ((IbConnectionManager) a.ctx.rdmaCm()).caGuid();
+            long gb = ((IbConnectionManager) b.ctx.rdmaCm()).caGuid();
+            assertTrue(ga != 0 && gb != 0 && ga != gb, Long.toHexString(ga) + " " + Long.toHexString(gb));
+            assertEquals(0x02, ga >>> 56, "a locally assigned EUI-64");
+            for (Side c : new Side[] {a, b}) {
+                long guid = c == a ? ga : gb;
+                try (RawPeer raw = new RawPeer(c.ctx.queryPort().udpPort())) {
+                    InetSocketAddress server = new InetSocketAddress(LO, 46_000 + (c == a ? 0 : 1));
+                    listening().put(server, raw.port());
+                    try {
+                        RdmaException e = assertThrows(RdmaException.class, () -> c.ctx.rdmaCm().connect(c.qp, server,
+                                ConnParam.defaults(), Duration.ofMillis(300)));
+                        assertEquals(RdmaException.Errno.ETIMEDOUT, e.errno());
+                        byte[] m = raw.receive(5000);
+                        assertNotNull(m, "the REQ");
+                        assertEquals(guid, ((CmReq) CmMessage.decode(m, 0, Mad.LENGTH)).localCaGuid(), "the REQ's");
+                        CmRej rej = nextRej(raw, 5000);
+                        assertNotNull(rej, "the REJ withdrawing the request");
+                        assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
+                        assertEquals(8, rej.rejectInfoLength());
+                        assertEquals(guid, ByteBuffer.wrap(rej.ari()).getLong(), "the REJ's ARI");
+                    } finally {
+                        listening().remove(server);
+                    }
+                }
+            }
+            try (RawPeer raw = new RawPeer(a.ctx.queryPort().udpPort());
+                 Listener l = a.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+                raw.send(raw.req(0x6161, l.address().getPort(), 0x61).toMad(6));
+                ConnectRequest r = l.poll(T);
+                assertNotNull(r);
+                r.accept(a.qp, ConnParam.defaults(), T);
+                byte[] m = raw.receive(5000);
+                assertNotNull(m, "the REP");
+                assertEquals(ga, ((CmRep) CmMessage.decode(m, 0, Mad.LENGTH)).localCaGuid(), "the REP's");
+            }
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
@@ -596,6 +663,8 @@ class IbCmTest {
             assertNotNull(rej, "a REJ after the REP went unconfirmed");
             assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
             assertEquals(0x4242, rej.remoteCommId());
+            // a REJ 4 is matched by the ARI's CA GUID (Linux's cm_acquire_rejected_id): the one the REP carried
+            assertEquals(((IbConnectionManager) s.ctx.rdmaCm()).caGuid(), ByteBuffer.wrap(rej.ari()).getLong());
         }
     }
 
