@@ -554,6 +554,96 @@ class IbCmTest {
         }
     }
 
+    /**
+     * A connect whose thread is interrupted while it waits for the REP withdraws its request as a timed-out one does
+     * (REJ 4, remote comm ID 0, its CA GUID as the ARI: Linux's cm_destroy_id in REQ_SENT), lets go of its id, throws
+     * EINTR with the thread's interrupt status set; a REP that comes after is dropped as Linux drops a REP for an id it
+     * no longer has (no RTU, no answer), and nothing stays held. Found in review: it sent nothing, and the id of a
+     * connect whose REP then came stayed for good (REP_RCVD, its timer re-armed hourly).
+     */
+    @Test
+    void anInterruptedConnectWithdrawsItsRequestAndALateReplyFindsNothing() throws Exception {
+        try (Side c = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(c.ctx.queryPort().udpPort())) {
+            IbConnectionManager cm = (IbConnectionManager) c.ctx.rdmaCm();
+            InetSocketAddress server = new InetSocketAddress(LO, 46_100);
+            listening().put(server, raw.port());
+            try {
+                CompletableFuture<Object> outcome = new CompletableFuture<>();
+                Thread t = new Thread(() -> {
+                    try {
+                        outcome.complete(cm.connect(c.qp, server, ConnParam.defaults(), T));
+                    } catch (RuntimeException e) {
+                        outcome.complete(java.util.List.of(e, Thread.currentThread().isInterrupted()));
+                    }
+                });
+                t.start();
+                byte[] m = raw.receive(5000);
+                assertNotNull(m, "the REQ");
+                CmReq req = (CmReq) CmMessage.decode(m, 0, Mad.LENGTH);
+                long tid = Mad.decode(m, 0, Mad.LENGTH).tid();
+                t.interrupt();
+                Object o = outcome.get(20, TimeUnit.SECONDS);
+                assertTrue(o instanceof java.util.List<?>, "connect returned " + o);
+                java.util.List<?> failure = (java.util.List<?>) o;
+                RdmaException e = (RdmaException) failure.get(0);
+                assertEquals(RdmaException.Errno.EINTR, e.errno(), e.getMessage());
+                assertEquals(Boolean.TRUE, failure.get(1), "the interrupt status is still set");
+                t.join(10_000);
+
+                CmRej rej = nextRej(raw, 5000);
+                assertNotNull(rej, "a REJ withdraws the request");
+                assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
+                assertEquals(req.localCommId(), rej.localCommId());
+                assertEquals(0, rej.remoteCommId(), "the server's comm ID is not known yet");
+                assertEquals(cm.caGuid(), ByteBuffer.wrap(rej.ari()).getLong());
+                assertEquals(0, cm.heldIds(), "the id is let go");
+
+                long bad = c.ctx.counters().get("cm_mads_bad");
+                raw.send(new CmRep(0x5252, req.localCommId(), 0, 0x77, 0, 0x10, 1, 1, 20, 0, false, 7, false, 0x1234,
+                        new byte[CmRep.PRIVATE_DATA]).toMad(tid));
+                long until = System.nanoTime() + T.toNanos();
+                while (c.ctx.counters().get("cm_mads_bad") == bad) {
+                    assertTrue(System.nanoTime() - until < 0, "the late REP was not dropped: " + c.ctx.counters());
+                    Thread.onSpinWait();
+                }
+                assertNull(raw.receive(700), "the late REP gets no answer (no RTU) and no REQ retry follows");
+                assertEquals(0, cm.heldIds(), "nothing held after the late REP");
+
+                // a connect entered with the interrupt status set: its REQ goes (the hand-off to the CM thread is not
+                // cut short, so what it did is known) and is withdrawn at once, with the same outcome
+                QueuePair qp2 = c.pd.createQp(QpInitAttr.rc(c.cq));
+                try {
+                    CompletableFuture<Object> second = new CompletableFuture<>();
+                    Thread t2 = new Thread(() -> {
+                        Thread.currentThread().interrupt();
+                        try {
+                            second.complete(cm.connect(qp2, server, ConnParam.defaults(), T));
+                        } catch (RuntimeException x) {
+                            second.complete(java.util.List.of(x, Thread.currentThread().isInterrupted()));
+                        }
+                    });
+                    t2.start();
+                    java.util.List<?> f2 = (java.util.List<?>) second.get(20, TimeUnit.SECONDS);
+                    assertEquals(RdmaException.Errno.EINTR, ((RdmaException) f2.get(0)).errno(), f2.toString());
+                    assertEquals(Boolean.TRUE, f2.get(1), "the interrupt status is still set");
+                    t2.join(10_000);
+                    byte[] m2 = raw.receive(5000);
+                    assertNotNull(m2, "the REQ");
+                    CmReq req2 = (CmReq) CmMessage.decode(m2, 0, Mad.LENGTH);
+                    CmRej rej2 = nextRej(raw, 5000);
+                    assertNotNull(rej2, "a REJ withdraws the request");
+                    assertEquals(req2.localCommId(), rej2.localCommId());
+                    assertEquals(CmRej.REASON_TIMEOUT, rej2.reason());
+                    assertEquals(0, cm.heldIds(), "the id is let go");
+                } finally {
+                    qp2.close();
+                }
+            } finally {
+                listening().remove(server);
+            }
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
