@@ -60,7 +60,8 @@ import java.util.concurrent.TimeoutException;
  * <p>Timers (all on the CM thread): REQ, REP and DREQ are sent again after 0.5 s, doubling up to 4 s, at
  * most 15 times (the REQ's Max CM Retries); a REQ retry is answered with the REP already sent, a REP
  * retry with the RTU, a DREQ retry in time-wait with the DREP. A request the application leaves unanswered
- * for 60 s gets a REJ with reason timeout. Time-wait lasts 0.5 s.
+ * for 60 s gets a REJ 28 rejecting the REQ (as Linux's passive side that gives up on one; a REJ 4 is not matched
+ * by a client in REQ_SENT). Time-wait lasts 0.5 s.
  *
  * <p>{@code accept} does not wait for the RTU (as Linux's rdma_cm with a QP it manages): it moves the QP to
  * RTS, sends the REP and returns the connection. The CM thread then takes the RTU, or the first request
@@ -116,6 +117,8 @@ public final class IbConnectionManager implements ConnectionManager {
      */
     final long caGuid;
     private volatile boolean closed;
+    /** How long a request may wait for the application's answer (tests shorten it). */
+    volatile long unansweredRequestNanos = UNANSWERED_REQUEST_NANOS;
     /** accepted connections ended because neither an RTU nor a request packet confirmed them (CM thread writes) */
     private final java.util.concurrent.atomic.AtomicLong rtuTimedOut = new java.util.concurrent.atomic.AtomicLong();
 
@@ -702,9 +705,16 @@ public final class IbConnectionManager implements ConnectionManager {
                 return false;
             }
             case REQ_RCVD -> {
-                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0, CmRej.REASON_TIMEOUT,
-                        null, null), id.tid);
-                return true; // the application never answered: the client is told, the request forgotten
+                // the application never answered: the client is told, the request forgotten and passed over by the
+                // listener's poll. Not with reason timeout: a Linux client matches a REJ 4 by the ARI's CA GUID and
+                // our comm ID, which it learns only from a REP (cm_acquire_rejected_id), so in REQ_SENT it dropped
+                // it and its next REQ retry became a second request here (found in review). A REJ rejecting the REQ
+                // with another reason is matched by its own comm ID alone; 28 is what Linux's passive side sends
+                // when it gives up on a request (cm_destroy_id in REQ_RCVD)
+                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
+                        CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                id.withdrawn = true;
+                return true;
             }
             case TIMEWAIT -> {
                 id.events.timewaitExit();
@@ -848,7 +858,7 @@ public final class IbConnectionManager implements ConnectionManager {
         id.tid = tid;
         id.req = req;
         id.state = State.REQ_RCVD;
-        id.due = now + UNANSWERED_REQUEST_NANOS;
+        id.due = now + unansweredRequestNanos;
         if (!l.backlog.offer(new Request(id, req, cma))) {
             rejectReq(req, tid, dst, back, REASON_NO_RESOURCES, null);
             return;

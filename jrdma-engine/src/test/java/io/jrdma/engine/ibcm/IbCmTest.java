@@ -644,6 +644,32 @@ class IbCmTest {
         }
     }
 
+    /**
+     * A request the application leaves unanswered is rejected in a form a Linux client in REQ_SENT matches: its
+     * cm_acquire_rejected_id matches a REJ with reason timeout by the ARI's CA GUID and the server's comm ID, which a
+     * client learns only from a REP, and any other REJ rejecting its REQ by its own comm ID alone. So the REJ
+     * rejects the REQ with reason 28 (what Linux's passive side sends when it gives up on a request, cm_destroy_id in
+     * REQ_RCVD), and the listener's poll passes over the request. Found in review: reason timeout, which such a client
+     * dropped, its next REQ retry becoming a second request.
+     */
+    @Test
+    void anUnansweredRequestIsRejectedInAFormTheClientMatches() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            IbConnectionManager cm = (IbConnectionManager) s.ctx.rdmaCm();
+            cm.unansweredRequestNanos = 300_000_000L;
+            raw.send(raw.req(0x7171, l.address().getPort(), 0x71).toMad(21));
+            awaitBacklog(l);
+            CmRej rej = nextRej(raw, 10_000);
+            assertNotNull(rej, "the unanswered request is rejected");
+            assertEquals(0x7171, rej.remoteCommId(), "the client's comm ID, which it is matched by");
+            assertEquals(CmRej.REJECTED_REQ, rej.messageRejected());
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej.reason(), "not timeout, which the client cannot match");
+            assertNull(l.poll(Duration.ofMillis(300)), "the rejected request is not handed out");
+            assertEquals(0, cm.heldIds());
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
