@@ -1241,6 +1241,12 @@ public final class IbConnectionManager implements ConnectionManager {
         return e;
     }
 
+    /** Tests: the CM state of a connection this manager returned, asked on the CM thread. */
+    State stateOf(Connection c) {
+        CmId id = ((IbConnection) c).id;
+        return call(() -> id.state);
+    }
+
     /** Tests: how many connections the manager holds (in setup, established or in time-wait), asked on the CM thread. */
     int heldIds() {
         return call(ids::size);
@@ -1260,7 +1266,6 @@ public final class IbConnectionManager implements ConnectionManager {
         m.put("ibcm_rtu_timed_out", rtuTimedOut.get());
     }
 
-    /** Context close: listeners stop, connections are dropped (their QPs go with the context). */
     /** How long {@link #call} waits at a time before it looks whether the manager was closed meanwhile. */
     private static final long CALL_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -1269,7 +1274,17 @@ public final class IbConnectionManager implements ConnectionManager {
                 + " is closed (its device context closed): nothing more is sent or answered");
     }
 
+    /**
+     * Context close (the engine stopped; the transport then sends what this queued): each connection goes as Linux's
+     * cm_destroy_id lets it go, once and without retries or waits: an established one with a DREQ, one accepted and
+     * not confirmed with a REJ 28 withdrawing the REP, a request still waiting for the application with a REJ 28;
+     * then listeners stop and nothing more is sent or answered.
+     */
     public void close() {
+        if (closed) {
+            return;
+        }
+        farewell();
         closed = true;
         CmThread.unregister(this);
         CA_GUIDS.remove(caGuid);
@@ -1278,6 +1293,72 @@ public final class IbConnectionManager implements ConnectionManager {
             LISTENING.remove(l.address);
         }
         listeners.clear();
+    }
+
+    /** How long a context's close waits for the CM thread to queue its DREQs and REJs (best effort beyond). */
+    static final long FAREWELL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * Queues the DREQs and REJs of {@link #close} on the CM thread, waiting for it {@link #FAREWELL_WAIT_NANOS} at
+     * most (found in review: established connections were dropped without a DREQ, so their peers held them until
+     * their own traffic failed).
+     */
+    private void farewell() {
+        Runnable task = () -> {
+            for (CmId id : ids.values()) {
+                try {
+                    switch (id.state) {
+                        case ESTABLISHED -> id.send(new CmDreq(id.localCommId, id.remoteCommId, id.peerQpn, null),
+                                random.nextLong() & 0xFFFF_FFFF_FFFFL);
+                        case REP_SENT -> id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0,
+                                CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                        case REQ_RCVD -> {
+                            id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
+                                    CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                            id.withdrawn = true;
+                        }
+                        default -> {
+                            // REQ_SENT and REP_RCVD belong to a connect still running (its QP open, so its context
+                            // cannot be closing); DREQ_SENT and TIMEWAIT have said goodbye already
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, () -> "closing " + id + ": " + e);
+                }
+            }
+        };
+        if (CmThread.onThread()) {
+            task.run();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        tasks.add(() -> {
+            try {
+                task.run();
+            } finally {
+                done.complete(null);
+            }
+        });
+        CmThread.wake();
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + FAREWELL_WAIT_NANOS;
+        while (!done.isDone()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                LOG.log(System.Logger.Level.DEBUG, () -> this + ": closed without its DREQs (the CM thread was busy)");
+                break;
+            }
+            try {
+                done.get(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | TimeoutException e) {
+                // done, or the deadline: the loop decides
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override

@@ -670,6 +670,84 @@ class IbCmTest {
         }
     }
 
+    /**
+     * Closing a context lets each of its connections go as Linux's cm_destroy_id does: an established one with a DREQ
+     * (its comm IDs and the peer's QPN), one accepted and not confirmed with a REJ 28 withdrawing the REP, a request
+     * still waiting for the application with a REJ 28 rejecting it; at once, without waiting for answers. Found in review: established connections were dropped without a DREQ, so
+     * the peer held its side until its own traffic failed.
+     */
+    @Test
+    void closingTheContextDisconnectsItsConnectionsAndRejectsItsWaitingRequests() throws Exception {
+        DeviceContext ctx = open(ThreadingMode.DEDICATED);
+        ProtectionDomain pd = ctx.allocPd();
+        CompletionQueue cq = ctx.createCq(16);
+        QueuePair qp = pd.createQp(QpInitAttr.rc(cq));
+        try (RawPeer raw = new RawPeer(ctx.queryPort().udpPort())) {
+            IbConnectionManager cm = (IbConnectionManager) ctx.rdmaCm();
+            Listener l = cm.listen(new InetSocketAddress(LO, 0));
+            raw.send(raw.req(0x8181, l.address().getPort(), 0x81).toMad(31));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r);
+            Connection c = r.accept(qp, ConnParam.defaults(), T);
+            byte[] m = raw.receive(5000);
+            assertNotNull(m, "the REP");
+            CmRep rep = (CmRep) CmMessage.decode(m, 0, Mad.LENGTH);
+            raw.send(new CmRtu(0x8181, rep.localCommId(), null).toMad(31));
+            long until = System.nanoTime() + T.toNanos();
+            while (cm.stateOf(c) != IbConnectionManager.State.ESTABLISHED) {
+                assertTrue(System.nanoTime() - until < 0, "not established: " + cm.stateOf(c));
+                Thread.onSpinWait();
+            }
+            // accepted, never confirmed (REP_SENT)
+            QueuePair qp3 = pd.createQp(QpInitAttr.rc(cq));
+            raw.send(raw.req(0x8383, l.address().getPort(), 0x83).toMad(33));
+            ConnectRequest r3 = l.poll(T);
+            assertNotNull(r3);
+            Connection c3 = r3.accept(qp3, ConnParam.defaults(), T);
+            // waiting for the application (REQ_RCVD)
+            raw.send(raw.req(0x8282, l.address().getPort(), 0x82).toMad(32));
+            awaitBacklog(l);
+
+            qp3.close();
+            qp.close();
+            cq.close();
+            pd.close();
+            long t0 = System.nanoTime();
+            ctx.close();
+            long took = System.nanoTime() - t0;
+            assertTrue(took < 3_000_000_000L, "the context's close took " + took / 1_000_000 + " ms");
+
+            io.jrdma.wire.mad.CmDreq dreq = null;
+            CmRej rej = null;
+            CmRej rej3 = null;
+            for (byte[] x; (dreq == null || rej == null || rej3 == null) && (x = raw.receive(5000)) != null; ) {
+                CmMessage msg = CmMessage.decode(x, 0, Mad.LENGTH);
+                if (msg instanceof io.jrdma.wire.mad.CmDreq d) {
+                    dreq = d;
+                } else if (msg instanceof CmRej j && j.remoteCommId() == 0x8383) {
+                    rej3 = j;
+                } else if (msg instanceof CmRej j) {
+                    rej = j;
+                } // else the REP (and its retries) of the unconfirmed connection
+            }
+            assertNotNull(dreq, "a DREQ for the established connection");
+            assertEquals(rep.localCommId(), dreq.localCommId());
+            assertEquals(0x8181, dreq.remoteCommId());
+            assertEquals(0x81, dreq.remoteQpn());
+            assertNotNull(rej, "a REJ for the waiting request");
+            assertEquals(0x8282, rej.remoteCommId());
+            assertEquals(CmRej.REJECTED_REQ, rej.messageRejected());
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej.reason());
+            assertNotNull(rej3, "a REJ withdrawing the REP of the unconfirmed connection");
+            assertEquals(CmRej.REJECTED_OTHER, rej3.messageRejected());
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej3.reason());
+            assertNull(raw.receive(300), "each once, nothing more");
+            l.close();
+            c.close();
+            c3.close();
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
