@@ -60,7 +60,8 @@ import java.util.concurrent.TimeoutException;
  * <p>Timers (all on the CM thread): REQ, REP and DREQ are sent again after 0.5 s, doubling up to 4 s, at
  * most 15 times (the REQ's Max CM Retries); a REQ retry is answered with the REP already sent, a REP
  * retry with the RTU, a DREQ retry in time-wait with the DREP. A request the application leaves unanswered
- * for 60 s gets a REJ with reason timeout. Time-wait lasts 0.5 s.
+ * for 60 s gets a REJ 28 rejecting the REQ (as Linux's passive side that gives up on one; a REJ 4 is not matched
+ * by a client in REQ_SENT). Time-wait lasts 0.5 s.
  *
  * <p>{@code accept} does not wait for the RTU (as Linux's rdma_cm with a QP it manages): it moves the QP to
  * RTS, sends the REP and returns the connection. The CM thread then takes the RTU, or the first request
@@ -93,6 +94,8 @@ public final class IbConnectionManager implements ConnectionManager {
 
     /** Listeners of this JVM, by address, with their context's UDP port: how a client here finds a jrdma server's port. */
     private static final Map<InetSocketAddress, Integer> LISTENING = new ConcurrentHashMap<>();
+    /** The CA GUIDs of this JVM's open managers: no two at once (see {@link #caGuid}). */
+    private static final java.util.Set<Long> CA_GUIDS = ConcurrentHashMap.newKeySet();
 
     final Context context;
     final Gsi gsi = new Gsi();
@@ -101,13 +104,48 @@ public final class IbConnectionManager implements ConnectionManager {
     private final Map<Integer, CmId> ids = new HashMap<>();
     private final Map<Integer, IbListener> listeners = new ConcurrentHashMap<>();
     private final SecureRandom random = new SecureRandom();
+    /**
+     * This context's CA GUID, the Local CA GUID of its REQs and REPs and the ARI of its REJs with reason timeout.
+     * Linux keys a peer's connections by (CA GUID, QPN) and (CA GUID, comm ID): its stale-connection check (REJ 10
+     * and a DREQ to the older one) and the match of a REJ 4. rxe derives its node GUID from the interface's MAC (one
+     * device, one CA); a jrdma context is a CA of its own (its own QPNs and comm IDs, the same numbers in another
+     * context or process on the host), and many share a MAC, even a PID (containers on the host's network). So
+     * each manager draws 56 random bits under the first octet 0x02 (an EUI-64 assigned locally, not a group):
+     * stable for the context, never two alike in one JVM (a live set), between processes alike with probability
+     * 2^-56 per pair. Found in review: every context sent 0, so two jrdma clients whose QPNs collided at one Linux
+     * server looked like one stale connection to it.
+     */
+    final long caGuid;
     private volatile boolean closed;
+    /** How long a request may wait for the application's answer (tests shorten it). */
+    volatile long unansweredRequestNanos = UNANSWERED_REQUEST_NANOS;
     /** accepted connections ended because neither an RTU nor a request packet confirmed them (CM thread writes) */
     private final java.util.concurrent.atomic.AtomicLong rtuTimedOut = new java.util.concurrent.atomic.AtomicLong();
 
     public IbConnectionManager(Context context) {
         this.context = context;
+        this.caGuid = newCaGuid(random);
         CmThread.register(this);
+    }
+
+    /** @return a CA GUID no open manager of this JVM has: first octet 0x02, then 56 random bits */
+    static long newCaGuid(SecureRandom random) {
+        while (true) {
+            long g = 0x0200_0000_0000_0000L | (random.nextLong() & 0x00FF_FFFF_FFFF_FFFFL);
+            if (CA_GUIDS.add(g)) {
+                return g;
+            }
+        }
+    }
+
+    /** {@return this context's CA GUID, as its REQs and REPs carry it} */
+    public long caGuid() {
+        return caGuid;
+    }
+
+    /** The 8-byte ARI of a REJ with reason timeout: the rejecting side's CA GUID, as Linux's cm_destroy_id puts it. */
+    private byte[] guidAri() {
+        return java.nio.ByteBuffer.allocate(8).putLong(caGuid).array();
     }
 
     enum State { REQ_SENT, REP_RCVD, REQ_RCVD, REP_SENT, ESTABLISHED, DREQ_SENT, TIMEWAIT }
@@ -338,7 +376,7 @@ public final class IbConnectionManager implements ConnectionManager {
                 throw e;
             }
             CmRep rep = new CmRep(id.localCommId, id.remoteCommId, 0, qp.qpn(), 0, psn, destRd, rd, TARGET_ACK_DELAY,
-                    0, false, param.rnrRetryCount(), qp.srq() != null, context.queryDevice().nodeGuid(), pd);
+                    0, false, param.rnrRetryCount(), qp.srq() != null, caGuid, pd);
             try {
                 call(() -> {
                     if (ids.get(id.localCommId) != id || id.state != State.REQ_RCVD) {
@@ -414,7 +452,7 @@ public final class IbConnectionManager implements ConnectionManager {
             CmId i = new CmId(true, newCommId(), local, remote, sgidIndex);
             i.qp = qp;
             i.tid = tid;
-            i.req = new CmReq(i.localCommId, CmaHeader.tcpServiceId(server.getPort()), context.queryDevice().nodeGuid(),
+            i.req = new CmReq(i.localCommId, CmaHeader.tcpServiceId(server.getPort()), caGuid,
                     0, qp.qpn(), param.responderResources(), 0, param.initiatorDepth(), 0, RESPONSE_TIMEOUT,
                     CmReq.TRANSPORT_RC, false, psn, RESPONSE_TIMEOUT, param.retryCount(), 0xFFFF, mtu.code(), false,
                     param.rnrRetryCount(), MAX_CM_RETRIES, qp.srq() != null, 0, path, CmPath.NONE,
@@ -429,19 +467,16 @@ public final class IbConnectionManager implements ConnectionManager {
         try {
             answer = await(id.waiter, deadline);
         } catch (TimeoutException e) {
-            call(() -> {
-                if (ids.remove(id.localCommId) == id && id.state == State.REQ_SENT) {
-                    // the request withdrawn, as Linux's cm_destroy_id does in REQ_SENT (REJ, timeout, our CA GUID
-                    // as its information; the server's comm ID unknown, 0): a server that has it waiting drops it
-                    // rather than answering a client that is gone (found in review)
-                    id.send(new CmRej(id.localCommId, 0, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT,
-                            java.nio.ByteBuffer.allocate(8).putLong(context.queryDevice().nodeGuid()).array(), null),
-                            id.tid);
-                }
-                return null;
-            });
+            withdraw(id);
             throw failed(new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " (UDP port "
                     + remote.port() + ") within " + timeout + ": unreachable"));
+        } catch (InterruptedException e) {
+            // as a timed-out connect: the request withdrawn and the id let go (found in review: an interrupted connect
+            // sent nothing, and one whose REP came after kept its id for good); the interrupt status stays set
+            withdraw(id);
+            Thread.currentThread().interrupt();
+            throw failed(new RdmaException(Errno.EINTR, "interrupted while waiting for the answer of " + server
+                    + "; the connection request was withdrawn"));
         }
         if (answer instanceof CmRej rej) {
             throw failed(new ConnectionRejectedException(rejectText(rej, server), rej.reason(), rej.privateData()));
@@ -489,6 +524,32 @@ public final class IbConnectionManager implements ConnectionManager {
         IbConnection c = new IbConnection(id, peer);
         LOG.log(System.Logger.Level.DEBUG, () -> "connection established: " + id);
         return c;
+    }
+
+    /**
+     * A connect that gives up before its RTU (its timeout, an interrupt) withdraws its request as Linux's
+     * cm_destroy_id does and lets go of its id: in REQ_SENT a REJ with reason timeout and our CA GUID as the ARI
+     * (the server's comm ID unknown, 0), which a server matches by the GUID and our comm ID; in REP_RCVD a REJ
+     * 28 (consumer defined) rejecting the REP. An id that is gone already (a REJ came, the REQ's retries ran
+     * out) needs nothing. A REP that comes after finds no id and is dropped, as Linux drops a REP for an id it
+     * no longer has (cm_rep_handler, then cm_dup_rep_handler finding nothing).
+     */
+    private void withdraw(CmId id) {
+        call(() -> {
+            if (ids.get(id.localCommId) != id) {
+                return null;
+            }
+            ids.remove(id.localCommId);
+            if (id.state == State.REQ_SENT) {
+                id.send(new CmRej(id.localCommId, 0, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT, guidAri(), null),
+                        id.tid);
+            } else if (id.state == State.REP_RCVD) {
+                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REP, 0, CmRej.REASON_CONSUMER_DEFINED,
+                        null, null), id.tid);
+            }
+            return null;
+        });
+        flush();
     }
 
     private static String rejectText(CmRej rej, InetSocketAddress server) {
@@ -644,9 +705,16 @@ public final class IbConnectionManager implements ConnectionManager {
                 return false;
             }
             case REQ_RCVD -> {
-                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0, CmRej.REASON_TIMEOUT,
-                        null, null), id.tid);
-                return true; // the application never answered: the client is told, the request forgotten
+                // the application never answered: the client is told, the request forgotten and passed over by the
+                // listener's poll. Not with reason timeout: a Linux client matches a REJ 4 by the ARI's CA GUID and
+                // our comm ID, which it learns only from a REP (cm_acquire_rejected_id), so in REQ_SENT it dropped
+                // it and its next REQ retry became a second request here (found in review). A REJ rejecting the REQ
+                // with another reason is matched by its own comm ID alone; 28 is what Linux's passive side sends
+                // when it gives up on a request (cm_destroy_id in REQ_RCVD)
+                id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
+                        CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                id.withdrawn = true;
+                return true;
             }
             case TIMEWAIT -> {
                 id.events.timewaitExit();
@@ -677,8 +745,10 @@ public final class IbConnectionManager implements ConnectionManager {
      * forgets the ID.
      */
     private void unconfirmed(CmId id, String when) {
-        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0, CmRej.REASON_TIMEOUT, null, null),
-                id.tid);
+        // a REJ 4 is matched by the ARI's CA GUID and our comm ID (Linux's cm_acquire_rejected_id): a client that took
+        // the REP (REP_RCVD or ESTABLISHED) finds its connection by the REP's CA GUID, so the ARI carries it
+        id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 8, CmRej.REASON_TIMEOUT, guidAri(),
+                null), id.tid);
         rtuTimedOut.incrementAndGet();
         LOG.log(System.Logger.Level.DEBUG, () -> "no RTU by " + when + ": " + id);
         peerGone(id, true);
@@ -788,7 +858,7 @@ public final class IbConnectionManager implements ConnectionManager {
         id.tid = tid;
         id.req = req;
         id.state = State.REQ_RCVD;
-        id.due = now + UNANSWERED_REQUEST_NANOS;
+        id.due = now + unansweredRequestNanos;
         if (!l.backlog.offer(new Request(id, req, cma))) {
             rejectReq(req, tid, dst, back, REASON_NO_RESOURCES, null);
             return;
@@ -945,6 +1015,10 @@ public final class IbConnectionManager implements ConnectionManager {
         });
         CmThread.wake();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        // an interrupt does not end the wait: the task is queued and will run (a REJ sent, an id removed), and its
+        // caller must know what it did; the wait is short (the CM thread runs tasks first), and the interrupt status
+        // is set again on return (found in review: a withdrawal asked by an interrupted connect never waited)
+        boolean interrupted = false;
         try {
             while (true) {
                 try {
@@ -952,6 +1026,8 @@ public final class IbConnectionManager implements ConnectionManager {
                     // (found in review: it waited the whole 30 s for a task the closed manager would never run)
                     return f.get(Math.min(CALL_SLICE_NANOS, Math.max(1, deadline - System.nanoTime())),
                             TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
                 } catch (TimeoutException e) {
                     if (f.isDone()) {
                         continue;
@@ -969,14 +1045,15 @@ public final class IbConnectionManager implements ConnectionManager {
                 throw r;
             }
             throw new RdmaException(Errno.EIO, String.valueOf(e.getCause()), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RdmaException(Errno.EINTR, "interrupted while waiting for the IB CM");
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
     /** Waits for {@code f} until {@code deadline}, driving an INVOKER context's engine meanwhile. */
-    private <T> T await(CompletableFuture<T> f, long deadline) throws TimeoutException {
+    private <T> T await(CompletableFuture<T> f, long deadline) throws TimeoutException, InterruptedException {
         while (true) {
             long left = deadline - System.nanoTime();
             try {
@@ -994,9 +1071,6 @@ public final class IbConnectionManager implements ConnectionManager {
                     throw r;
                 }
                 throw new RdmaException(Errno.EIO, String.valueOf(e.getCause()), e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new RdmaException(Errno.EINTR, "interrupted while connecting");
             }
         }
     }
@@ -1167,6 +1241,17 @@ public final class IbConnectionManager implements ConnectionManager {
         return e;
     }
 
+    /** Tests: the CM state of a connection this manager returned, asked on the CM thread. */
+    State stateOf(Connection c) {
+        CmId id = ((IbConnection) c).id;
+        return call(() -> id.state);
+    }
+
+    /** Tests: how many connections the manager holds (in setup, established or in time-wait), asked on the CM thread. */
+    int heldIds() {
+        return call(ids::size);
+    }
+
     /** {@return the context's QP 1, which the transport feeds and drains} */
     public Gsi gsi() {
         return gsi;
@@ -1181,7 +1266,6 @@ public final class IbConnectionManager implements ConnectionManager {
         m.put("ibcm_rtu_timed_out", rtuTimedOut.get());
     }
 
-    /** Context close: listeners stop, connections are dropped (their QPs go with the context). */
     /** How long {@link #call} waits at a time before it looks whether the manager was closed meanwhile. */
     private static final long CALL_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -1190,14 +1274,91 @@ public final class IbConnectionManager implements ConnectionManager {
                 + " is closed (its device context closed): nothing more is sent or answered");
     }
 
+    /**
+     * Context close (the engine stopped; the transport then sends what this queued): each connection goes as Linux's
+     * cm_destroy_id lets it go, once and without retries or waits: an established one with a DREQ, one accepted and
+     * not confirmed with a REJ 28 withdrawing the REP, a request still waiting for the application with a REJ 28;
+     * then listeners stop and nothing more is sent or answered.
+     */
     public void close() {
+        if (closed) {
+            return;
+        }
+        farewell();
         closed = true;
         CmThread.unregister(this);
+        CA_GUIDS.remove(caGuid);
         for (IbListener l : new ArrayList<>(listeners.values())) {
             l.closed = true;
             LISTENING.remove(l.address);
         }
         listeners.clear();
+    }
+
+    /** How long a context's close waits for the CM thread to queue its DREQs and REJs (best effort beyond). */
+    static final long FAREWELL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * Queues the DREQs and REJs of {@link #close} on the CM thread, waiting for it {@link #FAREWELL_WAIT_NANOS} at
+     * most (found in review: established connections were dropped without a DREQ, so their peers held them until
+     * their own traffic failed).
+     */
+    private void farewell() {
+        Runnable task = () -> {
+            for (CmId id : ids.values()) {
+                try {
+                    switch (id.state) {
+                        case ESTABLISHED -> id.send(new CmDreq(id.localCommId, id.remoteCommId, id.peerQpn, null),
+                                random.nextLong() & 0xFFFF_FFFF_FFFFL);
+                        case REP_SENT -> id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_OTHER, 0,
+                                CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                        case REQ_RCVD -> {
+                            id.send(new CmRej(id.localCommId, id.remoteCommId, CmRej.REJECTED_REQ, 0,
+                                    CmRej.REASON_CONSUMER_DEFINED, null, null), id.tid);
+                            id.withdrawn = true;
+                        }
+                        default -> {
+                            // REQ_SENT and REP_RCVD belong to a connect still running (its QP open, so its context
+                            // cannot be closing); DREQ_SENT and TIMEWAIT have said goodbye already
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, () -> "closing " + id + ": " + e);
+                }
+            }
+        };
+        if (CmThread.onThread()) {
+            task.run();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        tasks.add(() -> {
+            try {
+                task.run();
+            } finally {
+                done.complete(null);
+            }
+        });
+        CmThread.wake();
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + FAREWELL_WAIT_NANOS;
+        while (!done.isDone()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                LOG.log(System.Logger.Level.DEBUG, () -> this + ": closed without its DREQs (the CM thread was busy)");
+                break;
+            }
+            try {
+                done.get(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | TimeoutException e) {
+                // done, or the deadline: the loop decides
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override

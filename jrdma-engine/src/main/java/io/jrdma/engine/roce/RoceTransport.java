@@ -347,6 +347,11 @@ public final class RoceTransport implements Transport {
     public void close() {
         cm.close();
         ibcm.close();
+        // the DREQs and REJs the IB CM's close queued: the engine has stopped (this thread holds it), so they leave now
+        ibcm.gsi().drain(gsiSender);
+        if (linkHolds) {
+            link.flush();
+        }
     }
 
     // ------------------------------------------------------------------ transmit

@@ -487,6 +487,267 @@ class IbCmTest {
         }
     }
 
+    /** The listeners' map of this JVM, where a test puts a raw peer as the server a client finds. */
+    @SuppressWarnings("unchecked")
+    static java.util.Map<InetSocketAddress, Integer> listening() throws Exception {
+        java.lang.reflect.Field f = IbConnectionManager.class.getDeclaredField("LISTENING");
+        f.setAccessible(true);
+        return (java.util.Map<InetSocketAddress, Integer>) f.get(null);
+    }
+
+    /** @return the next REJ {@code raw} receives within {@code ms} (other MADs, such as REQ retries, skipped), or null */
+    static CmRej nextRej(RawPeer raw, long ms) throws Exception {
+        long end = System.nanoTime() + ms * 1_000_000;
+        for (byte[] m; (m = raw.receive(Math.max(1, (end - System.nanoTime()) / 1_000_000))) != null; ) {
+            if (CmMessage.decode(m, 0, Mad.LENGTH) instanceof CmRej j) {
+                return j;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Each context has a CA GUID of its own (found in review: every context sent 0 in REQ and REP, so two jrdma
+     * clients whose QPNs collided at one Linux server looked like one stale connection to it, which answered REJ 10 and
+     * sent the live one a DREQ): nonzero, two contexts' differ, a REQ carries its client's, a REP its server's, and the
+     * REJ 4 of a connect that gives up carries it as the ARI (what Linux matches the REJ by).
+     */
+    @Test
+    void eachContextHasACaGuidOfItsOwnInItsRequestsRepliesAndRejects() throws Exception {
+        try (Side a = new Side(ThreadingMode.DEDICATED); Side b = new Side(ThreadingMode.DEDICATED)) {
+            long ga = ((IbConnectionManager) a.ctx.rdmaCm()).caGuid();
+            long gb = ((IbConnectionManager) b.ctx.rdmaCm()).caGuid();
+            assertTrue(ga != 0 && gb != 0 && ga != gb, Long.toHexString(ga) + " " + Long.toHexString(gb));
+            assertEquals(0x02, ga >>> 56, "a locally assigned EUI-64");
+            for (Side c : new Side[] {a, b}) {
+                long guid = c == a ? ga : gb;
+                try (RawPeer raw = new RawPeer(c.ctx.queryPort().udpPort())) {
+                    InetSocketAddress server = new InetSocketAddress(LO, 46_000 + (c == a ? 0 : 1));
+                    listening().put(server, raw.port());
+                    try {
+                        RdmaException e = assertThrows(RdmaException.class, () -> c.ctx.rdmaCm().connect(c.qp, server,
+                                ConnParam.defaults(), Duration.ofMillis(300)));
+                        assertEquals(RdmaException.Errno.ETIMEDOUT, e.errno());
+                        byte[] m = raw.receive(5000);
+                        assertNotNull(m, "the REQ");
+                        assertEquals(guid, ((CmReq) CmMessage.decode(m, 0, Mad.LENGTH)).localCaGuid(), "the REQ's");
+                        CmRej rej = nextRej(raw, 5000);
+                        assertNotNull(rej, "the REJ withdrawing the request");
+                        assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
+                        assertEquals(8, rej.rejectInfoLength());
+                        assertEquals(guid, ByteBuffer.wrap(rej.ari()).getLong(), "the REJ's ARI");
+                    } finally {
+                        listening().remove(server);
+                    }
+                }
+            }
+            try (RawPeer raw = new RawPeer(a.ctx.queryPort().udpPort());
+                 Listener l = a.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+                raw.send(raw.req(0x6161, l.address().getPort(), 0x61).toMad(6));
+                ConnectRequest r = l.poll(T);
+                assertNotNull(r);
+                r.accept(a.qp, ConnParam.defaults(), T);
+                byte[] m = raw.receive(5000);
+                assertNotNull(m, "the REP");
+                assertEquals(ga, ((CmRep) CmMessage.decode(m, 0, Mad.LENGTH)).localCaGuid(), "the REP's");
+            }
+        }
+    }
+
+    /**
+     * A connect whose thread is interrupted while it waits for the REP withdraws its request as a timed-out one does
+     * (REJ 4, remote comm ID 0, its CA GUID as the ARI: Linux's cm_destroy_id in REQ_SENT), lets go of its id, throws
+     * EINTR with the thread's interrupt status set; a REP that comes after is dropped as Linux drops a REP for an id it
+     * no longer has (no RTU, no answer), and nothing stays held. Found in review: it sent nothing, and the id of a
+     * connect whose REP then came stayed for good (REP_RCVD, its timer re-armed hourly).
+     */
+    @Test
+    void anInterruptedConnectWithdrawsItsRequestAndALateReplyFindsNothing() throws Exception {
+        try (Side c = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(c.ctx.queryPort().udpPort())) {
+            IbConnectionManager cm = (IbConnectionManager) c.ctx.rdmaCm();
+            InetSocketAddress server = new InetSocketAddress(LO, 46_100);
+            listening().put(server, raw.port());
+            try {
+                CompletableFuture<Object> outcome = new CompletableFuture<>();
+                Thread t = new Thread(() -> {
+                    try {
+                        outcome.complete(cm.connect(c.qp, server, ConnParam.defaults(), T));
+                    } catch (RuntimeException e) {
+                        outcome.complete(java.util.List.of(e, Thread.currentThread().isInterrupted()));
+                    }
+                });
+                t.start();
+                byte[] m = raw.receive(5000);
+                assertNotNull(m, "the REQ");
+                CmReq req = (CmReq) CmMessage.decode(m, 0, Mad.LENGTH);
+                long tid = Mad.decode(m, 0, Mad.LENGTH).tid();
+                t.interrupt();
+                Object o = outcome.get(20, TimeUnit.SECONDS);
+                assertTrue(o instanceof java.util.List<?>, "connect returned " + o);
+                java.util.List<?> failure = (java.util.List<?>) o;
+                RdmaException e = (RdmaException) failure.get(0);
+                assertEquals(RdmaException.Errno.EINTR, e.errno(), e.getMessage());
+                assertEquals(Boolean.TRUE, failure.get(1), "the interrupt status is still set");
+                t.join(10_000);
+
+                CmRej rej = nextRej(raw, 5000);
+                assertNotNull(rej, "a REJ withdraws the request");
+                assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
+                assertEquals(req.localCommId(), rej.localCommId());
+                assertEquals(0, rej.remoteCommId(), "the server's comm ID is not known yet");
+                assertEquals(cm.caGuid(), ByteBuffer.wrap(rej.ari()).getLong());
+                assertEquals(0, cm.heldIds(), "the id is let go");
+
+                long bad = c.ctx.counters().get("cm_mads_bad");
+                raw.send(new CmRep(0x5252, req.localCommId(), 0, 0x77, 0, 0x10, 1, 1, 20, 0, false, 7, false, 0x1234,
+                        new byte[CmRep.PRIVATE_DATA]).toMad(tid));
+                long until = System.nanoTime() + T.toNanos();
+                while (c.ctx.counters().get("cm_mads_bad") == bad) {
+                    assertTrue(System.nanoTime() - until < 0, "the late REP was not dropped: " + c.ctx.counters());
+                    Thread.onSpinWait();
+                }
+                assertNull(raw.receive(700), "the late REP gets no answer (no RTU) and no REQ retry follows");
+                assertEquals(0, cm.heldIds(), "nothing held after the late REP");
+
+                // a connect entered with the interrupt status set: its REQ goes (the hand-off to the CM thread is not
+                // cut short, so what it did is known) and is withdrawn at once, with the same outcome
+                QueuePair qp2 = c.pd.createQp(QpInitAttr.rc(c.cq));
+                try {
+                    CompletableFuture<Object> second = new CompletableFuture<>();
+                    Thread t2 = new Thread(() -> {
+                        Thread.currentThread().interrupt();
+                        try {
+                            second.complete(cm.connect(qp2, server, ConnParam.defaults(), T));
+                        } catch (RuntimeException x) {
+                            second.complete(java.util.List.of(x, Thread.currentThread().isInterrupted()));
+                        }
+                    });
+                    t2.start();
+                    java.util.List<?> f2 = (java.util.List<?>) second.get(20, TimeUnit.SECONDS);
+                    assertEquals(RdmaException.Errno.EINTR, ((RdmaException) f2.get(0)).errno(), f2.toString());
+                    assertEquals(Boolean.TRUE, f2.get(1), "the interrupt status is still set");
+                    t2.join(10_000);
+                    byte[] m2 = raw.receive(5000);
+                    assertNotNull(m2, "the REQ");
+                    CmReq req2 = (CmReq) CmMessage.decode(m2, 0, Mad.LENGTH);
+                    CmRej rej2 = nextRej(raw, 5000);
+                    assertNotNull(rej2, "a REJ withdraws the request");
+                    assertEquals(req2.localCommId(), rej2.localCommId());
+                    assertEquals(CmRej.REASON_TIMEOUT, rej2.reason());
+                    assertEquals(0, cm.heldIds(), "the id is let go");
+                } finally {
+                    qp2.close();
+                }
+            } finally {
+                listening().remove(server);
+            }
+        }
+    }
+
+    /**
+     * A request the application leaves unanswered is rejected in a form a Linux client in REQ_SENT matches: its
+     * cm_acquire_rejected_id matches a REJ with reason timeout by the ARI's CA GUID and the server's comm ID, which a
+     * client learns only from a REP, and any other REJ rejecting its REQ by its own comm ID alone. So the REJ
+     * rejects the REQ with reason 28 (what Linux's passive side sends when it gives up on a request, cm_destroy_id in
+     * REQ_RCVD), and the listener's poll passes over the request. Found in review: reason timeout, which such a client
+     * dropped, its next REQ retry becoming a second request.
+     */
+    @Test
+    void anUnansweredRequestIsRejectedInAFormTheClientMatches() throws Exception {
+        try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
+             Listener l = s.ctx.rdmaCm().listen(new InetSocketAddress(LO, 0))) {
+            IbConnectionManager cm = (IbConnectionManager) s.ctx.rdmaCm();
+            cm.unansweredRequestNanos = 300_000_000L;
+            raw.send(raw.req(0x7171, l.address().getPort(), 0x71).toMad(21));
+            awaitBacklog(l);
+            CmRej rej = nextRej(raw, 10_000);
+            assertNotNull(rej, "the unanswered request is rejected");
+            assertEquals(0x7171, rej.remoteCommId(), "the client's comm ID, which it is matched by");
+            assertEquals(CmRej.REJECTED_REQ, rej.messageRejected());
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej.reason(), "not timeout, which the client cannot match");
+            assertNull(l.poll(Duration.ofMillis(300)), "the rejected request is not handed out");
+            assertEquals(0, cm.heldIds());
+        }
+    }
+
+    /**
+     * Closing a context lets each of its connections go as Linux's cm_destroy_id does: an established one with a DREQ
+     * (its comm IDs and the peer's QPN), one accepted and not confirmed with a REJ 28 withdrawing the REP, a request
+     * still waiting for the application with a REJ 28 rejecting it; at once, without waiting for answers. Found in review: established connections were dropped without a DREQ, so
+     * the peer held its side until its own traffic failed.
+     */
+    @Test
+    void closingTheContextDisconnectsItsConnectionsAndRejectsItsWaitingRequests() throws Exception {
+        DeviceContext ctx = open(ThreadingMode.DEDICATED);
+        ProtectionDomain pd = ctx.allocPd();
+        CompletionQueue cq = ctx.createCq(16);
+        QueuePair qp = pd.createQp(QpInitAttr.rc(cq));
+        try (RawPeer raw = new RawPeer(ctx.queryPort().udpPort())) {
+            IbConnectionManager cm = (IbConnectionManager) ctx.rdmaCm();
+            Listener l = cm.listen(new InetSocketAddress(LO, 0));
+            raw.send(raw.req(0x8181, l.address().getPort(), 0x81).toMad(31));
+            ConnectRequest r = l.poll(T);
+            assertNotNull(r);
+            Connection c = r.accept(qp, ConnParam.defaults(), T);
+            byte[] m = raw.receive(5000);
+            assertNotNull(m, "the REP");
+            CmRep rep = (CmRep) CmMessage.decode(m, 0, Mad.LENGTH);
+            raw.send(new CmRtu(0x8181, rep.localCommId(), null).toMad(31));
+            long until = System.nanoTime() + T.toNanos();
+            while (cm.stateOf(c) != IbConnectionManager.State.ESTABLISHED) {
+                assertTrue(System.nanoTime() - until < 0, "not established: " + cm.stateOf(c));
+                Thread.onSpinWait();
+            }
+            // accepted, never confirmed (REP_SENT)
+            QueuePair qp3 = pd.createQp(QpInitAttr.rc(cq));
+            raw.send(raw.req(0x8383, l.address().getPort(), 0x83).toMad(33));
+            ConnectRequest r3 = l.poll(T);
+            assertNotNull(r3);
+            Connection c3 = r3.accept(qp3, ConnParam.defaults(), T);
+            // waiting for the application (REQ_RCVD)
+            raw.send(raw.req(0x8282, l.address().getPort(), 0x82).toMad(32));
+            awaitBacklog(l);
+
+            qp3.close();
+            qp.close();
+            cq.close();
+            pd.close();
+            long t0 = System.nanoTime();
+            ctx.close();
+            long took = System.nanoTime() - t0;
+            assertTrue(took < 3_000_000_000L, "the context's close took " + took / 1_000_000 + " ms");
+
+            io.jrdma.wire.mad.CmDreq dreq = null;
+            CmRej rej = null;
+            CmRej rej3 = null;
+            for (byte[] x; (dreq == null || rej == null || rej3 == null) && (x = raw.receive(5000)) != null; ) {
+                CmMessage msg = CmMessage.decode(x, 0, Mad.LENGTH);
+                if (msg instanceof io.jrdma.wire.mad.CmDreq d) {
+                    dreq = d;
+                } else if (msg instanceof CmRej j && j.remoteCommId() == 0x8383) {
+                    rej3 = j;
+                } else if (msg instanceof CmRej j) {
+                    rej = j;
+                } // else the REP (and its retries) of the unconfirmed connection
+            }
+            assertNotNull(dreq, "a DREQ for the established connection");
+            assertEquals(rep.localCommId(), dreq.localCommId());
+            assertEquals(0x8181, dreq.remoteCommId());
+            assertEquals(0x81, dreq.remoteQpn());
+            assertNotNull(rej, "a REJ for the waiting request");
+            assertEquals(0x8282, rej.remoteCommId());
+            assertEquals(CmRej.REJECTED_REQ, rej.messageRejected());
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej.reason());
+            assertNotNull(rej3, "a REJ withdrawing the REP of the unconfirmed connection");
+            assertEquals(CmRej.REJECTED_OTHER, rej3.messageRejected());
+            assertEquals(CmRej.REASON_CONSUMER_DEFINED, rej3.reason());
+            assertNull(raw.receive(300), "each once, nothing more");
+            l.close();
+            c.close();
+            c3.close();
+        }
+    }
+
     @Test
     void reqRetryGetsTheSameRepAndBadMadsAreCounted() throws Exception {
         try (Side s = new Side(ThreadingMode.DEDICATED); RawPeer raw = new RawPeer(s.ctx.queryPort().udpPort());
@@ -596,6 +857,8 @@ class IbCmTest {
             assertNotNull(rej, "a REJ after the REP went unconfirmed");
             assertEquals(CmRej.REASON_TIMEOUT, rej.reason());
             assertEquals(0x4242, rej.remoteCommId());
+            // a REJ 4 is matched by the ARI's CA GUID (Linux's cm_acquire_rejected_id): the one the REP carried
+            assertEquals(((IbConnectionManager) s.ctx.rdmaCm()).caGuid(), ByteBuffer.wrap(rej.ari()).getLong());
         }
     }
 
