@@ -37,7 +37,7 @@ public final class Main {
         int rc = run(args, System.out, System.err);
         System.out.flush();
         System.err.flush();
-        System.exit(rc);
+        Progress.exit(rc); // or, after Ctrl-C, waits for its handler to exit with 130
     }
 
     /** @return jrdma's version (from the build: Maven's project version), or "unknown" outside a build */

@@ -20,15 +20,24 @@ import java.util.TreeMap;
  * in a capture against its real IP and UDP headers, and prints, per source address, how many
  * packets carry a correct ICRC and which opcodes were seen. With {@code --from}, exits 1 unless
  * every packet from that address is correct (the interop suite's check of what jrdma sent).
+ *
+ * <p>Link types: Ethernet, raw IP, Linux cooked capture v1 and v2 (v2 is what {@code tcpdump -i any}
+ * writes on current Linux). A frame the capture cut short (its captured length below its length on
+ * the wire: tcpdump's {@code -s}) or shorter than its own IP or UDP header says, or a UDP/4791 datagram
+ * too short for a BTH and an ICRC, cannot be checked: such frames are counted and reported, and with
+ * {@code --from} one that may be a RoCEv2 packet from that address fails the check.
  */
 final class PcapCommand {
     static final String USAGE = """
             usage: jrdma pcap FILE [--from IP [--timeout-us T]] [-v]
 
-            Checks the RoCEv2 ICRC of every UDP/4791 packet in a pcap capture (Ethernet, Linux cooked
-            or raw IP), using each packet's real IPv4/IPv6 and UDP headers, and prints per source
-            address the packets with a correct and with a wrong ICRC.
+            Checks the RoCEv2 ICRC of every UDP/4791 packet in a pcap capture (Ethernet, raw IP, Linux
+            cooked v1 or v2 as 'tcpdump -i any' writes), using each packet's real IPv4/IPv6 and UDP
+            headers, and prints per source address the packets with a correct and with a wrong ICRC,
+            and how many frames were truncated (cut by the capture's snap length, or shorter than their
+            headers say): those cannot be checked.
               --from IP   exit 1 unless at least one packet came from IP and all of them are correct
+                          (a truncated frame that may be one of them fails too)
               -v          list every packet with a wrong ICRC
               --timeout-us T  with --from: also account for every retransmitted request. A peer's
                           retransmission is jrdma's fault only if jrdma had not acknowledged the PSN
@@ -107,7 +116,15 @@ final class PcapCommand {
         Retries rt = new Retries(timeoutNanos);
         Icrc icrc = new Icrc();
         Others others = new Others();
+        long truncated = 0;
+        long truncatedMaybeRoce = 0;
+        long truncatedMaybeFrom = 0;
         try (PcapReader r = PcapReader.open(Path.of(file))) {
+            if (EthernetIp.linkHeaderLength(r.linkType()) < 0) {
+                err.println("jrdma pcap: " + file + " has link type " + r.linkType() + ", which jrdma pcap does not"
+                        + " read: it reads Ethernet (1), raw IP (101, 228, 229) and Linux cooked captures (113, 276)");
+                return 1;
+            }
             PcapReader.Record rec;
             while ((rec = r.next()) != null) {
                 ByteBuffer b = rec.directBuffer();
@@ -118,6 +135,19 @@ final class PcapCommand {
                     u = null; // not IP/UDP
                 }
                 if (u == null || u.dstPort() != 4791 || u.roceLengthWithoutIcrc() < Bth.LENGTH) {
+                    Cut c = u == null ? Cut.of(b, r.linkType(), rec.originalLength())
+                            : u.dstPort() == 4791 ? new Cut(true, sourceOf(b, u.ipOffset(), b.limit())) // no BTH + ICRC
+                            : null;
+                    if (c != null) {
+                        truncated++;
+                        if (c.mayBeRoce()) {
+                            truncatedMaybeRoce++;
+                            if (fromKey != null && (c.source() == null || c.source().equals(fromKey))) {
+                                truncatedMaybeFrom++;
+                            }
+                        }
+                        continue;
+                    }
                     others.count(b, r.linkType(), u != null);
                     continue;
                 }
@@ -159,14 +189,20 @@ final class PcapCommand {
             err.println("jrdma pcap: cannot read " + file + ": " + why);
             return 1;
         }
+        String cutLine = truncated == 0 ? null : truncated + " frame" + (truncated == 1 ? "" : "s") + " truncated (cut by"
+                + " the capture's snap length, or shorter than their headers say; " + truncatedMaybeRoce + " of them may"
+                + " be RoCEv2): not checked; capture whole packets (tcpdump -s 0)";
         if (bySource.isEmpty()) {
             err.println("jrdma pcap: no RoCEv2 packets (UDP port 4791) in " + file + ": " + others
-                    + "; jrdma pcap checks RoCEv2 captures");
+                    + (cutLine == null ? "" : "; " + cutLine) + "; jrdma pcap checks RoCEv2 captures");
             return 1;
         }
         for (Map.Entry<String, Tally> e : bySource.entrySet()) {
             Tally t = e.getValue();
             out.printf("%s: %d packets, ICRC correct %d, wrong %d; %s%n", e.getKey(), t.ok + t.bad, t.ok, t.bad, t.opcodes);
+        }
+        if (cutLine != null) {
+            out.println(cutLine);
         }
         if (fromKey != null) {
             Tally t = bySource.get(fromKey);
@@ -176,6 +212,12 @@ final class PcapCommand {
             }
             if (t.bad > 0) {
                 err.println("jrdma pcap: " + t.bad + " packets from " + from + " carry a wrong ICRC");
+                return 1;
+            }
+            if (truncatedMaybeFrom > 0) {
+                err.println("jrdma pcap: " + truncatedMaybeFrom + " truncated frame" + (truncatedMaybeFrom == 1 ? "" : "s")
+                        + " may be RoCEv2 packets from " + from + ": their ICRC cannot be checked (capture whole"
+                        + " packets: tcpdump -s 0)");
                 return 1;
             }
             if (retries) {
@@ -403,6 +445,67 @@ final class PcapCommand {
                             + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)"
                             + (peerRetriesAfterNak == 0 ? "" : " or were asked for by jrdma's NAKs ("
                             + peerRetriesAfterNak + ")"));
+        }
+    }
+
+    /**
+     * A frame that cannot be checked because bytes are missing: the capture kept fewer than the frame had, or its IP or
+     * UDP header claims more than there is.
+     *
+     * @param mayBeRoce whether it is, or may be, a UDP/4791 datagram (its UDP header or its protocol missing)
+     * @param source    its IP source address when captured, else null
+     */
+    private record Cut(boolean mayBeRoce, String source) {
+        /** @return the frame as cut short, or null when no byte is missing (it is simply no RoCEv2 packet) */
+        static Cut of(ByteBuffer b, int linkType, int originalLength) {
+            int lim = b.limit();
+            boolean snapped = lim < originalLength;
+            if (lim < Math.max(1, EthernetIp.linkHeaderLength(linkType))) {
+                return new Cut(true, null); // not even its link-layer header
+            }
+            int ip = EthernetIp.ipOffset(b, linkType);
+            if (ip < 0) {
+                return snapped ? new Cut(false, null) : null; // not IP (ARP, say)
+            }
+            int v = EthernetIp.ipVersion(b, ip);
+            if (ip + (v == 4 ? 20 : 40) > lim) {
+                return new Cut(true, sourceOf(b, ip, lim));
+            }
+            int proto;
+            int l4;
+            int end;
+            boolean fragment = false;
+            if (v == 4) {
+                proto = b.get(ip + 9) & 0xFF;
+                l4 = ip + (b.get(ip) & 0x0F) * 4;
+                end = ip + EthernetIp.ipv4TotalLength(b, ip);
+                fragment = (EthernetIp.ipv4FlagsFragment(b, ip) & 0x3FFF) != 0;
+            } else {
+                proto = b.get(ip + 6) & 0xFF;
+                l4 = ip + 40;
+                end = ip + 40 + (((b.get(ip + 4) & 0xFF) << 8) | (b.get(ip + 5) & 0xFF));
+            }
+            String src = sourceOf(b, ip, lim);
+            if (proto != EthernetIp.PROTO_UDP || fragment) {
+                return snapped || end > lim ? new Cut(false, src) : null;
+            }
+            if (l4 + 8 > lim) {
+                return new Cut(true, src); // its UDP header is missing: it may be RoCEv2
+            }
+            boolean roce = EthernetIp.udpDstPort(b, l4) == 4791;
+            return snapped || end > lim || l4 + EthernetIp.udpLength(b, l4) > lim ? new Cut(roce, src) : null;
+        }
+    }
+
+    /** @return the IP source address of the packet at {@code ip}, or null when it was not captured */
+    private static String sourceOf(ByteBuffer b, int ip, int lim) {
+        try {
+            if (EthernetIp.ipVersion(b, ip) == 4) {
+                return ip + 16 <= lim ? InetAddress.getByAddress(ipv4(EthernetIp.ipv4Src(b, ip))).getHostAddress() : null;
+            }
+            return ip + 24 <= lim ? InetAddress.getByAddress(EthernetIp.ipv6Src(b, ip)).getHostAddress() : null;
+        } catch (java.net.UnknownHostException e) {
+            return null; // cannot happen for 4 or 16 bytes
         }
     }
 

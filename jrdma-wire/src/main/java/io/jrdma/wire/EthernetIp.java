@@ -4,7 +4,12 @@ import java.nio.ByteBuffer;
 
 /**
  * Small helpers to find the IP and UDP headers in captured frames (Ethernet with optional
- * 802.1Q/802.1ad tags, raw IP, Linux cooked capture). For tests and tools, not the hot path.
+ * 802.1Q/802.1ad tags, raw IP, Linux cooked capture v1 and v2). For tests and tools, not the hot path.
+ *
+ * <p>Linux cooked captures (tcpdump.org's LINKTYPE_LINUX_SLL and LINKTYPE_LINUX_SLL2): v1's 16-byte
+ * header is packet type u16, ARPHRD_ type u16, link-layer address length u16, address 8 bytes, then
+ * the protocol (an EtherType) u16; v2's 20-byte header starts with the protocol u16, then reserved
+ * u16, interface index u32, ARPHRD_ type u16, packet type u8, address length u8, address 8 bytes.
  *
  * <p>All offsets are absolute indexes into the buffer (independent of its position); the
  * buffer's limit marks the end of the captured bytes. Multi-byte fields are read big-endian
@@ -52,8 +57,23 @@ public final class EthernetIp {
     }
 
     /**
+     * The length of the link-layer header before the IP header in a frame of this pcap link type,
+     * without VLAN tags: 14 (Ethernet), 16 (Linux cooked v1), 20 (v2), 0 (raw IP); -1 for a link
+     * type these helpers do not read.
+     */
+    public static int linkHeaderLength(int linkType) {
+        return switch (linkType) {
+            case PcapReader.LINKTYPE_RAW, PcapReader.LINKTYPE_IPV4, PcapReader.LINKTYPE_IPV6 -> 0;
+            case PcapReader.LINKTYPE_ETHERNET -> ETHERNET_HEADER;
+            case PcapReader.LINKTYPE_LINUX_SLL -> 16;
+            case PcapReader.LINKTYPE_LINUX_SLL2 -> 20;
+            default -> -1;
+        };
+    }
+
+    /**
      * IP header offset in a frame of the given pcap link type (Ethernet, raw IP, Linux
-     * SLL), or -1 if the frame does not carry IPv4/IPv6.
+     * cooked v1 and v2), or -1 if the frame does not carry IPv4/IPv6.
      */
     public static int ipOffset(ByteBuffer frame, int linkType) {
         int lim = frame.limit();
@@ -70,6 +90,10 @@ public final class EthernetIp {
             case PcapReader.LINKTYPE_LINUX_SLL -> {
                 typeAt = 14;
                 ipAt = 16;
+            }
+            case PcapReader.LINKTYPE_LINUX_SLL2 -> {
+                typeAt = 0;
+                ipAt = 20;
             }
             case PcapReader.LINKTYPE_ETHERNET -> {
                 typeAt = 12;

@@ -33,6 +33,8 @@ public final class PcapReader implements Closeable {
     public static final int LINKTYPE_RAW = 101;
     /** Link type: Linux cooked capture v1. */
     public static final int LINKTYPE_LINUX_SLL = 113;
+    /** Link type: Linux cooked capture v2 ({@code tcpdump -i any} on current Linux): a 20-byte header, the protocol first. */
+    public static final int LINKTYPE_LINUX_SLL2 = 276;
     /** Link type: raw IPv4. */
     public static final int LINKTYPE_IPV4 = 228;
     /** Link type: raw IPv6. */

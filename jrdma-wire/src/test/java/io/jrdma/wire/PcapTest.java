@@ -194,4 +194,20 @@ class PcapTest {
         assertEquals(-1, EthernetIp.udpOffset(frag, 14));
         assertTrue(EthernetIp.ipOffset(ByteBuffer.allocate(20), 999) < 0);
     }
+
+    /** Linux cooked captures: v1's protocol at byte 14 and IP at 16; v2's (tcpdump -i any) protocol first, IP at 20. */
+    @Test
+    void linuxCookedV1AndV2() {
+        ByteBuffer v1 = ByteBuffer.allocate(60).putShort(14, (short) 0x86DD).put(16, (byte) 0x60);
+        assertEquals(16, EthernetIp.ipOffset(v1, PcapReader.LINKTYPE_LINUX_SLL));
+        ByteBuffer v2 = ByteBuffer.allocate(60).putShort(0, (short) 0x0800).putShort(8, (short) 1).put(20, (byte) 0x45);
+        assertEquals(20, EthernetIp.ipOffset(v2, PcapReader.LINKTYPE_LINUX_SLL2));
+        assertEquals(-1, EthernetIp.ipOffset(v2.putShort(0, (short) 0x0806), PcapReader.LINKTYPE_LINUX_SLL2), "ARP");
+        assertEquals(-1, EthernetIp.ipOffset(ByteBuffer.allocate(20), PcapReader.LINKTYPE_LINUX_SLL2), "no IP byte");
+        assertEquals(20, EthernetIp.linkHeaderLength(PcapReader.LINKTYPE_LINUX_SLL2));
+        assertEquals(16, EthernetIp.linkHeaderLength(PcapReader.LINKTYPE_LINUX_SLL));
+        assertEquals(14, EthernetIp.linkHeaderLength(PcapReader.LINKTYPE_ETHERNET));
+        assertEquals(0, EthernetIp.linkHeaderLength(PcapReader.LINKTYPE_RAW));
+        assertEquals(-1, EthernetIp.linkHeaderLength(0));
+    }
 }

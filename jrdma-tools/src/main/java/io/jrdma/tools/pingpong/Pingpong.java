@@ -68,7 +68,6 @@ import java.util.function.IntConsumer;
 public final class Pingpong {
     static final int RECV_WRID = 1;
     static final int SEND_WRID = 2;
-    static final int PAGE = 4096;
     /** What {@code rc_pingpong} fills its buffer with before anything arrives. */
     static final byte FILL = 0x7b;
 
@@ -113,6 +112,8 @@ public final class Pingpong {
     private final boolean client;
     private final long timeoutNanos;
     private final IntConsumer listening;
+    /** The host's page size ({@link HostPage}): the buffer's alignment and -c's page, as rc_pingpong's page_size. */
+    final int page;
 
     private DeviceContext ctx;
     private ConnectionManager.Connection conn;
@@ -135,6 +136,12 @@ public final class Pingpong {
 
     /** @param listening told the server's TCP port once it listens (tests and in-process pairs) */
     Pingpong(Options o, PrintStream out, PrintStream err, IntConsumer listening) {
+        this(o, out, err, listening, HostPage.size());
+    }
+
+    /** As the other, with a page size of {@code page} bytes in place of the host's (tests: another host's). */
+    Pingpong(Options o, PrintStream out, PrintStream err, IntConsumer listening, int page) {
+        this.page = page;
         this.listening = listening;
         this.o = o;
         this.out = out;
@@ -213,7 +220,7 @@ public final class Pingpong {
             }
         }
         arena = Arena.ofShared();
-        buf = arena.allocate(recvBytes(), PAGE);
+        buf = arena.allocate(recvBytes(), page); // rc_pingpong: memalign(page_size, size)
         buf.fill(FILL);
         pd = ctx.allocPd();
         mr = pd.register(buf, Access.LOCAL_WRITE);
@@ -307,7 +314,7 @@ public final class Pingpong {
         connect(me, rem, sgid);
         pending = RECV_WRID;
         if (o.check()) {
-            for (long i = 0; i < o.size(); i += PAGE) {
+            for (long i = 0; i < o.size(); i += page) {
                 buf.set(ValueLayout.JAVA_BYTE, i, (byte) 0); // rc_pingpong: i / page_size % sizeof(char), always 0
             }
         }
@@ -393,7 +400,7 @@ public final class Pingpong {
         printAddress("remote address: ", iwarpDest(conn.peerQpn(), Gid.of(serverAddr).raw()));
         pending = RECV_WRID;
         if (o.check()) {
-            for (long i = 0; i < o.size(); i += PAGE) {
+            for (long i = 0; i < o.size(); i += page) {
                 buf.set(ValueLayout.JAVA_BYTE, i, (byte) 0);
             }
         }
@@ -646,21 +653,21 @@ public final class Pingpong {
     }
 
     /**
-     * {@code -c}: rc_pingpong's client zeroes the first byte of each page before it sends, the
+     * {@code -c}: rc_pingpong's client zeroes the first byte of each page (the host's) before it sends, the
      * server checks those bytes. jrdma also checks that every other byte still has the fill
      * value both sides start with, and a bad page makes the exit code 1.
      */
     private int validate() {
         int bad = 0;
-        for (long page = 0; page * PAGE < o.size(); page++) {
-            long from = page * PAGE;
-            long to = Math.min(o.size(), from + PAGE);
+        for (long p = 0; p * page < o.size(); p++) {
+            long from = p * page;
+            long to = Math.min(o.size(), from + page);
             boolean ok = buf.get(ValueLayout.JAVA_BYTE, from) == 0;
             for (long i = from + 1; ok && i < to; i++) {
                 ok = buf.get(ValueLayout.JAVA_BYTE, i) == FILL;
             }
             if (!ok) {
-                out.println("invalid data in page " + page);
+                out.println("invalid data in page " + p);
                 bad++;
             }
         }

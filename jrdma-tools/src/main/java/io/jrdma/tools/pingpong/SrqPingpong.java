@@ -137,7 +137,7 @@ final class SrqPingpong {
     /** {@code pp_init_ctx}: buffer, CQ of rx-depth + num-qp, the SRQ, the QPs in INIT; then rx-depth receives. */
     private void setUp() {
         arena = Arena.ofShared();
-        MemorySegment buf = arena.allocate(o.size(), Pingpong.PAGE);
+        MemorySegment buf = arena.allocate(o.size(), HostPage.size()); // srq_pingpong: memalign(page_size, size)
         pd = ctx.allocPd();
         mr = pd.register(buf, Access.LOCAL_WRITE);
         channel = o.events() ? ctx.createCompletionChannel() : null;

@@ -35,6 +35,8 @@ import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
@@ -44,6 +46,13 @@ import java.util.function.IntConsumer;
  * with a SEND, the client advertises a second buffer, the server WRITEs what it read into it and
  * says "done" with another SEND; the client can then check that the two buffers match. Either end
  * can be rdma-core's rping (over iWARP: Linux siw; over RoCE: Linux rxe), as the messages and their order are rping's.
+ *
+ * <p>Every message is checked for rping's length, as rping's {@code server_recv} and {@code client_recv} do: one of
+ * another length ends the connection with rping's "Received bogus data". A server gives up on a client that sends
+ * nothing for {@code --timeout} seconds, between pings too (one gone without a disconnect sends nothing more). A
+ * persistent server ({@code -P}) ends a failing client's connection only, and each connection's buffers, regions,
+ * QP, CQ and PD are released when it ends. A client stopped by Ctrl-C disconnects (over RoCE a DREQ: no stream's
+ * end tells the server) before the JVM exits.
  */
 public final class Rping {
     /** rping's default port. */
@@ -61,6 +70,8 @@ public final class Rping {
     private static final long RECV_ID = 1;
     private static final long SEND_ID = 2;
     private static final long RDMA_ID = 3;
+    /** How long a client waits for the answer to its disconnect (the DREQ's DREP) before it closes its QP and exits. */
+    static final Duration DISCONNECT_WAIT = Duration.ofSeconds(2);
 
     /**
      * The options, as rping's flags.
@@ -101,16 +112,56 @@ public final class Rping {
         }
     }
 
+    /** Told each connection's protection domain and buffers as they are made (tests: that a connection's end frees them). */
+    interface SessionWatcher {
+        void made(ProtectionDomain pd, MemorySegment... buffers);
+    }
+
     private final Options o;
     private final PrintStream out;
     private final PrintStream err;
     private final IntConsumer listening;
+    private volatile SessionWatcher watcher;
+    /** {@link #stop()} was called: the client stops pinging, the server serves no further client. */
+    private volatile boolean stopping;
+    /** The connection being served or pinged over, for {@link #stop()}. */
+    private volatile Session current;
+    /** -P: clients whose connection failed (each counted and told once, as it ends). */
+    private long failedClients;
 
     Rping(Options o, PrintStream out, PrintStream err, IntConsumer listening) {
         this.o = o;
         this.out = out;
         this.err = err;
         this.listening = listening;
+    }
+
+    /** Tells {@code w} of each connection's resources (tests). */
+    Rping watch(SessionWatcher w) {
+        this.watcher = w;
+        return this;
+    }
+
+    /**
+     * Stops, from another thread (a client's Ctrl-C, see {@link io.jrdma.tools.Progress#onInterrupt}): the
+     * current connection is disconnected (over RoCE a DREQ, which the peer answers with a DREP and takes as
+     * rdma_cm's DISCONNECTED), and no further ping is sent or client served. Waits, at most {@link #DISCONNECT_WAIT}
+     * and a little, for the connection's end; {@link #run()} then returns.
+     */
+    void stop() {
+        stopping = true;
+        Session s = current;
+        ConnectionManager.Connection c = s == null ? null : s.conn;
+        if (c == null) {
+            return; // connecting, accepting or between clients: nothing to disconnect; the loops see the flag
+        }
+        debug("stopping: disconnecting");
+        c.close();
+        try {
+            s.closed.await(DISCONNECT_WAIT.toMillis() + 500, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private Device device() {
@@ -141,7 +192,7 @@ public final class Rping {
         DeviceOptions opts = dev.transport() == Transport.ROCE_V2
                 ? DeviceOptions.defaults().with(io.jrdma.soft.SoftRoceOptions.defaults().withAnyIpv4Id(true))
                 : DeviceOptions.defaults();
-        try (DeviceContext ctx = dev.open(opts); Arena arena = Arena.ofShared()) {
+        try (DeviceContext ctx = dev.open(opts)) {
             if (o.server()) {
                 InetSocketAddress at = new InetSocketAddress(
                         o.address() == null ? InetAddress.getByName("0.0.0.0") : o.address(), o.port());
@@ -156,61 +207,95 @@ public final class Rping {
                     listening.accept(l.address().getPort());
                     debug("listening on " + l.address());
                     do {
-                        serveOne(ctx, arena, l);
-                    } while (o.persistent());
+                        ConnectionManager.ConnectRequest req = awaitClient(l);
+                        if (req == null) {
+                            break; // stopped
+                        }
+                        InetSocketAddress peer = req.peerAddress(); // before the connection: a closed one has none
+                        try {
+                            serve(ctx, req);
+                        } catch (Failure | RdmaException e) {
+                            if (!o.persistent() || stopping) {
+                                throw e;
+                            }
+                            // as rping -P's thread per client: this client's connection ends, the server goes on
+                            failedClients++;
+                            err.println("jrdma rping: client " + (peer == null ? "?" : peer.getAddress().getHostAddress()
+                                    + ":" + peer.getPort()) + ": " + e.getMessage()
+                                    + "; its connection is closed (" + failedClients + " failed client"
+                                    + (failedClients == 1 ? "" : "s") + " so far), serving the next");
+                            err.flush();
+                        }
+                    } while (o.persistent() && !stopping);
                 } finally {
                     l.close();
                 }
-            } else {
-                pingOnce(ctx, arena);
+                return 0;
             }
-            return 0;
+            return pingOnce(ctx);
         } catch (java.net.UnknownHostException e) {
             throw new Failure(e.getMessage());
         }
     }
 
-    /** The resources of one connection, as rping's setup_qp and setup_buffers make them. */
+    /**
+     * The resources of one connection, as rping's setup_qp and setup_buffers make them, its buffers in an arena of
+     * its own: {@link #close} releases all of them (rping's rping_free_buffers and rping_free_qp).
+     */
     private final class Session implements AutoCloseable {
-        final ProtectionDomain pd;
-        final CompletionQueue cq;
-        final QueuePair qp;
-        final MemorySegment recvBuf;
-        final MemorySegment sendBuf;
-        final MemorySegment rdmaBuf;
-        final MemorySegment startBuf;
-        final MemoryRegion recvMr;
-        final MemoryRegion sendMr;
-        final MemoryRegion rdmaMr;
-        final MemoryRegion startMr;
+        private final Arena arena = Arena.ofShared();
+        ProtectionDomain pd;
+        CompletionQueue cq;
+        QueuePair qp;
+        MemorySegment recvBuf;
+        MemorySegment sendBuf;
+        MemorySegment rdmaBuf;
+        MemorySegment startBuf;
+        MemoryRegion recvMr;
+        MemoryRegion sendMr;
+        MemoryRegion rdmaMr;
+        MemoryRegion startMr;
         final SendWorkRequest wr = new SendWorkRequest();
         final RecvWorkRequest rwr = new RecvWorkRequest();
         final WorkCompletion wc = new WorkCompletion();
-        ConnectionManager.Connection conn;
+        volatile ConnectionManager.Connection conn;
+        /** Counted down once {@link #close} has run. */
+        final CountDownLatch closed = new CountDownLatch(1);
 
         /** @param port the port of the connection's address ({@link DeviceChoice#portFor}), for the QP's INIT */
-        Session(DeviceContext ctx, Arena arena, int port) {
-            pd = ctx.allocPd();
-            cq = ctx.createCq(32);
-            qp = pd.createQp(QpInitAttr.rc(cq).withDepth(16, 2));
-            recvBuf = arena.allocate(INFO_LENGTH, 64);
-            sendBuf = arena.allocate(INFO_LENGTH, 64);
-            rdmaBuf = arena.allocate(o.size(), 64);
-            recvMr = pd.register(recvBuf, Access.LOCAL_WRITE);
-            sendMr = pd.register(sendBuf, 0);
-            rdmaMr = pd.register(rdmaBuf, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
-            if (!o.server()) {
-                startBuf = arena.allocate(o.size(), 64);
-                startMr = pd.register(startBuf, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
-            } else {
-                startBuf = null;
-                startMr = null;
+        Session(DeviceContext ctx, int port) {
+            try {
+                pd = ctx.allocPd();
+                cq = ctx.createCq(32);
+                qp = pd.createQp(QpInitAttr.rc(cq).withDepth(16, 2));
+                recvBuf = arena.allocate(INFO_LENGTH, 64);
+                sendBuf = arena.allocate(INFO_LENGTH, 64);
+                rdmaBuf = arena.allocate(o.size(), 64);
+                recvMr = pd.register(recvBuf, Access.LOCAL_WRITE);
+                sendMr = pd.register(sendBuf, 0);
+                rdmaMr = pd.register(rdmaBuf, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+                if (!o.server()) {
+                    startBuf = arena.allocate(o.size(), 64);
+                    startMr = pd.register(startBuf, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+                }
+                // as rdma_create_qp leaves it: INIT on the address's port, so that the receive can be posted before
+                // connecting (rdma_cm on RoCE moves it to its rdma_cm_id's port, INIT to INIT, as librdmacm)
+                qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(port)
+                        .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE));
+                postRecv();
+            } catch (RuntimeException e) {
+                try {
+                    close();
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
             }
-            // as rdma_create_qp leaves it: INIT on the address's port, so that the receive can be posted before
-            // connecting (rdma_cm on RoCE moves it to its rdma_cm_id's port, INIT to INIT, as librdmacm)
-            qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(port)
-                    .accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE));
-            postRecv();
+            SessionWatcher w = watcher;
+            if (w != null) {
+                w.made(pd, startBuf == null ? new MemorySegment[] {recvBuf, sendBuf, rdmaBuf}
+                        : new MemorySegment[] {recvBuf, sendBuf, rdmaBuf, startBuf});
+            }
         }
 
         void postRecv() {
@@ -232,14 +317,23 @@ public final class Rping {
                     .sge(0, sendMr, 0, INFO_LENGTH));
         }
 
-        /** Waits for the next receive (0: no deadline); send completions pass. @return its byte length, the receive reposted */
-        int awaitRecv(long deadlineNanos) {
+        /**
+         * Waits for the next message; send completions pass. A message of another length than rping's 16 bytes
+         * fails the connection, as rping's server_recv and client_recv refuse it.
+         *
+         * @param what what is awaited, for the timeout's message
+         */
+        void awaitRecv(long deadlineNanos, String what) {
             while (true) {
-                poll(deadlineNanos, "a message from the peer");
+                poll(deadlineNanos, what);
                 if (wc.wrId() == RECV_ID) {
                     int n = wc.byteLen();
+                    if (n != INFO_LENGTH) {
+                        throw new Failure("Received bogus data, size " + n + " (rping's messages are the "
+                                + INFO_LENGTH + " bytes of struct rping_rdma_info)");
+                    }
                     postRecv();
-                    return n;
+                    return;
                 }
                 if (wc.wrId() != SEND_ID) {
                     throw new Failure("unexpected completion " + wc);
@@ -263,7 +357,7 @@ public final class Rping {
         private void poll(long deadlineNanos, String what) {
             int idle = 0;
             while (cq.poll(wc) == 0) {
-                if (deadlineNanos != 0 && System.nanoTime() - deadlineNanos > 0) {
+                if (System.nanoTime() - deadlineNanos > 0) {
                     throw new Failure("timed out waiting for " + what + " (" + o.timeout() + " s)");
                 }
                 if (++idle < 1000) {
@@ -275,25 +369,44 @@ public final class Rping {
             if (wc.status() == WcStatus.WR_FLUSH_ERR) {
                 throw new Disconnected();
             }
+            if (wc.status() == WcStatus.LOC_LEN_ERR && wc.wrId() == RECV_ID) {
+                throw new Failure("Received bogus data: a message longer than the " + INFO_LENGTH + " bytes of rping's"
+                        + " struct rping_rdma_info (completion status LOC_LEN_ERR)");
+            }
             if (wc.status() != WcStatus.SUCCESS) {
                 throw new Failure("cq completion failed status " + wc.status().ordinal() + " (" + wc.status() + ")");
             }
             debug("completion " + wc.opcode() + " wr " + wc.wrId() + " len " + wc.byteLen());
         }
 
+        /**
+         * Disconnects and releases the connection's QP, regions, CQ and PD, then frees its buffers; they stay
+         * allocated only when a release failed (the engine might still write into them).
+         */
         @Override
         public void close() {
-            if (conn != null) {
-                conn.close();
-            }
-            qp.close();
-            for (MemoryRegion mr : new MemoryRegion[] {recvMr, sendMr, rdmaMr, startMr}) {
-                if (mr != null) {
-                    mr.close();
+            try {
+                if (conn != null) {
+                    conn.close();
                 }
+                for (AutoCloseable r : new AutoCloseable[] {qp, recvMr, sendMr, rdmaMr, startMr, cq, pd}) {
+                    if (r != null) {
+                        try {
+                            r.close();
+                        } catch (RuntimeException e) {
+                            throw e;
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                }
+                arena.close();
+            } finally {
+                if (current == this) {
+                    current = null;
+                }
+                closed.countDown();
             }
-            cq.close();
-            pd.close();
         }
     }
 
@@ -311,28 +424,47 @@ public final class Rping {
         return ConnParam.defaults().withRdAtomic(1, 1); // rping: responder_resources = initiator_depth = 1
     }
 
-    private void serveOne(DeviceContext ctx, Arena arena, ConnectionManager.Listener l) {
-        ConnectionManager.ConnectRequest req;
+    /** Waits for a client's request; null once {@link #stop()} was called. */
+    private ConnectionManager.ConnectRequest awaitClient(ConnectionManager.Listener l) {
         long waitUntil = o.waitForClient() ? deadline() : Long.MAX_VALUE;
         io.jrdma.tools.Progress.step("waiting for a client on " + l.address());
-        do {
-            req = l.poll(Duration.ofMillis(500));
-            if (req == null && o.waitForClient() && System.nanoTime() - waitUntil > 0) {
+        while (!stopping) {
+            ConnectionManager.ConnectRequest req = l.poll(Duration.ofMillis(500));
+            if (req != null) {
+                return req;
+            }
+            if (o.waitForClient() && System.nanoTime() - waitUntil > 0) {
                 throw new Failure("no client within " + o.timeout() + " s");
             }
-        } while (req == null);
+        }
+        return null;
+    }
+
+    /** Serves one client until it disconnects (rping's server ignores -C); its resources are released at the end. */
+    private void serve(DeviceContext ctx, ConnectionManager.ConnectRequest req) {
         debug("connect request from " + req.peerAddress());
         // the port of the address listened on, else of the one the client is reached from
         int port = DeviceChoice.portFor(ctx, o.address() != null ? o.address() : req.peerAddress().getAddress());
-        try (Session s = new Session(ctx, arena, port)) {
+        Session made;
+        try {
+            made = new Session(ctx, port);
+        } catch (RuntimeException e) {
+            try {
+                req.reject(null); // the client hears at once, rather than at its connect's timeout
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        try (Session s = made) {
+            current = s;
             s.conn = req.accept(s.qp, param(), Duration.ofSeconds(o.timeout()));
             debug("accepted");
             try {
-                while (true) { // until the client disconnects: rping's server ignores -C
-                    int n = s.awaitRecv(0); // no deadline: the client takes its time between pings
-                    if (n != INFO_LENGTH) {
-                        throw new Failure("Received bogus data, size " + n);
-                    }
+                while (!stopping) {
+                    // bounded as every step: a client gone without a disconnect (no DREQ over RoCE, where no
+                    // stream's end tells) sends nothing more, and a persistent server has others to serve
+                    s.awaitRecv(deadline(), "the client's next ping (it sent nothing and did not disconnect)");
                     long addr = s.recvBuf.get(BE64, 0);
                     int rkey = s.recvBuf.get(BE32, 8);
                     int len = s.recvBuf.get(BE32, 12);
@@ -349,10 +481,7 @@ public final class Rping {
                         out.flush();
                     }
                     s.sendInfo(null, null); // go ahead
-                    n = s.awaitRecv(deadline());
-                    if (n != INFO_LENGTH) {
-                        throw new Failure("Received bogus data, size " + n);
-                    }
+                    s.awaitRecv(deadline(), "the client's second buffer");
                     addr = s.recvBuf.get(BE64, 0);
                     rkey = s.recvBuf.get(BE32, 8);
                     int echo = (int) Math.min(o.size(), cLength(s.rdmaBuf) + 1);
@@ -369,34 +498,59 @@ public final class Rping {
         }
     }
 
-    private void pingOnce(DeviceContext ctx, Arena arena) {
-        try (Session s = new Session(ctx, arena, DeviceChoice.portFor(ctx, o.address()))) {
+    /** The client: pings until -C is reached, the server fails or {@link #stop()}. @return 0, or 130 once stopped */
+    private int pingOnce(DeviceContext ctx) {
+        try (io.jrdma.tools.Progress.Registration onCtrlC = io.jrdma.tools.Progress.onInterrupt(this::stop);
+             Session s = new Session(ctx, DeviceChoice.portFor(ctx, o.address()))) {
+            current = s;
             io.jrdma.tools.Progress.step("connecting to " + o.address().getHostAddress() + ":" + o.port());
             s.conn = ctx.rdmaCm().connect(s.qp, new InetSocketAddress(o.address(), o.port()), param(),
                     Duration.ofSeconds(o.timeout()));
             debug("connected");
-            int start = 65;
-            for (int ping = 0; o.count() == 0 || ping < o.count(); ping++) {
-                int done = ping;
-                io.jrdma.tools.Progress.step(() -> "ping " + (done + 1) + (o.count() == 0 ? "" : " of " + o.count())
-                        + " (" + done + " completed)");
-                fill(s.startBuf, ping, start);
-                start = start + 1 > 122 ? 65 : start + 1;
-                s.sendInfo(s.startMr, s.startBuf); // READ this
-                s.awaitRecv(deadline());
-                s.sendInfo(s.rdmaMr, s.rdmaBuf); // WRITE it back here
-                s.awaitRecv(deadline());
-                if (o.validate() && s.startBuf.mismatch(s.rdmaBuf) >= 0) {
-                    throw new Failure("data mismatch!");
+            try {
+                int start = 65;
+                for (int ping = 0; (o.count() == 0 || ping < o.count()) && !stopping; ping++) {
+                    int done = ping;
+                    io.jrdma.tools.Progress.step(() -> "ping " + (done + 1) + (o.count() == 0 ? "" : " of " + o.count())
+                            + " (" + done + " completed)");
+                    fill(s.startBuf, ping, start);
+                    start = start + 1 > 122 ? 65 : start + 1;
+                    s.sendInfo(s.startMr, s.startBuf); // READ this
+                    s.awaitRecv(deadline(), "the server's go-ahead");
+                    s.sendInfo(s.rdmaMr, s.rdmaBuf); // WRITE it back here
+                    s.awaitRecv(deadline(), "the server's done");
+                    if (o.validate() && s.startBuf.mismatch(s.rdmaBuf) >= 0) {
+                        throw new Failure("data mismatch!");
+                    }
+                    if (o.verbose()) {
+                        out.println("ping data: " + cString(s.rdmaBuf));
+                        out.flush();
+                    }
                 }
-                if (o.verbose()) {
-                    out.println("ping data: " + cString(s.rdmaBuf));
-                    out.flush();
+            } catch (RuntimeException e) {
+                if (!stopping) { // else: the stop's own disconnect flushed what was under way
+                    throw e instanceof Disconnected ? new Failure("the server disconnected") : e;
                 }
+            } finally {
+                disconnect(s.conn);
             }
-            debug("done, disconnecting");
-        } catch (Disconnected e) {
-            throw new Failure("the server disconnected");
+            return stopping ? io.jrdma.tools.Progress.INTERRUPTED : 0;
+        }
+    }
+
+    /**
+     * Disconnects and waits, at most {@link #DISCONNECT_WAIT}, for the server's answer: over RoCE the DREQ is all
+     * that tells the server, and its retries stop when this process ends (rping's kernel keeps retrying for it).
+     */
+    private void disconnect(ConnectionManager.Connection c) {
+        debug("done, disconnecting");
+        c.close();
+        long end = System.nanoTime() + DISCONNECT_WAIT.toNanos();
+        for (long left; (left = end - System.nanoTime()) > 0; ) {
+            ConnectionManager.Event ev = c.pollEvent(Duration.ofNanos(left));
+            if (ev == null || ev == ConnectionManager.Event.DISCONNECTED) {
+                return;
+            }
         }
     }
 
