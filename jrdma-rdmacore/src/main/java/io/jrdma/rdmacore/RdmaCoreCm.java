@@ -89,7 +89,10 @@ final class RdmaCoreCm implements ConnectionManager {
     private final Set<Endpoint> open = ConcurrentHashMap.newKeySet();
     /** The reader of the established connections' channels; made with the first one, closed with the context. */
     private FdWatcher watcher;
+    /** Set by {@link #shutdown} (under this manager's lock): no id is made or kept from then on. */
     private boolean shut;
+    /** The open listeners, whose {@code poll} a {@link #shutdown} wakes. */
+    private final Set<RcListener> listeners = ConcurrentHashMap.newKeySet();
     private static final AtomicLong TOKENS = new AtomicLong(0x6A72_0000_0000L);
 
     RdmaCoreCm(RdmaCoreContext context, LibRdmacm lib) {
@@ -145,7 +148,10 @@ final class RdmaCoreCm implements ConnectionManager {
                 destroy();
                 throw rdma(e);
             }
-            open.add(this);
+            if (!register()) {
+                destroy();
+                throw closedContext();
+            }
         }
 
         /** The id of a connection request, moved to a channel of its own ({@code rdma_migrate_id}). */
@@ -165,7 +171,45 @@ final class RdmaCoreCm implements ConnectionManager {
                 destroy();
                 throw rdma(e);
             }
-            open.add(this);
+            if (!register()) {
+                // the context is closing: the request is answered and its id destroyed, where it was kept by nobody
+                // (found in review)
+                try (Arena a = Arena.ofConfined()) {
+                    lib.reject(IbvVerbs.callState(a), id, MemorySegment.NULL, 0);
+                }
+                destroy();
+                throw new RdmaException(Errno.EINVAL, "the context of " + context.device().name() + " is closed: a"
+                        + " connection request that came meanwhile was rejected");
+            }
+        }
+
+        /** Adds the endpoint to {@link #open}; {@return false when the manager is shut down: then it is not added} */
+        private boolean register() {
+            synchronized (RdmaCoreCm.this) {
+                if (shut) {
+                    return false;
+                }
+                open.add(this);
+                return true;
+            }
+        }
+
+        /**
+         * {@link #next(long)} in a wait that {@code wait} can end ({@link FdWait#wake}: the listener or the context
+         * closes).
+         *
+         * @return the event, or null when none came in time, the id is gone, or the wait was woken ({@code
+         *         wait.woken()} then says so)
+         */
+        Ev next(long deadline, FdWait wait) {
+            if (destroyed) {
+                return null;
+            }
+            int r = wait.await(fd, deadline);
+            if (r != FdWait.READY) {
+                return null;
+            }
+            return next(System.nanoTime()); // readable: no wait
         }
 
         /**
@@ -264,6 +308,10 @@ final class RdmaCoreCm implements ConnectionManager {
             }
             return mask.get(JAVA_INT, 0);
         }
+    }
+
+    private RdmaException closedContext() {
+        return new RdmaException(Errno.EINVAL, "the context of " + context.device().name() + " is closed");
     }
 
     private static int u8(MemorySegment s, long off) {
@@ -480,7 +528,9 @@ final class RdmaCoreCm implements ConnectionManager {
                         + " route.addr.src_addr at offset " + LibRdmacm.ID_SRC_ADDR + " reads port " + bound.getPort()
                         + " after rdma_bind_addr to port " + address.getPort()));
             }
-            return new RcListener(ep, bound);
+            RcListener l = new RcListener(ep, bound);
+            listeners.add(l);
+            return l;
         } catch (RuntimeException e) {
             ep.destroy();
             throw rdma(e);
@@ -490,10 +540,13 @@ final class RdmaCoreCm implements ConnectionManager {
     private final class RcListener implements Listener {
         private final Endpoint ep;
         private final InetSocketAddress address;
+        /** The wait of {@link #poll}, which {@link #close} and the context's close end. */
+        private final FdWait wait;
 
         RcListener(Endpoint ep, InetSocketAddress address) {
             this.ep = ep;
             this.address = address;
+            this.wait = new FdWait("the rdma_cm listener on " + address);
         }
 
         @Override
@@ -506,14 +559,19 @@ final class RdmaCoreCm implements ConnectionManager {
             long deadline = deadline(timeout);
             ep.eventLock.lock();
             try {
-                if (ep.destroyed) {
-                    throw new RdmaException(Errno.EINVAL, "the listener on " + address + " is closed");
-                }
                 while (true) {
-                    Ev e = ep.next(deadline);
+                    if (ep.destroyed || wait.woken()) {
+                        throw new RdmaException(Errno.EINVAL, "the listener on " + address + " is closed");
+                    }
+                    Ev e = ep.next(deadline, wait);
                     if (e == null) {
+                        if (wait.woken()) { // closed meanwhile: the listener, or its context
+                            throw new RdmaException(Errno.EINVAL, "the listener on " + address + " was closed while"
+                                    + " this thread waited for a connection request");
+                        }
                         return null;
                     }
+                    // a request read as the context closes is rejected and its id destroyed (request(e) throws)
                     if (e.type() == LibRdmacm.CONNECT_REQUEST) {
                         Request r = request(e);
                         if (r != null) {
@@ -529,9 +587,26 @@ final class RdmaCoreCm implements ConnectionManager {
             }
         }
 
+        /** Destroys the listener's id; a thread in {@link #poll} is woken (it throws EINVAL) and waited for. */
         @Override
         public void close() {
-            ep.destroy();
+            wait.wake();
+            listeners.remove(this);
+            ep.destroy(); // takes the event lock: once the woken poll has left
+            wait.close();
+        }
+
+        /** Ends a {@link #poll} in progress (the context closes; its shutdown then destroys the id). */
+        void wake() {
+            wait.wake();
+        }
+
+        /** Frees the poll's wait once the id is destroyed (a poll then throws before it waits): the context closed. */
+        void release() {
+            if (ep.destroyed) {
+                listeners.remove(this);
+                wait.close();
+            }
         }
     }
 
@@ -591,6 +666,10 @@ final class RdmaCoreCm implements ConnectionManager {
             long deadline = deadline(timeout);
             ep.eventLock.lock();
             try {
+                if (ep.destroyed) { // the context closed since the request was handed out: its id is gone
+                    throw new RdmaException(Errno.EINVAL, "the context of " + context.device().name() + " is closed:"
+                            + " the connection request from " + peerAddress + " is gone");
+                }
                 toInit(ep, q);
                 int responder = Math.min(maxResponder, Math.max(1, Math.min(param.responderResources(),
                         peer.initiatorDepth())));
@@ -653,7 +732,12 @@ final class RdmaCoreCm implements ConnectionManager {
             byte[] d = privateData == null ? new byte[0] : privateData;
             checkLength(d, "reject");
             answered = true;
+            ep.eventLock.lock();
             try {
+                if (ep.destroyed) { // the context closed since the request was handed out: its id is gone
+                    throw new RdmaException(Errno.EINVAL, "the context of " + context.device().name() + " is closed:"
+                            + " the connection request from " + peerAddress + " is gone (rejected at the close)");
+                }
                 MemorySegment.copy(d, 0, ep.data, JAVA_BYTE, 0, d.length);
                 int rc;
                 try (Arena a = Arena.ofConfined()) {
@@ -666,6 +750,7 @@ final class RdmaCoreCm implements ConnectionManager {
                 }
             } finally {
                 ep.destroy();
+                ep.eventLock.unlock();
             }
         }
     }
@@ -1017,8 +1102,11 @@ final class RdmaCoreCm implements ConnectionManager {
     void shutdown() {
         FdWatcher w;
         synchronized (this) {
-            shut = true;
+            shut = true; // from now on no id is made (a request that comes is rejected and destroyed)
             w = watcher;
+        }
+        for (RcListener l : listeners) {
+            l.wake(); // a poll in progress leaves (and lets go of the event lock the destroy below takes)
         }
         if (w != null) {
             w.close();
@@ -1038,6 +1126,9 @@ final class RdmaCoreCm implements ConnectionManager {
             } catch (RuntimeException e) {
                 // destroying anyway
             }
+        }
+        for (RcListener l : listeners) {
+            l.release();
         }
     }
 

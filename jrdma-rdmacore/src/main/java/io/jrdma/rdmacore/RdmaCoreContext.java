@@ -77,8 +77,14 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     private final Set<RdmaCorePd> pds = ConcurrentHashMap.newKeySet();
     private final Arena eventArena = Arena.ofShared();
     private final MemorySegment eventState = IbvVerbs.callState(eventArena);
-    private final MemorySegment eventPollfd = eventArena.allocate(Structs.POLLFD);
     private final MemorySegment event = eventArena.allocate(Structs.IBV_ASYNC_EVENT);
+    /** The async event wait, which {@link #close} ends ({@link FdWait}: its eventfd is made by the first wait). */
+    private final FdWait eventWait;
+    /**
+     * Held by the one thread reading async events, and by {@link #close} once it has woken that thread: not the
+     * context's monitor, so that a waiting thread does not hold up close() or the rest.
+     */
+    private final java.util.concurrent.locks.ReentrantLock eventLock = new java.util.concurrent.locks.ReentrantLock();
     private final int asyncFd;
     private io.jrdma.engine.cm.TcpConnectionManager cm;
     private volatile MemorySegment ctx;
@@ -91,6 +97,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         this.verbs = lib.verbs();
         this.ops = ContextOps.of(this.ctx, device.name());
         this.asyncFd = this.ctx.get(JAVA_INT, Structs.CTX_ASYNC_FD);
+        this.eventWait = new FdWait("the async events of " + device.name());
     }
 
     IbvVerbs verbs() {
@@ -138,6 +145,36 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
             }
         }
         return null;
+    }
+
+    /** {@return true when an open QP of this context sends or receives into {@code cq}} (a close's check) */
+    boolean qpUsing(RdmaCoreCq cq) {
+        for (RdmaCoreQp qp : qps.values()) {
+            if (qp.sendCq() == cq || qp.recvCq() == cq) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@return true when an open CQ of this context notifies {@code channel}} (a close's check) */
+    boolean cqUsing(RdmaCoreChannel channel) {
+        for (RdmaCoreCq cq : cqs.values()) {
+            if (cq.channel() == channel) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@return true when an open QP of this context receives from {@code srq}} (a close's check) */
+    boolean qpUsing(RdmaCoreSrq srq) {
+        for (RdmaCoreQp qp : qps.values()) {
+            if (qp.srq() == srq) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void remember(RdmaCoreSrq srq) {
@@ -589,22 +626,38 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
      */
     @Override
     public boolean awaitAsyncEvent(AsyncEvent out, Duration timeout) {
-        synchronized (eventArena) { // not the context's lock: a waiting thread must not hold up close() or the rest
+        try {
+            eventLock.lockInterruptibly();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmaException(RdmaException.Errno.EINTR, "interrupted while waiting to read the async events of "
+                    + device.name() + " (another thread reads them)");
+        }
+        try {
             return awaitAsyncEventLocked(out, timeout);
+        } finally {
+            eventLock.unlock();
         }
     }
 
+    /**
+     * The wait (the caller holds {@link #eventLock}): {@link FdWait} on the async fd, which {@link #close} wakes; then it
+     * frees the context only once this thread has left.
+     *
+     * @throws RdmaException EINVAL when the context is closed, or closed while this thread waited; EINTR when it is
+     *                       interrupted (its interrupt status set again)
+     */
     private boolean awaitAsyncEventLocked(AsyncEvent out, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + Math.min(Math.max(0, timeout.toNanos()), Long.MAX_VALUE / 4);
         MemorySegment c = ctx();
         while (true) {
-            long ms = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000L);
-            try {
-                if (!verbs.pollIn(eventState, eventPollfd, asyncFd, ms)) {
-                    return false;
-                }
-            } catch (LibIbverbs.NativeCallException e) {
-                throw RdmaCoreProvider.toRdma(e);
+            int r = eventWait.await(asyncFd, deadline);
+            if (r == FdWait.WOKEN || ctx == null) {
+                throw new RdmaException(RdmaException.Errno.EINVAL, "the context of " + device.name()
+                        + " was closed while this thread waited for an async event");
+            }
+            if (r != FdWait.READY) {
+                return false;
             }
             int rc = verbs.getAsyncEvent(eventState, c, event);
             if (rc != 0) {
@@ -777,9 +830,17 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
             cm.close(); // its listeners' ports and side channels, as the soft providers close theirs (found in review)
         }
         MemorySegment c = ctx;
-        ctx = null;
-        int rc = lib.close(c);
-        eventArena.close();
+        ctx = null; // a wait that begins from now on throws
+        eventWait.wake(); // a wait in progress returns at once, and one that begins now
+        int rc;
+        eventLock.lock(); // the woken waiter leaves at once: then nothing reads the ibv_context or the event's memory
+        try {
+            rc = lib.close(c);
+            eventWait.close();
+            eventArena.close();
+        } finally {
+            eventLock.unlock();
+        }
         if (rc != 0) {
             throw new RdmaException(RdmaException.Errno.EIO, "ibv_close_device(" + device.name() + ") returned " + rc);
         }

@@ -45,6 +45,8 @@ final class RdmaCoreCq implements CompletionQueue {
     private final java.lang.invoke.MethodHandle pollCq;
     private final java.lang.invoke.MethodHandle reqNotify;
     private volatile boolean closed;
+    /** The polls and arms inside the provider, which {@link #close} waits out before it destroys the CQ. */
+    private final InUse inUse = new InUse();
 
     /** @return true once destroyed: its native {@code ibv_cq} is freed */
     boolean closed() {
@@ -66,6 +68,13 @@ final class RdmaCoreCq implements CompletionQueue {
     private final Object flushLock = new Object();
     private int flushHead, flushCount;
     private volatile int flushPending;
+    /**
+     * Armed ({@link #requestNotify}) and not fired since by a flush this provider owes: an owed flush fires the CQ's
+     * channel itself ({@link RdmaCoreChannel#fire}), as the device fires it for its own completions; the kernel does
+     * not know of these (found in review: an application that armed, posted to an iWARP QP in ERROR and waited on the
+     * channel waited out its timeout). Written by the arm (one volatile store), cleared under {@code flushLock}.
+     */
+    private volatile boolean armed;
 
     RdmaCoreCq(RdmaCoreContext context, MemorySegment cq, RdmaCoreChannel channel) {
         this.context = context;
@@ -100,6 +109,10 @@ final class RdmaCoreCq implements CompletionQueue {
             flushQpn[at] = qpn;
             flushCount++;
             flushPending = flushCount;
+            if (armed && channel != null) {
+                armed = false; // an armed CQ fires once
+                channel.fire(this);
+            }
             return 0;
         }
     }
@@ -156,9 +169,21 @@ final class RdmaCoreCq implements CompletionQueue {
     }
 
     private int pollInto(WorkCompletion[] out, WorkCompletion one, int max) {
-        if (closed) {
-            throw new RdmaException(RdmaException.Errno.EINVAL, "the CQ is closed");
+        if (!inUse.enter()) {
+            throw closedCq();
         }
+        try {
+            return pollEntered(out, one, max);
+        } finally {
+            inUse.exit();
+        }
+    }
+
+    private static RdmaException closedCq() {
+        return new RdmaException(RdmaException.Errno.EINVAL, "the CQ is closed");
+    }
+
+    private int pollEntered(WorkCompletion[] out, WorkCompletion one, int max) {
         if (max == 0) {
             return 0;
         }
@@ -281,38 +306,51 @@ final class RdmaCoreCq implements CompletionQueue {
             throw new RdmaException(RdmaException.Errno.EINVAL, "the CQ has no completion channel: create it with"
                     + " createCq(cqe, channel) to be notified");
         }
-        if (closed) {
-            throw new RdmaException(RdmaException.Errno.EINVAL, "the CQ is closed");
+        if (!inUse.enter()) {
+            throw closedCq();
         }
         int rc;
         try {
             rc = (int) reqNotify.invokeExact(cq, solicitedOnly ? 1 : 0);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
+        } finally {
+            inUse.exit();
         }
         if (rc != 0) {
             int e = Math.abs(rc);
             throw new RdmaException(RdmaException.Errno.of(e), "ibv_req_notify_cq failed (errno " + e + ")");
         }
+        if (iwarp) {
+            armed = true; // only iWARP QPs owe flushes (RdmaCoreQp's posts in ERROR)
+        }
     }
 
     @Override
-    public CompletionChannel channel() {
+    public RdmaCoreChannel channel() {
         return channel;
     }
 
     /**
-     * Destroys the CQ ({@code ibv_destroy_cq}); a second close does nothing.
+     * Destroys the CQ ({@code ibv_destroy_cq}); a second close does nothing. A poll or arm on another thread that is
+     * inside the provider is waited out first (the destroy frees the {@code ibv_cq} and unmaps its ring); one that
+     * comes later throws EINVAL ({@link InUse}).
      *
-     * @throws RdmaException EBUSY while a QP uses it
+     * @throws RdmaException EBUSY while a QP uses it (before anything is done: a poll meanwhile goes on)
      */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
+        if (context.qpUsing(this)) {
+            throw new RdmaException(RdmaException.Errno.EBUSY, "ibv_destroy_cq would fail (EBUSY): a QP uses the CQ;"
+                    + " close the QP first");
+        }
+        inUse.close(); // polls and arms from now on throw EINVAL; those inside the provider have left
         int rc = context.verbs().destroyCq(cq);
         if (rc != 0) {
+            inUse.reopen();
             throw new RdmaException(RdmaException.Errno.of(rc), "ibv_destroy_cq failed (errno " + rc + ")"
                     + (rc == 16 ? ": a QP uses it; close the QP first" : ""));
         }

@@ -92,6 +92,8 @@ final class RdmaCoreQp implements QueuePair {
     /** The device's {@code max_sge_rd}: a READ with more SGEs is EINVAL at post (siw: 1). */
     private final int maxSgeRd;
     private volatile boolean closed;
+    /** The posts and binds inside the provider, which {@link #close} waits out before it destroys the QP. */
+    private final InUse inUse = new InUse();
     /**
      * The state this provider last moved the QP to (or the CM reported): Linux siw before 6.2 does not report the
      * state in {@code ibv_query_qp} (always 0, RESET), so on iWARP a RESET read after a transition out of it is
@@ -99,38 +101,65 @@ final class RdmaCoreQp implements QueuePair {
      */
     private volatile QpState known = QpState.RESET;
 
-    private RdmaCoreQp(RdmaCorePd pd, MemorySegment qp, QpInitAttr attr, Arena arena, int maxSendSge, int maxRecvSge,
-                       int maxInline) {
+    /**
+     * What a QP needs besides its native {@code ibv_qp}, made before {@code ibv_create_qp} so that nothing which can
+     * fail (a query, an allocation) runs after it: a QP whose Java object could not be made stayed created, its CQs,
+     * SRQ and PD busy for good (found in review).
+     *
+     * @param dev       the device's attributes (one {@code ibv_query_device})
+     * @param udMtu     a UD QP's largest message on port 1, else Long.MAX_VALUE
+     * @param maxRecvSge the receive SGEs laid out: 1 for a QP on an SRQ, which has no receive queue of its own
+     */
+    private record Prepared(Arena arena, io.jrdma.verbs.DeviceAttr dev, long udMtu, int maxSendSge, int maxRecvSge,
+                            MemorySegment sendWr, MemorySegment sendSges, MemorySegment recvWr,
+                            MemorySegment recvSges, MemorySegment badWr, MemorySegment mwBind, MemorySegment queryAttr,
+                            MemorySegment queryInit, MemorySegment queryState) {
+        static Prepared of(RdmaCoreContext context, QpInitAttr attr, Arena arena) {
+            io.jrdma.verbs.DeviceAttr dev = context.queryDevice();
+            long udMtu = attr.type() == QpType.UD ? RdmaCoreQp.udMtu(context, 1) : Long.MAX_VALUE;
+            int maxSendSge = attr.maxSendSge();
+            int maxRecvSge = attr.srq() == null ? Math.max(1, attr.maxRecvSge()) : 1; // QpInitAttr: ignored with an SRQ
+            MemorySegment sendWr = arena.allocate(Structs.IBV_SEND_WR);
+            MemorySegment sendSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxSendSge, 8);
+            MemorySegment recvWr = arena.allocate(Structs.IBV_RECV_WR);
+            MemorySegment recvSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxRecvSge, 8);
+            sendWr.set(ADDRESS, Structs.SWR_NEXT, MemorySegment.NULL);
+            sendWr.set(ADDRESS, Structs.SWR_SG_LIST, sendSges);
+            recvWr.set(ADDRESS, off(Structs.IBV_RECV_WR, "next"), MemorySegment.NULL);
+            recvWr.set(ADDRESS, Structs.RWR_SG_LIST, recvSges);
+            return new Prepared(arena, dev, udMtu, maxSendSge, maxRecvSge, sendWr, sendSges, recvWr, recvSges,
+                    arena.allocate(ADDRESS), arena.allocate(Structs.IBV_MW_BIND), arena.allocate(IBV_QP_ATTR),
+                    arena.allocate(IBV_QP_INIT_ATTR), IbvVerbs.callState(arena));
+        }
+    }
+
+    /** Field stores only (and the QPN read from the native QP): nothing here can fail after ibv_create_qp. */
+    private RdmaCoreQp(RdmaCorePd pd, MemorySegment qp, QpInitAttr attr, Prepared p, int maxInline) {
         this.pd = pd;
         this.context = pd.context();
         this.iwarp = context.device().transportType() == RdmaCoreDevice.TRANSPORT_IWARP;
         this.maxInline = maxInline;
-        io.jrdma.verbs.DeviceAttr dev = context.queryDevice(); // one ibv_query_device for both
-        this.maxSgeRd = Math.max(1, dev.maxSgeRd());
+        this.maxSgeRd = Math.max(1, p.dev().maxSgeRd());
         this.qp = qp.reinterpret(Structs.IBV_QP.byteSize());
         this.type = attr.type();
-        this.windows = context.ops().hasMw() && dev.supportsMw(io.jrdma.verbs.MwType.TYPE_1);
+        this.windows = context.ops().hasMw() && p.dev().supportsMw(io.jrdma.verbs.MwType.TYPE_1);
         this.sendCq = (RdmaCoreCq) attr.sendCq();
         this.recvCq = (RdmaCoreCq) attr.recvCq();
         this.srq = (RdmaCoreSrq) attr.srq();
         this.qpn = this.qp.get(JAVA_INT, Structs.QP_NUM);
-        this.arena = arena;
-        this.maxSendSge = maxSendSge;
-        this.maxRecvSge = maxRecvSge;
-        this.sendWr = arena.allocate(Structs.IBV_SEND_WR);
-        this.sendSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxSendSge, 8);
-        this.recvWr = arena.allocate(Structs.IBV_RECV_WR);
-        this.recvSges = arena.allocate(Structs.IBV_SGE.byteSize() * maxRecvSge, 8);
-        this.badWr = arena.allocate(ADDRESS);
-        this.mwBind = arena.allocate(Structs.IBV_MW_BIND);
-        this.queryAttr = arena.allocate(IBV_QP_ATTR);
-        this.queryInit = arena.allocate(IBV_QP_INIT_ATTR);
-        this.queryState = IbvVerbs.callState(arena);
-        sendWr.set(ADDRESS, Structs.SWR_NEXT, MemorySegment.NULL);
-        sendWr.set(ADDRESS, Structs.SWR_SG_LIST, sendSges);
-        recvWr.set(ADDRESS, off(Structs.IBV_RECV_WR, "next"), MemorySegment.NULL);
-        recvWr.set(ADDRESS, Structs.RWR_SG_LIST, recvSges);
-        this.udMtu = type == QpType.UD ? udMtu(context, 1) : Long.MAX_VALUE;
+        this.arena = p.arena();
+        this.maxSendSge = p.maxSendSge();
+        this.maxRecvSge = p.maxRecvSge();
+        this.sendWr = p.sendWr();
+        this.sendSges = p.sendSges();
+        this.recvWr = p.recvWr();
+        this.recvSges = p.recvSges();
+        this.badWr = p.badWr();
+        this.mwBind = p.mwBind();
+        this.queryAttr = p.queryAttr();
+        this.queryInit = p.queryInit();
+        this.queryState = p.queryState();
+        this.udMtu = p.udMtu();
         if (type == QpType.UD) {
             recvCq.hasUd();
         }
@@ -162,9 +191,10 @@ final class RdmaCoreQp implements QueuePair {
             case UD -> IBV_QPT_UD;
         };
         Arena arena = Arena.ofShared();
+        MemorySegment qp = null;
         try {
+            Prepared prepared = Prepared.of(ctx, attr, arena); // what can fail, before the QP exists
             MemorySegment init;
-            MemorySegment qp;
             int inline;
             try (Arena a = Arena.ofConfined()) {
                 init = a.allocate(IBV_QP_INIT_ATTR);
@@ -182,8 +212,7 @@ final class RdmaCoreQp implements QueuePair {
                 qp = createQp(ctx, pd, init, attr.maxInlineData());
                 inline = init.get(JAVA_INT, off(IBV_QP_INIT_ATTR, "cap.max_inline_data"));
             }
-            RdmaCoreQp q = new RdmaCoreQp(pd, qp, attr, arena, attr.maxSendSge(), Math.max(1, attr.maxRecvSge()),
-                    inline);
+            RdmaCoreQp q = new RdmaCoreQp(pd, qp, attr, prepared, inline);
             ctx.remember(q);
             return q;
         } catch (LibIbverbs.NativeCallException e) {
@@ -194,7 +223,14 @@ final class RdmaCoreQp implements QueuePair {
                         + attr.type() + " QPs (queryDevice() lists the QP types it has)", e);
             }
             throw RdmaCoreProvider.toRdma(e);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            if (qp != null) { // nothing should fail after the create; if something did, the QP goes with it
+                try {
+                    ctx.verbs().destroyQp(qp);
+                } catch (RuntimeException d) {
+                    e.addSuppressed(d);
+                }
+            }
             arena.close();
             throw e;
         }
@@ -533,9 +569,17 @@ final class RdmaCoreQp implements QueuePair {
      */
     @Override
     public int postSend(SendWorkRequest wr) {
-        if (closed) {
-            return EINVAL;
+        if (!inUse.enter()) {
+            return EINVAL; // closing or closed
         }
+        try {
+            return send(wr);
+        } finally {
+            inUse.exit();
+        }
+    }
+
+    private int send(SendWorkRequest wr) {
         WrOpcode op = wr.opcode();
         int code = WR_OPCODE[op.ordinal()];
         if (code < 0) {
@@ -669,9 +713,17 @@ final class RdmaCoreQp implements QueuePair {
      */
     @Override
     public int bindMw(io.jrdma.verbs.MemoryWindow window, io.jrdma.verbs.MwBind bind) {
-        if (closed) {
-            return EINVAL;
+        if (!inUse.enter()) {
+            return EINVAL; // closing or closed
         }
+        try {
+            return bind(window, bind);
+        } finally {
+            inUse.exit();
+        }
+    }
+
+    private int bind(io.jrdma.verbs.MemoryWindow window, io.jrdma.verbs.MwBind bind) {
         if (!windows) {
             return EOPNOTSUPP; // as the TCK's UnsupportedVerbsTck asks (siw0 answered EINVAL before, 035a91e)
         }
@@ -711,9 +763,17 @@ final class RdmaCoreQp implements QueuePair {
      */
     @Override
     public int postRecv(RecvWorkRequest wr) {
-        if (closed || srq != null) {
-            return EINVAL;
+        if (srq != null || !inUse.enter()) {
+            return EINVAL; // a QP on an SRQ has no receive queue; closing or closed
         }
+        try {
+            return receive(wr);
+        } finally {
+            inUse.exit();
+        }
+    }
+
+    private int receive(RecvWorkRequest wr) {
         if (iwarp) {
             QpState st = known;
             if (st == QpState.ERROR) {
@@ -750,24 +810,28 @@ final class RdmaCoreQp implements QueuePair {
     }
 
     /**
-     * Destroys the QP ({@code ibv_destroy_qp}); a second close does nothing.
+     * Destroys the QP ({@code ibv_destroy_qp}); a second close does nothing. A post or bind on another thread that
+     * is inside the provider is waited out first (the destroy frees the {@code ibv_qp} and unmaps its queues); one
+     * that comes later returns EINVAL ({@link InUse}).
      *
-     * @throws RdmaException with the errno of ibv_destroy_qp
+     * @throws RdmaException with the errno of ibv_destroy_qp (the QP then stays open)
      */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
+        inUse.close(); // posts and binds from now on return EINVAL; those inside the provider have left
         int rc = context.verbs().destroyQp(qp);
         if (rc != 0) {
+            inUse.reopen();
             throw new RdmaException(RdmaException.Errno.of(rc), "ibv_destroy_qp failed (errno " + rc + ")");
         }
         closed = true;
         context.forget(this);
         context.setPeer(qpn, -1);
-        // the native requests stay until the arena is closed: a post racing with close returns EINVAL or reaches
-        // the destroyed QP's handle, never freed memory
+        // no post is inside and none can enter: the native requests go with the arena (a post that checked a
+        // volatile flag and then called the provider could reach the freed QP: found in review)
         arena.close();
     }
 

@@ -29,6 +29,8 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
     private final int maxSge;
     private final MethodHandle post;
     private volatile boolean closed;
+    /** The posts inside the provider, which {@link #close} waits out before it destroys the SRQ. */
+    private final InUse inUse = new InUse();
 
     /** @return true once destroyed: its native {@code ibv_srq} is freed */
     boolean closed() {
@@ -142,37 +144,50 @@ final class RdmaCoreSrq implements SharedReceiveQueue {
         }
     }
 
+    /**
+     * Writes {@code wr} into the SRQ's native {@code ibv_recv_wr} and calls {@code ops.post_srq_recv}.
+     *
+     * @return 0, or the provider's errno; EINVAL for more SGEs than the SRQ was created with, or a destroyed SRQ
+     */
     @Override
     public int postRecv(RecvWorkRequest wr) {
-        if (closed) {
-            return EINVAL;
-        }
         int n = wr.numSge();
-        if (n > maxSge) {
-            return EINVAL;
+        if (n > maxSge || !inUse.enter()) {
+            return EINVAL; // too many SGEs; closing or closed
         }
-        RdmaCoreQp.writeRecv(wr, recvWr, sges, n);
-        int rc;
         try {
-            rc = (int) post.invokeExact(srq, recvWr, badWr);
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            RdmaCoreQp.writeRecv(wr, recvWr, sges, n);
+            int rc;
+            try {
+                rc = (int) post.invokeExact(srq, recvWr, badWr);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            return rc < 0 ? -rc : rc;
+        } finally {
+            inUse.exit();
         }
-        return rc < 0 ? -rc : rc;
     }
 
     /**
-     * Destroys it ({@code ibv_destroy_srq}); a second close does nothing.
+     * Destroys it ({@code ibv_destroy_srq}); a second close does nothing. A post on another thread that is inside the
+     * provider is waited out first; one that comes later returns EINVAL ({@link InUse}).
      *
-     * @throws RdmaException EBUSY while a QP uses it
+     * @throws RdmaException EBUSY while a QP uses it (before anything is done: a post meanwhile goes on)
      */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
+        if (pd.context().qpUsing(this)) {
+            throw new RdmaException(RdmaException.Errno.EBUSY, "ibv_destroy_srq would fail (EBUSY): a QP uses the"
+                    + " SRQ; close the QP first");
+        }
+        inUse.close(); // posts from now on return EINVAL; those inside the provider have left
         int rc = pd.context().verbs().destroySrq(srq);
         if (rc != 0) {
+            inUse.reopen();
             throw new RdmaException(RdmaException.Errno.of(rc), "ibv_destroy_srq failed (errno " + rc + ")"
                     + (rc == 16 ? ": a QP uses it; close the QP first" : ""));
         }
