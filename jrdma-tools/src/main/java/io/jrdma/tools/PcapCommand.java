@@ -161,8 +161,13 @@ final class PcapCommand {
                 t.opcodes.merge(IbOpcode.name(opcode), 1L, Long::sum);
                 if (fromKey != null && IbOpcode.valid(opcode)) {
                     int aeth = IbOpcode.offset(opcode, IbOpcode.AETH);
-                    boolean nak = aeth >= 0 && io.jrdma.wire.Aeth.isNak(
-                            io.jrdma.wire.Aeth.syndrome(rec.segment(), u.payloadOffset() + aeth));
+                    int syndrome = aeth >= 0 ? io.jrdma.wire.Aeth.syndrome(rec.segment(), u.payloadOffset() + aeth) : 0;
+                    // a sequence NAK or an RNR NAK: both ask for their PSN and every later one again
+                    boolean rnr = aeth >= 0 && io.jrdma.wire.Aeth.isRnrNak(syndrome);
+                    boolean nak = rnr || aeth >= 0 && io.jrdma.wire.Aeth.isNak(syndrome);
+                    if (rnr && !src.getHostAddress().equals(fromKey)) {
+                        rt.peerRnrNaks++;
+                    }
                     rt.packet(src.getHostAddress().equals(fromKey), IbOpcode.mask(opcode),
                             Bth.destQp(rec.segment(), u.payloadOffset()), Bth.psn(rec.segment(), u.payloadOffset()),
                             nak, rec.timestampNanos());
@@ -320,6 +325,8 @@ final class PcapCommand {
         long peerRetriesAfterAck;
         long peerRetriesAfterNak;
         long ourRetries;
+        /** RNR NAKs the peer sent (its receive queue empty): each in a stream of requests in flight makes it NAK the next one out of sequence too */
+        long peerRnrNaks;
 
         void packet(boolean ours, int mask, int destQp, int psn, boolean nak, long at) {
             boolean request = (mask & IbOpcode.REQ) != 0;
@@ -444,7 +451,8 @@ final class PcapCommand {
                     : "; the peer's " + peerRetries + " came from its own timer (" + peerRetriesAfterAck
                             + " after jrdma's ACK, " + peerRetriesEarly + " within one timeout)"
                             + (peerRetriesAfterNak == 0 ? "" : " or were asked for by jrdma's NAKs ("
-                            + peerRetriesAfterNak + ")"));
+                            + peerRetriesAfterNak + ")"))
+                    + (peerRnrNaks == 0 ? "" : "; the peer sent " + peerRnrNaks + " RNR NAK" + (peerRnrNaks == 1 ? "" : "s"));
         }
     }
 

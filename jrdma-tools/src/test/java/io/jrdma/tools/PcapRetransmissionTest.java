@@ -76,6 +76,31 @@ class PcapRetransmissionTest {
         assertTrue(out2.toString().contains("before a whole timeout"), out2.toString());
     }
 
+    /**
+     * An RNR NAK (syndrome 0x20-0x3F) asks for its PSN and every later one again once its timer ran, as a sequence NAK
+     * does: the go-back-N burst after it is jrdma's right, not an early resend. It was taken for an ACK of its PSN (only
+     * sequence NAKs were NAKs to the check), so the burst's first request counted as resent after an answer: seen in
+     * the interop suite's `ib_send_bw --use-srq -q 4 -s 2` case against rxe, whose receive queue ran dry (2026-11-27).
+     */
+    @Test
+    void anRnrNakJustifiesItsGoBackNBurst(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("rnr.pcap");
+        try (PcapWriter w = PcapWriter.create(f, PcapReader.LINKTYPE_ETHERNET)) {
+            for (int p = 300; p < 304; p++) {
+                request(w, p * 1000L, JRDMA, PEER, 0x10, p);
+            }
+            ack(w, 2 * MS, PEER, JRDMA, 0x30, 300, ACK);
+            ack(w, 2 * MS + 1, PEER, JRDMA, 0x30, 301, 0x2C); // RNR NAK, timer code 12: resend from 301 later
+            for (int p = 301; p < 304; p++) {
+                request(w, 14 * MS + p, JRDMA, PEER, 0x10, p);
+            }
+            ack(w, 15 * MS, PEER, JRDMA, 0x30, 303, ACK);
+        }
+        StringBuilder out = new StringBuilder();
+        assertEquals(0, run(f, out), out.toString());
+        assertTrue(out.toString().contains("or asked for by a NAK; none by the peer; the peer sent 1 RNR NAK"), out.toString());
+    }
+
     private static int run(Path f, StringBuilder output) {
         ByteArrayOutputStream o = new ByteArrayOutputStream();
         ByteArrayOutputStream e = new ByteArrayOutputStream();
