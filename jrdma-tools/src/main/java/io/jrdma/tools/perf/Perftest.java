@@ -3,6 +3,7 @@ package io.jrdma.tools.perf;
 import io.jrdma.soft.SoftRoceOptions;
 
 import io.jrdma.tools.DeviceChoice;
+import io.jrdma.tools.pingpong.HostPage;
 import io.jrdma.tools.oob.CFormat;
 import io.jrdma.tools.oob.Roce;
 import io.jrdma.tools.oob.SideChannel;
@@ -87,7 +88,12 @@ import java.util.function.IntConsumer;
  * beyond it ({@code ctx_alloc_credit}, {@code run_iter_bw}, {@code run_iter_bw_server}).
  */
 final class Perftest {
-    static final int PAGE = 4096;
+    /**
+     * The page size this side sends in the exchange and aligns its buffer to at least: perftest's {@code cycle_buffer},
+     * {@code sysconf(_SC_PAGESIZE)}, the host's ({@link HostPage}; 4096 where it cannot be told, off Linux). Tests
+     * may set another before a run.
+     */
+    static volatile int page = hostPage();
     static final int CACHE_LINE = 64;
     private static final int POLL_BATCH = 16;
 
@@ -107,7 +113,7 @@ final class Perftest {
     private final boolean warnPort;
 
     // negotiated with the peer
-    private int cycleBuffer = PAGE;
+    private int cycleBuffer = page;
     private int cacheLine = CACHE_LINE;
     private Mtu mtu;
     private int gidIndex;
@@ -191,6 +197,14 @@ final class Perftest {
      * @return the threading mode of this side: only the sides with nothing to do but serve RDMA run DEDICATED, and
      *         every side with {@code -e}, whose thread sleeps while the engine's runs the transport
      */
+    private static int hostPage() {
+        try {
+            return HostPage.size();
+        } catch (RuntimeException e) {
+            return 4096; // not Linux: the exchange's value is the larger of the two ends', as perftest's
+        }
+    }
+
     static ThreadingMode mode(PerfTest t, boolean server, boolean events) {
         boolean passive = server && t != PerfTest.SEND_BW && t != PerfTest.SEND_LAT && t != PerfTest.WRITE_LAT;
         return passive || events ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
@@ -427,7 +441,7 @@ final class Perftest {
     private void exchangeParameters(PortAttr port) {
         dog.reset("exchanging parameters with the peer");
         PerftestWire.checkVersion(xchg(PerftestWire.version(PerftestWire.VERSION), "the perftest version"));
-        cycleBuffer = Math.max(cycleBuffer, PerftestWire.int32(xchg(PerftestWire.int32(PAGE), "the page size")));
+        cycleBuffer = Math.max(cycleBuffer, PerftestWire.int32(xchg(PerftestWire.int32(cycleBuffer), "the page size")));
         cacheLine = Math.max(cacheLine, PerftestWire.int32(xchg(PerftestWire.int32(CACHE_LINE), "the cache line size")));
         if (cycleBuffer <= 0 || cycleBuffer > (1 << 30) || Integer.bitCount(cycleBuffer) != 1 || cacheLine <= 0
                 || cacheLine > cycleBuffer || Integer.bitCount(cacheLine) != 1) {

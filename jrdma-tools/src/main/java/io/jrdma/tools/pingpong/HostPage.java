@@ -18,7 +18,7 @@ import java.nio.file.Path;
  * no warning about native access, the value glibc's {@code sysconf} returns, read where glibc reads it: the kernel's
  * {@code AT_PAGESZ} entry in the process's auxiliary vector ({@code /proc/self/auxv}).
  */
-final class HostPage {
+public final class HostPage {
     /** Linux's {@code _SC_PAGESIZE} (glibc's and musl's {@code bits/confname.h}). */
     private static final int SC_PAGESIZE = 30;
     /** The auxiliary vector's entry type of the page size ({@code <elf.h>}). */
@@ -34,7 +34,7 @@ final class HostPage {
      *
      * @throws Pingpong.Failure when neither source answers (not Linux)
      */
-    static int size() {
+    public static int size() {
         int s = size;
         if (s == 0) {
             s = HostPage.class.getModule().isNativeAccessEnabled() ? sysconf() : auxv();
