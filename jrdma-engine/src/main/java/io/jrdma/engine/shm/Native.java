@@ -38,6 +38,8 @@ final class Native {
     static final long MAP_FAILED = -1L;
 
     private static final String REASON;
+    /** the host's page size (sysconf(_SC_PAGESIZE)): shared buffers are mapped on its boundaries and aligned to it */
+    static final long PAGE_SIZE;
     private static final MethodHandle MEMFD_CREATE;
     private static final MethodHandle FTRUNCATE;
     private static final MethodHandle FCNTL;
@@ -149,6 +151,20 @@ final class Native {
         } catch (IllegalArgumentException e) {
             reason = reason == null ? e.getMessage() : reason;
         }
+        long page = 4096;
+        if (reason == null) {
+            try { // sysconf(_SC_PAGESIZE) (30 in glibc and musl): mappings start on its boundaries
+                long v = (long) Linker.nativeLinker().downcallHandle(
+                        Linker.nativeLinker().defaultLookup().findOrThrow("sysconf"),
+                        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)).invokeExact(30);
+                if (v >= 4096 && v <= (1L << 30) && Long.bitCount(v) == 1) {
+                    page = v;
+                }
+            } catch (Throwable t) {
+                reason = "sysconf(_SC_PAGESIZE) through FFM: " + t;
+            }
+        }
+        PAGE_SIZE = page;
         REASON = reason;
         MEMFD_CREATE = memfd;
         FTRUNCATE = ftruncate;

@@ -25,7 +25,7 @@ final class SharedBuffers {
         }
     }
 
-    private static final long PAGE = 4096;
+    private static final long PAGE = Native.PAGE_SIZE; // the host's: 4 KiB on x86-64, 16 or 64 KiB on some arm64 kernels
     private static final ConcurrentSkipListMap<Long, Buffer> BUFFERS = new ConcurrentSkipListMap<>();
     /** the last serial given: a buffer's identity within this process, never given twice (64 bits) */
     private static final java.util.concurrent.atomic.AtomicLong SERIAL = new java.util.concurrent.atomic.AtomicLong();

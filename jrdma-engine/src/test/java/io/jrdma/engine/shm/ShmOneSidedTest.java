@@ -806,7 +806,13 @@ class ShmOneSidedTest {
             s.set(ValueLayout.JAVA_LONG, 99_992, 5);
             assertThrows(RdmaException.class, () -> ctx.allocateBuffer(0, 8, arena));
             assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 3, arena));
-            assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 8192, arena));
+            // page-aligned, the host's page (getconf's answer): more alignment than that is refused
+            Process g = new ProcessBuilder("getconf", "PAGESIZE").redirectErrorStream(true).start();
+            assertTrue(g.waitFor(10, java.util.concurrent.TimeUnit.SECONDS), "getconf PAGESIZE");
+            assertEquals(Long.parseLong(new String(g.getInputStream().readAllBytes()).trim()), Native.PAGE_SIZE,
+                    "the page size shared buffers are aligned to is the host's");
+            assertEquals(0, ctx.allocateBuffer(64, Native.PAGE_SIZE, arena).address() % Native.PAGE_SIZE);
+            assertThrows(RdmaException.class, () -> ctx.allocateBuffer(64, 2 * Native.PAGE_SIZE, arena));
             Arena closed = Arena.ofConfined();
             closed.close();
             long withBuffer = openDescriptors();
