@@ -5,8 +5,6 @@ import io.jrdma.verbs.RdmaException.Errno;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Map;
-import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * The buffers {@code allocateBuffer} made in this process: each an anonymous memfd (no name in
@@ -26,7 +24,13 @@ final class SharedBuffers {
     }
 
     private static final long PAGE = Native.PAGE_SIZE; // the host's: 4 KiB on x86-64, 16 or 64 KiB on some arm64 kernels
-    private static final ConcurrentSkipListMap<Long, Buffer> BUFFERS = new ConcurrentSkipListMap<>();
+    /**
+     * The live buffers by address, ascending: replaced whole under {@link #LOCK} when one is made or let go (rare), read
+     * with no lock and no allocation by {@link #find}, which registrations and every window bind call (a skip list's
+     * lookup boxed the address and made an entry, which escape analysis removed in some compilations only)
+     */
+    private static volatile Buffer[] sorted = new Buffer[0];
+    private static final Object LOCK = new Object();
     /** the last serial given: a buffer's identity within this process, never given twice (64 bits) */
     private static final java.util.concurrent.atomic.AtomicLong SERIAL = new java.util.concurrent.atomic.AtomicLong();
 
@@ -51,7 +55,15 @@ final class SharedBuffers {
             throw e;
         }
         Buffer b = new Buffer(addr, mapped, fd, inode, SERIAL.incrementAndGet());
-        BUFFERS.put(addr, b);
+        synchronized (LOCK) {
+            Buffer[] a = sorted;
+            int at = slot(a, addr) + 1; // after every buffer below addr (a new mapping's address is no live one's)
+            Buffer[] c = new Buffer[a.length + 1];
+            System.arraycopy(a, 0, c, 0, at);
+            c[at] = b;
+            System.arraycopy(a, at, c, at + 1, a.length - at);
+            sorted = c;
+        }
         try {
             return MemorySegment.ofAddress(addr).reinterpret(size, arena, s -> release(b));
         } catch (RuntimeException | Error e) { // an arena already closed (IllegalStateException), or another thread's
@@ -61,14 +73,39 @@ final class SharedBuffers {
     }
 
     private static void release(Buffer b) {
-        BUFFERS.remove(b.address());
+        synchronized (LOCK) {
+            Buffer[] a = sorted;
+            int at = slot(a, b.address());
+            if (at >= 0 && a[at] == b) {
+                Buffer[] c = new Buffer[a.length - 1];
+                System.arraycopy(a, 0, c, 0, at);
+                System.arraycopy(a, at + 1, c, at, a.length - at - 1);
+                sorted = c;
+            }
+        }
         Native.munmap(b.address(), b.size());
         Native.close(b.fd());
     }
 
     /** @return the buffer that holds all of {@code [addr, addr + len)}, or null */
     static Buffer find(long addr, long len) {
-        Map.Entry<Long, Buffer> e = BUFFERS.floorEntry(addr);
-        return e != null && e.getValue().covers(addr, len) ? e.getValue() : null;
+        Buffer[] a = sorted;
+        int at = slot(a, addr);
+        return at >= 0 && a[at].covers(addr, len) ? a[at] : null;
+    }
+
+    /** @return the index of the last buffer of {@code a} whose address is at most {@code addr} (unsigned), or -1 */
+    private static int slot(Buffer[] a, long addr) {
+        int lo = 0;
+        int hi = a.length - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (Long.compareUnsigned(a[mid].address(), addr) <= 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return hi;
     }
 }
