@@ -54,9 +54,48 @@ final class ContextOps {
         this.deallocMw = deallocMw;
     }
 
-    /** {@return true when the provider has the three memory window ops} */
+    /**
+     * {@return true when the three memory window slots are set} Since rdma-core 17 libibverbs fills every slot a
+     * provider leaves empty with a stub of its own ({@code libibverbs/dummy_ops.c}: {@code alloc_mw} sets errno
+     * EOPNOTSUPP and returns NULL, {@code bind_mw}, {@code dealloc_mw} and {@code post_srq_recv} return EOPNOTSUPP),
+     * so this is true on every current rdma-core; whether windows work is {@link #mwAnswers}'s probe.
+     */
     boolean hasMw() {
         return allocMw != null && bindMw != null && deallocMw != null;
+    }
+
+    /** errno values of an {@code alloc_mw} that has no windows: libibverbs' stub (EOPNOTSUPP), or ENOSYS */
+    static final int EOPNOTSUPP = 95, ENOSYS = 38;
+
+    /**
+     * The probe of {@link RdmaCoreContext#windows()}: one {@code alloc_mw(pd, type)} on a scratch PD, whose window, if
+     * it made one, is deallocated at once.
+     *
+     * @return 0 when the provider made the window (it has windows), else the errno of the failed call: EOPNOTSUPP
+     *         (or ENOSYS) when its {@code alloc_mw} is libibverbs' stub (found in review: the NULL check of
+     *         {@link #hasMw} never fired, so a device without windows in its provider reported them)
+     */
+    int mwAnswers(MemorySegment pd, int type) {
+        if (!hasMw()) {
+            return EOPNOTSUPP;
+        }
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment state = IbvVerbs.callState(a);
+            MemorySegment mw = (MemorySegment) allocMw.invokeExact(state, pd, type);
+            if (mw.equals(MemorySegment.NULL)) {
+                int e = IbvVerbs.errno(state);
+                return e == 0 ? 5 : e; // NULL without an errno: EIO, a failure that is not "no windows"
+            }
+            int rc = (int) deallocMw.invokeExact(mw);
+            if (rc != 0) {
+                throw new IllegalStateException("dealloc_mw of the window the probe made returned " + rc);
+            }
+            return 0;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /**

@@ -148,6 +148,22 @@ final class FdWait {
         }
     }
 
+    /**
+     * Closes the eventfd while nothing blocks here (the owner's lock held): an rdma_cm id whose connection is
+     * established is read by a watcher without blocking, so it need not keep a descriptor for a wait. A later wait
+     * that blocks makes it again; a {@link #wake} is kept.
+     */
+    void idle() {
+        synchronized (lock) {
+            if (wakeFd >= 0 && !closed) {
+                try (Arena a = Arena.ofConfined()) {
+                    libc.close(IbvVerbs.callState(a), wakeFd);
+                }
+                wakeFd = -1;
+            }
+        }
+    }
+
     /** Ends a wait in progress with {@link #SIGNALED} (or the next wait, when none is in progress). */
     void signal() {
         wakeFd(); // so that a wait that begins now sees the count

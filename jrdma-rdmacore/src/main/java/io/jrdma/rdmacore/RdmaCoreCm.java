@@ -91,8 +91,6 @@ final class RdmaCoreCm implements ConnectionManager {
     private FdWatcher watcher;
     /** Set by {@link #shutdown} (under this manager's lock): no id is made or kept from then on. */
     private boolean shut;
-    /** The open listeners, whose {@code poll} a {@link #shutdown} wakes. */
-    private final Set<RcListener> listeners = ConcurrentHashMap.newKeySet();
     private static final AtomicLong TOKENS = new AtomicLong(0x6A72_0000_0000L);
 
     RdmaCoreCm(RdmaCoreContext context, LibRdmacm lib) {
@@ -115,7 +113,6 @@ final class RdmaCoreCm implements ConnectionManager {
     final class Endpoint {
         final Arena arena = Arena.ofShared();
         final MemorySegment evState = IbvVerbs.callState(arena);
-        final MemorySegment pollfd = arena.allocate(Structs.POLLFD);
         final MemorySegment evOut = arena.allocate(ADDRESS);
         final MemorySegment attr = arena.allocate(IBV_QP_ATTR);
         final MemorySegment mask = arena.allocate(JAVA_INT);
@@ -126,6 +123,12 @@ final class RdmaCoreCm implements ConnectionManager {
         final ReentrantLock eventLock = new ReentrantLock();
         /** Held by calls on the id that may run beside an event reader (disconnect), and by the destruction. */
         final Object opLock = new Object();
+        /**
+         * The wait for the channel's next event, which the context's close (and a listener's) ends with {@link
+         * FdWait#wake}, and an interrupt within {@value FdWait#SLICE_MS} ms: a connect, an accept, a listener's poll
+         * (found in review: a connect or an accept waited in a bare poll(2) that neither could end).
+         */
+        final FdWait wait = new FdWait("the rdma_cm events of " + context.device().name());
         MemorySegment channel;
         MemorySegment id;
         int fd;
@@ -195,40 +198,20 @@ final class RdmaCoreCm implements ConnectionManager {
         }
 
         /**
-         * {@link #next(long)} in a wait that {@code wait} can end ({@link FdWait#wake}: the listener or the context
-         * closes).
+         * Waits for the next event until {@code deadline}: {@code poll(2)} on the channel's descriptor ({@link #wait},
+         * which a close or an interrupt ends), then {@code rdma_get_cm_event}, a copy, {@code rdma_ack_cm_event}. The
+         * caller holds {@link #eventLock}.
          *
          * @return the event, or null when none came in time, the id is gone, or the wait was woken ({@code
-         *         wait.woken()} then says so)
-         */
-        Ev next(long deadline, FdWait wait) {
-            if (destroyed) {
-                return null;
-            }
-            int r = wait.await(fd, deadline);
-            if (r != FdWait.READY) {
-                return null;
-            }
-            return next(System.nanoTime()); // readable: no wait
-        }
-
-        /**
-         * Waits for the next event until {@code deadline}: {@code poll(2)} on the channel's descriptor, then
-         * {@code rdma_get_cm_event}, a copy, {@code rdma_ack_cm_event}. The caller holds {@link #eventLock}.
-         *
-         * @return the event, or null when none came in time (or the id is gone)
+         *         wait.woken()} then says so: the context or the listener closed)
+         * @throws RdmaException EINTR when the thread is interrupted (its interrupt status set again)
          */
         Ev next(long deadline) {
             if (destroyed) {
                 return null;
             }
-            long ms = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000L);
-            try {
-                if (!context.verbs().pollIn(evState, pollfd, fd, ms)) {
-                    return null;
-                }
-            } catch (LibIbverbs.NativeCallException e) {
-                throw RdmaCoreProvider.toRdma(e);
+            if (wait.await(fd, deadline) != FdWait.READY) {
+                return null;
             }
             int rc = lib.getCmEvent(evState, channel, evOut);
             if (rc != 0) {
@@ -287,12 +270,22 @@ final class RdmaCoreCm implements ConnectionManager {
                             lib.destroyEventChannel(s, channel);
                         }
                     } finally {
+                        wait.close(); // nobody waits: the event lock is held
                         arena.close();
                     }
                 }
             } finally {
                 eventLock.unlock();
             }
+        }
+
+        /**
+         * {@return {@code e}, or the reason no event came: the context closed (EINVAL) while this thread was
+         * {@code doing} it}
+         */
+        RdmaException closedWhile(String doing, RdmaException e) {
+            return wait.woken() ? new RdmaException(Errno.EINVAL, "the context of " + context.device().name()
+                    + " was closed while this thread was " + doing) : e;
         }
 
         /** {@code rdma_init_qp_attr} for {@code state} into {@link #attr}; {@return its mask} */
@@ -316,6 +309,15 @@ final class RdmaCoreCm implements ConnectionManager {
 
     private static int u8(MemorySegment s, long off) {
         return Byte.toUnsignedInt(s.get(JAVA_BYTE, off));
+    }
+
+    /** {@return {@code e} as an RdmaException; an interrupt's EINTR saying that {@code what} was abandoned} */
+    private static RdmaException interrupted(RuntimeException e, String what) {
+        if (e instanceof RdmaException r && r.errno() == Errno.EINTR) {
+            return new RdmaException(Errno.EINTR, what + " was interrupted (the thread's interrupt status is set): its"
+                    + " rdma_cm id is destroyed", r);
+        }
+        return rdma(e);
     }
 
     private static RdmaException rdma(RuntimeException e) {
@@ -528,9 +530,7 @@ final class RdmaCoreCm implements ConnectionManager {
                         + " route.addr.src_addr at offset " + LibRdmacm.ID_SRC_ADDR + " reads port " + bound.getPort()
                         + " after rdma_bind_addr to port " + address.getPort()));
             }
-            RcListener l = new RcListener(ep, bound);
-            listeners.add(l);
-            return l;
+            return new RcListener(ep, bound);
         } catch (RuntimeException e) {
             ep.destroy();
             throw rdma(e);
@@ -540,13 +540,10 @@ final class RdmaCoreCm implements ConnectionManager {
     private final class RcListener implements Listener {
         private final Endpoint ep;
         private final InetSocketAddress address;
-        /** The wait of {@link #poll}, which {@link #close} and the context's close end. */
-        private final FdWait wait;
 
         RcListener(Endpoint ep, InetSocketAddress address) {
             this.ep = ep;
             this.address = address;
-            this.wait = new FdWait("the rdma_cm listener on " + address);
         }
 
         @Override
@@ -560,12 +557,12 @@ final class RdmaCoreCm implements ConnectionManager {
             ep.eventLock.lock();
             try {
                 while (true) {
-                    if (ep.destroyed || wait.woken()) {
+                    if (ep.destroyed || ep.wait.woken()) {
                         throw new RdmaException(Errno.EINVAL, "the listener on " + address + " is closed");
                     }
-                    Ev e = ep.next(deadline, wait);
+                    Ev e = ep.next(deadline);
                     if (e == null) {
-                        if (wait.woken()) { // closed meanwhile: the listener, or its context
+                        if (ep.wait.woken()) { // closed meanwhile: the listener, or its context
                             throw new RdmaException(Errno.EINVAL, "the listener on " + address + " was closed while"
                                     + " this thread waited for a connection request");
                         }
@@ -590,23 +587,8 @@ final class RdmaCoreCm implements ConnectionManager {
         /** Destroys the listener's id; a thread in {@link #poll} is woken (it throws EINVAL) and waited for. */
         @Override
         public void close() {
-            wait.wake();
-            listeners.remove(this);
+            ep.wait.wake();
             ep.destroy(); // takes the event lock: once the woken poll has left
-            wait.close();
-        }
-
-        /** Ends a {@link #poll} in progress (the context closes; its shutdown then destroys the id). */
-        void wake() {
-            wait.wake();
-        }
-
-        /** Frees the poll's wait once the id is destroyed (a poll then throws before it waits): the context closed. */
-        void release() {
-            if (ep.destroyed) {
-                listeners.remove(this);
-                wait.close();
-            }
         }
     }
 
@@ -690,8 +672,9 @@ final class RdmaCoreCm implements ConnectionManager {
                 while (true) {
                     Ev e = ep.next(deadline);
                     if (e == null) {
-                        throw new RdmaException(Errno.ETIMEDOUT, "the client at " + peerAddress + " did not complete"
-                                + " the connection (no ESTABLISHED) within " + timeout.toMillis() + " ms");
+                        throw ep.closedWhile("accepting the connection from " + peerAddress, new RdmaException(
+                                Errno.ETIMEDOUT, "the client at " + peerAddress + " did not complete the connection"
+                                + " (no ESTABLISHED) within " + timeout.toMillis() + " ms"));
                     }
                     switch (e.type()) {
                         case LibRdmacm.ESTABLISHED -> {
@@ -716,7 +699,7 @@ final class RdmaCoreCm implements ConnectionManager {
             } catch (RuntimeException e) {
                 toError(q);
                 ep.destroy();
-                throw rdma(e);
+                throw interrupted(e, "the accept of the connection from " + peerAddress);
             } finally {
                 if (ep.eventLock.isHeldByCurrentThread()) {
                     ep.eventLock.unlock();
@@ -811,8 +794,8 @@ final class RdmaCoreCm implements ConnectionManager {
             while (true) {
                 Ev e = ep.next(deadline);
                 if (e == null) {
-                    throw new RdmaException(Errno.ETIMEDOUT, "no answer from " + server + " within "
-                            + timeout.toMillis() + " ms");
+                    throw ep.closedWhile("connecting to " + server, new RdmaException(Errno.ETIMEDOUT,
+                            "no answer from " + server + " within " + timeout.toMillis() + " ms"));
                 }
                 switch (e.type()) {
                     case LibRdmacm.CONNECT_RESPONSE -> {
@@ -850,7 +833,7 @@ final class RdmaCoreCm implements ConnectionManager {
                 // siw_qp_llp_close, which moves the QP to ERROR, a state siw never leaves: it cannot connect again
                 q.assumeState(QpState.ERROR);
             }
-            throw rdma(e);
+            throw interrupted(e, "the connect to " + server);
         } finally {
             if (ep.eventLock.isHeldByCurrentThread()) {
                 ep.eventLock.unlock();
@@ -898,7 +881,8 @@ final class RdmaCoreCm implements ConnectionManager {
         while (true) {
             Ev e = ep.next(deadline);
             if (e == null) {
-                throw new RdmaException(Errno.ETIMEDOUT, what + " of " + server + " did not finish in time");
+                throw ep.closedWhile("connecting to " + server + " (" + what + ")", new RdmaException(Errno.ETIMEDOUT,
+                        what + " of " + server + " did not finish in time"));
             }
             if (e.type() == expected) {
                 return;
@@ -929,6 +913,7 @@ final class RdmaCoreCm implements ConnectionManager {
             }
             w = watcher;
         }
+        c.ep.wait.idle(); // nothing waits on the id any more (the watcher polls it): its eventfd is closed
         w.add(c);
         return c;
     }
@@ -1105,8 +1090,10 @@ final class RdmaCoreCm implements ConnectionManager {
             shut = true; // from now on no id is made (a request that comes is rejected and destroyed)
             w = watcher;
         }
-        for (RcListener l : listeners) {
-            l.wake(); // a poll in progress leaves (and lets go of the event lock the destroy below takes)
+        for (Endpoint ep : open) {
+            // a listener's poll, a connect or an accept in progress leaves (EINVAL) and lets go of the event lock
+            // the destroy below takes (found in review: a connect's or an accept's wait could not be ended)
+            ep.wait.wake();
         }
         if (w != null) {
             w.close();
@@ -1126,9 +1113,6 @@ final class RdmaCoreCm implements ConnectionManager {
             } catch (RuntimeException e) {
                 // destroying anyway
             }
-        }
-        for (RcListener l : listeners) {
-            l.release();
         }
     }
 

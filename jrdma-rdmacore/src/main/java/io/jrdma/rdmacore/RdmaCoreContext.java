@@ -126,6 +126,56 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
         return ops;
     }
 
+    /** Why this context has no memory windows, "" when it has them; null before {@link #windows()} asked. */
+    private volatile String noWindows;
+
+    /**
+     * {@return true when memory windows work on this context} The device must declare them ({@code max_mw} above
+     * 0 and {@code IBV_DEVICE_MEM_WINDOW}) and its rdma-core provider make one: the first call allocates a window of
+     * type 1 (type 2 when the device declares only those) on a scratch PD and deallocates it, once per context. An
+     * {@code alloc_mw} answering EOPNOTSUPP or ENOSYS is libibverbs' stub for an op the provider lacks: then
+     * {@link #queryDevice()} declares no windows and {@code allocMw} refuses with EOPNOTSUPP before any native call
+     * (found in review: every op slot holds a stub, so the NULL check decided nothing). Another errno leaves the
+     * windows declared: the device has them, and an allocMw then reports its own failure.
+     */
+    boolean windows() {
+        return noWindows().isEmpty();
+    }
+
+    /** {@return why this context has no memory windows (for messages), or "" when it has them} */
+    String noWindows() {
+        String why = noWindows;
+        if (why == null) {
+            DeviceAttr a = queryDevice(true);
+            boolean t1 = a.supportsMw(io.jrdma.verbs.MwType.TYPE_1);
+            boolean t2 = a.supportsMw(io.jrdma.verbs.MwType.TYPE_2);
+            if (!ops.hasMw()) {
+                why = "its rdma-core provider has no memory window ops";
+            } else if (!t1 && !t2) {
+                why = "the device declares none (max_mw " + a.maxMw() + (a.has(io.jrdma.verbs.DeviceCap.MEM_WINDOW)
+                        ? "" : ", no MEM_WINDOW capability") + ")";
+            } else {
+                MemorySegment pd;
+                try {
+                    pd = verbs.allocPd(ctx());
+                } catch (RdmaException x) {
+                    return ""; // no PD to probe with now (max_pd reached): as the device declares, asked again later
+                }
+                int e;
+                try {
+                    e = ops.mwAnswers(pd, (t1 ? io.jrdma.verbs.MwType.TYPE_1 : io.jrdma.verbs.MwType.TYPE_2).value());
+                } finally {
+                    verbs.deallocPd(pd);
+                }
+                why = e == ContextOps.EOPNOTSUPP || e == ContextOps.ENOSYS ? "the device declares them (max_mw "
+                        + a.maxMw() + ") but its rdma-core provider's alloc_mw answers " + (e == ContextOps.ENOSYS
+                        ? "ENOSYS" : "EOPNOTSUPP (libibverbs' stub for an op the provider lacks)") : "";
+            }
+            noWindows = why;
+        }
+        return why;
+    }
+
     void remember(RdmaCoreCq cq) {
         cqs.put(cq.cq.address(), cq);
     }
@@ -272,7 +322,7 @@ public final class RdmaCoreContext implements io.jrdma.verbs.DeviceContext {
     }
 
     private DeviceAttr queryDevice(boolean asReported) {
-        boolean mw = ops.hasMw();
+        boolean mw = asReported || windows();
         int hide = asReported ? 0 : NOT_BUILT_CAPS | (mw ? 0 : MW_CAPS);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(IBV_DEVICE_ATTR.byteSize() + LibIbverbs.CANARY_BYTES, 8);

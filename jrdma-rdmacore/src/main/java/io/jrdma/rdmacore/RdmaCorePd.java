@@ -127,16 +127,19 @@ final class RdmaCorePd implements ProtectionDomain {
     /**
      * {@return a memory window of {@code type} ({@code ops.alloc_mw}, verbs.h's static inline {@code ibv_alloc_mw})}
      *
-     * @throws RdmaException EOPNOTSUPP naming allocMw when the device's rdma-core provider has no memory windows;
+     * @throws RdmaException EOPNOTSUPP naming allocMw and the device when it has no memory windows (it declares none,
+     *                       or its rdma-core provider's alloc_mw is libibverbs' EOPNOTSUPP stub), before any native call;
      *                       else the errno of alloc_mw (EINVAL for a type the device does not have)
      */
     @Override
     public io.jrdma.verbs.MemoryWindow allocMw(io.jrdma.verbs.MwType type) {
         requireOpen();
         ContextOps ops = context.ops();
-        if (!ops.hasMw()) {
+        String none = context.noWindows();
+        if (!none.isEmpty()) {
             throw new RdmaException(RdmaException.Errno.EOPNOTSUPP, "ProtectionDomain.allocMw (ibv_alloc_mw, " + type
-                    + "): the rdma-core provider of " + context.device().name() + " has no memory windows");
+                    + "): " + context.device().name() + " has no memory windows: " + none + "; queryDevice()"
+                    + " declares none (check supportsMw before allocMw)");
         }
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = IbvVerbs.callState(a);

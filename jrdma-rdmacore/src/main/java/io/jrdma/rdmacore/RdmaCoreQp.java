@@ -75,7 +75,7 @@ final class RdmaCoreQp implements QueuePair {
     private final Arena arena;
     private final MemorySegment sendWr, sendSges, recvWr, recvSges, badWr, queryAttr, queryInit, queryState, mwBind;
     private final int maxSendSge, maxRecvSge;
-    /** Whether the device declares type 1 windows and its provider has the ops (siw: the ops, no windows). */
+    /** Whether the device declares type 1 windows and its provider makes them ({@link RdmaCoreContext#windows()}). */
     private final boolean windows;
     /** A UD QP's largest message: its port's active MTU (port 1's until INIT gives the port). */
     private volatile long udMtu;
@@ -142,7 +142,7 @@ final class RdmaCoreQp implements QueuePair {
         this.maxSgeRd = Math.max(1, p.dev().maxSgeRd());
         this.qp = qp.reinterpret(Structs.IBV_QP.byteSize());
         this.type = attr.type();
-        this.windows = context.ops().hasMw() && p.dev().supportsMw(io.jrdma.verbs.MwType.TYPE_1);
+        this.windows = context.windows() && p.dev().supportsMw(io.jrdma.verbs.MwType.TYPE_1);
         this.sendCq = (RdmaCoreCq) attr.sendCq();
         this.recvCq = (RdmaCoreCq) attr.recvCq();
         this.srq = (RdmaCoreSrq) attr.srq();
