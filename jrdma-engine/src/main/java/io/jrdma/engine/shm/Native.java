@@ -91,7 +91,8 @@ final class Native {
         String reason = null;
         MethodHandle fcntl = null;
         MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
-                close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null, memmove = null;
+                close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null, memmove = null,
+                sysconf = null;
         StructLayout cs = null;
         VarHandle errno = null;
         String os = System.getProperty("os.name", "");
@@ -125,6 +126,7 @@ final class Native {
                 fstat = linker.downcallHandle(libc.findOrThrow("fstat"), FunctionDescriptor.of(i, i, p), err);
                 close = linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(i, i));
                 getpid = linker.downcallHandle(libc.findOrThrow("getpid"), FunctionDescriptor.of(i));
+                sysconf = linker.downcallHandle(libc.findOrThrow("sysconf"), FunctionDescriptor.of(l, i));
                 kill = linker.downcallHandle(libc.findOrThrow("kill"), FunctionDescriptor.of(i, i, i), err);
                 // syscall(SYS_futex, uaddr, op, val, timeout, 0, 0): a shared (not PRIVATE) futex works across processes
                 syscall = linker.downcallHandle(libc.findOrThrow("syscall"), FunctionDescriptor.of(l, l, l, i, i, l),
@@ -152,16 +154,14 @@ final class Native {
             reason = reason == null ? e.getMessage() : reason;
         }
         long page = 4096;
-        if (reason == null) {
+        if (sysconf != null) {
             try { // sysconf(_SC_PAGESIZE) (30 in glibc and musl): mappings start on its boundaries
-                long v = (long) Linker.nativeLinker().downcallHandle(
-                        Linker.nativeLinker().defaultLookup().findOrThrow("sysconf"),
-                        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)).invokeExact(30);
+                long v = (long) sysconf.invokeExact(30);
                 if (v >= 4096 && v <= (1L << 30) && Long.bitCount(v) == 1) {
                     page = v;
                 }
             } catch (Throwable t) {
-                reason = "sysconf(_SC_PAGESIZE) through FFM: " + t;
+                reason = reason == null ? "sysconf(_SC_PAGESIZE) through FFM: " + t : reason;
             }
         }
         PAGE_SIZE = page;

@@ -1706,20 +1706,18 @@ final class ShmTransport implements Transport {
      *         initiator has its held word (locked holds only; the next cycle tries again)
      */
     private boolean sendHold(ShmQp qp) {
+        long held;
         if (qp.ownHold) {
-            INT.setOpaque(ALL, qp.ownHoldAddr, Ctrl.SEND_HOLD); // the plain store of target()'s own hold, same pairing
-            if (peerQpLive(qp)) {
-                return true;
+            held = qp.ownHoldAddr;
+            INT.setOpaque(ALL, held, Ctrl.SEND_HOLD); // the plain store of target()'s own hold, same pairing
+        } else {
+            if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
+                return false; // no entry to hold
             }
-            INT.setRelease(ALL, qp.ownHoldAddr, 0);
-            return false;
-        }
-        if (qp.peer == null || qp.peer.dead || qp.peerDir < 0 && !findPeerQp(qp)) {
-            return false;
-        }
-        long held = qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_HELD;
-        if (!INT.compareAndSet(ALL, held, 0, Ctrl.SEND_HOLD)) {
-            return false;
+            held = qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_HELD;
+            if (!INT.compareAndSet(ALL, held, 0, Ctrl.SEND_HOLD)) {
+                return false;
+            }
         }
         if (peerQpLive(qp)) {
             return true;
