@@ -90,7 +90,8 @@ if ! build -Paeron && ! build -Paeron; then
   note "Aeron peer skipped: the build with -Paeron failed (io.aeron:aeron-all not resolvable?)"
 fi
 
-TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m -Djrdma.perf.cpu=true
+# -Djrdma.perf.decimals=3: latency columns to the nanosecond, as ucx_perftest's and the floor's (perftest: 0.01 µs)
+TOOLS=("$JAVA" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine ${JRDMA_JAVA_OPTS:-} -XX:+UseParallelGC -Xss1m -Djrdma.perf.cpu=true -Djrdma.perf.decimals=3
        -p "$dist/tools/jrdma-tools.jar:$dist/tools/lib" -m io.jrdma.tools/io.jrdma.tools.Main)
 BCP="$dist/bench/jrdma-benchmarks.jar:$dist/bench/lib/*"
 BENCH=("$JAVA" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -cp "$BCP")

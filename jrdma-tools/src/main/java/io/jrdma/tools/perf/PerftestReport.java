@@ -255,14 +255,26 @@ final class PerftestReport {
                 delta[i999] / q);
     }
 
-    /** REPORT_FMT_LAT. */
+    /**
+     * The decimals of the latency columns: perftest's 2 unless {@code -Djrdma.perf.decimals=N} (2 to 6) asks for
+     * more, for latencies of a few tens of nanoseconds, where 0.01 µs is a sixth of the figure (docs/tools.md).
+     */
+    static final int LAT_DECIMALS = Math.clamp(Integer.getInteger("jrdma.perf.decimals", 2), 2, 6);
+
+    /** REPORT_FMT_LAT (with {@link #LAT_DECIMALS}). */
     static String latRow(long size, long iters, double min, double max, double typical, double avg, double stdev,
                          double p99, double p999) {
+        return latRow(size, iters, min, max, typical, avg, stdev, p99, p999, LAT_DECIMALS);
+    }
+
+    /** REPORT_FMT_LAT with {@code d} decimals in place of its 2. */
+    static String latRow(long size, long iters, double min, double max, double typical, double avg, double stdev,
+                         double p99, double p999, int d) {
         return " " + CFormat.left(Long.toUnsignedString(size), 7) + " " + Long.toUnsignedString(iters) + "          "
-                + CFormat.fixedLeft(min, 7, 2) + "        " + CFormat.fixedLeft(max, 7, 2) + "      "
-                + CFormat.fixedLeft(typical, 7, 2) + "  \t       " + CFormat.fixedLeft(avg, 7, 2) + "     \t"
-                + CFormat.fixedLeft(stdev, 7, 2) + "\t\t" + CFormat.fixedLeft(p99, 7, 2) + " \t\t"
-                + CFormat.fixedLeft(p999, 7, 2);
+                + CFormat.fixedLeft(min, 7, d) + "        " + CFormat.fixedLeft(max, 7, d) + "      "
+                + CFormat.fixedLeft(typical, 7, d) + "  \t       " + CFormat.fixedLeft(avg, 7, d) + "     \t"
+                + CFormat.fixedLeft(stdev, 7, d) + "\t\t" + CFormat.fixedLeft(p99, 7, d) + " \t\t"
+                + CFormat.fixedLeft(p999, 7, d);
     }
 
     /**

@@ -89,12 +89,17 @@ final class Report {
     }
 
     static String latRow(int size, long iterations, LatencyStats s) {
-        return row(LAT_AT, Long.toString(size), Long.toString(iterations), f2(s.min()), f2(s.max()), f2(s.typical()),
-                f2(s.avg()), f2(s.stdev()), f2(s.p99()), f2(s.p999()));
+        return row(LAT_AT, Long.toString(size), Long.toString(iterations), lat(s.min()), lat(s.max()),
+                lat(s.typical()), lat(s.avg()), lat(s.stdev()), lat(s.p99()), lat(s.p999()));
     }
 
     static String latDurationRow(int size, long iterations, double avgUsec, double tps) {
         return row(LAT_DUR_AT, Long.toString(size), Long.toString(iterations), f2(avgUsec), f2(tps));
+    }
+
+    /** a latency column: perftest's 2 decimals, or {@code -Djrdma.perf.decimals} */
+    private static String lat(double v) {
+        return String.format(Locale.ROOT, "%." + PerftestReport.LAT_DECIMALS + "f", v);
     }
 
     private static String f2(double v) {

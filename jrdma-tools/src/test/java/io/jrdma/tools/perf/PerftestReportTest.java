@@ -171,6 +171,11 @@ class PerftestReportTest {
         assertEquals(" 2       10          481.60         13452.76      3409.21  \t       4326.30     \t3797.16\t\t"
                 + "13452.76 \t\t13452.76",
                 PerftestReport.latRow(2, 10, 481.60, 13452.76, 3409.21, 4326.30, 3797.16, 13452.76, 13452.76));
+        assertEquals(2, PerftestReport.LAT_DECIMALS, "perftest's 2 decimals unless -Djrdma.perf.decimals says more");
+        // -Djrdma.perf.decimals=3: the same columns, each figure with 3 decimals (a nanosecond)
+        assertEquals(" 8       200000          0.041          33.342       0.055    \t       0.081       \t0.130  \t\t"
+                + "0.103   \t\t0.160  ",
+                PerftestReport.latRow(8, 200000, 0.0405, 33.3417, 0.0551, 0.0814, 0.13, 0.1026, 0.16, 3));
         // REPORT_FMT_EXT in Gb/s below 0.1 Gb/s
         assertEquals(" 8          16           0.012000            0.009000            0.001590",
                 PerftestReport.bwRow(8, 16, 0.012, 0.009, 0.00159, true));
