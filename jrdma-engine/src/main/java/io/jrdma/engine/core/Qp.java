@@ -140,7 +140,15 @@ public abstract class Qp implements QueuePair {
      * the posting thread ({@link Engine#executeAtPost}) instead of ringing the doorbell for the next duty
      * cycle. Shared memory sets it: its WRITE, READ and atomics complete inside the post.
      */
-    protected boolean executeAtPost;
+    private boolean executeAtPost;
+
+    /**
+     * The opcodes ({@code 1 << WrOpcode.ordinal()}) {@link #postSend}'s short path may hand to {@link Engine#postDirect}
+     * on this QP: {@link #DIRECT_OPS} less those its type does not carry (UC: no READ, atomics or SEND with
+     * Invalidate; UD: none, as an address handle needs checks of its own); 0 when the QP does not execute at post
+     * or takes no SGE. Set with {@link #executeAtPost(boolean)}.
+     */
+    private int directOps;
 
     /**
      * The requests a post may hand to {@link Engine#postDirect} (one SGE, some bytes, on a QP that executes at
@@ -151,6 +159,19 @@ public abstract class Qp implements QueuePair {
     private static final int DIRECT_OPS = 1 << WrOpcode.RDMA_WRITE.ordinal() | 1 << WrOpcode.RDMA_READ.ordinal()
             | 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal() | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal()
             | 1 << WrOpcode.SEND.ordinal() | 1 << WrOpcode.SEND_WITH_IMM.ordinal() | 1 << WrOpcode.SEND_WITH_INV.ordinal();
+
+    /**
+     * Set by the transport when the QP is made (INVOKER contexts only): a post runs the send queue at once in the
+     * posting thread ({@link Engine#executeAtPost}) instead of ringing the doorbell, and a request of one SGE may be
+     * executed from the work request itself ({@link Engine#postDirect}).
+     */
+    protected final void executeAtPost(boolean on) {
+        executeAtPost = on;
+        int carried = type == QpType.RC ? DIRECT_OPS
+                : type == QpType.UC ? DIRECT_OPS & (1 << WrOpcode.RDMA_WRITE.ordinal() | 1 << WrOpcode.SEND.ordinal()
+                        | 1 << WrOpcode.SEND_WITH_IMM.ordinal()) : 0;
+        directOps = on && init.maxSendSge() >= 1 ? carried : 0;
+    }
 
     // ---- engine scheduling ----
     public boolean active;
@@ -245,8 +266,42 @@ public abstract class Qp implements QueuePair {
 
     // ------------------------------------------------------------------ posting
 
+    /**
+     * A post. Its short path first: a request that every check of {@link #post} would pass and that the QP may
+     * execute at post (one SGE of some bytes, an opcode of {@link #directOps}, an atomic's 8 aligned bytes, INLINE
+     * only where allowed, nothing queued) goes straight to {@link Engine#postDirect}, with only the tests that tell
+     * it is such a request; anything else, and a request the direct path declines, takes {@link #post}'s checks.
+     * The short path keeps a small method ahead of the checks' branches, which the compiler inlines into the
+     * caller (docs/shm-design.md, "The post's short path").
+     */
     @Override
     public int postSend(SendWorkRequest wr) {
+        int direct = directOps;
+        if (direct != 0 && state == QpState.RTS && wr.numSge() == 1) {
+            WrOpcode op = wr.opcode();
+            int length = wr.sgeLength(0);
+            int bit = 1 << op.ordinal();
+            boolean inline = (wr.flags() & SendFlags.INLINE) != 0;
+            boolean valid = (bit & ATOMIC_OPS) == 0
+                    ? !inline || (bit & READ_OP) == 0 && length <= init.maxInlineData()
+                    : !inline && length == 8 && (wr.remoteAddr() & 7) == 0;
+            if ((direct & ~refusedOps & bit) != 0 && length > 0 && valid && sqConsumer == sqProducer) {
+                int rc = context.engine.postDirect(this, wr, op, length);
+                return rc != Engine.DECLINED ? rc : post(wr, false);
+            }
+        }
+        return post(wr, true);
+    }
+
+    private static final int ATOMIC_OPS = 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()
+            | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
+    private static final int READ_OP = 1 << WrOpcode.RDMA_READ.ordinal();
+
+    /**
+     * A post with every check of libibverbs' {@code ibv_post_send} (rxe's), then the direct path when
+     * {@code tryDirect} (the short path of {@link #postSend} did not try it) or the send queue.
+     */
+    private int post(SendWorkRequest wr, boolean tryDirect) {
         QpState s = state;
         if (s != QpState.RTS && s != QpState.SQD && s != QpState.ERROR && s != QpState.SQE) {
             return Errno.EINVAL.value();
@@ -306,7 +361,7 @@ public abstract class Qp implements QueuePair {
         }
         // only with nothing queued (read here as a hint, so that a post behind queued requests, as in a stream of
         // SENDs, does not claim the engine twice; postDirect tests it again while it holds the engine)
-        if (executeAtPost && numSge == 1 && length > 0 && length <= Integer.MAX_VALUE
+        if (tryDirect && executeAtPost && numSge == 1 && length > 0 && length <= Integer.MAX_VALUE
                 && (DIRECT_OPS & (1 << op.ordinal())) != 0 && sqConsumer == sqProducer) {
             int rc = context.engine.postDirect(this, wr, op, (int) length);
             if (rc != Engine.DECLINED) {

@@ -118,7 +118,7 @@ final class ShmQp extends Qp {
         this.resp = Ctrl.resp(slot);
         // INVOKER: a post runs the send queue at once (docs/shm-design.md, "Performance"): WRITE, READ and
         // atomics complete inside the post; DEDICATED: the engine thread runs it (the doorbell)
-        this.executeAtPost = context.invoker;
+        executeAtPost(context.invoker);
     }
 
     /** Forgets the cached key entry and its mapping: the peer is about to unmap buffers ({@link Peer#sweep}). */
