@@ -63,6 +63,7 @@ public final class Engine {
         this.counters = context.counters;
         this.transport = transport.create(this);
         this.cycleClock = this.transport.readsCycleClock();
+        this.threadFence = this.transport.threadFence();
     }
 
     /** One duty cycle. @return the amount of work done; 0 means idle */
@@ -95,18 +96,115 @@ public final class Engine {
      * application posts on one thread and polls on another. @return false when another thread drives it now
      */
     boolean tryDrive() {
+        Thread t = Thread.currentThread();
+        Bias b = bias;
+        if (b != null && b.owner == t) {
+            // the thread the claim is biased to: a plain store and two loads, no locked instruction. The store before
+            // the loads pairs with a claimer's CAS, then its fence (membarrier), then its load of held (tryDriveSlow):
+            // either that claimer sees held set and waits, or this thread sees its CAS here and backs off
+            HELD.setOpaque(b, 1);
+            if ((int) DRIVING.getVolatile(this) == 0 && bias == b) {
+                heldBias = b;
+                driver = t;
+                return true;
+            }
+            HELD.setRelease(b, 0);
+            return false; // another thread holds the claim (or took the bias: its CAS first, then ours)
+        }
+        return tryDriveSlow(t);
+    }
+
+    /** {@link #tryDrive} for a thread the claim is not biased to: the CAS, then the biased thread waited out. */
+    private boolean tryDriveSlow(Thread t) {
         if (!DRIVING.compareAndSet(this, 0, 1)) {
             return false;
         }
-        driver = Thread.currentThread();
+        Bias b = bias;
+        if (b != null) {
+            // every running thread through a full barrier: the biased thread's store of held, if it came before
+            // its load of DRIVING missed our CAS, is visible now; a load it makes later sees the CAS
+            threadFence.run();
+            while ((int) HELD.getAcquire(b) != 0) { // acquire partner: its release of held (endDrive)
+                Thread.onSpinWait();
+            }
+        }
+        if (threadFence != null) {
+            // the claim goes to the thread that takes it the slow way BIAS_AFTER times in a row (the application's
+            // thread soon after the context opens, and again after another thread took it that often)
+            if (t == slowThread) {
+                if (++slowRun >= BIAS_AFTER && (b == null || b.owner != t)) {
+                    bias = new Bias(t);
+                    slowRun = 0;
+                }
+            } else {
+                slowThread = t;
+                slowRun = 1;
+            }
+        }
+        heldBias = null;
+        driver = t;
         return true;
     }
 
     /** Ends {@link #tryDrive}: everything the driver wrote is published with the release. */
     void endDrive() {
         driver = null;
-        DRIVING.setRelease(this, 0);
+        Bias b = heldBias;
+        if (b != null) {
+            heldBias = null;
+            HELD.setRelease(b, 0); // acquire partner: tryDriveSlow's wait, or this thread's next claim (program order)
+        } else {
+            DRIVING.setRelease(this, 0);
+        }
     }
+
+    /**
+     * The thread the INVOKER claim is biased to: it claims by its own word ({@code held}) instead of the CAS, which a
+     * transport with an asymmetric fence ({@link Transport#threadFence}) lets it do. One object per bias, so that a
+     * thread that read an old bias sets and clears the old object's word, which nobody waits on any more.
+     */
+    private static final class Bias {
+        final Thread owner;
+        @SuppressWarnings("unused")
+        volatile int held;
+
+        Bias(Thread owner) {
+            this.owner = owner;
+        }
+    }
+
+    /** @return the thread the claim is biased to now, or null (tests) */
+    Thread biasedTo() {
+        Bias b = bias;
+        return b == null ? null : b.owner;
+    }
+
+    /** @return whether the transport gave a fence, which biased claims need (tests) */
+    boolean biasable() {
+        return threadFence != null;
+    }
+
+    /** the slow claims in a row by one thread after which the claim is biased to it */
+    static final int BIAS_AFTER = 16;
+    private static final java.lang.invoke.VarHandle HELD;
+
+    static {
+        try {
+            HELD = java.lang.invoke.MethodHandles.lookup().findVarHandle(Bias.class, "held", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** the transport's fence through every running thread (membarrier), or null: no bias, every claim a CAS */
+    private final Runnable threadFence;
+    /** written under the claim: the biased thread, or null */
+    private volatile Bias bias;
+    /** the driver's own: the bias it holds the claim by, or null for the CAS */
+    private Bias heldBias;
+    /** under the claim: the thread of the last slow claim, and how many in a row it made */
+    private Thread slowThread;
+    private int slowRun;
 
     /**
      * INVOKER: the thread that drives the engine now, written by that thread alone (after its claim, and null before

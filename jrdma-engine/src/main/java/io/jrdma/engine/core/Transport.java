@@ -30,6 +30,15 @@ public interface Transport {
     // ------------------------------------------------------------------ duty cycle (data path)
 
     /** Before receiving, once per duty cycle, after the doorbells ran: e.g. send what a batching link holds. */
+    /**
+     * A fence through every running thread of this process (Linux's {@code membarrier}), or null when the transport
+     * has none. With one, an INVOKER engine lets the thread that drives it most claim it without a locked instruction
+     * (Engine.tryDrive: a biased claim, which every other claimer waits out behind this fence).
+     */
+    default Runnable threadFence() {
+        return null;
+    }
+
     default void beforeReceive() {
     }
 

@@ -1214,6 +1214,12 @@ final class ShmTransport implements Transport {
         }
     }
 
+    /** membarrier, when this process registered for it: an INVOKER engine's claim biased to its driving thread */
+    @Override
+    public Runnable threadFence() {
+        return Native.asymmetric() ? Native::membarrier : null;
+    }
+
     @Override
     public boolean remoteWritesNeedEngine() {
         return false; // a peer's WRITE is its own store into the shared buffer
