@@ -67,6 +67,13 @@ final class Native {
     private static final long MEMBARRIER_CMD_QUERY = 0;
     private static final long MEMBARRIER_CMD_GLOBAL_EXPEDITED = 1 << 1;
     private static final long MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED = 1 << 2;
+    private static final long MEMBARRIER_CMD_PRIVATE_EXPEDITED = 1 << 3;
+    private static final long MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED = 1 << 4;
+    /**
+     * This process is registered for {@code membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)} (Linux 4.14): a fence
+     * through this process's own running threads, no other's ({@link #privateBarrier}; the engine's biased claim).
+     */
+    private static final boolean PRIVATE_BARRIER;
     /**
      * This process is registered for {@code membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)} (Linux 4.16): another
      * process's {@link #membarrier} makes each of its running threads execute a full memory barrier. The one-sided
@@ -205,6 +212,19 @@ final class Native {
         }
         ASYMMETRIC = why == null;
         ASYMMETRIC_REASON = why;
+        boolean privateBarrier = false;
+        if (reason == null) {
+            try {
+                long q = (long) syscall2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_QUERY, 0L);
+                long need = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
+                privateBarrier = q >= 0 && (q & need) == need
+                        && (long) syscall2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0L) == 0
+                        && (long) syscall2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0L) == 0;
+            } catch (Throwable t) {
+                privateBarrier = false; // no biased claim: every claim a CAS
+            }
+        }
+        PRIVATE_BARRIER = privateBarrier;
         CALL_STATE = cs;
         ERRNO = errno;
     }
@@ -246,6 +266,28 @@ final class Native {
         }
         if (r != 0) { // it worked when this process registered: a kernel that takes it back breaks the holds' pairing
             throw new IllegalStateException("membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed after it had worked");
+        }
+    }
+
+    /** @return true when {@link #privateBarrier} works here */
+    static boolean privateBarrierWorks() {
+        return PRIVATE_BARRIER;
+    }
+
+    /**
+     * {@code membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)}: when it returns, every running thread of this process has
+     * executed a full memory barrier since it was called (the other side of the engine's biased claim). Some
+     * microseconds; a claimer that is not the biased thread pays it.
+     */
+    static void privateBarrier() {
+        long r;
+        try {
+            r = (long) SYSCALL2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (r != 0) { // it worked at registration: a kernel that takes it back breaks the claim's pairing
+            throw new IllegalStateException("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after it had worked");
         }
     }
 

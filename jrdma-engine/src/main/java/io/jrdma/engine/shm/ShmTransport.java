@@ -1214,10 +1214,13 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** membarrier, when this process registered for it: an INVOKER engine's claim biased to its driving thread */
+    /**
+     * membarrier through this process's threads (PRIVATE_EXPEDITED), when it registered for it: an INVOKER engine's
+     * claim biased to its driving thread. Not the GLOBAL one of the own holds, which would reach every shm0 process.
+     */
     @Override
     public Runnable threadFence() {
-        return Native.asymmetric() ? Native::membarrier : null;
+        return Native.privateBarrierWorks() ? Native::privateBarrier : null;
     }
 
     @Override
