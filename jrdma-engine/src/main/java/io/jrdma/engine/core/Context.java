@@ -248,7 +248,8 @@ public final class Context implements DeviceContext {
     /** INVOKER close: takes the engine's claim and keeps it (5 s at most). @return true when taken */
     private boolean claimForClose() {
         if (engine.drivenByCaller()) {
-            return true; // closed from inside a duty cycle or a post: nothing else runs it now
+            engine.keepClaim(); // closed from inside a duty cycle or a post: nothing else runs it now, nor after
+            return true;
         }
         long deadline = System.nanoTime() + 5_000_000_000L;
         while (!engine.tryDrive()) {
@@ -257,6 +258,7 @@ public final class Context implements DeviceContext {
             }
             Thread.onSpinWait();
         }
+        engine.keepClaim(); // for good: a later poll or post of any thread finds it taken and does nothing
         return true;
     }
 

@@ -97,15 +97,23 @@ public final class Engine {
      */
     boolean tryDrive() {
         Thread t = Thread.currentThread();
+        if (driver == t) {
+            return false; // already driving (a claim inside a claim fails, as the CAS did)
+        }
         Bias b = bias;
         if (b != null && b.owner == t) {
             // the thread the claim is biased to: a plain store and two loads, no locked instruction. The store before
             // the loads pairs with a claimer's CAS, then its fence (membarrier), then its load of held (tryDriveSlow):
-            // either that claimer sees held set and waits, or this thread sees its CAS here and backs off
+            // either that claimer sees held set and backs off, or this thread sees its CAS here and backs off. The
+            // Java memory model lets an opaque store pass a later volatile load; HotSpot does not (its compilers put
+            // a CPU-order barrier around each VarHandle access that is not plain), and the CPU's own reordering is
+            // what the other side's fence takes care of: the same reliance as the one-sided operations' own hold
             HELD.setOpaque(b, 1);
             if ((int) DRIVING.getVolatile(this) == 0 && bias == b) {
                 heldBias = b;
                 driver = t;
+                slowRun = 0; // a claim of the biased thread: the slow claims of others are no longer in a row
+                slowAny = 0;
                 return true;
             }
             HELD.setRelease(b, 0);
@@ -114,37 +122,79 @@ public final class Engine {
         return tryDriveSlow(t);
     }
 
-    /** {@link #tryDrive} for a thread the claim is not biased to: the CAS, then the biased thread waited out. */
+    /**
+     * {@link #tryDrive} for a thread the claim is not biased to: the CAS, then, with a bias, the fence and a bounded
+     * wait for the biased thread's claim in progress; it fails (the CAS given back) when that claim outlasts the wait,
+     * so that a claimer never blocks behind another thread's claim, as with the CAS alone.
+     */
     private boolean tryDriveSlow(Thread t) {
         if (!DRIVING.compareAndSet(this, 0, 1)) {
             return false;
         }
         Bias b = bias;
         if (b != null) {
-            // every running thread through a full barrier: the biased thread's store of held, if it came before
-            // its load of DRIVING missed our CAS, is visible now; a load it makes later sees the CAS
-            threadFence.run();
-            while ((int) HELD.getAcquire(b) != 0) { // acquire partner: its release of held (endDrive)
+            try {
+                // every running thread through a full barrier: the biased thread's store of held, if it came before
+                // its load of DRIVING missed our CAS, is visible now; a load it makes later sees the CAS
+                threadFence.run();
+            } catch (RuntimeException | Error e) {
+                DRIVING.setRelease(this, 0);
+                throw e;
+            }
+            // acquire partner: its release of held (endDrive). While DRIVING is ours it cannot claim again, so the
+            // word only goes from 1 to 0, at the end of the claim in progress
+            for (int spins = 0; (int) HELD.getAcquire(b) != 0; spins++) {
+                if (spins == BIASED_WAIT_SPINS) {
+                    DRIVING.setRelease(this, 0);
+                    return false; // it drives the engine now
+                }
                 Thread.onSpinWait();
             }
         }
         if (threadFence != null) {
-            // the claim goes to the thread that takes it the slow way BIAS_AFTER times in a row (the application's
-            // thread soon after the context opens, and again after another thread took it that often)
+            // the claim goes to a thread that takes it the slow way BIAS_AFTER times in a row with no claim of the
+            // biased thread between (the application's thread soon after the context opens, and again after it moved
+            // to another thread); slow claims of several threads in a row, the biased one claiming no more, end the bias
             if (t == slowThread) {
-                if (++slowRun >= BIAS_AFTER && (b == null || b.owner != t)) {
-                    bias = new Bias(t);
-                    slowRun = 0;
-                }
+                slowRun++;
             } else {
                 slowThread = t;
                 slowRun = 1;
+            }
+            slowAny++;
+            if (slowRun >= BIAS_AFTER && (b == null || b.owner != t)) {
+                bias = new Bias(t);
+                slowRun = 0;
+                slowAny = 0;
+            } else if (b != null && slowAny >= 4 * BIAS_AFTER) {
+                bias = null; // a stale bias: every claim paid the fence
+                slowAny = 0;
+            }
+            if (b != null && b.owner == t) {
+                slowAny = 0; // the biased thread itself, backed off once
             }
         }
         heldBias = null;
         driver = t;
         return true;
     }
+
+    /**
+     * A close: the claim the caller took ({@link #tryDrive}) kept for good, every later claim failing at once, the
+     * caller's own included. A claim taken through the bias sets the CAS's word too (a slow claimer that took it
+     * meanwhile gives it back within its bounded wait).
+     */
+    void keepClaim() {
+        if (heldBias != null) {
+            while (!DRIVING.compareAndSet(this, 0, 1)) {
+                Thread.onSpinWait();
+            }
+        }
+        kept = true;
+    }
+
+    /** under the claim: {@link #keepClaim} ran, and no {@link #endDrive} gives the CAS's word back */
+    private boolean kept;
 
     /** Ends {@link #tryDrive}: everything the driver wrote is published with the release. */
     void endDrive() {
@@ -153,7 +203,7 @@ public final class Engine {
         if (b != null) {
             heldBias = null;
             HELD.setRelease(b, 0); // acquire partner: tryDriveSlow's wait, or this thread's next claim (program order)
-        } else {
+        } else if (!kept) {
             DRIVING.setRelease(this, 0);
         }
     }
@@ -186,6 +236,8 @@ public final class Engine {
 
     /** the slow claims in a row by one thread after which the claim is biased to it */
     static final int BIAS_AFTER = 16;
+    /** how long a slow claimer waits for the biased thread's claim in progress before it fails (some microseconds) */
+    private static final int BIASED_WAIT_SPINS = 1_000;
     private static final java.lang.invoke.VarHandle HELD;
 
     static {
@@ -205,6 +257,8 @@ public final class Engine {
     /** under the claim: the thread of the last slow claim, and how many in a row it made */
     private Thread slowThread;
     private int slowRun;
+    /** under the claim: slow claims of any threads since the bias was set or its thread last claimed */
+    private int slowAny;
 
     /**
      * INVOKER: the thread that drives the engine now, written by that thread alone (after its claim, and null before

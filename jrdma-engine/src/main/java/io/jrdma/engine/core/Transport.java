@@ -29,7 +29,6 @@ import java.util.Map;
 public interface Transport {
     // ------------------------------------------------------------------ duty cycle (data path)
 
-    /** Before receiving, once per duty cycle, after the doorbells ran: e.g. send what a batching link holds. */
     /**
      * A fence through every running thread of this process (Linux's {@code membarrier}), or null when the transport
      * has none. With one, an INVOKER engine lets the thread that drives it most claim it without a locked instruction
@@ -39,6 +38,7 @@ public interface Transport {
         return null;
     }
 
+    /** Before receiving, once per duty cycle, after the doorbells ran: e.g. send what a batching link holds. */
     default void beforeReceive() {
     }
 

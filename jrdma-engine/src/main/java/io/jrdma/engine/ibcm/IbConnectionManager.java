@@ -500,7 +500,12 @@ public final class IbConnectionManager implements ConnectionManager {
         CmRej late = call(() -> {
             // what has arrived first (the CM thread runs its tasks before it takes the MADs): a REJ that came during
             // bringUp is taken now, not after this RTU went (found by a test that failed once in a loaded run)
-            gsi.take(this::onMad);
+            try {
+                gsi.take(this::onMad);
+            } catch (RuntimeException e) { // another connection's MAD: as in work(), logged, not this connect's failure
+                System.getLogger(CmThread.class.getName()).log(System.Logger.Level.WARNING,
+                        "IB CM of " + this + " failed a step", e);
+            }
             if (ids.get(id.localCommId) != id || id.state != State.REP_RCVD) {
                 // rejected (or gone) between its REP and this RTU: as Linux's CM, no RTU, the connect fails (found
                 // in review: the RTU went and the connection returned had no id, so no events and no DREQ)
