@@ -170,9 +170,6 @@ public final class Engine {
                 bias = null; // a stale bias: every claim paid the fence
                 slowAny = 0;
             }
-            if (b != null && b.owner == t) {
-                slowAny = 0; // the biased thread itself, backed off once
-            }
         }
         heldBias = null;
         driver = t;
