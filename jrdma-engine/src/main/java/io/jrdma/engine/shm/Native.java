@@ -258,14 +258,22 @@ final class Native {
      * before the call. Control path only (a withdrawn key, a reset QP): some microseconds.
      */
     static void membarrier() {
+        barrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED, "MEMBARRIER_CMD_GLOBAL_EXPEDITED");
+    }
+
+    /**
+     * {@code membarrier(cmd)}, which worked when this process registered for it: a kernel that takes it back breaks
+     * the pairing that rests on it (the holds', the claim's), so a failure is an error, not a fallback.
+     */
+    private static void barrier(long cmd, String name) {
         long r;
         try {
-            r = (long) SYSCALL2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0L);
+            r = (long) SYSCALL2.invokeExact(SYS_MEMBARRIER, cmd, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
-        if (r != 0) { // it worked when this process registered: a kernel that takes it back breaks the holds' pairing
-            throw new IllegalStateException("membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed after it had worked");
+        if (r != 0) {
+            throw new IllegalStateException("membarrier(" + name + ") failed after it had worked");
         }
     }
 
@@ -280,15 +288,7 @@ final class Native {
      * microseconds; a claimer that is not the biased thread pays it.
      */
     static void privateBarrier() {
-        long r;
-        try {
-            r = (long) SYSCALL2.invokeExact(SYS_MEMBARRIER, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0L);
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-        if (r != 0) { // it worked at registration: a kernel that takes it back breaks the claim's pairing
-            throw new IllegalStateException("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after it had worked");
-        }
+        barrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED, "MEMBARRIER_CMD_PRIVATE_EXPEDITED");
     }
 
     /** @return why shared memory cannot work on this platform, or null */
