@@ -162,7 +162,7 @@ public final class Engine {
                 slowRun = 1;
             }
             slowAny++;
-            if (slowRun >= BIAS_AFTER && (b == null || b.owner != t)) {
+            if (slowRun >= BIAS_AFTER) { // (never the biased thread's own: it does not come here)
                 bias = new Bias(t);
                 slowRun = 0;
                 slowAny = 0;

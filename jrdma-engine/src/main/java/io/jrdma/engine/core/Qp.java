@@ -135,11 +135,7 @@ public abstract class Qp implements QueuePair {
      */
     public int refusedOps;
 
-    /**
-     * Set by the transport when the QP is made (INVOKER contexts only): a post runs the send queue at once in
-     * the posting thread ({@link Engine#executeAtPost}) instead of ringing the doorbell for the next duty
-     * cycle. Shared memory sets it: its WRITE, READ and atomics complete inside the post.
-     */
+    /** {@link #executeAtPost(boolean)}'s setting (shared memory's INVOKER QPs) */
     private boolean executeAtPost;
 
     /**
@@ -163,7 +159,8 @@ public abstract class Qp implements QueuePair {
     /**
      * Set by the transport when the QP is made (INVOKER contexts only): a post runs the send queue at once in the
      * posting thread ({@link Engine#executeAtPost}) instead of ringing the doorbell, and a request of one SGE may be
-     * executed from the work request itself ({@link Engine#postDirect}).
+     * executed from the work request itself ({@link Engine#postDirect}). Shared memory sets it: its WRITE, READ and
+     * atomics complete inside the post.
      */
     protected final void executeAtPost(boolean on) {
         executeAtPost = on;
@@ -285,12 +282,16 @@ public abstract class Qp implements QueuePair {
             boolean valid = (bit & ATOMIC_OPS) == 0
                     ? !inline || (bit & READ_OP) == 0 && length <= init.maxInlineData()
                     : !inline && length == 8 && (wr.remoteAddr() & 7) == 0;
+            // only with nothing queued (read here as a hint, so that a post behind queued requests, as in a stream of
+            // SENDs, does not claim the engine twice; postDirect tests it again while it holds the engine)
             if ((direct & ~refusedOps & bit) != 0 && length > 0 && valid && sqConsumer == sqProducer) {
                 int rc = context.engine.postDirect(this, wr, op, length);
-                return rc != Engine.DECLINED ? rc : post(wr, false);
+                if (rc != Engine.DECLINED) {
+                    return rc;
+                }
             }
         }
-        return post(wr, true);
+        return post(wr);
     }
 
     private static final int ATOMIC_OPS = 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()
@@ -298,10 +299,11 @@ public abstract class Qp implements QueuePair {
     private static final int READ_OP = 1 << WrOpcode.RDMA_READ.ordinal();
 
     /**
-     * A post with every check of libibverbs' {@code ibv_post_send} (rxe's), then the direct path when
-     * {@code tryDirect} (the short path of {@link #postSend} did not try it) or the send queue.
+     * A post with every check of libibverbs' {@code ibv_post_send} (rxe's), then the send queue. A request these
+     * checks pass and the direct path could take was offered to it by {@link #postSend} already (its tests are a
+     * subset of these), so none is offered here: what comes here is queued.
      */
-    private int post(SendWorkRequest wr, boolean tryDirect) {
+    private int post(SendWorkRequest wr) {
         QpState s = state;
         if (s != QpState.RTS && s != QpState.SQD && s != QpState.ERROR && s != QpState.SQE) {
             return Errno.EINVAL.value();
@@ -359,16 +361,7 @@ public abstract class Qp implements QueuePair {
         if (inline && (op == WrOpcode.RDMA_READ || op.isAtomic() || length > init.maxInlineData())) {
             return Errno.EINVAL.value();
         }
-        // only with nothing queued (read here as a hint, so that a post behind queued requests, as in a stream of
-        // SENDs, does not claim the engine twice; postDirect tests it again while it holds the engine)
-        if (tryDirect && executeAtPost && numSge == 1 && length > 0 && length <= Integer.MAX_VALUE
-                && (DIRECT_OPS & (1 << op.ordinal())) != 0 && sqConsumer == sqProducer) {
-            int rc = context.engine.postDirect(this, wr, op, (int) length);
-            if (rc != Engine.DECLINED) {
-                return rc;
-            }
-        }
-        // the queue's room is checked after the direct path, which takes no slot (it runs only when the queue is empty)
+        // the queue's room is checked after the direct path (postSend's), which takes no slot
         long p = sqProducer;
         if (p - (long) SQ_CONSUMER.getAcquire(this) >= init.maxSendWr()) { // release partner: Completer.retire
             return Errno.ENOMEM.value();

@@ -41,6 +41,12 @@ final class CmThread {
         }
     }
 
+    /** A step of {@code cm} failed on this thread: logged, and the thread goes on with the next. */
+    static void stepFailed(IbConnectionManager cm, Throwable e) {
+        System.getLogger(CmThread.class.getName()).log(System.Logger.Level.WARNING,
+                "IB CM of " + cm + " failed a step", e);
+    }
+
     static boolean onThread() {
         return Thread.currentThread() == thread;
     }
@@ -55,8 +61,7 @@ final class CmThread {
                         next = due;
                     }
                 } catch (RuntimeException | Error e) {
-                    System.getLogger(CmThread.class.getName()).log(System.Logger.Level.WARNING,
-                            "IB CM of " + cm + " failed a step", e);
+                    stepFailed(cm, e);
                 }
             }
             long wait = next - System.nanoTime();

@@ -503,8 +503,7 @@ public final class IbConnectionManager implements ConnectionManager {
             try {
                 gsi.take(this::onMad);
             } catch (RuntimeException e) { // another connection's MAD: as in work(), logged, not this connect's failure
-                System.getLogger(CmThread.class.getName()).log(System.Logger.Level.WARNING,
-                        "IB CM of " + this + " failed a step", e);
+                CmThread.stepFailed(this, e);
             }
             if (ids.get(id.localCommId) != id || id.state != State.REP_RCVD) {
                 // rejected (or gone) between its REP and this RTU: as Linux's CM, no RTU, the connect fails (found
