@@ -197,17 +197,18 @@ final class Perftest {
      * @return the threading mode of this side: only the sides with nothing to do but serve RDMA run DEDICATED, and
      *         every side with {@code -e}, whose thread sleeps while the engine's runs the transport
      */
+    static ThreadingMode mode(PerfTest t, boolean server, boolean events) {
+        boolean passive = server && t != PerfTest.SEND_BW && t != PerfTest.SEND_LAT && t != PerfTest.WRITE_LAT;
+        return passive || events ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
+    }
+
+    /** @return the host's page size for {@link #page}, or 4096 where it cannot be told */
     private static int hostPage() {
         try {
             return HostPage.size();
         } catch (RuntimeException e) {
             return 4096; // not Linux: the exchange's value is the larger of the two ends', as perftest's
         }
-    }
-
-    static ThreadingMode mode(PerfTest t, boolean server, boolean events) {
-        boolean passive = server && t != PerfTest.SEND_BW && t != PerfTest.SEND_LAT && t != PerfTest.WRITE_LAT;
-        return passive || events ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER;
     }
 
     void run() {
