@@ -508,6 +508,22 @@ public final class Context implements DeviceContext {
         }
     }
 
+    /**
+     * INVOKER: {@link #progress} for a poll of one completion from {@code cq} ({@link Engine#pollInto}).
+     *
+     * @return true when {@code wc} holds a completion the transport took straight into it
+     */
+    boolean progressInto(Cq cq, io.jrdma.verbs.WorkCompletion wc) {
+        if (!engine.tryDrive()) {
+            return false; // another thread drives it at this moment
+        }
+        try {
+            return engine.pollInto(cq, wc);
+        } finally {
+            engine.endDrive();
+        }
+    }
+
     @Override
     public boolean remoteWritesNeedProgress() {
         return invoker && engine.transport.remoteWritesNeedEngine();

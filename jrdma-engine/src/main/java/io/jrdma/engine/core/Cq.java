@@ -138,8 +138,8 @@ public final class Cq implements CompletionQueue {
 
     @Override
     public int poll(WorkCompletion wc) {
-        if (context.invoker) {
-            context.progress();
+        if (context.invoker && context.progressInto(this, wc)) {
+            return 1;
         }
         long c = consumer;
         if ((long) PRODUCER.getAcquire(this) == c) {
@@ -148,6 +148,16 @@ public final class Cq implements CompletionQueue {
         read((int) (c & mask), wc);
         CONSUMER.setRelease(this, c + 1);
         return 1;
+    }
+
+    /**
+     * The engine's thread, driving it: whether a completion may go straight to this CQ's poller
+     * ({@link Engine#pollInto}): none is waiting here (it would come first), no notification is armed (the
+     * completion's push fires it) and the CQ has not overrun.
+     */
+    boolean takesDirect() {
+        return (long) PRODUCER.getAcquire(this) == consumer && !overrun
+                && (channel == null || (int) ARMED.getAcquire(this) == NOT_ARMED);
     }
 
     private void read(int i, WorkCompletion wc) {

@@ -90,6 +90,27 @@ public final class Engine {
 
     private boolean overrunPending;
 
+    /** the last poll took a receive straight into its completion: the next one runs a duty cycle first */
+    private boolean tookDirect;
+
+    /**
+     * INVOKER, the caller drives the engine: a poll of one completion from {@code cq}. When the CQ holds none and
+     * the poll before did not take this way, the transport may complete an arrived receive straight into {@code wc}
+     * ({@link Transport#receiveInto}); else one duty cycle. Never twice in a row, so that a stream of arrivals does
+     * not keep the duty cycle (control operations, doorbells, results, timers) from running.
+     *
+     * @return true when {@code wc} holds a completion taken that way
+     */
+    boolean pollInto(Cq cq, io.jrdma.verbs.WorkCompletion wc) {
+        if (!tookDirect && cq.takesDirect() && transport.receiveInto(cq, wc)) {
+            tookDirect = true;
+            return true;
+        }
+        tookDirect = false;
+        doWork();
+        return false;
+    }
+
     /**
      * INVOKER mode: claims the engine for the calling thread (one CAS), so that a send queue run at post time
      * ({@link #executeAtPost}) and a duty cycle ({@code DeviceContext.progress}) never overlap, even when the
@@ -323,7 +344,8 @@ public final class Engine {
             return DECLINED;
         }
         try {
-            if (qp.state != QpState.RTS || qp.destroyed || qp.sqConsumer != qp.sqProducer) {
+            if (qp.state != QpState.RTS || qp.destroyed
+                    || qp.sqConsumer != qp.sqProducer && ((1 << op.ordinal() & Qp.SEND_OPS) == 0 || !transport.directBehind(qp))) {
                 return DECLINED;
             }
             int st = transport.executeDirect(qp, wr, op, length);

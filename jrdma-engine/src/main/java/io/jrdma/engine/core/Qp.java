@@ -170,6 +170,14 @@ public abstract class Qp implements QueuePair {
         directOps = on && init.maxSendSge() >= 1 ? carried : 0;
     }
 
+    /**
+     * A hint for {@link #postSend}, written by the engine's thread, read by the posting one: the send queue position up
+     * to which the transport has every request under way with nothing else to do for it but its answer, so that a
+     * SEND may go straight after them ({@link Transport#directBehind}, which decides, under the engine's claim); -1:
+     * none (the transport keeps no such position).
+     */
+    public long sqUnderWay = -1;
+
     // ---- engine scheduling ----
     public boolean active;
     public boolean destroyed;
@@ -282,9 +290,11 @@ public abstract class Qp implements QueuePair {
             boolean valid = (bit & ATOMIC_OPS) == 0
                     ? !inline || (bit & READ_OP) == 0 && length <= init.maxInlineData()
                     : !inline && length == 8 && (wr.remoteAddr() & 7) == 0;
-            // only with nothing queued (read here as a hint, so that a post behind queued requests, as in a stream of
-            // SENDs, does not claim the engine twice; postDirect tests it again while it holds the engine)
-            if ((direct & ~refusedOps & bit) != 0 && length > 0 && valid && sqConsumer == sqProducer) {
+            // only with nothing queued, or a SEND behind SENDs the transport has under way (read here as hints, so
+            // that a post behind queued requests does not claim the engine twice; postDirect tests them again while it
+            // holds the engine)
+            if ((direct & ~refusedOps & bit) != 0 && length > 0 && valid
+                    && (sqConsumer == sqProducer || (bit & SEND_OPS) != 0 && sqUnderWay == sqProducer)) {
                 int rc = context.engine.postDirect(this, wr, op, length);
                 if (rc != Engine.DECLINED) {
                     return rc;
@@ -294,6 +304,9 @@ public abstract class Qp implements QueuePair {
         return post(wr);
     }
 
+    /** the opcodes a direct post may put behind requests in flight ({@link Transport#directBehind}) */
+    static final int SEND_OPS = 1 << WrOpcode.SEND.ordinal() | 1 << WrOpcode.SEND_WITH_IMM.ordinal()
+            | 1 << WrOpcode.SEND_WITH_INV.ordinal();
     private static final int ATOMIC_OPS = 1 << WrOpcode.ATOMIC_CMP_AND_SWP.ordinal()
             | 1 << WrOpcode.ATOMIC_FETCH_AND_ADD.ordinal();
     private static final int READ_OP = 1 << WrOpcode.RDMA_READ.ordinal();

@@ -80,6 +80,28 @@ public interface Transport {
     }
 
     /**
+     * The thread driving the engine, a SEND posted while requests are queued: whether {@link #executeDirect} may take
+     * it behind them, because every one of them is under way and waits only for its answer (so the SEND keeps the
+     * send queue's order), and the queue has room for it. The default: never (a direct request needs an empty queue).
+     */
+    default boolean directBehind(Qp qp) {
+        return false;
+    }
+
+    /**
+     * INVOKER: the thread that drives the engine polls {@code cq} for one completion and the CQ holds none. A
+     * transport may complete one receive that has arrived straight into {@code wc}, with every check and effect
+     * of its usual placement, instead of through the CQ's entries and a duty cycle. It leaves anything it does
+     * not take this way (any check that would fail, any message it does not handle here) untouched, for the duty
+     * cycle. The default takes nothing.
+     *
+     * @return true when {@code wc} holds a receive's completion
+     */
+    default boolean receiveInto(Cq cq, io.jrdma.verbs.WorkCompletion wc) {
+        return false;
+    }
+
+    /**
      * The posting thread, driving the engine ({@link Engine#postDirect}): executes a one-sided request (RDMA
      * WRITE, READ or an atomic) or a SEND (with immediate data, with invalidate), with one SGE of
      * {@code length > 0} bytes, the QP in RTS and its send queue empty, from the work request itself, when the

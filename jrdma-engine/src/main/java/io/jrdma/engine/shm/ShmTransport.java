@@ -695,6 +695,108 @@ final class ShmTransport implements Transport {
     }
 
     /**
+     * INVOKER, a poll of one completion from {@code cq} (empty) by the thread driving the engine: the next slot of a
+     * watched QP that receives into {@code cq}, when it is a whole SEND or SEND_WITH_IMM of 1 to {@link Ctrl#INLINE}
+     * bytes (in its header's line) for a receive of one SGE that its key lets it write, is placed and completed
+     * straight into {@code wc} (docs/shm-design.md, "A receive straight into the poll"). What {@link #place} does for
+     * it happens here in the same order (the data, the receive's completion, then the sender's DONE) with the same
+     * counters; anything else (a message of more than one slot or another opcode, a check that fails, a refused or
+     * SRQ QP) is left in the ring for the duty cycle, whose checks and errors are the only ones.
+     */
+    @Override
+    public boolean receiveInto(Cq cq, WorkCompletion wc) {
+        for (int i = 0; i < watchedCount; i++) {
+            ShmQp qp = watchedQps[i];
+            if (qp.recvCq != cq) {
+                continue;
+            }
+            long pos = qp.ringRead;
+            long s = qp.ring + (pos & MASK) * Ctrl.SLOT;
+            // acquire; release partner: the sender's store of the sequence, after the header and payload
+            long seq = (long) LONG.getAcquire(ALL, ctrlAddr + s + Ctrl.S_SEQ);
+            if (low(seq) == seq(pos)) {
+                return placeInto(qp, pos, s, seq, wc);
+            }
+        }
+        return false;
+    }
+
+    /** the flags a message {@link #placeInto} takes may carry besides these: SOLICITED, and IMM for SEND_WITH_IMM */
+    private static final int WHOLE = Ctrl.F_FIRST | Ctrl.F_LAST;
+
+    private boolean placeInto(ShmQp qp, long pos, long s, long seq, WorkCompletion wc) {
+        long flagsLen = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_FLAGS_LEN);
+        int len = high(flagsLen);
+        RecvWqe r;
+        if (!takesInto(qp, seq, low(flagsLen), len) || (r = qp.peekRecv()) == null || r.numSge != 1 || len > r.sgeLength[0]) {
+            return false; // RNR, a scatter list or a length error, or a message this does not take: the duty cycle's
+        }
+        Mr mr = context.keys.lookupLocal(r.sgeLkey[0]);
+        long va = r.sgeAddr[0];
+        if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, len)) {
+            return false; // the duty cycle completes it with LOC_PROT_ERR
+        }
+        // nothing fails from here on: as place() for a whole message, in its order
+        long immMsg = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_IMM_MSG);
+        if (len == 8) {
+            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ctrlAddr + s + Ctrl.S_INLINE));
+        } else {
+            MemorySegment.copy(ctrl, s + Ctrl.S_INLINE, mr.segment, va - mr.address, len);
+        }
+        qp.packetIn();
+        long wrId = r.wrId;
+        qp.recvDone();
+        wc.set(wrId, WcStatus.SUCCESS, WcOpcode.RECV, 0, len, low(immMsg), wcFlags(low(flagsLen)), qp.qpn, qp.destQpn);
+        respond(qp, high(immMsg), Ctrl.DONE); // after the receive's completion, as place() stores it
+        placedInto(qp, pos, len);
+        return true;
+    }
+
+    /**
+     * @return whether {@link #placeInto} takes the slot of sequence word {@code seq}, flags and opcode {@code flagsOp}
+     *         and chunk length {@code len} for {@code qp}: a whole SEND or SEND_WITH_IMM of 1 to {@link Ctrl#INLINE}
+     *         bytes for this QP, which receives from its own queue, has no message in progress and refused none
+     */
+    private static boolean takesInto(ShmQp qp, long seq, int flagsOp, int len) {
+        QpState st = qp.state;
+        int flags = flagsOp & 0xFF;
+        int op = flagsOp >>> 8 & 0xFF;
+        return !qp.destroyed && (st == QpState.RTS || st == QpState.RTR || st == QpState.SQD) && !qp.receiving
+                && !qp.refused && qp.srq == null && high(seq) == qp.qpn
+                && (flags & (WHOLE | Ctrl.F_RETRY | Ctrl.F_INV)) == WHOLE && len > 0 && len <= Ctrl.INLINE
+                && (op == WrOpcode.SEND.ordinal() ? (flags & Ctrl.F_IMM) == 0
+                        : op == WrOpcode.SEND_WITH_IMM.ordinal() && (flags & Ctrl.F_IMM) != 0);
+    }
+
+    /** @return the receive completion's flags for a message's slot flags */
+    private static int wcFlags(int flags) {
+        return ((flags & Ctrl.F_SOLICITED) != 0 ? WorkCompletion.SOLICITED : 0)
+                | ((flags & Ctrl.F_IMM) != 0 ? WorkCompletion.WITH_IMM : 0);
+    }
+
+    /** receives completed straight into a poll ({@link #receiveInto}); engine thread; read by the tests */
+    long receivedIntoPoll;
+    /** SENDs written by their post behind SENDs in flight ({@link #directBehind}); engine thread; read by the tests */
+    long sentBehind;
+
+    /** {@link #placeInto}'s message is done: counted and consumed, as {@link #receiveRing} does it. */
+    private void placedInto(ShmQp qp, long pos, int len) {
+        receivedIntoPoll++;
+        engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
+        engine.counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
+        qp.ringRead = pos + 1;
+        lastResult = Ctrl.DONE;
+        if (qp.ringRead - qp.ringReadPublished >= Ctrl.RING_SLOTS / 2) {
+            qp.ringReadPublished = qp.ringRead;
+            LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead); // as receiveRing publishes it
+        }
+        if (qp.peer != null && qp.peer.maySleep) {
+            VarHandle.fullFence(); // as receiveRing: the result and R_READ before the look at the sender's sleeping flag
+            wake(qp.peer.ctrl);
+        }
+    }
+
+    /**
      * Engine thread, after a receiving QP's ring was read: a QP with a receive posted (or a message in progress)
      * joins the watched list, and so does one whose last message was just placed into a receive (the queue may be
      * empty until the application's next post: an application that posts one receive at a time, after each
@@ -1004,12 +1106,18 @@ final class ShmTransport implements Transport {
         // a post (or a doorbell) writes what it can and leaves the results to the duty cycle's service, which runs
         // next (the QP is scheduled): a stream of posts would otherwise read the receiver's result line, which the
         // receiver writes for every message, once per post
-        return qp.state == QpState.ERROR ? 0 : service((ShmQp) qp, budget, false);
+        return qp.state == QpState.ERROR ? 0 : underWay((ShmQp) qp, service((ShmQp) qp, budget, false));
     }
 
     @Override
     public int service(Qp q, int budget) {
-        return service((ShmQp) q, budget, true);
+        return underWay((ShmQp) q, service((ShmQp) q, budget, true));
+    }
+
+    /** Sets the post's hint ({@link Qp#sqUnderWay}: {@link #directBehind}'s position) after a service. @return {@code work} */
+    private static int underWay(ShmQp qp, int work) {
+        qp.sqUnderWay = qp.sqSent;
+        return work;
     }
 
     /** @param answers read the receiver's result for the SENDs in flight first ({@link #answers}) */
@@ -1233,6 +1341,19 @@ final class ShmTransport implements Transport {
      * of one SGE done from the work request itself (docs/shm-design.md, "The direct path"), with the checks of
      * {@link Sgl#validate} and of {@link #oneSided}, and the same counters; a SEND sent from it ({@link #sendDirect}).
      */
+    /**
+     * {@inheritDoc} Here: every queued request is a message whose chunks are all in the peer's ring ({@code sqSent} is
+     * the producer: none is being written, none waits to be sent again after an RNR, which sets {@code sqSent} back
+     * to the refused one, and none waits for a peer QP), so a SEND written now follows them in the ring and in the send
+     * queue as the queued path would write it, with the next message number.
+     */
+    @Override
+    public boolean directBehind(Qp q) {
+        ShmQp qp = (ShmQp) q;
+        long producer = qp.sqProducerAcquire();
+        return qp.sqSent == producer && producer - qp.sqConsumer < qp.init.maxSendWr();
+    }
+
     @Override
     public int executeDirect(Qp q, SendWorkRequest wr, WrOpcode op, int length) {
         ShmQp qp = (ShmQp) q;
@@ -1240,6 +1361,11 @@ final class ShmTransport implements Transport {
                 || op == WrOpcode.SEND_WITH_INV)) { // the WRITE's own path first: one test more, not four
             return sendDirect(qp, wr, op, length);
         }
+        return oneSidedDirect(qp, wr, op, length);
+    }
+
+    /** {@link #executeDirect} for a WRITE, READ or atomic: done here, on the peer's memory, after the responder's checks. */
+    private int oneSidedDirect(ShmQp qp, SendWorkRequest wr, WrOpcode op, int length) {
         long la = wr.sgeAddr(0);
         Mr mr = context.keys.lookupLocal(wr.sgeLkey(0));
         if (mr == null || !mr.permits(qp.pd, op == WrOpcode.RDMA_WRITE ? 0 : Access.LOCAL_WRITE, la, length)) {
@@ -1688,20 +1814,30 @@ final class ShmTransport implements Transport {
         }
         boolean last = qp.sendOffset + n == total;
         int flags = (qp.sendOffset == 0 ? Ctrl.F_FIRST | (qp.retry ? Ctrl.F_RETRY : 0) : 0) | (last ? Ctrl.F_LAST : 0)
-                | ((w.flags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
-                | (w.opcode == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
-                | (w.opcode == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
-        ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
-        ALL.set(ValueLayout.JAVA_LONG, pa + s + Ctrl.S_IMM_MSG, word(w.imm, qp.msg));
+                | messageFlags(w.opcode, w.flags, writeImm);
+        publishSlot(qp, pos, pa + s, flags | w.opcode.ordinal() << 8, n, w.imm);
+        qp.sendOffset += n;
+        return last;
+    }
+
+    /** @return a message's flags that every chunk of it carries: SOLICITED, IMM, INV */
+    private static int messageFlags(WrOpcode op, int sendFlags, boolean writeImm) {
+        return ((sendFlags & io.jrdma.verbs.SendFlags.SOLICITED) != 0 ? Ctrl.F_SOLICITED : 0)
+                | (op == WrOpcode.SEND_WITH_IMM || writeImm ? Ctrl.F_IMM : 0)
+                | (op == WrOpcode.SEND_WITH_INV ? Ctrl.F_INV : 0);
+    }
+
+    /** Stores the header of the slot at absolute address {@code at} (ring position {@code pos}), its payload written: the sequence last. */
+    private void publishSlot(ShmQp qp, long pos, long at, int flagsOp, int n, int imm) {
+        ALL.set(ValueLayout.JAVA_LONG, at + Ctrl.S_FLAGS_LEN, word(flagsOp, n));
+        ALL.set(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG, word(imm, qp.msg));
         // sequence and QPN in one store, last: release for the receiver's acquire of the sequence; volatile: the
         // first half of the Dekker pair with the receiver's clear of its watched flag (notify's load comes after)
-        LONG.setVolatile(ALL, pa + s + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
+        LONG.setVolatile(ALL, at + Ctrl.S_SEQ, word(seq(pos), qp.destQpn));
         engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
         engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
-        qp.sendOffset += n;
         qp.ringWrite = pos + 1;
         qp.retry = false;
-        return last;
     }
 
     /**
@@ -1765,33 +1901,64 @@ final class ShmTransport implements Transport {
             return Engine.DECLINED;
         }
         long pos = qp.ringWrite;
-        if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
-            // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
-            qp.ringReadSeen = (long) LONG.getAcquire(ALL, qp.peer.ctrlAddr + qp.peerResp + Ctrl.R_READ);
-            if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
-                sendUnhold(qp);
-                return Engine.DECLINED;
-            }
+        if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS && !ringRoom(qp, pos)) {
+            sendUnhold(qp);
+            return Engine.DECLINED;
         }
-        boolean inline = (wr.flags() & io.jrdma.verbs.SendFlags.INLINE) != 0;
-        Wqe w = qp.keepDirect(wr, op, length, inline ? null : mr);
-        if (inline) {
-            if (length == 8) { // one load and one store, as the post's copy (perftest's latency tests post 8 B INLINE)
-                w.inlineArea.set(ValueLayout.JAVA_LONG_UNALIGNED, 0,
-                        mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, la - mr.address));
-            } else {
-                MemorySegment.copy(mr.segment, la - mr.address, w.inlineArea, 0, length);
-            }
-        }
+        // the slot first, from the request: what must outlive the post is kept after it (keepSent), off the message's path
         qp.msg++; // a new number for each message and each try: a result for an earlier try never matches it
-        qp.firstMsg = qp.msg; // nothing in flight: the send queue was empty
-        qp.sendOffset = 0;
-        writeSlot(qp, w, pos, length, length, false);
+        long at = qp.peer.ctrlAddr + qp.peerRing + (pos & MASK) * Ctrl.SLOT;
+        long from = la - mr.address;
+        if (length == 8) { // one load and one store (perftest's latency tests post 8 B)
+            ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at + Ctrl.S_INLINE, mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, from));
+        } else {
+            copyIntoSlot(qp, mr, from, at, length);
+        }
+        int flags = Ctrl.F_FIRST | Ctrl.F_LAST | (qp.retry ? Ctrl.F_RETRY : 0) | messageFlags(op, wr.flags(), false);
+        publishSlot(qp, pos, at, flags | op.ordinal() << 8, length, wr.imm());
         sendUnhold(qp);
         notify(qp, qp.peer.ctrl);
-        qp.sqSent = qp.sqConsumer + 1; // the kept WQE (the queue was empty: at sqConsumer) is in the ring whole
-        qp.publishKept();
+        keepSent(qp, wr, op, length, mr, from);
         return Engine.IN_FLIGHT;
+    }
+
+    /** Copies {@code length} bytes at {@code from} in {@code mr} into the peer's slot at absolute address {@code at}. */
+    private static void copyIntoSlot(ShmQp qp, Mr mr, long from, long at, int length) {
+        MemorySegment.copy(mr.segment, from, qp.peer.ctrl, at - qp.peer.ctrlAddr
+                + (length <= Ctrl.INLINE ? Ctrl.S_INLINE : Ctrl.SLOT_HEADER), length);
+    }
+
+    /** A sender whose view of the peer's ring is full: reads the receiver's R_READ again. @return true when there is room */
+    private static boolean ringRoom(ShmQp qp, long pos) {
+        // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
+        qp.ringReadSeen = (long) LONG.getAcquire(ALL, qp.peer.ctrlAddr + qp.peerResp + Ctrl.R_READ);
+        return pos - qp.ringReadSeen < Ctrl.RING_SLOTS;
+    }
+
+    /**
+     * {@link #sendDirect}, after the slot's publication: keeps the request as the send queue's next WQE, in the ring
+     * whole behind the SENDs in flight before it (if any), numbered {@code qp.msg}, and publishes it.
+     */
+    private void keepSent(ShmQp qp, SendWorkRequest wr, WrOpcode op, int length, Mr mr, long from) {
+        long producer = qp.sqProducerAcquire();
+        if (qp.sqConsumer == producer) {
+            qp.firstMsg = qp.msg; // nothing in flight before it: it is the first one numbered
+        } else {
+            sentBehind++;
+        }
+        qp.sendOffset = length;
+        boolean inline = (wr.flags() & io.jrdma.verbs.SendFlags.INLINE) != 0;
+        Wqe w = qp.keepDirect(wr, op, length, inline ? null : mr);
+        if (inline) { // copied as the post copies it (the application may reuse its buffer at once; a resend reads it)
+            if (length == 8) {
+                w.inlineArea.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, from));
+            } else {
+                MemorySegment.copy(mr.segment, from, w.inlineArea, 0, length);
+            }
+        }
+        qp.sqSent = producer + 1; // the kept WQE (at the producer: every one before it in flight) is in the ring whole
+        qp.sqUnderWay = qp.sqSent;
+        qp.publishKept();
     }
 
     /**

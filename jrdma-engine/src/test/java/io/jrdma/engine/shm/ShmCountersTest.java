@@ -36,7 +36,7 @@ class ShmCountersTest {
     private final RecvWorkRequest rwr = new RecvWorkRequest();
 
     /** @return the QP's counters as a reader of the context's counters file finds them */
-    private static Map<String, Long> qpCounters(ShmPair.Side s) throws Exception {
+    static Map<String, Long> qpCounters(ShmPair.Side s) throws Exception {
         Path f = ((Context) s.ctx).counters.path();
         assertNotNull(f, "no counters file: " + ((Context) s.ctx).counters.noFileReason());
         StatsFile.Snapshot snap = StatsFile.read(f);
