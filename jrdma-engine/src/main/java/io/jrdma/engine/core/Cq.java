@@ -102,21 +102,33 @@ public final class Cq implements CompletionQueue {
         e[i + 2] = (qpNum & 0xFFFFFFFFL) | (long) src << 32;
         e[i + 3] = st.ordinal() | op.ordinal() << 8 | (long) wcFlags << 32;
         PRODUCER.setRelease(this, p + 1); // acquire partner: poll()
-        if (channel == null) {
-            return true;
+        if (channel != null) {
+            fire((wcFlags & WorkCompletion.SOLICITED) != 0 || st != WcStatus.SUCCESS);
         }
+        return true;
+    }
+
+    /** After a completion was added (or given straight to the poller): fires the channel if the CQ is armed for it. */
+    private void fire(boolean solicited) {
         // a Dekker pair with requestNotify then poll: the entry's store before the armed word's load, as the
         // arming's store comes before the poller's load of producer (both fenced), so one of the two sees the other:
         // the poll finds the entry, or this push fires the channel (with release/acquire alone both could miss)
         VarHandle.fullFence();
         int a = (int) ARMED.getAcquire(this);
-        if (a != NOT_ARMED) {
-            boolean solicited = (wcFlags & WorkCompletion.SOLICITED) != 0 || st != WcStatus.SUCCESS;
-            if ((a == ARMED_ANY || solicited) && ARMED.compareAndSet(this, a, NOT_ARMED)) {
-                channel.signal(this);
-            }
+        if (a != NOT_ARMED && (a == ARMED_ANY || solicited) && ARMED.compareAndSet(this, a, NOT_ARMED)) {
+            channel.signal(this);
         }
-        return true;
+    }
+
+    /**
+     * The engine's thread, after {@link Engine#pollInto} gave a completion straight to the poller: the CQ was not
+     * armed when that began ({@link #takesDirect}), but another thread may have armed it since; its event fires as a
+     * push's would.
+     */
+    void directTaken(WorkCompletion wc) {
+        if (channel != null) {
+            fire((wc.flags() & WorkCompletion.SOLICITED) != 0 || wc.status() != WcStatus.SUCCESS);
+        }
     }
 
     @Override

@@ -104,6 +104,7 @@ public final class Engine {
     boolean pollInto(Cq cq, io.jrdma.verbs.WorkCompletion wc) {
         if (!tookDirect && cq.takesDirect() && transport.receiveInto(cq, wc)) {
             tookDirect = true;
+            cq.directTaken(wc);
             return true;
         }
         tookDirect = false;
@@ -328,9 +329,10 @@ public final class Engine {
     /**
      * INVOKER mode, the posting thread, before the post fills a WQE (a QP that executes at post, one SGE, a
      * one-sided request or a SEND; {@link Qp#postSend} checked the request as for any post): when nothing is queued
-     * on the send queue before it, hands the request to {@link Transport#executeDirect}, which completes it here,
+     * on the send queue before it (or, for a SEND, only requests the transport has under way:
+     * {@link Transport#directBehind}), hands the request to {@link Transport#executeDirect}, which completes it here,
      * from the work request itself: no WQE, no send-queue slot, no pass through the transport's service loop, and
-     * the order of the send queue is kept because it is empty. The completion (when signaled, or on an error) is
+     * the order of the send queue is kept because it is empty (or every request before it is sent). The completion (when signaled, or on an error) is
      * pushed here and an error moves the QP to ERROR, as the service loop's retire does. A SEND is sent here the same
      * way but completes when its receiver answers: the transport keeps it as the queue's head WQE
      * ({@link #IN_FLIGHT}), and the QP goes on the active list, whose service completes it.

@@ -274,7 +274,7 @@ public abstract class Qp implements QueuePair {
     /**
      * A post. Its short path first: a request that every check of {@link #post} would pass and that the QP may
      * execute at post (one SGE of some bytes, an opcode of {@link #directOps}, an atomic's 8 aligned bytes, INLINE
-     * only where allowed, nothing queued) goes straight to {@link Engine#postDirect}, with only the tests that tell
+     * only where allowed, nothing queued or a SEND behind requests under way) goes straight to {@link Engine#postDirect}, with only the tests that tell
      * it is such a request; anything else, and a request the direct path declines, takes {@link #post}'s checks.
      * The short path keeps a small method ahead of the checks' branches, which the compiler inlines into the
      * caller (docs/shm-design.md, "The post's short path").
@@ -441,7 +441,8 @@ public abstract class Qp implements QueuePair {
     }
 
     /**
-     * The posting thread, driving the engine with this QP's send queue empty ({@link Engine#postDirect}): the
+     * The posting thread, driving the engine with this QP's send queue empty, or for a SEND holding only requests
+     * under way ({@link Engine#postDirect}): the
      * request a transport sends from the work request itself, kept in the queue's next WQE for what must outlive
      * the post: its completion when the answer comes, and a resend (an RNR) from its one SGE, whose region the
      * transport checked ({@code mr}; null for INLINE data, which the caller copies into the WQE's inline area).

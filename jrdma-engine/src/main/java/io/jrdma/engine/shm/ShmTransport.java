@@ -698,7 +698,7 @@ final class ShmTransport implements Transport {
      * INVOKER, a poll of one completion from {@code cq} (empty) by the thread driving the engine: the next slot of a
      * watched QP that receives into {@code cq}, when it is a whole SEND or SEND_WITH_IMM of 1 to {@link Ctrl#INLINE}
      * bytes (in its header's line) for a receive of one SGE that its key lets it write, is placed and completed
-     * straight into {@code wc} (docs/shm-design.md, "A receive straight into the poll"). What {@link #place} does for
+     * straight into {@code wc} (docs/shm-design.md, "The 8 B SEND ping-pong, ninth pass"). What {@link #place} does for
      * it happens here in the same order (the data, the receive's completion, then the sender's DONE) with the same
      * counters; anything else (a message of more than one slot or another opcode, a check that fails, a refused or
      * SRQ QP) is left in the ring for the duty cycle, whose checks and errors are the only ones.
@@ -733,7 +733,7 @@ final class ShmTransport implements Transport {
         }
         Mr mr = context.keys.lookupLocal(r.sgeLkey[0]);
         long va = r.sgeAddr[0];
-        if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, len)) {
+        if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, len) || !mr.segment.scope().isAlive()) {
             return false; // the duty cycle completes it with LOC_PROT_ERR
         }
         // nothing fails from here on: as place() for a whole message, in its order
@@ -1083,8 +1083,8 @@ final class ShmTransport implements Transport {
         if (len == 8 && r.numSge == 1 && qp.recvOffset == 0) {
             Mr mr = context.keys.lookupLocal(r.sgeLkey[0]);
             long va = r.sgeAddr[0];
-            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, 8)) {
-                return false;
+            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, 8) || !mr.segment.scope().isAlive()) {
+                return false; // a region whose memory was freed while registered, as Sgl.scatter refuses it
             }
             mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ctrlAddr + src));
             return true;
@@ -1337,11 +1337,6 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * The posting thread, driving the engine ({@link io.jrdma.engine.core.Engine#postDirect}): a one-sided request
-     * of one SGE done from the work request itself (docs/shm-design.md, "The direct path"), with the checks of
-     * {@link Sgl#validate} and of {@link #oneSided}, and the same counters; a SEND sent from it ({@link #sendDirect}).
-     */
-    /**
      * {@inheritDoc} Here: every queued request is a message whose chunks are all in the peer's ring ({@code sqSent} is
      * the producer: none is being written, none waits to be sent again after an RNR, which sets {@code sqSent} back
      * to the refused one, and none waits for a peer QP), so a SEND written now follows them in the ring and in the send
@@ -1354,6 +1349,12 @@ final class ShmTransport implements Transport {
         return qp.sqSent == producer && producer - qp.sqConsumer < qp.init.maxSendWr();
     }
 
+    /**
+     * The posting thread, driving the engine ({@link io.jrdma.engine.core.Engine#postDirect}): a one-sided request
+     * of one SGE done from the work request itself (docs/shm-design.md, "The direct path"), with the checks of
+     * {@link Sgl#validate} and of {@link #oneSided}, and the same counters ({@link #oneSidedDirect}); a SEND sent from
+     * it ({@link #sendDirect}).
+     */
     @Override
     public int executeDirect(Qp q, SendWorkRequest wr, WrOpcode op, int length) {
         ShmQp qp = (ShmQp) q;
@@ -1877,10 +1878,11 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * The posting thread, driving the engine, the send queue empty ({@link #executeDirect}): a SEND (with
-     * immediate data, with invalidate) of one SGE that fits one slot, written into the peer's ring from the work
-     * request itself, with the checks and counters of the queued path ({@link Sgl#validate}, {@link #send}). The
-     * request is kept as the send queue's head WQE, already in the ring whole ({@code sqSent} past it), so
+     * The posting thread, driving the engine, the send queue empty or holding only messages in the ring whole
+     * ({@link #executeDirect}, {@link #directBehind}): a SEND (with immediate data, with invalidate) of one SGE that
+     * fits one slot, written into the peer's ring from the work request itself, with the checks and counters of the
+     * queued path ({@link Sgl#validate}, {@link #send}), and the next message number. The request is kept as the send
+     * queue's next WQE after the slot's stores ({@link #keepSent}), already in the ring whole ({@code sqSent} past it), so
      * the service that follows only reads its result, as for a queued SEND whose slot it wrote: the completion
      * when it says DONE, a resend from the WQE after an RNR, a NAK's error, the flush if the QP fails meanwhile.
      * INLINE data is copied into the WQE's inline area as the post would have (the application may reuse its
@@ -1897,7 +1899,8 @@ final class ShmTransport implements Transport {
         }
         long la = wr.sgeAddr(0);
         Mr mr = context.keys.lookupLocal(wr.sgeLkey(0));
-        if (mr == null || !mr.permits(qp.pd, 0, la, length) || !sendHold(qp)) {
+        // a region whose memory was freed while registered: the queued path completes it with LOC_PROT_ERR
+        if (mr == null || !mr.permits(qp.pd, 0, la, length) || !mr.segment.scope().isAlive() || !sendHold(qp)) {
             return Engine.DECLINED;
         }
         long pos = qp.ringWrite;
@@ -1906,14 +1909,19 @@ final class ShmTransport implements Transport {
             return Engine.DECLINED;
         }
         // the slot first, from the request: what must outlive the post is kept after it (keepSent), off the message's path
-        qp.msg++; // a new number for each message and each try: a result for an earlier try never matches it
         long at = qp.peer.ctrlAddr + qp.peerRing + (pos & MASK) * Ctrl.SLOT;
         long from = la - mr.address;
-        if (length == 8) { // one load and one store (perftest's latency tests post 8 B)
-            ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at + Ctrl.S_INLINE, mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, from));
-        } else {
-            copyIntoSlot(qp, mr, from, at, length);
+        try {
+            if (length == 8) { // one load and one store (perftest's latency tests post 8 B)
+                ALL.set(ValueLayout.JAVA_LONG_UNALIGNED, at + Ctrl.S_INLINE, mr.segment.get(ValueLayout.JAVA_LONG_UNALIGNED, from));
+            } else {
+                copyIntoSlot(qp, mr, from, at, length);
+            }
+        } catch (IllegalStateException freedMeanwhile) { // the application closed the source's arena during the post
+            sendUnhold(qp);
+            return Engine.DECLINED; // nothing published, no number taken: the queued path's LOC_PROT_ERR
         }
+        qp.msg++; // a new number for each message and each try: a result for an earlier try never matches it
         int flags = Ctrl.F_FIRST | Ctrl.F_LAST | (qp.retry ? Ctrl.F_RETRY : 0) | messageFlags(op, wr.flags(), false);
         publishSlot(qp, pos, at, flags | op.ordinal() << 8, length, wr.imm());
         sendUnhold(qp);

@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
  * INVOKER: a poll of one completion takes an arrived SEND straight into its {@link WorkCompletion}
  * ({@code ShmTransport.receiveInto}) when nothing else waits in the CQ, and everything that path does not take goes
  * through the duty cycle and the CQ as before; a SEND posted behind SENDs in flight is written by its post
- * ({@code ShmTransport.directBehind}). docs/shm-design.md, "A receive straight into the poll".
+ * ({@code ShmTransport.directBehind}). docs/shm-design.md, "The 8 B SEND ping-pong, ninth pass".
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ShmPollIntoTest {
@@ -219,6 +219,14 @@ class ShmPollIntoTest {
             assertEquals(1001L, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, RECV_AT));
             assertEquals(before, t.receivedIntoPoll, "48 bytes: not in the header's line, the duty cycle's");
         }
+        // a SEND_WITH_INV of 8 bytes naming a key b may not invalidate: the duty cycle's check, both QPs fail
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            warmUp(p);
+            postRecv(p.b, 1, p.b.mr, RECV_AT, 64);
+            send(p, 1, WrOpcode.SEND_WITH_INV, SendFlags.SIGNALED, 0x0badbad0, 8);
+            assertEquals(WcStatus.LOC_PROT_ERR, p.await(p.b.cq).status());
+            assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.a.cq).status());
+        }
         // a receive too short: LOC_LEN_ERR at the receiver, REM_INV_REQ_ERR at the sender
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
@@ -236,6 +244,93 @@ class ShmPollIntoTest {
                 assertEquals(WcStatus.LOC_PROT_ERR, p.await(p.b.cq).status());
                 assertEquals(WcStatus.REM_OP_ERR, p.await(p.a.cq).status());
                 assertEquals(0L, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, RECV_AT + 4096), "nothing written");
+            }
+        }
+    }
+
+    @Test
+    void aReceiverWhosePollsTakeEveryMessageStraightStillGivesTheSenderRoom() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            warmUp(p);
+            ShmTransport t = transport(p.b);
+            long before = t.receivedIntoPoll;
+            WorkCompletion wc = new WorkCompletion();
+            for (int i = 1; i <= 40; i++) { // more than the ring's 16 slots, more than twice
+                postRecv(p.b, i, p.b.mr, RECV_AT + (i % 8) * 64L, 64);
+                long written = ((ShmQp) p.a.qp).ringWrite;
+                send(p, i % 8, WrOpcode.SEND, 0, 0, 8);
+                assertEquals(written + 1, ((ShmQp) p.a.qp).ringWrite, "SEND " + i + " written by its post: the ring had room");
+                assertEquals(1, p.b.cq.poll(wc), "receive " + i);
+                assertEquals(i, wc.wrId());
+                assertEquals(0, p.b.cq.poll(wc)); // the duty cycle's turn (nothing arrived)
+                assertEquals(0, p.a.cq.poll(wc)); // a reads the result: the SEND retires (unsignaled)
+            }
+            assertEquals(before + 40, t.receivedIntoPoll, "every message straight into a poll: its reads are published there");
+        }
+    }
+
+    @Test
+    void aQpInRtrRaisesCommEstForAReceiveTakenIntoThePoll() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            warmUp(p);
+            QueuePair bq = p.b.pd.createQp(QpInitAttr.rc(p.b.cq).withDepth(64, 64));
+            QueuePair aq = p.a.pd.createQp(QpInitAttr.rc(p.a.cq).withDepth(64, 64));
+            try {
+                connectQp(aq, p.b, bq.qpn());
+                bq.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1)
+                        .accessFlags(ShmPair.ALL));
+                bq.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR)
+                        .av(new io.jrdma.verbs.AddressVector(p.a.ctx.gid(0), 0, 64, 0, 4791))
+                        .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(aq.qpn()).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+                assertEquals(0, bq.postRecv(rwr.reset().wrId(31).sge(0, p.b.mr, RECV_AT, 64)));
+                WorkCompletion wc = new WorkCompletion();
+                for (int k = 0; k < 4; k++) {
+                    assertEquals(0, p.b.cq.poll(wc)); // the QP (in RTR, a receive posted) joins the watched list
+                }
+                io.jrdma.verbs.AsyncEvent ev = new io.jrdma.verbs.AsyncEvent();
+                while (p.b.ctx.pollAsyncEvent(ev)) { // what the set-up raised
+                    assertEquals(false, ev.type() == io.jrdma.verbs.AsyncEvent.Type.COMM_EST, "no COMM_EST yet: " + ev);
+                }
+                ShmTransport t = transport(p.b);
+                long before = t.receivedIntoPoll;
+                assertEquals(0, aq.postSend(wr.reset().wrId(3).opcode(WrOpcode.SEND).sge(0, p.a.mr, 0, 8)));
+                assertEquals(1, p.b.cq.poll(wc), "the receive in RTR");
+                assertEquals(31, wc.wrId());
+                assertEquals(before + 1, t.receivedIntoPoll, "straight into the poll");
+                assertEquals(true, p.b.ctx.pollAsyncEvent(ev), "an event");
+                assertEquals(io.jrdma.verbs.AsyncEvent.Type.COMM_EST, ev.type(), ev.toString());
+                assertSame(bq, ev.queuePair());
+            } finally {
+                aq.close();
+                bq.close();
+            }
+        }
+    }
+
+    @Test
+    void aSendFromFreedMemoryBehindOneInFlightFailsAloneAndTheOneBeforeCompletes() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            warmUp(p);
+            java.lang.foreign.Arena freed = java.lang.foreign.Arena.ofShared();
+            MemoryRegion gone = p.a.pd.register(p.a.ctx.allocateBuffer(4096, 4096, freed), Access.LOCAL_WRITE);
+            try {
+                postRecv(p.b, 1, p.b.mr, RECV_AT + 64, 64);
+                postRecv(p.b, 2, p.b.mr, RECV_AT + 128, 64);
+                send(p, 1, WrOpcode.SEND, SendFlags.SIGNALED, 0, 8); // in flight: b has not polled
+                freed.close(); // the application frees a buffer it left registered
+                assertEquals(0, p.a.qp.postSend(wr.reset().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                        .sge(0, gone, 0, 8)), "queued: the post does not read freed memory");
+                WorkCompletion r = p.await(p.b.cq);
+                assertEquals(1, r.wrId());
+                assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+                WorkCompletion s1 = p.await(p.a.cq);
+                assertEquals(1, s1.wrId(), "the SEND before it completes: " + s1);
+                assertEquals(WcStatus.SUCCESS, s1.status(), s1.toString());
+                WorkCompletion s2 = p.await(p.a.cq);
+                assertEquals(2, s2.wrId());
+                assertEquals(WcStatus.LOC_PROT_ERR, s2.status(), s2.toString());
+            } finally {
+                gone.close();
             }
         }
     }

@@ -606,12 +606,22 @@ class ShmSendRecvTest {
                 {Ctrl.F_LAST | Ctrl.F_IMM, WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 5}}),
             new Case("an invalidation on a WRITE with immediate data", new int[][] {
                 {first | Ctrl.F_LAST | Ctrl.F_IMM | Ctrl.F_INV, WrOpcode.RDMA_WRITE_WITH_IMM.ordinal(), 0, 5}}),
+            // whole 8-byte messages, which a poll would otherwise take straight into its completion (receiveInto)
+            new Case("an invalidation on a plain SEND", new int[][] {{first | Ctrl.F_LAST | Ctrl.F_INV, send, 8, 5}}),
+            new Case("immediate data on a plain SEND", new int[][] {{first | Ctrl.F_LAST | Ctrl.F_IMM, send, 8, 5}}),
+            new Case("no immediate data on a SEND_WITH_IMM", new int[][] {
+                {first | Ctrl.F_LAST, WrOpcode.SEND_WITH_IMM.ordinal(), 8, 5}}),
+            new Case("an opcode no slot carries", new int[][] {
+                {first | Ctrl.F_LAST | Ctrl.F_IMM, WrOpcode.RDMA_WRITE.ordinal(), 8, 5}}),
         };
         for (Case k : cases) {
             try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
                 io.jrdma.engine.core.Context ctx = (io.jrdma.engine.core.Context) p.b.ctx;
                 long malformed = ctx.engine.counters.get(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
                 assertEquals(0, p.b.qp.postRecv(rwr.reset().wrId(3).sge(0, p.b.mr, 0, 1 << 15)));
+                for (int n = 0; n < 4; n++) {
+                    assertEquals(0, p.b.cq.poll(new WorkCompletion())); // b's QP (a receive posted) joins the watched list
+                }
                 long pos = ((ShmQp) p.b.qp).ringRead;
                 for (int i = 0; i < k.slots.length; i++) {
                     int[] sl = k.slots[i];
