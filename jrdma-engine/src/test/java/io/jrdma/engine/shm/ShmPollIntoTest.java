@@ -119,11 +119,9 @@ class ShmPollIntoTest {
             warmUp(p);
             CompletionChannel ch = p.b.ctx.createCompletionChannel();
             CompletionQueue cq = p.b.ctx.createCq(64, ch);
-            QueuePair qp = p.b.pd.createQp(QpInitAttr.rc(cq).withDepth(64, 64));
-            QueuePair aq = p.a.pd.createQp(QpInitAttr.rc(p.a.cq).withDepth(64, 64));
-            try {
-                connectQp(aq, p.b, qp.qpn());
-                connectQp(qp, p.a, aq.qpn());
+            try (Extra x = extra(p, QpInitAttr.rc(cq).withDepth(64, 64))) {
+                QueuePair qp = x.bq();
+                QueuePair aq = x.aq();
                 assertEquals(0, qp.postRecv(rwr.reset().wrId(1).sge(0, p.b.mr, RECV_AT, 64)));
                 WorkCompletion wc = new WorkCompletion();
                 for (int k = 0; k < 4; k++) {
@@ -135,22 +133,43 @@ class ShmPollIntoTest {
                 assertEquals(1, wc.wrId());
                 assertSame(cq, ch.await(Duration.ofSeconds(5)), "the armed CQ's event fired for it");
             } finally {
-                aq.close();
-                qp.close();
                 cq.close();
                 ch.close();
             }
         }
     }
 
-    private static void connectQp(QueuePair qp, ShmPair.Side peer, int destQpn) {
+    /** A second pair of QPs on the pair's contexts, connected to each other (b's left in RTR unless {@code bRts}). */
+    private record Extra(QueuePair aq, QueuePair bq) implements AutoCloseable {
+        @Override
+        public void close() {
+            aq.close();
+            bq.close();
+        }
+    }
+
+    private static Extra extra(ShmPair p, QpInitAttr aInit, QpInitAttr bInit, boolean bRts) {
+        QueuePair aq = p.a.pd.createQp(aInit);
+        QueuePair bq = p.b.pd.createQp(bInit);
+        connectQp(aq, p.b, bq.qpn(), true);
+        connectQp(bq, p.a, aq.qpn(), bRts);
+        return new Extra(aq, bq);
+    }
+
+    private static Extra extra(ShmPair p, QpInitAttr bInit) {
+        return extra(p, QpInitAttr.rc(p.a.cq).withDepth(64, 64), bInit, true);
+    }
+
+    private static void connectQp(QueuePair qp, ShmPair.Side peer, int destQpn, boolean rts) {
         qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1)
                 .accessFlags(ShmPair.ALL));
         qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR)
                 .av(new io.jrdma.verbs.AddressVector(peer.ctx.gid(0), 0, 64, 0, 4791)).pathMtu(io.jrdma.verbs.Mtu.MTU_4096)
                 .destQpn(destQpn).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
-        qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(7)
-                .maxRdAtomic(16));
+        if (rts) {
+            qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0).timeout(14).retryCnt(7)
+                    .rnrRetry(7).maxRdAtomic(16));
+        }
     }
 
     @Test
@@ -158,11 +177,9 @@ class ShmPollIntoTest {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
             CompletionQueue cq2 = p.b.ctx.createCq(64);
-            QueuePair bq = p.b.pd.createQp(QpInitAttr.rc(cq2).withDepth(64, 64));
-            QueuePair aq = p.a.pd.createQp(QpInitAttr.rc(p.a.cq).withDepth(64, 64));
-            try {
-                connectQp(aq, p.b, bq.qpn());
-                connectQp(bq, p.a, aq.qpn());
+            try (Extra x = extra(p, QpInitAttr.rc(cq2).withDepth(64, 64))) {
+                QueuePair bq = x.bq();
+                QueuePair aq = x.aq();
                 assertEquals(0, bq.postRecv(rwr.reset().wrId(21).sge(0, p.b.mr, RECV_AT, 64)));
                 WorkCompletion wc = new WorkCompletion();
                 for (int k = 0; k < 4; k++) {
@@ -174,8 +191,6 @@ class ShmPollIntoTest {
                 assertEquals(21, wc.wrId());
                 assertEquals(bq.qpn(), wc.qpNum());
             } finally {
-                aq.close();
-                bq.close();
                 cq2.close();
             }
         }
@@ -273,15 +288,9 @@ class ShmPollIntoTest {
     void aQpInRtrRaisesCommEstForAReceiveTakenIntoThePoll() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            QueuePair bq = p.b.pd.createQp(QpInitAttr.rc(p.b.cq).withDepth(64, 64));
-            QueuePair aq = p.a.pd.createQp(QpInitAttr.rc(p.a.cq).withDepth(64, 64));
-            try {
-                connectQp(aq, p.b, bq.qpn());
-                bq.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1)
-                        .accessFlags(ShmPair.ALL));
-                bq.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR)
-                        .av(new io.jrdma.verbs.AddressVector(p.a.ctx.gid(0), 0, 64, 0, 4791))
-                        .pathMtu(io.jrdma.verbs.Mtu.MTU_4096).destQpn(aq.qpn()).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
+            try (Extra x = extra(p, QpInitAttr.rc(p.a.cq).withDepth(64, 64), QpInitAttr.rc(p.b.cq).withDepth(64, 64), false)) {
+                QueuePair bq = x.bq(); // left in RTR
+                QueuePair aq = x.aq();
                 assertEquals(0, bq.postRecv(rwr.reset().wrId(31).sge(0, p.b.mr, RECV_AT, 64)));
                 WorkCompletion wc = new WorkCompletion();
                 for (int k = 0; k < 4; k++) {
@@ -300,9 +309,6 @@ class ShmPollIntoTest {
                 assertEquals(true, p.b.ctx.pollAsyncEvent(ev), "an event");
                 assertEquals(io.jrdma.verbs.AsyncEvent.Type.COMM_EST, ev.type(), ev.toString());
                 assertSame(bq, ev.queuePair());
-            } finally {
-                aq.close();
-                bq.close();
             }
         }
     }
@@ -340,11 +346,8 @@ class ShmPollIntoTest {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
             SharedReceiveQueue srq = p.b.pd.createSrq(SrqInitAttr.of(16, 1));
-            QueuePair qp = p.b.pd.createQp(QpInitAttr.rc(p.b.cq).withDepth(64, 64).withSrq(srq));
-            QueuePair aq = p.a.pd.createQp(QpInitAttr.rc(p.a.cq).withDepth(64, 64));
-            try {
-                connectQp(aq, p.b, qp.qpn());
-                connectQp(qp, p.a, aq.qpn());
+            try (Extra x = extra(p, QpInitAttr.rc(p.b.cq).withDepth(64, 64).withSrq(srq))) {
+                QueuePair aq = x.aq();
                 ShmTransport t = transport(p.b);
                 long before = t.receivedIntoPoll;
                 for (int i = 1; i <= 3; i++) {
@@ -360,8 +363,6 @@ class ShmPollIntoTest {
                 }
                 assertEquals(before, t.receivedIntoPoll, "an SRQ's receives are the duty cycle's");
             } finally {
-                aq.close();
-                qp.close();
                 srq.close();
             }
         }
@@ -430,11 +431,9 @@ class ShmPollIntoTest {
     void aFullSendQueueRefusesTheNextSendThoughTheRingHasRoom() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            QueuePair aq = p.a.pd.createQp(QpInitAttr.rc(p.a.cq).withDepth(4, 4));
-            QueuePair bq = p.b.pd.createQp(QpInitAttr.rc(p.b.cq).withDepth(8, 8));
-            try {
-                connectQp(aq, p.b, bq.qpn());
-                connectQp(bq, p.a, aq.qpn());
+            try (Extra x = extra(p, QpInitAttr.rc(p.a.cq).withDepth(4, 4), QpInitAttr.rc(p.b.cq).withDepth(8, 8), true)) {
+                QueuePair aq = x.aq();
+                QueuePair bq = x.bq();
                 for (int i = 1; i <= 4; i++) {
                     p.a.buf.set(ValueLayout.JAVA_LONG_UNALIGNED, i * 64L, 1000L + i);
                     assertEquals(0, aq.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).sge(0, p.a.mr, i * 64L, 8)));
@@ -451,9 +450,6 @@ class ShmPollIntoTest {
                     assertEquals(i, r.wrId());
                     assertEquals(1000L + i, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, RECV_AT + i * 64L));
                 }
-            } finally {
-                aq.close();
-                bq.close();
             }
         }
     }
