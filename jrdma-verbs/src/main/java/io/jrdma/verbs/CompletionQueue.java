@@ -15,7 +15,11 @@ public interface CompletionQueue extends AutoCloseable {
     int poll(WorkCompletion[] wcs);
 
     /**
-     * Polls at most one completion into {@code wc}, as {@link #poll(WorkCompletion[])}.
+     * Polls at most one completion into {@code wc}, as {@link #poll(WorkCompletion[])}. In INVOKER mode a
+     * provider may instead complete a receive that has arrived straight into {@code wc}, with every check and
+     * effect its engine would apply, when no completion is waiting in this CQ and none is armed, and never on two
+     * polls in a row, so that the engine still runs at least every other poll (shared memory does so for small
+     * SENDs).
      *
      * @param wc a caller-owned completion object
      * @return 1 if {@code wc} was filled, 0 if none was waiting
