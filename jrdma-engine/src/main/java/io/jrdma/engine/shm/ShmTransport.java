@@ -1401,6 +1401,8 @@ final class ShmTransport implements Transport {
                 }
             } else if ((ta & 7) != 0) { // an atomic off an 8-byte boundary of the mapping
                 return misalignedAtomic(qp);
+            } else if (!local.scope().isAlive()) {
+                return Engine.DECLINED; // its result's buffer was freed: before the target's word changes (below)
             } else if (op == WrOpcode.ATOMIC_FETCH_AND_ADD) {
                 local.set(ValueLayout.JAVA_LONG_UNALIGNED, lo, (long) LONG.getAndAdd(ALL, ta, wr.compareAdd()));
             } else if (op == WrOpcode.ATOMIC_CMP_AND_SWP) {
@@ -1408,6 +1410,10 @@ final class ShmTransport implements Transport {
             } else {
                 return WcStatus.LOC_QP_OP_ERR.ordinal();
             }
+        } catch (IllegalStateException freed) {
+            // the local buffer was freed while registered: a WRITE's read of it, a READ's store into it, each fails
+            // before anything of the target's changes; the queued path completes it with LOC_PROT_ERR (Sgl.region)
+            return Engine.DECLINED;
         } finally {
             untarget(qp);
         }
