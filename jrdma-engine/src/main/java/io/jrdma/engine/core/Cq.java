@@ -103,13 +103,14 @@ public final class Cq implements CompletionQueue {
         e[i + 3] = st.ordinal() | op.ordinal() << 8 | (long) wcFlags << 32;
         PRODUCER.setRelease(this, p + 1); // acquire partner: poll()
         if (channel != null) {
-            fire((wcFlags & WorkCompletion.SOLICITED) != 0 || st != WcStatus.SUCCESS);
+            fire(wcFlags, st);
         }
         return true;
     }
 
     /** After a completion was added (or given straight to the poller): fires the channel if the CQ is armed for it. */
-    private void fire(boolean solicited) {
+    private void fire(int wcFlags, WcStatus st) {
+        boolean solicited = (wcFlags & WorkCompletion.SOLICITED) != 0 || st != WcStatus.SUCCESS;
         // a Dekker pair with requestNotify then poll: the entry's store before the armed word's load, as the
         // arming's store comes before the poller's load of producer (both fenced), so one of the two sees the other:
         // the poll finds the entry, or this push fires the channel (with release/acquire alone both could miss)
@@ -127,7 +128,7 @@ public final class Cq implements CompletionQueue {
      */
     void directTaken(WorkCompletion wc) {
         if (channel != null) {
-            fire((wc.flags() & WorkCompletion.SOLICITED) != 0 || wc.status() != WcStatus.SUCCESS);
+            fire(wc.flags(), wc.status());
         }
     }
 

@@ -53,7 +53,9 @@ public final class Sgl {
             int n = (int) Math.min(sl - skip, left);
             Mr mr = keys.lookupLocal(r.sgeLkey[i]);
             long va = r.sgeAddr[i] + skip;
-            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, n)) { // the SRQ's PD for an SRQ receive
+            // the SRQ's PD for an SRQ receive; a region whose memory was freed while registered is refused, as
+            // region() refuses it for a gather (before, the copy threw out of the engine's cycle)
+            if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, n) || !mr.segment.scope().isAlive()) {
                 return false;
             }
             MemorySegment.copy(src, srcOff, mr.segment, va - mr.address, n);

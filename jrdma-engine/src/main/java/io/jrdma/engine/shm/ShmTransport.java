@@ -731,18 +731,12 @@ final class ShmTransport implements Transport {
         if (!takesInto(qp, seq, low(flagsLen), len) || (r = qp.peekRecv()) == null || r.numSge != 1 || len > r.sgeLength[0]) {
             return false; // RNR, a scatter list or a length error, or a message this does not take: the duty cycle's
         }
-        Mr mr = context.keys.lookupLocal(r.sgeLkey[0]);
-        long va = r.sgeAddr[0];
-        if (mr == null || !mr.permits(qp.recvPd, Access.LOCAL_WRITE, va, len) || !mr.segment.scope().isAlive()) {
+        qp.recvOffset = 0; // as place() sets it for a first chunk
+        if (!scatter(qp, r, s + Ctrl.S_INLINE, len)) { // its key checked, then the data (nothing copied on a refusal)
             return false; // the duty cycle completes it with LOC_PROT_ERR
         }
         // nothing fails from here on: as place() for a whole message, in its order
         long immMsg = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_IMM_MSG);
-        if (len == 8) {
-            mr.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, va - mr.address, ALL.get(ValueLayout.JAVA_LONG_UNALIGNED, ctrlAddr + s + Ctrl.S_INLINE));
-        } else {
-            MemorySegment.copy(ctrl, s + Ctrl.S_INLINE, mr.segment, va - mr.address, len);
-        }
         qp.packetIn();
         long wrId = r.wrId;
         qp.recvDone();
@@ -786,13 +780,21 @@ final class ShmTransport implements Transport {
         engine.counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
         qp.ringRead = pos + 1;
         lastResult = Ctrl.DONE;
+        consumed(qp);
+    }
+
+    /** After slots of {@code qp}'s ring were read ({@link #receiveRing}, {@link #placeInto}): tells the sender. */
+    private void consumed(ShmQp qp) {
         if (qp.ringRead - qp.ringReadPublished >= Ctrl.RING_SLOTS / 2) {
+            // every half ring, not per slot (the sender reads it only when its view of the ring is full: it never
+            // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
+            // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
             qp.ringReadPublished = qp.ringRead;
-            LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead); // as receiveRing publishes it
+            LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead);
         }
         if (qp.peer != null && qp.peer.maySleep) {
-            VarHandle.fullFence(); // as receiveRing: the result and R_READ before the look at the sender's sleeping flag
-            wake(qp.peer.ctrl);
+            VarHandle.fullFence(); // the result and R_READ before the look at the sender's sleeping flag
+            wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
         }
     }
 
@@ -924,17 +926,7 @@ final class ShmTransport implements Transport {
             }
         }
         if (n > 0) {
-            if (qp.ringRead - qp.ringReadPublished >= Ctrl.RING_SLOTS / 2) {
-                // every half ring, not per slot (the sender reads it only when its view of the ring is full: it never
-                // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
-                // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
-                qp.ringReadPublished = qp.ringRead;
-                LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead);
-            }
-            if (qp.peer != null && qp.peer.maySleep) {
-                VarHandle.fullFence(); // the result and R_READ before the look at the sender's sleeping flag
-                wake(qp.peer.ctrl); // the sender may sleep until its SEND's result is in
-            }
+            consumed(qp);
         }
         return n;
     }

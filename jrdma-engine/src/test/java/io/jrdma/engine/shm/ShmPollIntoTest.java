@@ -341,6 +341,32 @@ class ShmPollIntoTest {
         }
     }
 
+    /**
+     * A receive into a buffer the application freed while it was registered fails with LOC_PROT_ERR (REM_OP_ERR at the
+     * sender) whatever the message's length: 8 bytes (the scatter's own path), 16 (a poll's path, through the scatter
+     * list's walk) and 48 (the duty cycle's); before, the walk's copy threw out of the poll.
+     */
+    @Test
+    void aReceiveIntoFreedMemoryFailsWithLocProtErr() {
+        for (int len : new int[] {8, 16, 48}) {
+            try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+                warmUp(p);
+                java.lang.foreign.Arena freed = java.lang.foreign.Arena.ofShared();
+                MemoryRegion gone = p.b.pd.register(p.b.ctx.allocateBuffer(4096, 4096, freed), Access.LOCAL_WRITE);
+                try {
+                    postRecv(p.b, 1, gone, 0, 64);
+                    freed.close();
+                    send(p, 1, WrOpcode.SEND, SendFlags.SIGNALED, 0, len);
+                    WorkCompletion r = p.await(p.b.cq);
+                    assertEquals(WcStatus.LOC_PROT_ERR, r.status(), len + " B: " + r);
+                    assertEquals(WcStatus.REM_OP_ERR, p.await(p.a.cq).status(), len + " B");
+                } finally {
+                    gone.close();
+                }
+            }
+        }
+    }
+
     @Test
     void aQpOnAnSrqReceivesThroughTheDutyCycle() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
