@@ -64,7 +64,11 @@ import java.util.Locale;
  * {@link MemorySegment#copy} of the same S bytes between the same two buffers, measured in the same round.</li>
  * </ul>
  *
- * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [only=write8,post8,read8,fadd8,poll0,send8,send8q,send8i,turn8,bw]</pre>
+ * {@code plain=true} gives the target side (b, whose memory a's WRITEs and READs reach) a buffer from a plain arena
+ * instead of {@code allocateBuffer}, registered without REMOTE_ATOMIC: the provider reaches it by cross-memory
+ * attach, a system call per operation (then leave {@code fadd8} out: an atomic cannot be done there).
+ *
+ * <pre>ShmOpCost [rounds=5] [n=200000] [sizes=65536,1048576] [secs=0.5] [dev=shm0] [plain=false] [only=write8,post8,read8,fadd8,poll0,send8,send8q,send8i,turn8,bw]</pre>
  * prints one {@code ROUND} line per round and one {@code RESULT shm_op_cost name=... median=... min=... max=...}
  * line per figure (ratios: {@code write.S/copy.S} per round).
  */
@@ -88,13 +92,14 @@ public final class ShmOpCost {
         final MemorySegment buf;
         final MemoryRegion mr;
 
-        Side(Device dev, Arena arena, long size) {
+        /** @param plain the buffer from {@code arena.allocate} (not shared: peers reach it by cross-memory attach, no atomics) */
+        Side(Device dev, Arena arena, long size, boolean plain) {
             ctx = dev.open(DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
             pd = ctx.allocPd();
             cq = ctx.createCq(256);
             qp = pd.createQp(QpInitAttr.rc(cq).withDepth(64, 64));
-            buf = ctx.allocateBuffer(size, 4096, arena);
-            mr = pd.register(buf, ALL);
+            buf = plain ? arena.allocate(size, 4096) : ctx.allocateBuffer(size, 4096, arena);
+            mr = pd.register(buf, plain ? ALL & ~Access.REMOTE_ATOMIC : ALL);
         }
 
         void close() {
@@ -106,9 +111,9 @@ public final class ShmOpCost {
         }
     }
 
-    private ShmOpCost(Device dev, Arena arena, long size) {
-        a = new Side(dev, arena, size);
-        b = new Side(dev, arena, size);
+    private ShmOpCost(Device dev, Arena arena, long size, boolean plain) {
+        a = new Side(dev, arena, size, false);
+        b = new Side(dev, arena, size, plain);
         connect(a, b);
         connect(b, a);
         for (int i = 0; i < wcs.length; i++) {
@@ -141,7 +146,7 @@ public final class ShmOpCost {
         List<String> names = new ArrayList<>();
         List<double[]> values = new ArrayList<>();
         try (Arena arena = Arena.ofShared()) {
-            ShmOpCost c = new ShmOpCost(dev, arena, Math.max(max, 4096));
+            ShmOpCost c = new ShmOpCost(dev, arena, Math.max(max, 4096), args.bool("plain", false));
             try {
                 c.rounds(rounds, n, secs, sizes, true, names, values); // warm-up round: compiled code for the others
                 names.clear();

@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 11; // 11: a sender holds its check and slot against the receiving QP's reset (SEND_HOLD)
+    static final int VERSION = 12; // 12: a key entry of memory that is not shared, reached by cross-memory attach (ATTACHED)
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -64,6 +64,12 @@ final class Ctrl {
     static final int K_PD = 8;
     static final int K_INODE = 16;
     static final int K_FD = 24;
+    /**
+     * {@link #K_FD} of a region of memory that is not shared (the application allocated it), with inode 0: peers reach
+     * it by cross-memory attach ({@code process_vm_readv}/{@code process_vm_writev}) at its address in the owner,
+     * {@link #K_OFF}; no atomics (docs/shm-design.md, "Memory")
+     */
+    static final int ATTACHED = -1;
     static final int K_IN_USE = 28;
     static final int K_VA = 32;
     static final int K_LEN = 40;

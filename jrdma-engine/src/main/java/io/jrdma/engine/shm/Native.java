@@ -16,9 +16,11 @@ import java.lang.invoke.VarHandle;
  * The Linux calls the shared-memory provider makes through the FFM API: {@code memfd_create},
  * {@code ftruncate}, {@code mmap}/{@code munmap}, {@code open} (of {@code /proc/<pid>/fd/<n>}),
  * {@code fstat} (a memfd's inode: the buffer's identity), {@code close}, {@code getpid} and
- * {@code kill} (a peer's liveness), and {@code memmove}. All but {@code memmove} are control-path calls: the
- * data path maps nothing and makes no system call, and {@code memmove} ({@link #move}) is the bulk copy of some
- * WRITEs and READs, a library call. {@link #unavailableReason()} says why the provider cannot run here.
+ * {@code kill} (a peer's liveness), {@code memmove}, and {@code process_vm_writev}/{@code process_vm_readv}. All
+ * but the last three are control-path calls: the data path to shared memory maps nothing and makes no system call,
+ * {@code memmove} ({@link #move}) is the bulk copy of some WRITEs and READs, a library call, and the cross-memory
+ * attach calls ({@link #processVm}) are the WRITEs and READs into memory of a peer's that is not shared (one
+ * system call each). {@link #unavailableReason()} says why the provider cannot run here.
  */
 final class Native {
     static final int PROT_READ = 1;
@@ -54,6 +56,13 @@ final class Native {
     private static final MethodHandle SYSCALL2;
     private static final MethodHandle POLL;
     private static final MethodHandle MEMMOVE;
+    /** process_vm_readv and process_vm_writev (Linux 3.2, glibc 2.15): cross-memory attach, or null */
+    private static final MethodHandle VM_READV;
+    private static final MethodHandle VM_WRITEV;
+    static final int EFAULT = 14;
+    static final int EACCES = 13;
+    /** struct iovec: base and length, 16 bytes on x86-64 and AArch64 */
+    static final int IOVEC = 16;
     /**
      * The sizes of a one-sided request's bulk copy that {@link #move} does instead of {@link MemorySegment#copy}
      * (inclusive; by default 32 KiB to 128 KiB, where libc's copy measured 1.3-1.6x the JDK's on this project's host
@@ -99,7 +108,7 @@ final class Native {
         MethodHandle fcntl = null;
         MethodHandle memfd = null, ftruncate = null, mmap = null, munmap = null, open = null, fstat = null,
                 close = null, getpid = null, kill = null, syscall = null, syscall2 = null, poll = null, memmove = null,
-                sysconf = null;
+                sysconf = null, vmReadv = null, vmWritev = null;
         StructLayout cs = null;
         VarHandle errno = null;
         String os = System.getProperty("os.name", "");
@@ -144,6 +153,12 @@ final class Native {
                 // memmove(dst, src, n), its result dropped; two more arguments, which memmove never reads, are the
                 // segments the addresses lie in: the linker keeps their arenas alive for the call (docs/shm-design.md)
                 memmove = linker.downcallHandle(libc.findOrThrow("memmove"), FunctionDescriptor.ofVoid(l, l, l, p, p));
+                // process_vm_readv/writev(pid, local iovecs, count, remote iovecs, count, flags): the addresses as
+                // longs (the iovecs lie in one scratch segment of the engine's, allocated once)
+                // one more argument, which the call never reads: the local segment, kept alive for the call (as memmove's)
+                var vm = FunctionDescriptor.of(l, i, l, l, l, l, l, p);
+                vmReadv = libc.find("process_vm_readv").map(a -> linker.downcallHandle(a, vm, err)).orElse(null);
+                vmWritev = libc.find("process_vm_writev").map(a -> linker.downcallHandle(a, vm, err)).orElse(null);
             } catch (RuntimeException | LinkageError e) {
                 reason = "the C library's calls are not reachable through FFM: " + e;
             }
@@ -187,6 +202,8 @@ final class Native {
         SYSCALL2 = syscall2;
         POLL = poll;
         MEMMOVE = memmove;
+        VM_READV = vmReadv;
+        VM_WRITEV = vmWritev;
         MOVE_MIN = memmove == null ? Long.MAX_VALUE : band[0];
         MOVE_MAX = band[1];
         SYS_FUTEX = arch.equals("aarch64") ? 98 : 202;
@@ -500,6 +517,35 @@ final class Native {
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
+    }
+
+    /** @return true when cross-memory attach ({@code process_vm_readv}/{@code process_vm_writev}) can be called here */
+    static boolean crossMemoryAttach() {
+        return REASON == null && VM_READV != null && VM_WRITEV != null;
+    }
+
+    /**
+     * {@code process_vm_writev} ({@code write}) or {@code process_vm_readv}: copies between this process's memory
+     * described by {@code lcnt} iovecs at {@code liov} and process {@code pid}'s described by {@code rcnt} at
+     * {@code riov}, through the kernel, with no thread of {@code pid} running. No allocation.
+     *
+     * @param st a segment from {@link #callState}: the errno of a failure
+     * @param keep the native segment the local iovecs lie in: passed along (the call never reads it), so that its
+     *        arena cannot close during the copy; a closed one fails the call with IllegalStateException first
+     * @return the bytes copied (fewer than asked when a remote or local page was not there), or -errno
+     */
+    static long processVm(boolean write, MemorySegment st, int pid, long liov, long lcnt, long riov, long rcnt,
+            MemorySegment keep) {
+        long r;
+        try {
+            r = write ? (long) VM_WRITEV.invokeExact(st, pid, liov, lcnt, riov, rcnt, 0L, keep)
+                    : (long) VM_READV.invokeExact(st, pid, liov, lcnt, riov, rcnt, 0L, keep);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return r >= 0 ? r : -(int) ERRNO.get(st, 0L);
     }
 
     /** Wakes every waiter on the int at {@code addr}, in any process that maps it. */

@@ -30,6 +30,8 @@ final class ShmQp extends Qp {
     long keyWord;
     long keyEntry;
     java.lang.foreign.MemorySegment keyBuf;
+    /** the cached entry is memory that is not shared, reached by cross-memory attach ({@code keyBuf} null) */
+    boolean keyAttached;
     /** the address here of the region's byte {@code va = 0} (wrapping): {@code keyBase + va} is where va lies */
     long keyBase;
     long keyVa;

@@ -187,10 +187,22 @@ final class ShmTransport implements Transport {
             return; // local use only: any native memory will do
         }
         if (SharedBuffers.find(mr.address, mr.length) == null) {
-            throw new RdmaException(Errno.EINVAL, "the segment at 0x" + Long.toHexString(mr.address) + " ("
-                    + mr.length + " bytes) is not shared memory, so peers of " + context.device.name()
-                    + " cannot reach it: allocate it with DeviceContext.allocateBuffer(size, alignment, arena), or"
-                    + " register it without remote access");
+            // memory the application allocated itself: peers reach it by cross-memory attach (process_vm_readv and
+            // process_vm_writev), a copy by the kernel, which can do no atomic (docs/shm-design.md, "Memory")
+            if (!Native.crossMemoryAttach()) {
+                throw new RdmaException(Errno.EINVAL, "the segment at 0x" + Long.toHexString(mr.address) + " ("
+                        + mr.length + " bytes) is not shared memory, and this host has no cross-memory attach"
+                        + " (process_vm_readv/writev), so peers of " + context.device.name() + " cannot reach it:"
+                        + " allocate it with DeviceContext.allocateBuffer(size, alignment, arena), or register it"
+                        + " without remote access");
+            }
+            if ((mr.access & Access.REMOTE_ATOMIC) != 0) {
+                throw new RdmaException(Errno.EINVAL, "the segment at 0x" + Long.toHexString(mr.address) + " ("
+                        + mr.length + " bytes) is not shared memory: peers of " + context.device.name()
+                        + " reach it by cross-memory attach, a copy through the kernel, which cannot do a remote"
+                        + " atomic: allocate it with DeviceContext.allocateBuffer(size, alignment, arena) for"
+                        + " REMOTE_ATOMIC, or register it with REMOTE_READ and REMOTE_WRITE only");
+            }
         }
         if ((mr.key >>> 8) >= Ctrl.MAX_KEYS) {
             throw new RdmaException(Errno.ENOMEM, context.device.name() + " publishes at most " + (Ctrl.MAX_KEYS - 1)
@@ -222,7 +234,8 @@ final class ShmTransport implements Transport {
             }
             SharedBuffers.Buffer b = SharedBuffers.find(mr.lo, mr.span);
             if (b == null) {
-                return; // a fast registration of memory peers cannot reach: every remote access is refused
+                publishAttached(mr, index);
+                return;
             }
             long e = Ctrl.key(index);
             // the access bits peers test (the low 16: REMOTE_*), and a generation bumped by every publication,
@@ -244,6 +257,35 @@ final class ShmTransport implements Transport {
     }
 
     /**
+     * Under the entries lock, the entry withdrawn: publishes a region of memory that is not shared (the application
+     * allocated it), which peers reach by cross-memory attach ({@link #attachedCopy}): no descriptor ({@link
+     * Ctrl#K_FD} -1, inode 0), its address in this process as {@link Ctrl#K_OFF}, and its access without
+     * REMOTE_ATOMIC (a kernel copy is no atomic: such a request fails with REM_ACCESS_ERR). A registration of such
+     * memory with REMOTE_ATOMIC is refused before ({@link #registered}); a fast registration (REG_MR) or a window may
+     * still ask for it, and then gets the rest. Nothing is published without cross-memory attach or without a remote
+     * access left: every remote access is refused then.
+     */
+    private void publishAttached(Mr mr, int index) {
+        int access = mr.access & ~Access.REMOTE_ATOMIC;
+        if (!Native.crossMemoryAttach() || !remote(access)) {
+            return;
+        }
+        long e = Ctrl.key(index);
+        int gen = ((ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS) >>> 16) + 1) & 0x7FFF;
+        ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, (access & 0xFFFF) | gen << 16);
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_PD, pdId(mr.pd));
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE, 0);
+        ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_FD, Ctrl.ATTACHED);
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_VA, mr.lo);
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, mr.span);
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, mr.lo); // the address here: a region's VA is its address
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, 0);
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_SERIAL, 0);
+        ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_QPN, mr.boundQpn + 1);
+        INT.setVolatile(ctrl, e + Ctrl.K_KEY, mr.key); // release: the fields above are visible with the key
+    }
+
+    /**
      * Under the entries lock: makes the key's entry unreachable: key 0 (a volatile store), then waits until no peer
      * is inside a copy on it. Each takes, around its copy and before it reads the key, its own hold word (a
      * partner's: after a membarrier here, {@link #partnerHolds}), its destination QP's held word for the entry, or
@@ -258,6 +300,9 @@ final class ShmTransport implements Transport {
         if ((int) INT.getVolatile(ctrl, e + Ctrl.K_KEY) == 0) {
             return;
         }
+        // read before the withdrawal (its owner's fields, unchanged while the key is published)
+        boolean attached = ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD) == Ctrl.ATTACHED
+                && ctrl.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE) == 0;
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
         if (partners > 0) {
             // every partner thread's hold store made before this point is visible below, and its key load after it
@@ -267,6 +312,14 @@ final class ShmTransport implements Transport {
         long deadline = System.nanoTime() + DRAIN_NANOS;
         while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index) || partnerHolds(index)) {
             if (System.nanoTime() - deadline > 0) {
+                if (attached && liveHolder(index)) {
+                    // memory reached by cross-memory attach is the application's own, which it may free and reuse once
+                    // this returns: a copy that landed later would write into whatever lies there then. So the wait
+                    // goes on while a live process holds the entry (a peer stopped inside its copy, SIGSTOP): it ends
+                    // when the copy does or the holder dies (docs/shm-design.md, "Memory")
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+                    continue;
+                }
                 // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
                 return;
@@ -274,6 +327,38 @@ final class ShmTransport implements Transport {
             Thread.onSpinWait();
         }
     }
+
+    /** the errno of {@link #liveHolder}'s liveness checks (under the entries lock) */
+    private final MemorySegment withdrawState = Native.callState(scratchArena);
+
+    /**
+     * Under the entries lock ({@link #withdraw}): whether a process that still lives holds key entry {@code index}
+     * through a QP entry's held word (the holder is that QP's partner) or its own hold word (a partner's). An
+     * in-use count names no holder; no copy by cross-memory attach runs under one ({@link #target}).
+     */
+    private boolean liveHolder(int index) {
+        for (int i = 0, n = qpEntries; i < n; i++) {
+            long q = Ctrl.qp(i);
+            if ((int) INT.getVolatile(ctrl, q + Ctrl.Q_HELD) == index) {
+                int holder = (int) ((long) LONG.getVolatile(ctrl, q + Ctrl.Q_DEST_ID) >>> 32);
+                if (holder > 0 && Native.alive(holder, withdrawState)) { // (kill(0, 0) would ask about our group)
+                    return true;
+                }
+            }
+        }
+        for (int i = 0; i < partnerHigh; i++) {
+            Peer p = partnerPeer[i];
+            long w = partnerHold[i];
+            if (p != null && w != 0 && (int) INT.getVolatile(ALL, w) == index
+                    && (p.pidfd >= 0 ? !Native.exited(p.pidfd, withdrawPollFd) : Native.alive(p.pid, withdrawState))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** the pollfd of {@link #liveHolder}'s pidfd checks (under the entries lock) */
+    private final MemorySegment withdrawPollFd = scratchArena.allocate(8, 8);
 
     /**
      * Any thread ({@link #withdraw}): a scan of the QP entries' held words, volatile loads after the key's withdrawal.
@@ -1272,6 +1357,10 @@ final class ShmTransport implements Transport {
             return st == UNANSWERED ? unanswered(qp) : st;
         }
         try {
+            if (qp.keyAttached) {
+                int st = attachedWqe(qp, w, at);
+                return st == ATTACH_GONE ? unanswered(qp) : st;
+            }
             MemorySegment buf = qp.keyBuf;
             if (op.isAtomic() && (buf.address() + at & 7) != 0) {
                 return misalignedAtomic(qp);
@@ -1312,6 +1401,80 @@ final class ShmTransport implements Transport {
         } finally {
             untarget(qp);
         }
+    }
+
+    // ------------------------------------------------------------------ cross-memory attach
+
+    /** Not a status: {@link #attachedCopy} found the peer process gone (its liveness check moves the QP to ERROR). */
+    private static final int ATTACH_GONE = WcStatus.values().length + 1;
+    /** one local and one remote iovec for {@link #attachedCopy} (engine thread, under the claim) */
+    private final MemorySegment iov = scratchArena.allocate(2L * Native.IOVEC, 8);
+
+    /**
+     * A queued WRITE or READ ({@link #oneSided}, its regions checked by {@link Sgl#covers}) into memory of the peer's
+     * that is not shared: each SGE (or the inline data) copied by {@link #attachedCopy} to or from the owner's
+     * address {@code at} onward, in order. An atomic cannot be done so (its key has no REMOTE_ATOMIC: refused before).
+     *
+     * @return the status ordinal, or {@link #ATTACH_GONE}
+     */
+    private int attachedWqe(ShmQp qp, Wqe w, long at) {
+        boolean write = w.opcode == WrOpcode.RDMA_WRITE || w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM;
+        if (!write && w.opcode != WrOpcode.RDMA_READ) {
+            return refused(qp, QpCounter.REM_NO_ACCESS);
+        }
+        try {
+            if (w.inline) {
+                return attachedCopy(qp, true, w.inlineArea.address(), w.inlineArea, at, w.length);
+            }
+            long off = 0;
+            for (int i = 0; i < w.numSge; i++) {
+                int n = w.sgeLength[i];
+                if (n == 0) {
+                    continue;
+                }
+                Mr mr = w.sgeMr[i]; // recorded by Sgl.covers, which the caller ran
+                int st = attachedCopy(qp, write, mr.segment.address() + (w.sgeAddr[i] - mr.address), mr.segment, at + off, n);
+                if (st != OK) {
+                    return st;
+                }
+                off += n;
+            }
+            return OK;
+        } catch (IllegalStateException freed) { // a local region's memory freed while registered (the call checks it)
+            return WcStatus.LOC_PROT_ERR.ordinal();
+        }
+    }
+
+    /**
+     * {@code n} bytes between this process's address {@code la} (in {@code local}, which the call keeps alive: a
+     * closed one fails it with IllegalStateException before anything is copied) and the peer process's address
+     * {@code ra}, by {@code process_vm_writev} ({@code write}) or {@code process_vm_readv}: the kernel copies, no
+     * thread of the peer runs. A short count goes on from where it stopped (a call moves less than 2 GiB).
+     *
+     * @return OK; REM_ACCESS_ERR when the peer's range is not there (its owner freed the memory while registered:
+     *         EFAULT or nothing moved) or the kernel refuses (EPERM: ptrace's access rules, e.g. Yama's
+     *         ptrace_scope), counted as rem_bad_key or rem_no_access; {@link #ATTACH_GONE} when the process is gone
+     */
+    private int attachedCopy(ShmQp qp, boolean write, long la, MemorySegment local, long ra, long n) {
+        long a = iov.address();
+        while (n > 0) {
+            iov.set(ValueLayout.JAVA_LONG, 0, la);
+            iov.set(ValueLayout.JAVA_LONG, 8, n);
+            iov.set(ValueLayout.JAVA_LONG, Native.IOVEC, ra);
+            iov.set(ValueLayout.JAVA_LONG, Native.IOVEC + 8, n);
+            long r = Native.processVm(write, callState, qp.peer.pid, a, 1, a + Native.IOVEC, 1, local);
+            if (r <= 0) {
+                return r == -Native.ESRCH ? ATTACH_GONE
+                        : refused(qp, r == -Native.EPERM || r == -Native.EACCES ? QpCounter.REM_NO_ACCESS : QpCounter.REM_BAD_KEY);
+            }
+            la += r;
+            ra += r;
+            n -= r;
+        }
+        if (write) {
+            VarHandle.releaseFence(); // the data before anything the application does on seeing the completion
+        }
+        return OK;
     }
 
     /**
@@ -1370,9 +1533,20 @@ final class ShmTransport implements Transport {
             return st == UNANSWERED ? Engine.DECLINED : st; // the queued path waits out the retries
         }
         try {
-            long ta = qp.keyBase + wr.remoteAddr(); // inside the region, which lies inside the mapping (target, cacheKey)
             MemorySegment local = mr.segment;
             long lo = la - mr.address;
+            if (qp.keyAttached) { // memory that is not shared: a copy by the kernel (no atomics: its access has none)
+                int st = op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_READ
+                        ? attachedCopy(qp, op == WrOpcode.RDMA_WRITE, local.address() + lo, local, at, length)
+                        : refused(qp, QpCounter.REM_NO_ACCESS);
+                if (st != OK) {
+                    return st == ATTACH_GONE ? Engine.DECLINED : st;
+                }
+                engine.counters.increment(qp.stats, QpCounter.OPS);
+                engine.counters.add(qp.stats, QpCounter.OP_BYTES, length);
+                return OK;
+            }
+            long ta = qp.keyBase + wr.remoteAddr(); // inside the region, which lies inside the mapping (target, cacheKey)
             // tests of the opcode's identity, WRITE first (an enum switch would load its ordinal's entry in a map first)
             if (op == WrOpcode.RDMA_WRITE) {
                 if (length == 8) { // write_lat's size: one load and one store, no bulk copy's set-up
@@ -1507,6 +1681,12 @@ final class ShmTransport implements Transport {
             untarget(qp);
             return -(refused(qp, reason) + 1);
         }
+        if (qp.keyAttached && !heldQp) {
+            // memory reached by cross-memory attach is the owner's own: its withdrawal waits out a hold only while it
+            // can tell the holder lives (withdraw), which an in-use count does not say; another try takes a QP's word
+            untarget(qp);
+            return -(UNANSWERED + 1);
+        }
         if (held == qp.ownHoldAddr && qp.ownHold) { // its destination's partner, all checked at gen or later
             qp.checkedGen = gen;
             qp.checkedAccess = (int) INT.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_ACCESS);
@@ -1601,6 +1781,10 @@ final class ShmTransport implements Transport {
     private static boolean cacheKey(ShmQp qp, MemorySegment pc, long e, long word) {
         qp.keyWord = 0;
         qp.checked = false;
+        if (pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD) == Ctrl.ATTACHED && pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE) == 0) {
+            return cacheAttached(qp, pc, e, word);
+        }
+        qp.keyAttached = false;
         MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
                 pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_SERIAL), pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD),
                 pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE));
@@ -1617,6 +1801,31 @@ final class ShmTransport implements Transport {
         qp.keySpan = span;
         qp.keyOff = off;
         qp.keyBase = buf.address() + off - qp.keyVa;
+        qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
+        qp.keyQpn = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_QPN);
+        qp.keyEntry = e;
+        qp.keyWord = word;
+        return true;
+    }
+
+    /**
+     * {@link #cacheKey} for an entry of memory that is not shared ({@link Ctrl#ATTACHED}): nothing to map; the region's
+     * address in its owner is {@code keyOff}, so that {@link #target}'s offset is the owner's address of the request's
+     * first byte, which {@link #attachedCopy} reaches by cross-memory attach. A range that wraps the address space is
+     * refused (only a peer's write makes one; a refusal's negative result must not look like an address).
+     */
+    private static boolean cacheAttached(ShmQp qp, MemorySegment pc, long e, long word) {
+        long off = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
+        long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
+        if (!Native.crossMemoryAttach() || off < 0 || span < 0 || off > Long.MAX_VALUE - span) {
+            return false;
+        }
+        qp.keyAttached = true;
+        qp.keyBuf = null;
+        qp.keyVa = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
+        qp.keySpan = span;
+        qp.keyOff = off;
+        qp.keyBase = 0; // no mapping here: a direct path that would reach it by address tests keyAttached first
         qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
         qp.keyQpn = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_QPN);
         qp.keyEntry = e;

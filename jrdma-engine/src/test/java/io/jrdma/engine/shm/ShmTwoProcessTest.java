@@ -55,6 +55,9 @@ class ShmTwoProcessTest {
     private ConnectionManagerHolder conn;
     private long raddr;
     private int rkey;
+    /** the peer's own memory (not allocateBuffer's), reached by cross-memory attach */
+    private long ownAddr;
+    private int ownKey;
     private final SendWorkRequest wr = new SendWorkRequest();
     private final WorkCompletion wc = new WorkCompletion();
 
@@ -80,6 +83,8 @@ class ShmTwoProcessTest {
         ByteBuffer where = ByteBuffer.wrap(conn.c().peerParam().privateData());
         raddr = where.getLong();
         rkey = where.getInt();
+        ownAddr = where.getLong();
+        ownKey = where.getInt();
     }
 
     /** A line of the peer's output, within 30 s. */
@@ -210,6 +215,47 @@ class ShmTwoProcessTest {
         assertEquals(Long.toString(crc.getValue()), line());
         peerIn.println("recv");
         assertEquals("SUCCESS 8 42", line());
+    }
+
+    /**
+     * Memory the target allocated itself (a plain arena's), registered with remote read and write: WRITEs and READs
+     * reach it by cross-memory attach while every thread of the target is stopped, and the target sees the data once
+     * it runs again; an atomic is refused (REM_ACCESS_ERR) without touching it.
+     */
+    @Test
+    void crossMemoryAttachReachesTheTargetsOwnMemoryWhileItIsStopped() throws Exception {
+        start();
+        stopPeer();
+        int len = 256 << 10;
+        for (int i = 0; i < len; i++) {
+            buf.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 17 + 3));
+        }
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 0, len).remote(ownAddr + 4096, ownKey)).status());
+        buf.set(ValueLayout.JAVA_LONG, 3L << 20, 0x0123456789ABCDEFL);
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 3L << 20, 8).remote(ownAddr, ownKey)).status());
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(3).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                .sge(0, mr, 2L << 20, len).remote(ownAddr + 4096, ownKey)).status());
+        assertEquals(-1L, buf.asSlice(0, len).mismatch(buf.asSlice(2L << 20, len)), "READ returns what WRITE wrote");
+        assertEquals(WcStatus.SUCCESS, run(wr.reset().wrId(4).opcode(WrOpcode.RDMA_READ).flags(SendFlags.SIGNALED)
+                .sge(0, mr, (3L << 20) + 8, 8).remote(ownAddr, ownKey)).status());
+        assertEquals(0x0123456789ABCDEFL, buf.get(ValueLayout.JAVA_LONG, (3L << 20) + 8));
+        assertEquals('T', state(), "the target stayed stopped throughout");
+        signal("CONT");
+        CRC32 crc = new CRC32();
+        crc.update(buf.asSlice(0, len).asByteBuffer());
+        peerIn.println("owncrc 4096 " + len);
+        assertEquals(Long.toString(crc.getValue()), line(), "the target's own view of its memory");
+        crc.reset();
+        crc.update(buf.asSlice(3L << 20, 8).asByteBuffer());
+        peerIn.println("owncrc 0 8");
+        assertEquals(Long.toString(crc.getValue()), line());
+        // no atomics by a kernel copy: refused, the word unchanged
+        assertEquals(WcStatus.REM_ACCESS_ERR, run(wr.reset().wrId(5).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
+                .flags(SendFlags.SIGNALED).sge(0, mr, 3L << 20, 8).remote(ownAddr, ownKey).atomic(1, 0)).status());
+        peerIn.println("owncrc 0 8");
+        assertEquals(Long.toString(crc.getValue()), line(), "an atomic changed the target's own memory");
     }
 
     /**
