@@ -72,7 +72,15 @@ public final class ShmDevice implements Device {
         if (why != null) {
             return List.of(why);
         }
-        return Native.asymmetric() ? List.of() : List.of(ShmTransport.lockedHolds(Native.asymmetricReason()));
+        List<String> l = new java.util.ArrayList<>();
+        if (!Native.asymmetric()) {
+            l.add(ShmTransport.lockedHolds(Native.asymmetricReason()));
+        }
+        if (!Native.crossMemoryAttach()) {
+            l.add("memory the application allocated itself can be registered for local access only: the C library has"
+                    + " no process_vm_readv/process_vm_writev (cross-memory attach); remote access needs allocateBuffer's");
+        }
+        return List.copyOf(l);
     }
 
     @Override

@@ -112,8 +112,15 @@ final class ShmQp extends Qp {
     /** on the engine's watched list: its ring is polled in every duty cycle */
     boolean watched;
 
+    /**
+     * UC: a message completes at its sender once it is in the peer's ring, and the receiver drops what it cannot take
+     * (no receive, too long, a refused WRITE) instead of answering; no RNR, no NAK (docs/shm-design.md, "UC")
+     */
+    final boolean uc;
+
     ShmQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq, int slot) {
         super(context, pd, qpn, init, sendCq, recvCq);
+        this.uc = init.type() == io.jrdma.verbs.QpType.UC;
         this.slot = slot;
         this.dir = Ctrl.qp(slot);
         this.ring = Ctrl.ring(slot);

@@ -508,9 +508,8 @@ final class ShmTransport implements Transport {
 
     @Override
     public Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
-        if (init.type() != QpType.RC) {
-            throw new RdmaException(Errno.EOPNOTSUPP, context.device.name() + " has RC QPs only, not " + init.type()
-                    + " (shared memory needs no unreliable transport: peers are on this host)");
+        if (init.type() != QpType.RC && init.type() != QpType.UC) {
+            throw new RdmaException(Errno.EOPNOTSUPP, context.device.name() + " has RC and UC QPs, not " + init.type());
         }
         int slot = -1;
         for (int i = 0; i < slots.length; i++) {
@@ -1073,6 +1072,10 @@ final class ShmTransport implements Transport {
             }
             qp.packetIn();
             RecvWqe r = qp.takeRecv();
+            if (r == null && qp.uc) {
+                engine.counters.increment(io.jrdma.engine.core.Counter.UC_DROPPED_MSGS); // UC: no RNR, the message is lost
+                return Ctrl.DISCARDED; // and the rest of its chunks (nothing in progress)
+            }
             if (r == null) {
                 // this message and every one behind it are dropped, until the sender marks the first it sends again
                 qp.refused = true;
@@ -1093,6 +1096,15 @@ final class ShmTransport implements Transport {
         RecvWqe r = qp.recv;
         boolean writeImm = (flagsOp >>> 8 & 0xFF) == WrOpcode.RDMA_WRITE_WITH_IMM.ordinal();
         if (!writeImm) {
+            if (qp.recvOffset + len > r.capacity && qp.uc) {
+                // UC (rxe's class D, as the soft-RoCE responder): the message is lost, the receive not consumed (the
+                // next message takes it; one from an SRQ was taken for good)
+                engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_TOO_LONG);
+                engine.counters.increment(io.jrdma.engine.core.Counter.UC_DROPPED_MSGS);
+                qp.receiving = false;
+                qp.recv = null;
+                return Ctrl.DISCARDED;
+            }
             if (qp.recvOffset + len > r.capacity) {
                 completeRecv(qp, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, 0, 0);
                 respond(qp, msg, Ctrl.ERROR + Ctrl.NAK_INVALID_REQUEST);
@@ -1250,15 +1262,21 @@ final class ShmTransport implements Transport {
                     if (st == PENDING) {
                         break;
                     }
-                    if (st == SENT) {
+                    if (st == SENT && !qp.uc) {
                         qp.sqSent = next + 1;
                         work++;
                         continue; // its result comes later
+                    }
+                    if (st == SENT || st == UC_DROPPED) {
+                        st = WcStatus.SUCCESS.ordinal(); // UC: complete once sent (or dropped), no result to wait for
                     }
                 } else {
                     st = oneSided(qp, w);
                     if (st == PENDING) {
                         break; // nothing answers yet: the retries run
+                    }
+                    if (st == UC_DROPPED) {
+                        st = WcStatus.SUCCESS.ordinal();
                     }
                 }
             }
@@ -1324,6 +1342,10 @@ final class ShmTransport implements Transport {
      */
     private int refused(ShmQp qp, QpCounter reason) {
         engine.counters.increment(qp.stats, reason);
+        if (qp.uc) { // UC has no NAK: the responder drops the request, the requester completes it (as sent)
+            engine.counters.increment(io.jrdma.engine.core.Counter.UC_DROPPED_MSGS);
+            return UC_DROPPED;
+        }
         engine.counters.increment(qp.stats, QpCounter.RCVD_NAKS);
         nak(qp, Ctrl.NAK_REMOTE_ACCESS);
         return WcStatus.REM_ACCESS_ERR.ordinal();
@@ -1515,9 +1537,10 @@ final class ShmTransport implements Transport {
         ShmQp qp = (ShmQp) q;
         if (op != WrOpcode.RDMA_WRITE && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM
                 || op == WrOpcode.SEND_WITH_INV)) { // the WRITE's own path first: one test more, not four
-            return sendDirect(qp, wr, op, length);
+            return qp.uc ? Engine.DECLINED : sendDirect(qp, wr, op, length); // UC: the queued path completes it once sent
         }
-        return oneSidedDirect(qp, wr, op, length);
+        int st = oneSidedDirect(qp, wr, op, length);
+        return st == UC_DROPPED ? OK : st; // UC: a refused WRITE is dropped, and completes
     }
 
     /** {@link #executeDirect} for a WRITE, READ or atomic: done here, on the peer's memory, after the responder's checks. */
@@ -1730,6 +1753,10 @@ final class ShmTransport implements Transport {
      * @return {@link #PENDING} while the retries run, then RETRY_EXC_ERR's ordinal
      */
     private int unanswered(ShmQp qp) {
+        if (qp.uc) { // no retries on UC: a request nothing takes is lost, and its sender completes it
+            engine.counters.increment(io.jrdma.engine.core.Counter.UC_DROPPED_MSGS);
+            return UC_DROPPED;
+        }
         if (qp.timeout == 0) {
             return PENDING;
         }
@@ -1747,6 +1774,12 @@ final class ShmTransport implements Transport {
 
     /** Not a status: {@link #peerRefuses} found no peer QP that takes requests (see {@link #unanswered}). */
     private static final int UNANSWERED = WcStatus.values().length;
+    /**
+     * Not a status: a UC request the responder's checks refused, or that found no peer QP ({@link #refused},
+     * {@link #unanswered}): dropped, nothing written, and completed as SUCCESS (UC has no acknowledgement); counted in
+     * uc_dropped_msgs and by its reason
+     */
+    private static final int UC_DROPPED = WcStatus.values().length + 2;
 
     /**
      * @return the status when the peer's QP refuses a one-sided request whatever its key (no access),
@@ -1878,7 +1911,7 @@ final class ShmTransport implements Transport {
             if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) { // the head only (service)
                 int st = oneSided(qp, w);
                 if (st != WcStatus.SUCCESS.ordinal()) {
-                    return st;
+                    return st; // UC_DROPPED on UC: its message is dropped with its data (the service completes it)
                 }
                 w.started = true;
             }
@@ -2381,8 +2414,15 @@ final class ShmTransport implements Transport {
     public DeviceAttr deviceAttr(DeviceAttr base) {
         // fast registration, LOCAL_INV, SEND_WITH_INV, SRQs (through Qp.takeRecv) and memory windows of both types
         // (type 2 as 2B: bound to a QP; their key entries say which, and initiators check it)
-        return LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS | DeviceCap.MEM_WINDOW
+        DeviceAttr b = LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS | DeviceCap.MEM_WINDOW
                 | DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
+        java.util.Set<QpType> types = java.util.EnumSet.of(QpType.RC, QpType.UC); // UC: docs/shm-design.md, "UC"
+        types.addAll(b.qpTypes());
+        return new DeviceAttr(b.fwVer(), b.nodeGuid(), b.sysImageGuid(), b.maxMrSize(), b.pageSizeCap(), b.vendorId(),
+                b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(), b.deviceCapFlags(), b.maxSge(), b.maxSgeRd(),
+                b.maxCq(), b.maxCqe(), b.maxMr(), b.maxPd(), b.maxQpRdAtom(), b.maxResRdAtom(), b.maxQpInitRdAtom(),
+                b.atomicCap(), b.maxMw(), b.maxAh(), b.maxSrq(), b.maxSrqWr(), b.maxSrqSge(), b.maxPkeys(),
+                b.physPortCnt(), types);
     }
 
     @Override
