@@ -50,6 +50,23 @@ final class Ctrl {
      */
     static final long H_PENDING = 64;
     /**
+     * The descriptor + 1 of this context's attach table (0: none yet), a memfd only the owner writes (sealed
+     * F_SEAL_FUTURE_WRITE: peers map it read-only): for each key index of memory reached by cross-memory attach
+     * ({@link #ATTACHED}), the entry an initiator believes instead of the key entry here, which any peer can write
+     */
+    static final long H_ATTACH_FD = 48;
+    /** the attach table: an entry of {@link #A_BYTES} per key index */
+    static final int A_BYTES = 64;
+    /** the key entry's word of key and access ({@link #K_KEY}, {@link #K_ACCESS}), stored last (release); 0: none */
+    static final int A_WORD = 0;
+    static final int A_PD = 8;
+    static final int A_VA = 16;
+    static final int A_LEN = 24;
+    /** the region's address in the owner */
+    static final int A_ADDR = 32;
+    static final int A_QPN = 40;
+    static final long ATTACH_SIZE = (long) 1 << 14 << 6; // MAX_KEYS * A_BYTES
+    /**
      * 1 when the context's engine may sleep on {@link #H_FUTEX} (a DEDICATED context), written before any peer maps
      * the segment: a peer of a context that never sleeps (INVOKER) needs no fence and no look at the sleeping flag
      * after its stores

@@ -35,6 +35,8 @@ final class Native {
     static final int F_SEAL_SEAL = 1;
     static final int F_SEAL_SHRINK = 2;
     static final int F_SEAL_GROW = 4;
+    /** Linux 5.1: no new writable mapping and no write(2); mappings made before stay writable (the owner's) */
+    static final int F_SEAL_FUTURE_WRITE = 0x10;
     static final int ESRCH = 3;
     static final int EPERM = 1;
     static final long MAP_FAILED = -1L;
@@ -351,6 +353,62 @@ final class Native {
                 throw fail("sealing a memfd at " + size + " bytes (fcntl F_ADD_SEALS)", e);
             }
             return fd;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * @return {fd, address}: a new memfd of {@code size} bytes mapped read-write here, then sealed so that only that
+     *         mapping writes it: F_SEAL_FUTURE_WRITE (a process that opens it maps it read-only: no writable mapping,
+     *         no write(2)), F_SEAL_SHRINK, F_SEAL_GROW and F_SEAL_SEAL. Throws where the kernel has no
+     *         F_SEAL_FUTURE_WRITE (Linux 5.1), with nothing left behind
+     */
+    static long[] memfdOwnerWrites(String name, long size) {
+        check();
+        int fd = -1;
+        long addr = 0;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            fd = (int) MEMFD_CREATE.invokeExact(st, a.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            if (fd < 0) {
+                throw fail("memfd_create", (int) ERRNO.get(st, 0L));
+            }
+            if ((int) FTRUNCATE.invokeExact(st, fd, size) != 0) {
+                throw fail("ftruncate of a memfd to " + size + " bytes", (int) ERRNO.get(st, 0L));
+            }
+            addr = mmap(fd, size);
+            int seals = F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+            if ((int) FCNTL.invokeExact(st, fd, F_ADD_SEALS, seals) != 0) {
+                throw fail("sealing a memfd against writes but its owner's (fcntl F_ADD_SEALS F_SEAL_FUTURE_WRITE,"
+                        + " Linux 5.1)", (int) ERRNO.get(st, 0L));
+            }
+            return new long[] {fd, addr};
+        } catch (Throwable t) {
+            if (addr != 0) {
+                munmap(addr, size);
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
+            if (t instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** @return the address of a shared read-only mapping of {@code size} bytes of {@code fd} */
+    static long mmapReadOnly(int fd, long size) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            long addr = (long) MMAP.invokeExact(st, 0L, size, PROT_READ, MAP_SHARED, fd, 0L);
+            if (addr == MAP_FAILED) {
+                throw fail("mmap (read-only) of " + size + " bytes", (int) ERRNO.get(st, 0L));
+            }
+            return addr;
         } catch (RuntimeException e) {
             throw e;
         } catch (Throwable t) {

@@ -218,7 +218,45 @@ final class Peer {
     }
 
     /** Unmaps everything: no QP uses the peer any more. */
+    /** the peer's attach table mapped read-only here ({@link Ctrl#H_ATTACH_FD}), 0 until first needed */
+    private long attachAddr;
+
+    /**
+     * @return the address here of the peer's attach table (mapped read-only at first use), or 0 when it published none
+     *         or the descriptor it names is not a table only its owner can write (sealed F_SEAL_FUTURE_WRITE, and
+     *         against shrinking, at its size or more): a peer's word that names another file is not believed
+     */
+    long attachTable() {
+        if (attachAddr != 0) {
+            return attachAddr;
+        }
+        int fdPlus1 = (int) ShmTransport.INT.getVolatile(ctrl, Ctrl.H_ATTACH_FD);
+        if (fdPlus1 <= 0) {
+            return 0;
+        }
+        int fd;
+        try {
+            fd = Native.openPeerFd(pid, fdPlus1 - 1);
+        } catch (RdmaException gone) {
+            return 0;
+        }
+        try {
+            int need = Native.F_SEAL_FUTURE_WRITE | Native.F_SEAL_SHRINK;
+            if ((Native.seals(fd) & need) != need || Native.size(fd) < Ctrl.ATTACH_SIZE) {
+                return 0;
+            }
+            attachAddr = Native.mmapReadOnly(fd, Ctrl.ATTACH_SIZE);
+            return attachAddr;
+        } finally {
+            Native.close(fd);
+        }
+    }
+
     void unmap() {
+        if (attachAddr != 0) {
+            Native.munmap(attachAddr, Ctrl.ATTACH_SIZE);
+            attachAddr = 0;
+        }
         for (int i = 0; i < count; i++) {
             Native.munmap(buffers[i].address(), buffers[i].byteSize());
             buffers[i] = null;

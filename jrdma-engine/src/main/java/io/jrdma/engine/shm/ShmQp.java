@@ -32,6 +32,8 @@ final class ShmQp extends Qp {
     java.lang.foreign.MemorySegment keyBuf;
     /** the cached entry is memory that is not shared, reached by cross-memory attach ({@code keyBuf} null) */
     boolean keyAttached;
+    /** while {@link #keyAttached}: the address here of the entry's word in the owner's attach table (read-only) */
+    long keyTableWord;
     /** the address here of the region's byte {@code va = 0} (wrapping): {@code keyBase + va} is where va lies */
     long keyBase;
     long keyVa;

@@ -189,12 +189,12 @@ final class ShmTransport implements Transport {
         if (SharedBuffers.find(mr.address, mr.length) == null) {
             // memory the application allocated itself: peers reach it by cross-memory attach (process_vm_readv and
             // process_vm_writev), a copy by the kernel, which can do no atomic (docs/shm-design.md, "Memory")
-            if (!Native.crossMemoryAttach()) {
+            String why = attachUnavailable();
+            if (why != null) {
                 throw new RdmaException(Errno.EINVAL, "the segment at 0x" + Long.toHexString(mr.address) + " ("
-                        + mr.length + " bytes) is not shared memory, and this host has no cross-memory attach"
-                        + " (process_vm_readv/writev), so peers of " + context.device.name() + " cannot reach it:"
-                        + " allocate it with DeviceContext.allocateBuffer(size, alignment, arena), or register it"
-                        + " without remote access");
+                        + mr.length + " bytes) is not shared memory, and peers of " + context.device.name()
+                        + " cannot reach it by cross-memory attach here (" + why + "): allocate it with"
+                        + " DeviceContext.allocateBuffer(size, alignment, arena), or register it without remote access");
             }
             if ((mr.access & Access.REMOTE_ATOMIC) != 0) {
                 throw new RdmaException(Errno.EINVAL, "the segment at 0x" + Long.toHexString(mr.address) + " ("
@@ -237,6 +237,7 @@ final class ShmTransport implements Transport {
                 publishAttached(mr, index);
                 return;
             }
+            attachedKey[index] = false;
             long e = Ctrl.key(index);
             // the access bits peers test (the low 16: REMOTE_*), and a generation bumped by every publication,
             // so that the word of key and access read by an initiator differs from the one it cached its
@@ -267,22 +268,75 @@ final class ShmTransport implements Transport {
      */
     private void publishAttached(Mr mr, int index) {
         int access = mr.access & ~Access.REMOTE_ATOMIC;
-        if (!Native.crossMemoryAttach() || !remote(access)) {
+        if (!remote(access) || attachUnavailable() != null) {
             return;
         }
         long e = Ctrl.key(index);
         int gen = ((ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS) >>> 16) + 1) & 0x7FFF;
-        ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, (access & 0xFFFF) | gen << 16);
+        int accessWord = (access & 0xFFFF) | gen << 16;
+        ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, accessWord);
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_PD, pdId(mr.pd));
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE, 0);
         ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_FD, Ctrl.ATTACHED);
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_VA, mr.lo);
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, mr.span);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, mr.lo); // the address here: a region's VA is its address
+        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 0);
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, 0);
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_SERIAL, 0);
         ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_QPN, mr.boundQpn + 1);
+        // what an initiator believes: the attach table's entry, which only this process writes (any peer can write the
+        // key entry above, and must not be able to aim another's cross-memory attach at this process's memory)
+        long a = attachAddr + (long) index * Ctrl.A_BYTES;
+        ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_PD, pdId(mr.pd));
+        ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_VA, mr.lo);
+        ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_LEN, mr.span);
+        ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_ADDR, mr.lo); // a region's VA is its address here
+        ALL.set(ValueLayout.JAVA_INT, a + Ctrl.A_QPN, mr.boundQpn + 1);
+        ALL.set(ValueLayout.JAVA_INT, a + Ctrl.A_WORD + 4, accessWord); // the key entry's word's layout: key, access
+        INT.setVolatile(ALL, a + Ctrl.A_WORD, mr.key);
+        attachedKey[index] = true;
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, mr.key); // release: the fields above are visible with the key
+    }
+
+    /**
+     * Memory reached by cross-memory attach: which key indices hold such a region now (this process's own record,
+     * under the entries lock; the key entries' markers are peers' to write too)
+     */
+    private final boolean[] attachedKey = new boolean[Ctrl.MAX_KEYS];
+    /** the attach table ({@link Ctrl#H_ATTACH_FD}): made with the first such region; 0 until then */
+    private long attachAddr;
+    private int attachFd = -1;
+    /** why the attach table could not be made (the kernel), once tried; null before or when it was */
+    private String attachFailed;
+
+    /**
+     * Under the entries lock, or from {@link #registered}: makes the attach table if it is not there yet.
+     *
+     * @return why cross-memory attach cannot serve this context's regions, or null when it can
+     */
+    private String attachUnavailable() {
+        if (!Native.crossMemoryAttach()) {
+            return "the C library has no process_vm_readv/process_vm_writev";
+        }
+        if (!ownHold) {
+            // a copy into the application's memory runs only under the initiator's own hold, whose holder the
+            // withdrawal can name and wait for (docs/shm-design.md, "Cross-memory attach")
+            return "this context holds keys with locked instructions: " + (Native.asymmetric()
+                    ? "-Djrdma.shm.ownHold=off or a test" : Native.asymmetricReason());
+        }
+        synchronized (entries) {
+            if (attachAddr == 0 && attachFailed == null) {
+                try {
+                    long[] t = Native.memfdOwnerWrites("jrdma-shm-attach", Ctrl.ATTACH_SIZE);
+                    attachFd = (int) t[0];
+                    attachAddr = t[1];
+                    INT.setVolatile(ctrl, Ctrl.H_ATTACH_FD, attachFd + 1);
+                } catch (RdmaException ex) {
+                    attachFailed = ex.getMessage();
+                }
+            }
+            return attachFailed;
+        }
     }
 
     /**
@@ -300,9 +354,11 @@ final class ShmTransport implements Transport {
         if ((int) INT.getVolatile(ctrl, e + Ctrl.K_KEY) == 0) {
             return;
         }
-        // read before the withdrawal (its owner's fields, unchanged while the key is published)
-        boolean attached = ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD) == Ctrl.ATTACHED
-                && ctrl.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE) == 0;
+        boolean attached = attachedKey[index]; // this process's record: the entry's marker is peers' to write too
+        attachedKey[index] = false;
+        if (attached) {
+            INT.setVolatile(ALL, attachAddr + (long) index * Ctrl.A_BYTES + Ctrl.A_WORD, 0);
+        }
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
         if (partners > 0) {
             // every partner thread's hold store made before this point is visible below, and its key load after it
@@ -337,24 +393,27 @@ final class ShmTransport implements Transport {
      * in-use count names no holder; no copy by cross-memory attach runs under one ({@link #target}).
      */
     private boolean liveHolder(int index) {
-        for (int i = 0, n = qpEntries; i < n; i++) {
-            long q = Ctrl.qp(i);
-            if ((int) INT.getVolatile(ctrl, q + Ctrl.Q_HELD) == index) {
-                int holder = (int) ((long) LONG.getVolatile(ctrl, q + Ctrl.Q_DEST_ID) >>> 32);
-                if (holder > 0 && Native.alive(holder, withdrawState)) { // (kill(0, 0) would ask about our group)
-                    return true;
-                }
-            }
-        }
+        // a copy into such memory runs only under its initiator's own hold (target), a partner's word on this list:
+        // a partner whose QP let it go stays on it while its word names such an entry and it lives (dropPartner)
         for (int i = 0; i < partnerHigh; i++) {
             Peer p = partnerPeer[i];
-            long w = partnerHold[i];
-            if (p != null && w != 0 && (int) INT.getVolatile(ALL, w) == index
-                    && (p.pidfd >= 0 ? !Native.exited(p.pidfd, withdrawPollFd) : Native.alive(p.pid, withdrawState))) {
+            if (p == null) {
+                continue;
+            }
+            long h = partnerHold[i];
+            if (h == 0 && (h = partnerHold[i] = holdOf(p, partnerQpn[i])) == 0) {
+                continue;
+            }
+            if ((int) INT.getVolatile(ALL, h) == index && alive(p, withdrawPollFd, withdrawState)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** @return true while peer {@code p}'s process lives: its pidfd (a reused pid or a zombie is not it), else kill(pid, 0) */
+    private boolean alive(Peer p, MemorySegment pfd, MemorySegment st) {
+        return p.pidfd >= 0 ? !Native.exited(p.pidfd, pfd) : p.pid == pid || Native.alive(p.pid, st);
     }
 
     /** the pollfd of {@link #liveHolder}'s pidfd checks (under the entries lock) */
@@ -471,8 +530,15 @@ final class ShmTransport implements Transport {
         Native.membarrier();
         long h = holdOf(p, partnerQpn[s]);
         long deadline = System.nanoTime() + DRAIN_NANOS;
-        while (h != 0 && !p.dead && (int) INT.getVolatile(ALL, h) != 0) {
+        int v;
+        while (h != 0 && !p.dead && (v = (int) INT.getVolatile(ALL, h)) != 0) {
             if (System.nanoTime() - deadline > 0) {
+                if (v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState)) {
+                    // a copy into the application's own memory: once off the list, no withdrawal could see its hold,
+                    // and a deregistration could return before it lands (docs/shm-design.md, "Cross-memory attach")
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+                    continue;
+                }
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS); // a partner stopped inside a copy
                 break;
             }
@@ -1637,6 +1703,7 @@ final class ShmTransport implements Transport {
             INT.setOpaque(ALL, held, rkey >>> 8);
             if ((long) LONG.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_GEN) == qp.checkedGen
                     && (long) LONG.getVolatile(ALL, pa + qp.keyEntry + Ctrl.K_KEY) == qp.keyWord
+                    && (!qp.keyAttached || (long) LONG.getVolatile(ALL, qp.keyTableWord) == qp.keyWord)
                     && (qp.checkedAccess & needed) != 0 && (high(qp.keyWord) & needed) == needed
                     && inKey(qp, ra, len)) {
                 qp.heldAddr = held;
@@ -1691,7 +1758,9 @@ final class ShmTransport implements Transport {
         QpCounter reason = null;
         if (low(word) != rkey) {
             reason = QpCounter.REM_BAD_KEY;
-        } else if ((word != qp.keyWord || e != qp.keyEntry) && !cacheKey(qp, peer.ctrl, e, word)) {
+        } else if ((word != qp.keyWord || e != qp.keyEntry
+                || qp.keyAttached && (long) LONG.getVolatile(ALL, qp.keyTableWord) != word) // the owner's word, again
+                && !cacheKey(qp, peer.ctrl, e, word)) {
             reason = QpCounter.REM_BAD_KEY; // its buffer is gone, or the range it says is not inside it
         } else if (qp.keyQpn != 0 && qp.keyQpn != qp.destQpn + 1) {
             reason = QpCounter.REM_BAD_KEY; // a type 2 window bound to another QP of the peer's
@@ -1704,11 +1773,11 @@ final class ShmTransport implements Transport {
             untarget(qp);
             return -(refused(qp, reason) + 1);
         }
-        if (qp.keyAttached && !heldQp) {
+        if (qp.keyAttached && (held != qp.ownHoldAddr || !qp.ownHold)) {
             // memory reached by cross-memory attach is the owner's own: its withdrawal waits out a hold only while it
-            // can tell the holder lives (withdraw), which an in-use count does not say; another try takes a QP's word
+            // can tell the holder lives (withdraw, dropPartner), which only a partner's own hold word tells
             untarget(qp);
-            return -(UNANSWERED + 1);
+            return -(refused(qp, QpCounter.REM_NO_ACCESS) + 1);
         }
         if (held == qp.ownHoldAddr && qp.ownHold) { // its destination's partner, all checked at gen or later
             qp.checkedGen = gen;
@@ -1815,7 +1884,7 @@ final class ShmTransport implements Transport {
         qp.keyWord = 0;
         qp.checked = false;
         if (pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD) == Ctrl.ATTACHED && pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE) == 0) {
-            return cacheAttached(qp, pc, e, word);
+            return cacheAttached(qp, e, word);
         }
         qp.keyAttached = false;
         MemorySegment buf = qp.peer.buffer(pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE),
@@ -1847,20 +1916,34 @@ final class ShmTransport implements Transport {
      * first byte, which {@link #attachedCopy} reaches by cross-memory attach. A range that wraps the address space is
      * refused (only a peer's write makes one; a refusal's negative result must not look like an address).
      */
-    private static boolean cacheAttached(ShmQp qp, MemorySegment pc, long e, long word) {
-        long off = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF);
-        long span = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN);
-        if (!Native.crossMemoryAttach() || off < 0 || span < 0 || off > Long.MAX_VALUE - span) {
+    private static boolean cacheAttached(ShmQp qp, long e, long word) {
+        if (!Native.crossMemoryAttach()) {
+            return false;
+        }
+        long t = qp.peer.attachTable();
+        if (t == 0) {
+            return false; // none published, or not the owner's sealed one
+        }
+        // the owner's own record of the key (any peer can write the key entry, none the table): the same word, or
+        // the key is not one it published for cross-memory attach
+        long a = t + ((e - Ctrl.KEYS) / Ctrl.KEY_BYTES) * Ctrl.A_BYTES;
+        if ((long) LONG.getAcquire(ALL, a + Ctrl.A_WORD) != word) { // release partner: the owner's publishAttached
+            return false;
+        }
+        long off = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_ADDR);
+        long span = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_LEN);
+        if (off < 0 || span < 0 || off > Long.MAX_VALUE - span) {
             return false;
         }
         qp.keyAttached = true;
+        qp.keyTableWord = a + Ctrl.A_WORD;
         qp.keyBuf = null;
-        qp.keyVa = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_VA);
+        qp.keyVa = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_VA);
         qp.keySpan = span;
         qp.keyOff = off;
         qp.keyBase = 0; // no mapping here: a direct path that would reach it by address tests keyAttached first
-        qp.keyPd = pc.get(ValueLayout.JAVA_LONG, e + Ctrl.K_PD);
-        qp.keyQpn = pc.get(ValueLayout.JAVA_INT, e + Ctrl.K_QPN);
+        qp.keyPd = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_PD);
+        qp.keyQpn = ALL.get(ValueLayout.JAVA_INT, a + Ctrl.A_QPN);
         qp.keyEntry = e;
         qp.keyWord = word;
         return true;
@@ -2428,6 +2511,13 @@ final class ShmTransport implements Transport {
     @Override
     public void close() {
         cm.close(); // its listeners and connections end with the context, as on the other providers
+        synchronized (entries) {
+            if (attachAddr != 0) {
+                Native.munmap(attachAddr, Ctrl.ATTACH_SIZE);
+                Native.close(attachFd);
+                attachAddr = 0;
+            }
+        }
         synchronized (entries) { // no withdrawal reads a partner's word through a mapping unmapped below
             java.util.Arrays.fill(partnerPeer, null);
             partners = 0;

@@ -179,14 +179,16 @@ class ShmAttachTest {
     }
 
     /**
-     * What a broken or hostile peer could leave in such an entry: REMOTE_ATOMIC in its access (an atomic is still
-     * refused: no kernel copy is one, and it must not be done as a copy), and a range that wraps the address space (a
-     * refusal's negative result must not be taken for an address). Both complete with REM_ACCESS_ERR, nothing touched.
+     * What a broken or hostile peer (any process connected to b's context can write its key entries) could leave in
+     * such an entry, none of which an initiator believes: the entry's access with REMOTE_ATOMIC added (its word no longer
+     * the owner's attach table's: refused), its range moved onto the guard page below the region (the table's range is
+     * used: the WRITE lands in the region), and a shared buffer's entry marked as one for cross-memory attach with its
+     * address aimed at b's own memory (no such entry in the table: refused). Nothing outside the region is written.
      */
     @ParameterizedTest
     @EnumSource(ThreadingMode.class)
-    void aForgedEntryOfTheApplicationsOwnMemoryIsRefused(ThreadingMode mode) {
-        for (int forged = 0; forged < 3; forged++) {
+    void aForgedEntryOfTheApplicationsOwnMemoryIsNotBelieved(ThreadingMode mode) {
+        for (int forged = 0; forged < 4; forged++) {
             try (ShmPair p = new ShmPair(mode, 1 << 20); Arena arena = Arena.ofShared()) {
                 MemorySegment all = own(arena);
                 MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
@@ -194,21 +196,37 @@ class ShmAttachTest {
                 long e = Ctrl.key(mr.rkey() >>> 8);
                 assertEquals(Ctrl.ATTACHED, c.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD));
                 WrOpcode op = WrOpcode.RDMA_WRITE;
+                long ra = mr.address();
+                int rkey = mr.rkey();
+                WcStatus want = WcStatus.REM_ACCESS_ERR;
                 if (forged < 2) { // REMOTE_ATOMIC added to the entry's access
                     int acc = c.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS);
                     c.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, acc | Access.REMOTE_ATOMIC);
                     op = forged == 0 ? WrOpcode.ATOMIC_FETCH_AND_ADD : WrOpcode.ATOMIC_CMP_AND_SWP;
-                } else { // a range whose end wraps: the WRITE 32 bytes in lies past the signed limit
-                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, Long.MAX_VALUE - 16);
+                } else if (forged == 2) { // the range moved onto the guard page below the region
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, all.address());
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_VA, all.address());
+                    c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, SIZE + GUARD);
+                    ra = all.address() + 8;
+                    want = WcStatus.REM_ACCESS_ERR; // below the region the owner published
+                } else { // b's shared buffer's entry marked ATTACHED, its address b's own memory
+                    long eb = Ctrl.key(p.b.mr.rkey() >>> 8);
+                    c.set(ValueLayout.JAVA_INT, eb + Ctrl.K_FD, Ctrl.ATTACHED);
+                    c.set(ValueLayout.JAVA_LONG, eb + Ctrl.K_INODE, 0);
+                    c.set(ValueLayout.JAVA_LONG, eb + Ctrl.K_OFF, all.address());
+                    c.set(ValueLayout.JAVA_LONG, eb + Ctrl.K_VA, p.b.mr.address());
+                    c.set(ValueLayout.JAVA_LONG, eb + Ctrl.K_LEN, SIZE);
+                    ra = p.b.mr.address();
+                    rkey = p.b.mr.rkey();
                 }
                 java.lang.invoke.VarHandle.fullFence();
-                wr.reset().wrId(1).opcode(op).flags(SendFlags.SIGNALED).remote(mr.address() + (forged == 2 ? 32 : 0), mr.rkey())
-                        .sge(0, p.a.mr, 0, 8);
+                wr.reset().wrId(1).opcode(op).flags(SendFlags.SIGNALED).remote(ra, rkey).sge(0, p.a.mr, 0, 8);
                 if (op.isAtomic()) {
                     wr.atomic(1, 2);
                 }
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x7777);
                 WorkCompletion wc = p.run(wr);
-                assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), "forged entry " + forged + ": " + wc);
+                assertEquals(want, wc.status(), "forged entry " + forged + ": " + wc);
                 for (long i = 0; i < all.byteSize(); i++) {
                     assertEquals(FILL, all.get(ValueLayout.JAVA_BYTE, i), "forged entry " + forged + ": changed at " + i);
                 }
@@ -218,58 +236,129 @@ class ShmAttachTest {
     }
 
     /**
-     * The application's memory is its own to free once deregistration returns, so a deregistration waits while a
-     * process that lives holds the region for a copy (a peer stopped inside one), past the second after which a
-     * shared buffer's gives up, and returns once the hold ends. The hold is forged here: b's QP's held word set to
-     * the region's entry, as a's copy in progress sets it (the holder: b's QP's partner, in this live process).
+     * A region deregistered, and its key entry's word put back by a peer (the owner's attach table still holds the old
+     * range, with its word cleared): neither an initiator that meets the key first now nor one that cached it before
+     * the deregistration writes into memory the application may have freed; both get REM_ACCESS_ERR.
      */
-    @Test
-    void aDeregistrationWaitsWhileALiveProcessHoldsTheRegion() throws Exception {
-        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16); Arena arena = Arena.ofShared()) {
-            MemoryRegion mr = p.b.pd.register(own(arena).asSlice(GUARD, SIZE), RW);
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aWithdrawnKeyWhoseEntryAPeerPutBackIsRefused(ThreadingMode mode) {
+        for (boolean cachedBefore : new boolean[] {false, true}) {
+            try (ShmPair p = new ShmPair(mode, 1 << 20); Arena arena = Arena.ofShared()) {
+                MemorySegment all = own(arena);
+                MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
+                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                long e = Ctrl.key(mr.rkey() >>> 8);
+                long word = c.get(ValueLayout.JAVA_LONG, e + Ctrl.K_KEY);
+                long ra = mr.address();
+                int rkey = mr.rkey();
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x7777);
+                if (cachedBefore) {
+                    assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                            .remote(ra, rkey).sge(0, p.a.mr, 0, 8)).status());
+                    assertEquals(0x7777, all.get(ValueLayout.JAVA_LONG, GUARD));
+                    all.fill(FILL);
+                }
+                mr.close();
+                ShmTransport.LONG.setVolatile(c, e + Ctrl.K_KEY, word); // a peer puts the entry's word back
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x5555);
+                WorkCompletion wc = p.run(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                        .remote(ra, rkey).sge(0, p.a.mr, 0, 8));
+                assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), (cachedBefore ? "cached: " : "") + wc);
+                for (long i = 0; i < all.byteSize(); i++) {
+                    assertEquals(FILL, all.get(ValueLayout.JAVA_BYTE, i), "deregistered memory written at " + i);
+                }
+            }
+        }
+    }
+
+    /** The same with the forged range: a WRITE inside the region the owner published lands there, and only there. */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aForgedRangeIsNotUsed(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, 1 << 20); Arena arena = Arena.ofShared()) {
+            MemorySegment all = own(arena);
+            MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
             MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
-            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
-            ShmTransport.INT.setVolatile(c, held, mr.rkey() >>> 8);
-            Thread t = new Thread(mr::close, "deregistration");
-            t.start();
-            t.join((ShmTransport.DRAIN_NANOS + 800_000_000L) / 1_000_000L);
-            assertTrue(t.isAlive(), "the deregistration returned while a live process held the region");
-            ShmTransport.INT.setVolatile(c, held, 0);
-            t.join(10_000);
-            assertTrue(!t.isAlive(), "the deregistration did not return once the hold ended");
+            long e = Ctrl.key(mr.rkey() >>> 8);
+            // the entry says the region starts a page lower: its first byte would be the guard's
+            c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, all.address());
+            java.lang.invoke.VarHandle.fullFence();
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x7777);
+            WorkCompletion wc = p.run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    .remote(mr.address(), mr.rkey()).sge(0, p.a.mr, 0, 8));
+            assertEquals(WcStatus.SUCCESS, wc.status());
+            assertEquals(0x7777, all.get(ValueLayout.JAVA_LONG, GUARD), "the WRITE did not land at the region's start");
+            all.set(ValueLayout.JAVA_LONG, GUARD, FILL * 0x0101010101010101L);
+            guardsUntouched(all);
+            mr.close();
         }
     }
 
     /**
-     * A copy into the application's memory runs only under a hold that names its holder (its QP's held word, or its own
-     * word), never under the entry's in-use count, which names none (the deregistration could not tell whether the
-     * holder lives): with the locked holds (no own hold) and b's QP's held word taken (forged: a SEND's hold of
-     * another), a's WRITE waits, as for a target that does not answer, and lands once the word is free.
+     * The application's memory is its own to free once deregistration returns, so a deregistration waits while a
+     * process that lives holds the region for a copy (a peer stopped inside one), past the second after which a
+     * shared buffer's gives up, and returns once the hold ends; so does a reset of the QP whose partner holds it (once
+     * off the list of partners, its hold could no longer be seen). The hold is forged here: a's own hold word set to
+     * the region's entry, as a's copy in progress sets it (a: b's QP's partner, in this live process).
      */
     @Test
-    void aCopyIntoTheApplicationsMemoryNeverRunsUnderTheInUseCount() {
-        boolean was = ShmTransport.ownHoldForNewContexts;
-        ShmTransport.ownHoldForNewContexts = false;
+    void aDeregistrationAndAResetWaitWhileALiveProcessHoldsTheRegion() throws Exception {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16); Arena arena = Arena.ofShared()) {
-            MemorySegment region = own(arena).asSlice(GUARD, SIZE);
-            MemoryRegion mr = p.b.pd.register(region, RW);
-            MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
-            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
-            ShmTransport.INT.setVolatile(c, held, Ctrl.SEND_HOLD);
-            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 4242);
-            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
-                    .sge(0, p.a.mr, 0, 8).remote(mr.address(), mr.rkey())));
-            WorkCompletion wc = new WorkCompletion();
-            long until = System.nanoTime() + 200_000_000L;
-            while (System.nanoTime() < until) {
-                p.b.ctx.progress();
-                assertEquals(0, p.a.cq.poll(wc), "the WRITE completed under the in-use count");
+            assertTrue(((ShmQp) p.a.qp).ownHold, "the contexts hold by their own words");
+            MemoryRegion mr = p.b.pd.register(own(arena).asSlice(GUARD, SIZE), RW);
+            long held = ((ShmQp) p.a.qp).ownHoldAddr;
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, held, mr.rkey() >>> 8);
+            long wait = (ShmTransport.DRAIN_NANOS + 800_000_000L) / 1_000_000L;
+            Thread reset = new Thread(() -> p.b.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RESET)), "reset");
+            reset.start();
+            reset.join(wait);
+            assertTrue(reset.isAlive(), "the reset let its partner go while it held the region");
+            Thread dereg = new Thread(mr::close, "deregistration");
+            dereg.start();
+            dereg.join(wait);
+            assertTrue(dereg.isAlive(), "the deregistration returned while a live process held the region");
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, held, 0);
+            reset.join(10_000);
+            dereg.join(10_000);
+            assertTrue(!reset.isAlive() && !dereg.isAlive(), "the reset and the deregistration did not return once the hold ended");
+        }
+    }
+
+    /**
+     * A copy into the application's memory runs only under the initiator's own hold, whose holder a withdrawal can
+     * name: a context that holds with locked instructions refuses to register such memory for remote access (and says
+     * why), and an initiator without own holds toward an owner with them gets REM_ACCESS_ERR, nothing written.
+     */
+    @Test
+    void crossMemoryAttachNeedsOwnHolds() {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        try {
+            ShmTransport.ownHoldForNewContexts = false;
+            try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16); Arena arena = Arena.ofShared()) {
+                MemorySegment plain = own(arena);
+                RdmaException e = assertThrows(RdmaException.class, () -> p.b.pd.register(plain.asSlice(GUARD, SIZE), RW));
+                assertTrue(e.getMessage().contains("locked instructions") && e.getMessage().contains("allocateBuffer"),
+                        e.getMessage());
             }
-            assertEquals(FILL, region.get(ValueLayout.JAVA_BYTE, 0), "the WRITE landed under the in-use count");
-            ShmTransport.INT.setVolatile(c, held, 0);
-            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
-            assertEquals(4242, region.get(ValueLayout.JAVA_LONG, 0));
-            mr.close();
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
+        }
+        try {
+            ShmTransport.ownHoldForNewContexts = false; // a: no own holds; b: own holds, so it takes the registration
+            try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16, 256, () -> ShmTransport.ownHoldForNewContexts = was);
+                    Arena arena = Arena.ofShared()) {
+                assertTrue(!((ShmQp) p.a.qp).ownHold, "a holds with locked instructions");
+                MemorySegment all = own(arena);
+                MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x7777);
+                assertEquals(WcStatus.REM_ACCESS_ERR, p.run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE)
+                        .flags(SendFlags.SIGNALED).remote(mr.address(), mr.rkey()).sge(0, p.a.mr, 0, 8)).status());
+                for (long i = 0; i < all.byteSize(); i++) {
+                    assertEquals(FILL, all.get(ValueLayout.JAVA_BYTE, i), "written under a locked hold at " + i);
+                }
+                mr.close();
+            }
         } finally {
             ShmTransport.ownHoldForNewContexts = was;
         }

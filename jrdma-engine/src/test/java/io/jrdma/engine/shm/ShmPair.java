@@ -39,7 +39,13 @@ final class ShmPair implements AutoCloseable {
 
     /** @param bCqDepth the entries of b's CQ (a's has 256) */
     ShmPair(ThreadingMode mode, int size, int bCqDepth) {
+        this(mode, size, bCqDepth, () -> { });
+    }
+
+    /** @param betweenSides run after a's context is made and before b's (a test that makes the two differ) */
+    ShmPair(ThreadingMode mode, int size, int bCqDepth, Runnable betweenSides) {
         a = new Side(mode, size, 256);
+        betweenSides.run();
         b = new Side(mode, size, bCqDepth);
         connect(a, b, 7);
         connect(b, a, 7);
