@@ -44,11 +44,26 @@ final class ShmPair implements AutoCloseable {
 
     /** @param betweenSides run after a's context is made and before b's (a test that makes the two differ) */
     ShmPair(ThreadingMode mode, int size, int bCqDepth, Runnable betweenSides) {
-        a = new Side(mode, size, 256);
+        this(mode, size, bCqDepth, betweenSides, false);
+    }
+
+    /** @param uc UC QPs (connected with UC's attributes) instead of RC */
+    ShmPair(ThreadingMode mode, int size, int bCqDepth, Runnable betweenSides, boolean uc) {
+        a = new Side(mode, size, 256, uc);
         betweenSides.run();
-        b = new Side(mode, size, bCqDepth);
-        connect(a, b, 7);
-        connect(b, a, 7);
+        b = new Side(mode, size, bCqDepth, uc);
+        if (uc) {
+            connectUc(a, b);
+            connectUc(b, a);
+        } else {
+            connect(a, b, 7);
+            connect(b, a, 7);
+        }
+    }
+
+    /** Two contexts with a UC QP each, connected by hand as ibv_uc_pingpong does. */
+    static ShmPair uc(ThreadingMode mode, int size) {
+        return new ShmPair(mode, size, 256, () -> { }, true);
     }
 
     final class Side {
@@ -59,11 +74,11 @@ final class ShmPair implements AutoCloseable {
         final MemorySegment buf;
         final MemoryRegion mr;
 
-        Side(ThreadingMode mode, int size, int cqDepth) {
+        Side(ThreadingMode mode, int size, int cqDepth, boolean uc) {
             ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(mode));
             pd = ctx.allocPd();
             cq = ctx.createCq(cqDepth);
-            qp = pd.createQp(QpInitAttr.rc(cq).withDepth(64, 64));
+            qp = pd.createQp((uc ? QpInitAttr.uc(cq) : QpInitAttr.rc(cq)).withDepth(64, 64));
             buf = ctx.allocateBuffer(size, 4096, arena);
             mr = pd.register(buf, ALL | Access.REMOTE_INVALIDATE);
         }
@@ -75,6 +90,14 @@ final class ShmPair implements AutoCloseable {
                 .pathMtu(Mtu.MTU_4096).destQpn(peer.qp.qpn()).rqPsn(0).maxDestRdAtomic(16).minRnrTimer(1));
         s.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0).timeout(14).retryCnt(7).rnrRetry(rnrRetry)
                 .maxRdAtomic(16));
+    }
+
+    /** UC's attributes: no RNR, timeout, retry or read/atomic depths. */
+    static void connectUc(Side s, Side peer) {
+        s.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(Access.REMOTE_WRITE));
+        s.qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(peer.ctx.gid(0), 0, 64, 0, 4791))
+                .pathMtu(Mtu.MTU_4096).destQpn(peer.qp.qpn()).rqPsn(0));
+        s.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
     }
 
     /** Polls {@code cq} (driving both engines in INVOKER mode) until one completion arrives, for at most 10 s. */

@@ -2,17 +2,9 @@ package io.jrdma.engine.shm;
 
 import io.jrdma.engine.core.Context;
 import io.jrdma.engine.core.Counter;
-import io.jrdma.verbs.AddressVector;
 import io.jrdma.verbs.CompletionQueue;
-import io.jrdma.verbs.DeviceContext;
-import io.jrdma.verbs.DeviceOptions;
-import io.jrdma.verbs.MemoryRegion;
-import io.jrdma.verbs.Mtu;
-import io.jrdma.verbs.ProtectionDomain;
 import io.jrdma.verbs.QpAttr;
-import io.jrdma.verbs.QpInitAttr;
 import io.jrdma.verbs.QpState;
-import io.jrdma.verbs.QueuePair;
 import io.jrdma.verbs.RecvWorkRequest;
 import io.jrdma.verbs.SendFlags;
 import io.jrdma.verbs.SendWorkRequest;
@@ -25,8 +17,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,68 +32,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ShmUcDropTest {
     private static final int SIZE = 1 << 16;
 
-    private static final class Side implements AutoCloseable {
-        final DeviceContext ctx;
-        final ProtectionDomain pd;
-        final CompletionQueue cq;
-        final QueuePair qp;
-        final MemorySegment buf;
-        final MemoryRegion mr;
-
-        Side(ThreadingMode mode, Arena arena) {
-            ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(mode));
-            pd = ctx.allocPd();
-            cq = ctx.createCq(64);
-            qp = pd.createQp(QpInitAttr.uc(cq).withDepth(16, 16));
-            buf = ctx.allocateBuffer(SIZE, 4096, arena);
-            mr = pd.register(buf, ShmPair.ALL & ~io.jrdma.verbs.Access.REMOTE_READ & ~io.jrdma.verbs.Access.REMOTE_ATOMIC);
-        }
-
-        long counter(Counter c) {
-            return ((Context) ctx).engine.counters.get(c);
-        }
-
-        @Override
-        public void close() {
-            qp.close();
-            mr.close();
-            cq.close();
-            pd.close();
-            ctx.close();
-        }
-    }
-
-    private static void connect(Side s, Side peer) {
-        s.qp.modify(new QpAttr().state(QpState.INIT).pkeyIndex(0).portNum(1).accessFlags(io.jrdma.verbs.Access.REMOTE_WRITE));
-        s.qp.modify(new QpAttr().state(QpState.RTR).av(new AddressVector(peer.ctx.gid(0), 0, 64, 0, 4791))
-                .pathMtu(Mtu.MTU_4096).destQpn(peer.qp.qpn()).rqPsn(0));
-        s.qp.modify(new QpAttr().state(QpState.RTS).sqPsn(0));
-    }
-
-    private static WorkCompletion await(Side a, Side b, CompletionQueue cq) {
-        WorkCompletion wc = new WorkCompletion();
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (cq.poll(wc) == 0) {
-            a.ctx.progress();
-            b.ctx.progress();
-            assertTrue(System.nanoTime() < deadline, "no completion within 10 s");
-            Thread.onSpinWait();
-        }
-        return wc;
+    private static long counter(ShmPair.Side s, Counter c) {
+        return ((Context) s.ctx).engine.counters.get(c);
     }
 
     /** Drives both engines for 50 ms and asserts that {@code cq} got nothing. */
-    private static void nothingOn(Side a, Side b, CompletionQueue cq, String what) {
+    private static void nothingOn(ShmPair p, CompletionQueue cq, String what) {
         WorkCompletion wc = new WorkCompletion();
         long until = System.nanoTime() + 50_000_000L;
         while (System.nanoTime() < until) {
-            a.ctx.progress();
-            b.ctx.progress();
+            p.a.ctx.progress();
+            p.b.ctx.progress();
             assertEquals(0, cq.poll(wc), what);
         }
     }
 
-    private static SendWorkRequest send(Side s, long id, int len, long seed) {
+    private static SendWorkRequest send(ShmPair.Side s, long id, int len, long seed) {
         s.buf.set(ValueLayout.JAVA_LONG, 0, seed);
         return new SendWorkRequest().wrId(id).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED).sge(0, s.mr, 0, len);
     }
@@ -111,28 +55,28 @@ class ShmUcDropTest {
     @ParameterizedTest
     @EnumSource(ThreadingMode.class)
     void aMessageWithNoReceiveOrTooLongIsDroppedAndTheReceiveStays(ThreadingMode mode) {
-        try (Arena arena = Arena.ofShared(); Side a = new Side(mode, arena); Side b = new Side(mode, arena)) {
-            connect(a, b);
-            connect(b, a);
-            long dropped = b.counter(Counter.UC_DROPPED_MSGS);
+        try (ShmPair p = ShmPair.uc(mode, SIZE)) {
+            ShmPair.Side a = p.a;
+            ShmPair.Side b = p.b;
+            long dropped = counter(b, Counter.UC_DROPPED_MSGS);
             // no receive posted: the sender completes, the message is lost
             assertEquals(0, a.qp.postSend(send(a, 1, 8, 111)));
-            assertEquals(WcStatus.SUCCESS, await(a, b, a.cq).status());
-            nothingOn(a, b, b.cq, "a UC message that found no receive completed one");
-            assertEquals(dropped + 1, b.counter(Counter.UC_DROPPED_MSGS));
+            assertEquals(WcStatus.SUCCESS, p.await(a.cq).status());
+            nothingOn(p, b.cq, "a UC message that found no receive completed one");
+            assertEquals(dropped + 1, counter(b, Counter.UC_DROPPED_MSGS));
             // a receive of 16 bytes: a 64-byte message is dropped, and the receive takes the next message
-            long tooLong = b.counter(Counter.RCVD_TOO_LONG);
+            long tooLong = counter(b, Counter.RCVD_TOO_LONG);
             assertEquals(0, b.qp.postRecv(new RecvWorkRequest().wrId(7).sge(0, b.mr, 4096, 16)));
             b.buf.set(ValueLayout.JAVA_LONG, 4096, -1);
             assertEquals(0, a.qp.postSend(send(a, 2, 64, 222)));
-            assertEquals(WcStatus.SUCCESS, await(a, b, a.cq).status());
-            nothingOn(a, b, b.cq, "a UC message longer than its receive completed it");
+            assertEquals(WcStatus.SUCCESS, p.await(a.cq).status());
+            nothingOn(p, b.cq, "a UC message longer than its receive completed it");
             assertEquals(-1, b.buf.get(ValueLayout.JAVA_LONG, 4096), "a dropped message was written");
-            assertEquals(tooLong + 1, b.counter(Counter.RCVD_TOO_LONG));
-            assertEquals(dropped + 2, b.counter(Counter.UC_DROPPED_MSGS));
+            assertEquals(tooLong + 1, counter(b, Counter.RCVD_TOO_LONG));
+            assertEquals(dropped + 2, counter(b, Counter.UC_DROPPED_MSGS));
             assertEquals(0, a.qp.postSend(send(a, 3, 8, 333)));
-            assertEquals(WcStatus.SUCCESS, await(a, b, a.cq).status());
-            WorkCompletion rc = await(a, b, b.cq);
+            assertEquals(WcStatus.SUCCESS, p.await(a.cq).status());
+            WorkCompletion rc = p.await(b.cq);
             assertEquals(WcStatus.SUCCESS, rc.status());
             assertEquals(7, rc.wrId(), "the receive the long message left took the next one");
             assertEquals(8, rc.byteLen());
@@ -140,16 +84,16 @@ class ShmUcDropTest {
             assertEquals(QpState.RTS, a.qp.state());
             assertEquals(QpState.RTS, b.qp.state());
             // a WRITE with a key the receiver refuses: dropped, the sender completes, the QPs go on
-            long bad = a.counter(Counter.UC_DROPPED_MSGS);
+            long bad = counter(a, Counter.UC_DROPPED_MSGS);
             a.buf.set(ValueLayout.JAVA_LONG, 0, 444);
             assertEquals(0, a.qp.postSend(new SendWorkRequest().wrId(4).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(0, a.mr, 0, 8).remote(b.mr.address() + 8192, b.mr.rkey() + 256)));
-            assertEquals(WcStatus.SUCCESS, await(a, b, a.cq).status());
+            assertEquals(WcStatus.SUCCESS, p.await(a.cq).status());
             assertEquals(0, b.buf.get(ValueLayout.JAVA_LONG, 8192));
-            assertEquals(bad + 1, a.counter(Counter.UC_DROPPED_MSGS), "the refused WRITE is counted where it was refused");
+            assertEquals(bad + 1, counter(a, Counter.UC_DROPPED_MSGS), "the refused WRITE is counted where it was refused");
             assertEquals(0, a.qp.postSend(new SendWorkRequest().wrId(5).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(0, a.mr, 0, 8).remote(b.mr.address() + 8192, b.mr.rkey())));
-            assertEquals(WcStatus.SUCCESS, await(a, b, a.cq).status());
+            assertEquals(WcStatus.SUCCESS, p.await(a.cq).status());
             assertEquals(444, b.buf.get(ValueLayout.JAVA_LONG, 8192));
         }
     }
@@ -158,21 +102,21 @@ class ShmUcDropTest {
     @ParameterizedTest
     @EnumSource(ThreadingMode.class)
     void aRequestNothingTakesIsDroppedNotRetried(ThreadingMode mode) {
-        try (Arena arena = Arena.ofShared(); Side a = new Side(mode, arena); Side b = new Side(mode, arena)) {
-            connect(a, b);
-            connect(b, a);
+        try (ShmPair p = ShmPair.uc(mode, SIZE)) {
+            ShmPair.Side a = p.a;
+            ShmPair.Side b = p.b;
             b.qp.modify(new QpAttr().state(QpState.RESET));
-            long dropped = a.counter(Counter.UC_DROPPED_MSGS);
+            long dropped = counter(a, Counter.UC_DROPPED_MSGS);
             long t0 = System.nanoTime();
             assertEquals(0, a.qp.postSend(send(a, 1, 8, 1)));
-            assertEquals(WcStatus.SUCCESS, await(a, b, a.cq).status());
+            assertEquals(WcStatus.SUCCESS, p.await(a.cq).status());
             assertEquals(0, a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(0, a.mr, 0, 8).remote(b.mr.address(), b.mr.rkey())));
-            WorkCompletion wc = await(a, b, a.cq);
+            WorkCompletion wc = p.await(a.cq);
             assertEquals(WcStatus.SUCCESS, wc.status());
             assertEquals(WcOpcode.RDMA_WRITE, wc.opcode());
             assertTrue(System.nanoTime() - t0 < 5_000_000_000L);
-            assertTrue(a.counter(Counter.UC_DROPPED_MSGS) >= dropped + 2, "the requests nothing took are counted");
+            assertTrue(counter(a, Counter.UC_DROPPED_MSGS) >= dropped + 2, "the requests nothing took are counted");
             assertEquals(QpState.RTS, a.qp.state());
         }
     }
