@@ -65,6 +65,14 @@ final class Ctrl {
     /** the region's address in the owner */
     static final int A_ADDR = 32;
     static final int A_QPN = 40;
+    /**
+     * the publication's serial in its owner (never 0, never repeated; 0 once withdrawn): an initiator's cached range is
+     * that publication's while this is still the serial it cached (a key's word, whose generation has 15 bits that a
+     * peer can also write, repeats)
+     */
+    static final int A_SERIAL = 48;
+    /** in entry 0 (key index 0 is never used): the inode of the owner's control segment, whose table this is */
+    static final int A_CTRL_INODE = 0;
     static final long ATTACH_SIZE = (long) 1 << 14 << 6; // MAX_KEYS * A_BYTES
     /**
      * 1 when the context's engine may sleep on {@link #H_FUTEX} (a DEDICATED context), written before any peer maps

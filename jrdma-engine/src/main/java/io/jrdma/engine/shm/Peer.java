@@ -97,7 +97,19 @@ final class Peer {
                 break;
             }
         }
-        return userCount == 0;
+        return userCount == 0 && lingers == 0;
+    }
+
+    /**
+     * former partners of this peer whose own hold word is still read after their QP let them go (a hold on memory
+     * reached by cross-memory attach: ShmTransport's lingering list); the mapping stays while there are any
+     */
+    int lingers;
+
+    /** @return true when that was the last reason to keep the peer mapped: it is to be unmapped */
+    boolean unlinger() {
+        lingers--;
+        return userCount == 0 && lingers == 0;
     }
 
     /** @return the buffers mapped here (tests) */
@@ -237,7 +249,7 @@ final class Peer {
         int fd;
         try {
             fd = Native.openPeerFd(pid, fdPlus1 - 1);
-        } catch (RdmaException gone) {
+        } catch (RuntimeException gone) {
             return 0;
         }
         try {
@@ -245,8 +257,16 @@ final class Peer {
             if ((Native.seals(fd) & need) != need || Native.size(fd) < Ctrl.ATTACH_SIZE) {
                 return 0;
             }
-            attachAddr = Native.mmapReadOnly(fd, Ctrl.ATTACH_SIZE);
-            return attachAddr;
+            long a = Native.mmapReadOnly(fd, Ctrl.ATTACH_SIZE);
+            // this context's table, not another's of the same process (the word that names it is peers' to write)
+            if (ShmTransport.ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_CTRL_INODE) != ctrlInode) {
+                Native.munmap(a, Ctrl.ATTACH_SIZE);
+                return 0;
+            }
+            attachAddr = a;
+            return a;
+        } catch (RuntimeException e) { // a call that failed: no table believed (the request is refused, not thrown)
+            return 0;
         } finally {
             Native.close(fd);
         }

@@ -34,6 +34,8 @@ final class ShmQp extends Qp {
     boolean keyAttached;
     /** while {@link #keyAttached}: the address here of the entry's word in the owner's attach table (read-only) */
     long keyTableWord;
+    /** while {@link #keyAttached}: the publication's serial in that table ({@link Ctrl#A_SERIAL}) */
+    long keySerial;
     /** the address here of the region's byte {@code va = 0} (wrapping): {@code keyBase + va} is where va lies */
     long keyBase;
     long keyVa;

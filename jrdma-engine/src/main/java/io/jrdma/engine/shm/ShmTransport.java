@@ -292,6 +292,7 @@ final class ShmTransport implements Transport {
         ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_LEN, mr.span);
         ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_ADDR, mr.lo); // a region's VA is its address here
         ALL.set(ValueLayout.JAVA_INT, a + Ctrl.A_QPN, mr.boundQpn + 1);
+        ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_SERIAL, ++attachSerial);
         ALL.set(ValueLayout.JAVA_INT, a + Ctrl.A_WORD + 4, accessWord); // the key entry's word's layout: key, access
         INT.setVolatile(ALL, a + Ctrl.A_WORD, mr.key);
         attachedKey[index] = true;
@@ -305,6 +306,8 @@ final class ShmTransport implements Transport {
     private final boolean[] attachedKey = new boolean[Ctrl.MAX_KEYS];
     /** the attach table ({@link Ctrl#H_ATTACH_FD}): made with the first such region; 0 until then */
     private long attachAddr;
+    /** the last publication's serial in the attach table (under the entries lock) */
+    private long attachSerial;
     private int attachFd = -1;
     /** why the attach table could not be made (the kernel), once tried; null before or when it was */
     private String attachFailed;
@@ -330,6 +333,7 @@ final class ShmTransport implements Transport {
                     long[] t = Native.memfdOwnerWrites("jrdma-shm-attach", Ctrl.ATTACH_SIZE);
                     attachFd = (int) t[0];
                     attachAddr = t[1];
+                    ALL.set(ValueLayout.JAVA_LONG, attachAddr + Ctrl.A_CTRL_INODE, Native.inode(ctrlFd)); // whose table
                     INT.setVolatile(ctrl, Ctrl.H_ATTACH_FD, attachFd + 1);
                 } catch (RdmaException ex) {
                     attachFailed = ex.getMessage();
@@ -357,7 +361,9 @@ final class ShmTransport implements Transport {
         boolean attached = attachedKey[index]; // this process's record: the entry's marker is peers' to write too
         attachedKey[index] = false;
         if (attached) {
-            INT.setVolatile(ALL, attachAddr + (long) index * Ctrl.A_BYTES + Ctrl.A_WORD, 0);
+            long a = attachAddr + (long) index * Ctrl.A_BYTES;
+            INT.setVolatile(ALL, a + Ctrl.A_WORD, 0);
+            LONG.setVolatile(ALL, a + Ctrl.A_SERIAL, 0L);
         }
         INT.setVolatile(ctrl, e + Ctrl.K_KEY, 0);
         if (partners > 0) {
@@ -366,21 +372,30 @@ final class ShmTransport implements Transport {
             Native.membarrier();
         }
         long deadline = System.nanoTime() + DRAIN_NANOS;
+        boolean interrupted = false;
         while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index) || partnerHolds(index)) {
             if (System.nanoTime() - deadline > 0) {
                 if (attached && liveHolder(index)) {
                     // memory reached by cross-memory attach is the application's own, which it may free and reuse once
                     // this returns: a copy that landed later would write into whatever lies there then. So the wait
                     // goes on while a live process holds the entry (a peer stopped inside its copy, SIGSTOP): it ends
-                    // when the copy does or the holder dies (docs/shm-design.md, "Memory")
-                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+                    // when the copy does or the holder dies (docs/shm-design.md, "Cross-memory attach"). The lock is
+                    // let go meanwhile (the caller holds it): other registrations and connections of the context go on
+                    try {
+                        entries.wait(1);
+                    } catch (InterruptedException ie) {
+                        interrupted = true; // the wait cannot end early: the interrupt is kept for the caller
+                    }
                     continue;
                 }
                 // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
-                return;
+                break;
             }
             Thread.onSpinWait();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -408,7 +423,54 @@ final class ShmTransport implements Transport {
                 return true;
             }
         }
+        for (int i = 0; i < lingerCount; i++) {
+            if ((int) INT.getVolatile(ALL, lingerHold[i]) == index && alive(lingerPeer[i], withdrawPollFd, withdrawState)) {
+                return true;
+            }
+        }
         return false;
+    }
+
+    /** @return the former partners on the lingering list (tests) */
+    int lingering() {
+        synchronized (entries) {
+            return lingerCount;
+        }
+    }
+
+    /** former partners whose own hold word named memory reached by cross-memory attach when their QP let them go */
+    private Peer[] lingerPeer = new Peer[4];
+    private long[] lingerHold = new long[4];
+    private int lingerCount;
+
+    /**
+     * Engine thread (the liveness check): takes off the lingering list each former partner whose word names no such
+     * entry now or whose process is gone, and lets its mapping go when nothing else uses it.
+     */
+    private void pruneLingering() {
+        if (lingerCount == 0) {
+            return;
+        }
+        Peer gone = null;
+        synchronized (entries) {
+            for (int i = lingerCount - 1; i >= 0; i--) {
+                Peer p = lingerPeer[i];
+                int v = (int) INT.getVolatile(ALL, lingerHold[i]);
+                if (v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState)) {
+                    continue;
+                }
+                lingerPeer[i] = lingerPeer[--lingerCount];
+                lingerHold[i] = lingerHold[lingerCount];
+                lingerPeer[lingerCount] = null;
+                if (p.unlinger()) {
+                    gone = p; // at most one a call: the next check takes the rest
+                    break;
+                }
+            }
+        }
+        if (gone != null) {
+            dropPeer((long) gone.pid << 32 | (gone.ctrlFd & 0xFFFFFFFFL), gone);
+        }
     }
 
     /** @return true while peer {@code p}'s process lives: its pidfd (a reused pid or a zombie is not it), else kill(pid, 0) */
@@ -449,6 +511,11 @@ final class ShmTransport implements Transport {
                 continue; // its QP is not there (yet): it holds nothing
             }
             if ((int) INT.getVolatile(ALL, h) == index) {
+                return true;
+            }
+        }
+        for (int i = 0; i < lingerCount; i++) { // former partners still holding memory of cross-memory attach
+            if ((int) INT.getVolatile(ALL, lingerHold[i]) == index && !lingerPeer[i].dead) {
                 return true;
             }
         }
@@ -531,20 +598,29 @@ final class ShmTransport implements Transport {
         long h = holdOf(p, partnerQpn[s]);
         long deadline = System.nanoTime() + DRAIN_NANOS;
         int v;
+        boolean linger = false;
         while (h != 0 && !p.dead && (v = (int) INT.getVolatile(ALL, h)) != 0) {
             if (System.nanoTime() - deadline > 0) {
-                if (v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState)) {
-                    // a copy into the application's own memory: once off the list, no withdrawal could see its hold,
-                    // and a deregistration could return before it lands (docs/shm-design.md, "Cross-memory attach")
-                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
-                    continue;
-                }
+                // a copy into the application's own memory: off the list, no withdrawal would see its hold, and a
+                // deregistration could return before it lands; it lingers on a list of its own instead, read by
+                // withdrawals until its word names no such entry or its process is gone (pruneLingering), and the QP
+                // goes on (docs/shm-design.md, "Cross-memory attach")
+                linger = v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState);
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS); // a partner stopped inside a copy
                 break;
             }
             Thread.onSpinWait();
         }
         synchronized (entries) {
+            if (linger) {
+                if (lingerCount == lingerPeer.length) {
+                    lingerPeer = java.util.Arrays.copyOf(lingerPeer, lingerCount * 2);
+                    lingerHold = java.util.Arrays.copyOf(lingerHold, lingerCount * 2);
+                }
+                lingerPeer[lingerCount] = p;
+                lingerHold[lingerCount++] = h;
+                p.lingers++; // its mapping stays while the word is read (releasePeer, pruneLingering)
+            }
             partnerPeer[s] = null;
             partnerQpn[s] = 0;
             partnerHold[s] = 0;
@@ -1011,6 +1087,7 @@ final class ShmTransport implements Transport {
 
     /** A peer process that is gone: its QPs here move to ERROR (their requests are flushed). */
     private void checkPeers() {
+        pruneLingering();
         Peer[] list = peerList;
         for (Peer p : list) {
             if (p.dead || p.pid == pid || (p.pidfd >= 0 ? !Native.exited(p.pidfd, pollFd) : Native.alive(p.pid, callState))) {
@@ -1164,11 +1241,9 @@ final class ShmTransport implements Transport {
         if (!writeImm) {
             if (qp.recvOffset + len > r.capacity && qp.uc) {
                 // UC (rxe's class D, as the soft-RoCE responder): the message is lost, the receive not consumed (the
-                // next message takes it; one from an SRQ was taken for good)
+                // next message takes it; one from an SRQ stays with the QP for its next message)
                 engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_TOO_LONG);
-                engine.counters.increment(io.jrdma.engine.core.Counter.UC_DROPPED_MSGS);
-                qp.receiving = false;
-                qp.recv = null;
+                abandonUc(qp);
                 return Ctrl.DISCARDED;
             }
             if (qp.recvOffset + len > r.capacity) {
@@ -1213,6 +1288,20 @@ final class ShmTransport implements Transport {
             respond(qp, msg, Ctrl.DONE); // after the receive's completion: the SEND completes once it is consumed
         }
         return Ctrl.DONE;
+    }
+
+    /** UC, a sender: the receiver let this QP go in a message's middle: it is lost (no retries); what follows starts anew. */
+    private int ucLost(ShmQp qp) {
+        qp.sending = false;
+        qp.sendOffset = 0;
+        return unanswered(qp); // UC_DROPPED: the service completes it
+    }
+
+    /** UC: the message in progress is lost (counted): no completion, its receive not consumed (the next message takes it). */
+    private void abandonUc(ShmQp qp) {
+        engine.counters.increment(io.jrdma.engine.core.Counter.UC_DROPPED_MSGS);
+        qp.receiving = false;
+        qp.recv = null;
     }
 
     /** @return whether a message's flags are ones its opcode carries (immediate data, invalidation) */
@@ -1284,7 +1373,7 @@ final class ShmTransport implements Transport {
         if (qp.sqSent - qp.sqConsumer < 0) {
             qp.sqSent = qp.sqConsumer; // after a flush or a reset
         }
-        if (answers && qp.inFlight() > 0) {
+        if (answers && !qp.uc && qp.inFlight() > 0) { // UC: nothing waits for a result (a message being written neither)
             int before = (int) qp.sqConsumer;
             int st = answers(qp); // retires what the receiver's result covers
             work += (int) qp.sqConsumer - before;
@@ -1703,7 +1792,7 @@ final class ShmTransport implements Transport {
             INT.setOpaque(ALL, held, rkey >>> 8);
             if ((long) LONG.getVolatile(ALL, pa + qp.peerDir + Ctrl.Q_GEN) == qp.checkedGen
                     && (long) LONG.getVolatile(ALL, pa + qp.keyEntry + Ctrl.K_KEY) == qp.keyWord
-                    && (!qp.keyAttached || (long) LONG.getVolatile(ALL, qp.keyTableWord) == qp.keyWord)
+                    && (!qp.keyAttached || (long) LONG.getVolatile(ALL, qp.keyTableWord + Ctrl.A_SERIAL) == qp.keySerial)
                     && (qp.checkedAccess & needed) != 0 && (high(qp.keyWord) & needed) == needed
                     && inKey(qp, ra, len)) {
                 qp.heldAddr = held;
@@ -1759,7 +1848,7 @@ final class ShmTransport implements Transport {
         if (low(word) != rkey) {
             reason = QpCounter.REM_BAD_KEY;
         } else if ((word != qp.keyWord || e != qp.keyEntry
-                || qp.keyAttached && (long) LONG.getVolatile(ALL, qp.keyTableWord) != word) // the owner's word, again
+                || qp.keyAttached && (long) LONG.getVolatile(ALL, qp.keyTableWord + Ctrl.A_SERIAL) != qp.keySerial) // the owner's publication, still
                 && !cacheKey(qp, peer.ctrl, e, word)) {
             reason = QpCounter.REM_BAD_KEY; // its buffer is gone, or the range it says is not inside it
         } else if (qp.keyQpn != 0 && qp.keyQpn != qp.destQpn + 1) {
@@ -1930,13 +2019,15 @@ final class ShmTransport implements Transport {
         if ((long) LONG.getAcquire(ALL, a + Ctrl.A_WORD) != word) { // release partner: the owner's publishAttached
             return false;
         }
+        long serial = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_SERIAL); // stored before the word
         long off = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_ADDR);
         long span = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_LEN);
-        if (off < 0 || span < 0 || off > Long.MAX_VALUE - span) {
+        if (serial == 0 || off < 0 || span < 0 || off > Long.MAX_VALUE - span) {
             return false;
         }
         qp.keyAttached = true;
         qp.keyTableWord = a + Ctrl.A_WORD;
+        qp.keySerial = serial;
         qp.keyBuf = null;
         qp.keyVa = ALL.get(ValueLayout.JAVA_LONG, a + Ctrl.A_VA);
         qp.keySpan = span;
@@ -2015,10 +2106,16 @@ final class ShmTransport implements Transport {
                 // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
                 qp.ringReadSeen = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
                 if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
+                    if (qp.uc && qp.sending && !peerQpLive(qp)) { // UC, no result to say so: the receiver let it go
+                        return ucLost(qp);
+                    }
                     return PENDING; // the ring is full: the receiver has not read that far yet
                 }
             }
             if (!sendHold(qp)) {
+                if (qp.uc) {
+                    return ucLost(qp);
+                }
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
@@ -2519,6 +2616,8 @@ final class ShmTransport implements Transport {
             }
         }
         synchronized (entries) { // no withdrawal reads a partner's word through a mapping unmapped below
+            java.util.Arrays.fill(lingerPeer, null);
+            lingerCount = 0;
             java.util.Arrays.fill(partnerPeer, null);
             partners = 0;
             partnerHigh = 0;

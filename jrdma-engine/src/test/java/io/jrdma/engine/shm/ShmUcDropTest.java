@@ -98,6 +98,41 @@ class ShmUcDropTest {
         }
     }
 
+    /**
+     * A UC SEND larger than the ring (200 KiB against 16 slots of 8 KiB), its receiver not driven so that the ring
+     * fills in the message's middle, then the receiving QP reset: the sender completes it SUCCESS (dropped; UC has no
+     * retries), its QP stays in RTS, and once both ends are connected again a message arrives whole (found in
+     * review: the message went through RC's results and failed with RETRY_EXC_ERR, its QP to ERROR).
+     */
+    @org.junit.jupiter.api.Test
+    void aSendWhosePeerQpGoesInItsMiddleIsDropped() {
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, 1 << 18)) { // INVOKER: b's engine runs only when driven
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 200 << 10)));
+            WorkCompletion wc = new WorkCompletion();
+            for (int i = 0; i < 1000; i++) {
+                p.a.ctx.progress(); // the receiver is not driven: the ring fills
+            }
+            assertEquals(0, p.a.cq.poll(wc), "completed before the ring emptied");
+            p.b.qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.RESET));
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            assertEquals(1, wc.wrId());
+            assertEquals(QpState.RTS, p.a.qp.state());
+            // a connection starts anew at both ends (as rq_psn and sq_psn are given to both)
+            p.a.qp.modify(new io.jrdma.verbs.QpAttr().state(QpState.RESET));
+            ShmPair.connectUc(p.a, p.b);
+            ShmPair.connectUc(p.b, p.a);
+            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, p.b.mr, 0, 1 << 18)));
+            assertEquals(0, p.a.qp.postSend(send(p.a, 2, 64, 4242)));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+            WorkCompletion rc = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, rc.status());
+            assertEquals(64, rc.byteLen());
+            assertEquals(4242, p.b.buf.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
     /** A UC sender whose peer QP takes nothing (reset): its SEND and WRITE complete SUCCESS at once, dropped. */
     @ParameterizedTest
     @EnumSource(ThreadingMode.class)
