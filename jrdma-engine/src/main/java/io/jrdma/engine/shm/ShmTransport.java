@@ -355,10 +355,10 @@ final class ShmTransport implements Transport {
             return;
         }
         long e = Ctrl.key(index);
-        if ((int) INT.getVolatile(ctrl, e + Ctrl.K_KEY) == 0) {
-            return;
-        }
         boolean attached = attachedKey[index]; // this process's record: the entry's marker is peers' to write too
+        if (!attached && (int) INT.getVolatile(ctrl, e + Ctrl.K_KEY) == 0) {
+            return; // (a peer can zero the key entry's word, not this record: such a region is always withdrawn here)
+        }
         attachedKey[index] = false;
         if (attached) {
             long a = attachAddr + (long) index * Ctrl.A_BYTES;
@@ -379,13 +379,11 @@ final class ShmTransport implements Transport {
                     // memory reached by cross-memory attach is the application's own, which it may free and reuse once
                     // this returns: a copy that landed later would write into whatever lies there then. So the wait
                     // goes on while a live process holds the entry (a peer stopped inside its copy, SIGSTOP): it ends
-                    // when the copy does or the holder dies (docs/shm-design.md, "Cross-memory attach"). The lock is
-                    // let go meanwhile (the caller holds it): other registrations and connections of the context go on
-                    try {
-                        entries.wait(1);
-                    } catch (InterruptedException ie) {
-                        interrupted = true; // the wait cannot end early: the interrupt is kept for the caller
-                    }
+                    // when the copy does or the holder dies (docs/shm-design.md, "Cross-memory attach"). The entries
+                    // lock stays held: let go, another withdrawal of the index returned at once and the lingering
+                    // list lost the holder (found in review)
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+                    interrupted |= Thread.interrupted(); // a park returns at once while the flag is set
                     continue;
                 }
                 // a peer stopped or died inside a copy: the key is refused from now on; only its copy in flight can land
@@ -2113,8 +2111,8 @@ final class ShmTransport implements Transport {
                 }
             }
             if (!sendHold(qp)) {
-                if (qp.uc) {
-                    return ucLost(qp);
+                if (qp.uc) { // lost only when the receiver let it go; a held word another took is tried again
+                    return peerQpLive(qp) ? PENDING : ucLost(qp);
                 }
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
