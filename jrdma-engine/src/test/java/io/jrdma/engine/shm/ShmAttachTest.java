@@ -261,13 +261,7 @@ class ShmAttachTest {
                 }
                 mr.close();
                 ShmTransport.LONG.setVolatile(c, e + Ctrl.K_KEY, word); // a peer puts the entry's word back
-                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x5555);
-                WorkCompletion wc = p.run(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
-                        .remote(ra, rkey).sge(0, p.a.mr, 0, 8));
-                assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), (cachedBefore ? "cached: " : "") + wc);
-                for (long i = 0; i < all.byteSize(); i++) {
-                    assertEquals(FILL, all.get(ValueLayout.JAVA_BYTE, i), "deregistered memory written at " + i);
-                }
+                refusedAndUntouched(p, all, ra, rkey, cachedBefore ? "cached" : "met first");
             }
         }
     }
@@ -291,12 +285,18 @@ class ShmAttachTest {
             int rkey = mr.rkey();
             mr.close();
             ShmTransport.LONG.setVolatile(c, e + Ctrl.K_KEY, word);
-            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x5555);
-            assertEquals(WcStatus.REM_ACCESS_ERR, p.run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE)
-                    .flags(SendFlags.SIGNALED).remote(ra, rkey).sge(0, p.a.mr, 0, 8)).status());
-            for (long i = 0; i < all.byteSize(); i++) {
-                assertEquals(FILL, all.get(ValueLayout.JAVA_BYTE, i), "deregistered memory written at " + i);
-            }
+            refusedAndUntouched(p, all, ra, rkey, "zeroed first");
+        }
+    }
+
+    /** a's 8-byte WRITE to {@code ra} through {@code rkey}: REM_ACCESS_ERR, and b's memory {@code all} all FILL still. */
+    private void refusedAndUntouched(ShmPair p, MemorySegment all, long ra, int rkey, String what) {
+        p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x5555);
+        WorkCompletion wc = p.run(wr.reset().wrId(2).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                .remote(ra, rkey).sge(0, p.a.mr, 0, 8));
+        assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), what + ": " + wc);
+        for (long i = 0; i < all.byteSize(); i++) {
+            assertEquals(FILL, all.get(ValueLayout.JAVA_BYTE, i), what + ": deregistered memory written at " + i);
         }
     }
 
