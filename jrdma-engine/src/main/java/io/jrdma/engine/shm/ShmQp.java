@@ -81,6 +81,8 @@ final class ShmQp extends Qp {
     int msg;
     /** the bytes of the WQE at {@link #sqSent} already in the ring */
     long sendOffset;
+    /** UC: when its send hold first failed with the receiver live (another's word), 0 when it did not */
+    long ucHoldSince;
     /** the next message written is the first after an RNR: it carries {@link Ctrl#F_RETRY} */
     boolean retry;
     /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */

@@ -372,6 +372,22 @@ final class ShmTransport implements Transport {
             Native.membarrier();
         }
         long deadline = System.nanoTime() + DRAIN_NANOS;
+        withdrawing = attached; // the liveness check's pruning of lingering partners waits for another check meanwhile
+        try {
+            drainHolds(e, index, attached, deadline);
+        } finally {
+            withdrawing = false;
+        }
+    }
+
+    /**
+     * A withdrawal of memory reached by cross-memory attach is draining (under the entries lock, which it keeps): the
+     * engine thread's liveness check leaves the lingering list alone rather than wait for the lock
+     */
+    private volatile boolean withdrawing;
+
+    /** {@link #withdraw}'s wait: until no peer holds entry {@code index} (see there). */
+    private void drainHolds(long e, int index, boolean attached, long deadline) {
         boolean interrupted = false;
         while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index) || partnerHolds(index)) {
             if (System.nanoTime() - deadline > 0) {
@@ -446,8 +462,8 @@ final class ShmTransport implements Transport {
      * entry now or whose process is gone, and lets its mapping go when nothing else uses it.
      */
     private void pruneLingering() {
-        if (lingerCount == 0) {
-            return;
+        if (lingerCount == 0 || withdrawing) {
+            return; // (a withdrawal that keeps the lock for a live holder: the next check prunes)
         }
         Peer gone = null;
         synchronized (entries) {
@@ -2111,11 +2127,22 @@ final class ShmTransport implements Transport {
                 }
             }
             if (!sendHold(qp)) {
-                if (qp.uc) { // lost only when the receiver let it go; a held word another took is tried again
-                    return peerQpLive(qp) ? PENDING : ucLost(qp);
+                if (qp.uc) { // lost when the receiver let it go; a held word another took is tried again, for a while
+                    if (!peerQpLive(qp)) {
+                        return ucLost(qp);
+                    }
+                    long now = engine.clock.nanoTime();
+                    if (qp.ucHoldSince == 0) {
+                        qp.ucHoldSince = now | 1;
+                    } else if (now - qp.ucHoldSince > DRAIN_NANOS) { // a word left by a holder that died: no end
+                        qp.ucHoldSince = 0;
+                        return ucLost(qp);
+                    }
+                    return PENDING;
                 }
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
+            qp.ucHoldSince = 0;
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
             if (!w.inline && !Sgl.covers(context.keys, qp, w, qp.sendOffset, n)) {
                 // a region gone since validation: nothing of this chunk is written. The WQE fails with LOC_PROT_ERR

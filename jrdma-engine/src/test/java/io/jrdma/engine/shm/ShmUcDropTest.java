@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -130,6 +131,37 @@ class ShmUcDropTest {
             assertEquals(WcStatus.SUCCESS, rc.status());
             assertEquals(64, rc.byteLen());
             assertEquals(4242, p.b.buf.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    /**
+     * Where the two ends hold with locked instructions, a UC sender whose receiving QP's held word stays taken (left by
+     * a holder that died; forged here) tries again for a second, then drops the message and goes on (found in review:
+     * it waited for ever, its send queue stopped).
+     */
+    @org.junit.jupiter.api.Test
+    void aSendWhoseHeldWordStaysTakenIsDroppedAfterASecond() {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        ShmTransport.ownHoldForNewContexts = false;
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
+            MemorySegment c = ((ShmTransport) ((Context) p.b.ctx).engine.transport).ctrl;
+            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
+            ShmTransport.INT.setVolatile(c, held, Ctrl.SEND_HOLD);
+            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, p.b.mr, 4096, 64)));
+            long dropped = counter(p.a, Counter.UC_DROPPED_MSGS);
+            long t0 = System.nanoTime();
+            assertEquals(0, p.a.qp.postSend(send(p.a, 1, 8, 1)));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+            assertTrue(System.nanoTime() - t0 >= ShmTransport.DRAIN_NANOS, "dropped before its second");
+            assertEquals(dropped + 1, counter(p.a, Counter.UC_DROPPED_MSGS));
+            ShmTransport.INT.setVolatile(c, held, 0);
+            assertEquals(0, p.a.qp.postSend(send(p.a, 2, 8, 2)));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq).status());
+            WorkCompletion rc = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, rc.status());
+            assertEquals(2, p.b.buf.get(java.lang.foreign.ValueLayout.JAVA_LONG, 4096), "the next message arrives");
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
         }
     }
 
