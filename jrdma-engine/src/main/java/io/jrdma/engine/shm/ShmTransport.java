@@ -213,8 +213,25 @@ final class ShmTransport implements Transport {
 
     @Override
     public void deregistering(Mr mr) {
-        synchronized (entries) {
-            withdraw(mr.key);
+        DEREGISTERING.getAndAdd(this, 1); // before the lock: the liveness check never waits behind it (pruneLingering)
+        try {
+            synchronized (entries) {
+                withdraw(mr.key);
+            }
+        } finally {
+            DEREGISTERING.getAndAdd(this, -1);
+        }
+    }
+
+    /** deregistrations under way, any thread: while one is, the engine's liveness check leaves the lingering list alone */
+    private volatile int deregistering;
+    private static final java.lang.invoke.VarHandle DEREGISTERING;
+
+    static {
+        try {
+            DEREGISTERING = java.lang.invoke.MethodHandles.lookup().findVarHandle(ShmTransport.class, "deregistering", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
     }
 
@@ -462,7 +479,7 @@ final class ShmTransport implements Transport {
      * entry now or whose process is gone, and lets its mapping go when nothing else uses it.
      */
     private void pruneLingering() {
-        if (lingerCount == 0 || withdrawing) {
+        if (lingerCount == 0 || withdrawing || deregistering != 0) {
             return; // (a withdrawal that keeps the lock for a live holder: the next check prunes)
         }
         Peer gone = null;
