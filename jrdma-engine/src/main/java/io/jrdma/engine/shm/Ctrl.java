@@ -91,8 +91,8 @@ final class Ctrl {
     static final int K_FD = 24;
     /**
      * {@link #K_FD} of a region of memory that is not shared (the application allocated it), with inode 0: peers reach
-     * it by cross-memory attach ({@code process_vm_readv}/{@code process_vm_writev}) at its address in the owner,
-     * {@link #K_OFF}; no atomics (docs/shm-design.md, "Memory")
+     * it by cross-memory attach ({@code process_vm_readv}/{@code process_vm_writev}) at the address its owner's attach
+     * table ({@link #H_ATTACH_FD}) gives; no atomics (docs/shm-design.md, "Cross-memory attach")
      */
     static final int ATTACHED = -1;
     static final int K_IN_USE = 28;
@@ -226,6 +226,11 @@ final class Ctrl {
     static final int F_RETRY = 32;
 
     private Ctrl() {
+    }
+
+    /** @return the offset in an attach table ({@link #H_ATTACH_FD}) of key index {@code index}'s entry */
+    static long attach(int index) {
+        return (long) index * A_BYTES;
     }
 
     static long key(int index) {

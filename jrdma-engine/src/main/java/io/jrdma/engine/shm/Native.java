@@ -61,7 +61,6 @@ final class Native {
     /** process_vm_readv and process_vm_writev (Linux 3.2, glibc 2.15): cross-memory attach, or null */
     private static final MethodHandle VM_READV;
     private static final MethodHandle VM_WRITEV;
-    static final int EFAULT = 14;
     static final int EACCES = 13;
     /** struct iovec: base and length, 16 bytes on x86-64 and AArch64 */
     static final int IOVEC = 16;
@@ -333,6 +332,18 @@ final class Native {
      *         touched) or grow it, and no seal can be added or removed (F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SEAL)
      */
     static int memfd(String name, long size) {
+        int fd = unsealedMemfd(name, size);
+        try {
+            seal(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, "sealing a memfd at " + size + " bytes (fcntl F_ADD_SEALS)");
+        } catch (RuntimeException e) {
+            close(fd);
+            throw e;
+        }
+        return fd;
+    }
+
+    /** @return a new memfd of {@code size} bytes (close-on-exec, sealing allowed), not sealed yet; nothing left on failure */
+    private static int unsealedMemfd(String name, long size) {
         check();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(CALL_STATE);
@@ -340,19 +351,26 @@ final class Native {
             if (fd < 0) {
                 throw fail("memfd_create", (int) ERRNO.get(st, 0L));
             }
-            int r = (int) FTRUNCATE.invokeExact(st, fd, size);
-            if (r != 0) {
+            if ((int) FTRUNCATE.invokeExact(st, fd, size) != 0) {
                 int e = (int) ERRNO.get(st, 0L);
                 close(fd);
                 throw fail("ftruncate of a memfd to " + size + " bytes", e);
             }
-            r = (int) FCNTL.invokeExact(st, fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-            if (r != 0) {
-                int e = (int) ERRNO.get(st, 0L);
-                close(fd);
-                throw fail("sealing a memfd at " + size + " bytes (fcntl F_ADD_SEALS)", e);
-            }
             return fd;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Adds {@code seals} to memfd {@code fd} ({@code fcntl F_ADD_SEALS}); {@code what} names the step in the error. */
+    private static void seal(int fd, int seals, String what) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            if ((int) FCNTL.invokeExact(st, fd, F_ADD_SEALS, seals) != 0) {
+                throw fail(what, (int) ERRNO.get(st, 0L));
+            }
         } catch (RuntimeException e) {
             throw e;
         } catch (Throwable t) {
@@ -367,62 +385,38 @@ final class Native {
      *         F_SEAL_FUTURE_WRITE (Linux 5.1), with nothing left behind
      */
     static long[] memfdOwnerWrites(String name, long size) {
-        check();
-        int fd = -1;
+        int fd = unsealedMemfd(name, size);
         long addr = 0;
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(CALL_STATE);
-            fd = (int) MEMFD_CREATE.invokeExact(st, a.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-            if (fd < 0) {
-                throw fail("memfd_create", (int) ERRNO.get(st, 0L));
-            }
-            if ((int) FTRUNCATE.invokeExact(st, fd, size) != 0) {
-                throw fail("ftruncate of a memfd to " + size + " bytes", (int) ERRNO.get(st, 0L));
-            }
+        try {
             addr = mmap(fd, size);
-            int seals = F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-            if ((int) FCNTL.invokeExact(st, fd, F_ADD_SEALS, seals) != 0) {
-                throw fail("sealing a memfd against writes but its owner's (fcntl F_ADD_SEALS F_SEAL_FUTURE_WRITE,"
-                        + " Linux 5.1)", (int) ERRNO.get(st, 0L));
-            }
+            seal(fd, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL,
+                    "sealing a memfd against writes but its owner's (fcntl F_ADD_SEALS F_SEAL_FUTURE_WRITE, Linux 5.1)");
             return new long[] {fd, addr};
-        } catch (Throwable t) {
+        } catch (RuntimeException e) {
             if (addr != 0) {
                 munmap(addr, size);
             }
-            if (fd >= 0) {
-                close(fd);
-            }
-            if (t instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(t);
+            close(fd);
+            throw e;
         }
     }
 
     /** @return the address of a shared read-only mapping of {@code size} bytes of {@code fd} */
     static long mmapReadOnly(int fd, long size) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(CALL_STATE);
-            long addr = (long) MMAP.invokeExact(st, 0L, size, PROT_READ, MAP_SHARED, fd, 0L);
-            if (addr == MAP_FAILED) {
-                throw fail("mmap (read-only) of " + size + " bytes", (int) ERRNO.get(st, 0L));
-            }
-            return addr;
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return mmap(fd, size, PROT_READ);
     }
 
     /** @return the address of a shared read-write mapping of {@code size} bytes of {@code fd} */
     static long mmap(int fd, long size) {
+        return mmap(fd, size, PROT_READ | PROT_WRITE);
+    }
+
+    private static long mmap(int fd, long size, int prot) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(CALL_STATE);
-            long addr = (long) MMAP.invokeExact(st, 0L, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0L);
+            long addr = (long) MMAP.invokeExact(st, 0L, size, prot, MAP_SHARED, fd, 0L);
             if (addr == MAP_FAILED) {
-                throw fail("mmap of " + size + " bytes", (int) ERRNO.get(st, 0L));
+                throw fail("mmap of " + size + " bytes" + (prot == PROT_READ ? " (read-only)" : ""), (int) ERRNO.get(st, 0L));
             }
             return addr;
         } catch (RuntimeException e) {

@@ -229,7 +229,6 @@ final class Peer {
         return !dead && open(ctrlFd, ctrlInode); // the process or its descriptor gone, or another file there now
     }
 
-    /** Unmaps everything: no QP uses the peer any more. */
     /** the peer's attach table mapped read-only here ({@link Ctrl#H_ATTACH_FD}), 0 until first needed */
     private long attachAddr;
 
@@ -272,6 +271,7 @@ final class Peer {
         }
     }
 
+    /** Unmaps everything: no QP uses the peer any more. */
     void unmap() {
         if (attachAddr != 0) {
             Native.munmap(attachAddr, Ctrl.ATTACH_SIZE);

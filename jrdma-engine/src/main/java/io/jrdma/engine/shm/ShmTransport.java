@@ -213,27 +213,22 @@ final class ShmTransport implements Transport {
 
     @Override
     public void deregistering(Mr mr) {
-        DEREGISTERING.getAndAdd(this, 1); // before the lock: the liveness check never waits behind it (pruneLingering)
+        withdrawing.incrementAndGet();
         try {
             synchronized (entries) {
                 withdraw(mr.key);
             }
         } finally {
-            DEREGISTERING.getAndAdd(this, -1);
+            withdrawing.decrementAndGet();
         }
     }
 
-    /** deregistrations under way, any thread: while one is, the engine's liveness check leaves the lingering list alone */
-    private volatile int deregistering;
-    private static final java.lang.invoke.VarHandle DEREGISTERING;
-
-    static {
-        try {
-            DEREGISTERING = java.lang.invoke.MethodHandles.lookup().findVarHandle(ShmTransport.class, "deregistering", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    /**
+     * Withdrawals under way or about to take the entries lock, any thread, counted before the lock is taken (a
+     * withdrawal of memory reached by cross-memory attach keeps it while a live holder holds): while any is, the
+     * engine's liveness check leaves the lingering list alone rather than wait for the lock ({@link #pruneLingering})
+     */
+    private final java.util.concurrent.atomic.AtomicInteger withdrawing = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * Publishes {@code mr}'s entry for peers (registration, REG_MR) or withdraws it (invalid, not shared, no
@@ -244,6 +239,16 @@ final class ShmTransport implements Transport {
         if (index >= Ctrl.MAX_KEYS) {
             return;
         }
+        withdrawing.incrementAndGet();
+        try {
+            publishWithdrawn(mr, index);
+        } finally {
+            withdrawing.decrementAndGet();
+        }
+    }
+
+    /** {@link #publish} under the entries lock: the entry withdrawn, then written again if {@code mr} grants remote access. */
+    private void publishWithdrawn(Mr mr, int index) {
         synchronized (entries) {
             withdraw(mr.key);
             if (mr.isClosed() || mr.parent != null && mr.parent.isClosed() || mr.invalidated || !remote(mr.access)) {
@@ -276,9 +281,10 @@ final class ShmTransport implements Transport {
 
     /**
      * Under the entries lock, the entry withdrawn: publishes a region of memory that is not shared (the application
-     * allocated it), which peers reach by cross-memory attach ({@link #attachedCopy}): no descriptor ({@link
-     * Ctrl#K_FD} -1, inode 0), its address in this process as {@link Ctrl#K_OFF}, and its access without
-     * REMOTE_ATOMIC (a kernel copy is no atomic: such a request fails with REM_ACCESS_ERR). A registration of such
+     * allocated it), which peers reach by cross-memory attach ({@link #attachedCopy}): in the key entry its word and
+     * no descriptor ({@link Ctrl#K_FD} -1, inode 0); in the attach table, which only this process writes, the word
+     * again, its PD, range, address here and serial; its access without REMOTE_ATOMIC (a kernel copy is no atomic:
+     * such a request fails with REM_ACCESS_ERR). A registration of such
      * memory with REMOTE_ATOMIC is refused before ({@link #registered}); a fast registration (REG_MR) or a window may
      * still ask for it, and then gets the rest. Nothing is published without cross-memory attach or without a remote
      * access left: every remote access is refused then.
@@ -291,19 +297,13 @@ final class ShmTransport implements Transport {
         long e = Ctrl.key(index);
         int gen = ((ctrl.get(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS) >>> 16) + 1) & 0x7FFF;
         int accessWord = (access & 0xFFFF) | gen << 16;
+        // of the key entry, initiators read the word (key, access) and the marker; the rest is the table's
         ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_ACCESS, accessWord);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_PD, pdId(mr.pd));
         ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_INODE, 0);
         ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_FD, Ctrl.ATTACHED);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_VA, mr.lo);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_LEN, mr.span);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, 0);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_BUFSIZE, 0);
-        ctrl.set(ValueLayout.JAVA_LONG, e + Ctrl.K_SERIAL, 0);
-        ctrl.set(ValueLayout.JAVA_INT, e + Ctrl.K_QPN, mr.boundQpn + 1);
         // what an initiator believes: the attach table's entry, which only this process writes (any peer can write the
         // key entry above, and must not be able to aim another's cross-memory attach at this process's memory)
-        long a = attachAddr + (long) index * Ctrl.A_BYTES;
+        long a = attachAddr + Ctrl.attach(index);
         ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_PD, pdId(mr.pd));
         ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_VA, mr.lo);
         ALL.set(ValueLayout.JAVA_LONG, a + Ctrl.A_LEN, mr.span);
@@ -378,7 +378,7 @@ final class ShmTransport implements Transport {
         }
         attachedKey[index] = false;
         if (attached) {
-            long a = attachAddr + (long) index * Ctrl.A_BYTES;
+            long a = attachAddr + Ctrl.attach(index);
             INT.setVolatile(ALL, a + Ctrl.A_WORD, 0);
             LONG.setVolatile(ALL, a + Ctrl.A_SERIAL, 0L);
         }
@@ -389,26 +389,10 @@ final class ShmTransport implements Transport {
             Native.membarrier();
         }
         long deadline = System.nanoTime() + DRAIN_NANOS;
-        withdrawing = attached; // the liveness check's pruning of lingering partners waits for another check meanwhile
-        try {
-            drainHolds(e, index, attached, deadline);
-        } finally {
-            withdrawing = false;
-        }
-    }
-
-    /**
-     * A withdrawal of memory reached by cross-memory attach is draining (under the entries lock, which it keeps): the
-     * engine thread's liveness check leaves the lingering list alone rather than wait for the lock
-     */
-    private volatile boolean withdrawing;
-
-    /** {@link #withdraw}'s wait: until no peer holds entry {@code index} (see there). */
-    private void drainHolds(long e, int index, boolean attached, long deadline) {
         boolean interrupted = false;
-        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index) || partnerHolds(index)) {
+        while ((int) INT.getVolatile(ctrl, e + Ctrl.K_IN_USE) != 0 || held(index) || partnerHolds(index, false)) {
             if (System.nanoTime() - deadline > 0) {
-                if (attached && liveHolder(index)) {
+                if (attached && partnerHolds(index, true)) {
                     // memory reached by cross-memory attach is the application's own, which it may free and reuse once
                     // this returns: a copy that landed later would write into whatever lies there then. So the wait
                     // goes on while a live process holds the entry (a peer stopped inside its copy, SIGSTOP): it ends
@@ -430,37 +414,8 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** the errno of {@link #liveHolder}'s liveness checks (under the entries lock) */
+    /** the errno of {@link #partnerHolds}'s liveness checks (under the entries lock) */
     private final MemorySegment withdrawState = Native.callState(scratchArena);
-
-    /**
-     * Under the entries lock ({@link #withdraw}): whether a process that still lives holds key entry {@code index}
-     * through a QP entry's held word (the holder is that QP's partner) or its own hold word (a partner's). An
-     * in-use count names no holder; no copy by cross-memory attach runs under one ({@link #target}).
-     */
-    private boolean liveHolder(int index) {
-        // a copy into such memory runs only under its initiator's own hold (target), a partner's word on this list:
-        // a partner whose QP let it go stays on it while its word names such an entry and it lives (dropPartner)
-        for (int i = 0; i < partnerHigh; i++) {
-            Peer p = partnerPeer[i];
-            if (p == null) {
-                continue;
-            }
-            long h = partnerHold[i];
-            if (h == 0 && (h = partnerHold[i] = holdOf(p, partnerQpn[i])) == 0) {
-                continue;
-            }
-            if ((int) INT.getVolatile(ALL, h) == index && alive(p, withdrawPollFd, withdrawState)) {
-                return true;
-            }
-        }
-        for (int i = 0; i < lingerCount; i++) {
-            if ((int) INT.getVolatile(ALL, lingerHold[i]) == index && alive(lingerPeer[i], withdrawPollFd, withdrawState)) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     /** @return the former partners on the lingering list (tests) */
     int lingering() {
@@ -479,7 +434,7 @@ final class ShmTransport implements Transport {
      * entry now or whose process is gone, and lets its mapping go when nothing else uses it.
      */
     private void pruneLingering() {
-        if (lingerCount == 0 || withdrawing || deregistering != 0) {
+        if (lingerCount == 0 || withdrawing.get() != 0) {
             return; // (a withdrawal that keeps the lock for a live holder: the next check prunes)
         }
         Peer gone = null;
@@ -509,7 +464,7 @@ final class ShmTransport implements Transport {
         return p.pidfd >= 0 ? !Native.exited(p.pidfd, pfd) : p.pid == pid || Native.alive(p.pid, st);
     }
 
-    /** the pollfd of {@link #liveHolder}'s pidfd checks (under the entries lock) */
+    /** the pollfd of {@link #partnerHolds}'s pidfd checks (under the entries lock) */
     private final MemorySegment withdrawPollFd = scratchArena.allocate(8, 8);
 
     /**
@@ -527,30 +482,38 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * Under the entries lock, after a membarrier ({@link #withdraw}): a scan of the partners' own hold words.
+     * Under the entries lock, after a membarrier ({@link #withdraw}): a scan of the partners' own hold words, and of
+     * the former partners that linger (their QP let them go while their word named memory of cross-memory attach).
      *
+     * @param live count only a holder whose process still lives (its pidfd, else kill(pid, 0)): the withdrawal's wait
+     *        past its second for such memory; else every holder not known dead (the engine's liveness check)
      * @return true while a partner's one-sided operation holds key entry {@code index} by its own word
      */
-    private boolean partnerHolds(int index) {
+    private boolean partnerHolds(int index, boolean live) {
         for (int i = 0; i < partnerHigh; i++) {
             Peer p = partnerPeer[i];
-            if (p == null || p.dead) {
-                continue; // a process that is gone copies nothing
+            if (p == null) {
+                continue;
             }
             long h = partnerHold[i];
             if (h == 0 && (h = partnerHold[i] = holdOf(p, partnerQpn[i])) == 0) {
                 continue; // its QP is not there (yet): it holds nothing
             }
-            if ((int) INT.getVolatile(ALL, h) == index) {
+            if ((int) INT.getVolatile(ALL, h) == index && holding(p, live)) {
                 return true;
             }
         }
-        for (int i = 0; i < lingerCount; i++) { // former partners still holding memory of cross-memory attach
-            if ((int) INT.getVolatile(ALL, lingerHold[i]) == index && !lingerPeer[i].dead) {
+        for (int i = 0; i < lingerCount; i++) {
+            if ((int) INT.getVolatile(ALL, lingerHold[i]) == index && holding(lingerPeer[i], live)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** {@link #partnerHolds}: whether a word of {@code p}'s that names the entry counts (a process that is gone copies nothing). */
+    private boolean holding(Peer p, boolean live) {
+        return live ? alive(p, withdrawPollFd, withdrawState) : !p.dead;
     }
 
     /** @return the address here of the own hold word of QP {@code qpn} of peer {@code p}, or 0 when it has no such QP */
@@ -671,8 +634,13 @@ final class ShmTransport implements Transport {
         if (m != null) {
             publish(m);
         } else {
-            synchronized (entries) {
-                withdraw(key);
+            withdrawing.incrementAndGet();
+            try {
+                synchronized (entries) {
+                    withdraw(key);
+                }
+            } finally {
+                withdrawing.decrementAndGet();
             }
         }
     }
@@ -1121,7 +1089,7 @@ final class ShmTransport implements Transport {
         pruneLingering();
         Peer[] list = peerList;
         for (Peer p : list) {
-            if (p.dead || p.pid == pid || (p.pidfd >= 0 ? !Native.exited(p.pidfd, pollFd) : Native.alive(p.pid, callState))) {
+            if (p.dead || alive(p, pollFd, callState)) {
                 continue;
             }
             p.dead = true;
@@ -1748,12 +1716,7 @@ final class ShmTransport implements Transport {
                 int st = op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_READ
                         ? attachedCopy(qp, op == WrOpcode.RDMA_WRITE, local.address() + lo, local, at, length)
                         : refused(qp, QpCounter.REM_NO_ACCESS);
-                if (st != OK) {
-                    return st == ATTACH_GONE ? Engine.DECLINED : st;
-                }
-                engine.counters.increment(qp.stats, QpCounter.OPS);
-                engine.counters.add(qp.stats, QpCounter.OP_BYTES, length);
-                return OK;
+                return st == OK ? counted(qp, length) : st == ATTACH_GONE ? Engine.DECLINED : st;
             }
             long ta = qp.keyBase + wr.remoteAddr(); // inside the region, which lies inside the mapping (target, cacheKey)
             // tests of the opcode's identity, WRITE first (an enum switch would load its ordinal's entry in a map first)
@@ -1792,6 +1755,11 @@ final class ShmTransport implements Transport {
         } finally {
             untarget(qp);
         }
+        return counted(qp, length);
+    }
+
+    /** A one-sided operation of {@code length} bytes done by {@link #oneSidedDirect}: counted. @return OK */
+    private int counted(ShmQp qp, int length) {
         engine.counters.increment(qp.stats, QpCounter.OPS);
         engine.counters.add(qp.stats, QpCounter.OP_BYTES, length);
         return OK;
@@ -2046,7 +2014,7 @@ final class ShmTransport implements Transport {
         }
         // the owner's own record of the key (any peer can write the key entry, none the table): the same word, or
         // the key is not one it published for cross-memory attach
-        long a = t + ((e - Ctrl.KEYS) / Ctrl.KEY_BYTES) * Ctrl.A_BYTES;
+        long a = t + Ctrl.attach((int) ((e - Ctrl.KEYS) / Ctrl.KEY_BYTES));
         if ((long) LONG.getAcquire(ALL, a + Ctrl.A_WORD) != word) { // release partner: the owner's publishAttached
             return false;
         }
