@@ -192,7 +192,7 @@ class ShmAttachTest {
             try (ShmPair p = new ShmPair(mode, 1 << 20); Arena arena = Arena.ofShared()) {
                 MemorySegment all = own(arena);
                 MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
-                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                MemorySegment c = p.b.transport().ctrl;
                 long e = Ctrl.key(mr.rkey() >>> 8);
                 assertEquals(Ctrl.ATTACHED, c.get(ValueLayout.JAVA_INT, e + Ctrl.K_FD));
                 WrOpcode op = WrOpcode.RDMA_WRITE;
@@ -247,7 +247,7 @@ class ShmAttachTest {
             try (ShmPair p = new ShmPair(mode, 1 << 20); Arena arena = Arena.ofShared()) {
                 MemorySegment all = own(arena);
                 MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
-                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                MemorySegment c = p.b.transport().ctrl;
                 long e = Ctrl.key(mr.rkey() >>> 8);
                 long word = c.get(ValueLayout.JAVA_LONG, e + Ctrl.K_KEY);
                 long ra = mr.address();
@@ -277,7 +277,7 @@ class ShmAttachTest {
         try (ShmPair p = new ShmPair(mode, 1 << 16); Arena arena = Arena.ofShared()) {
             MemorySegment all = own(arena);
             MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
-            MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            MemorySegment c = p.b.transport().ctrl;
             long e = Ctrl.key(mr.rkey() >>> 8);
             long word = c.get(ValueLayout.JAVA_LONG, e + Ctrl.K_KEY);
             ShmTransport.INT.setVolatile(c, e + Ctrl.K_KEY, 0);
@@ -307,7 +307,7 @@ class ShmAttachTest {
         try (ShmPair p = new ShmPair(mode, 1 << 20); Arena arena = Arena.ofShared()) {
             MemorySegment all = own(arena);
             MemoryRegion mr = p.b.pd.register(all.asSlice(GUARD, SIZE), RW);
-            MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            MemorySegment c = p.b.transport().ctrl;
             long e = Ctrl.key(mr.rkey() >>> 8);
             // the entry says the region starts a page lower: its first byte would be the guard's
             c.set(ValueLayout.JAVA_LONG, e + Ctrl.K_OFF, all.address());
@@ -336,7 +336,7 @@ class ShmAttachTest {
     void aDeregistrationWaitsWhileALiveProcessHoldsTheRegionAndAResetDoesNot() throws Exception {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16); Arena arena = Arena.ofShared()) {
             assertTrue(((ShmQp) p.a.qp).ownHold, "the contexts hold by their own words");
-            ShmTransport bt = (ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport;
+            ShmTransport bt = p.b.transport();
             MemoryRegion mr = p.b.pd.register(own(arena).asSlice(GUARD, SIZE), RW);
             long held = ((ShmQp) p.a.qp).ownHoldAddr;
             ShmTransport.INT.setVolatile(ShmTransport.ALL, held, mr.rkey() >>> 8);
@@ -375,7 +375,7 @@ class ShmAttachTest {
             try {
                 int key = fast.rkey();
                 local(p, new SendWorkRequest().regMr(fast, r1, key, RW));
-                MemorySegment c = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+                MemorySegment c = p.b.transport().ctrl;
                 long e = Ctrl.key(key >>> 8);
                 p.a.buf.set(ValueLayout.JAVA_LONG, 0, 0x1111);
                 assertEquals(WcStatus.SUCCESS, p.run(wr.reset().wrId(1).opcode(WrOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
@@ -420,7 +420,7 @@ class ShmAttachTest {
             MemorySegment rc = own(arena);
             MemoryRegion mb = p.b.pd.register(rb.asSlice(GUARD, SIZE), RW);
             MemoryRegion mc = cpd.register(rc.asSlice(GUARD, SIZE), RW);
-            MemorySegment bc = ((ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport).ctrl;
+            MemorySegment bc = p.b.transport().ctrl;
             MemorySegment cc = ((ShmTransport) ((io.jrdma.engine.core.Context) cctx).engine.transport).ctrl;
             long ec = Ctrl.key(mc.rkey() >>> 8);
             long eb = Ctrl.key(mc.rkey() >>> 8); // b's entry at c's key's index

@@ -384,13 +384,9 @@ class ShmOneSidedTest {
         }
     }
 
-    private static ShmTransport transport(ShmPair.Side s) {
-        return (ShmTransport) ((io.jrdma.engine.core.Context) s.ctx).engine.transport;
-    }
-
     /** @return the address of the own hold word of the side's QP (an initiator's, in its own control segment) */
     private static long ownHold(ShmPair.Side s) {
-        return transport(s).ctrl.address() + Ctrl.hold(((ShmQp) s.qp).slot);
+        return s.transport().ctrl.address() + Ctrl.hold(((ShmQp) s.qp).slot);
     }
 
     /**
@@ -404,7 +400,7 @@ class ShmOneSidedTest {
     void aPartnerHoldsByItsOwnWordAndGivesItBack(ThreadingMode mode) {
         org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
         try (ShmPair p = new ShmPair(mode, 1 << 16)) {
-            MemorySegment c = transport(p.b).ctrl;
+            MemorySegment c = p.b.transport().ctrl;
             long dir = ((ShmQp) p.b.qp).dir;
             assertEquals(p.a.qp.qpn(), (int) ShmTransport.INT.getVolatile(c, dir + Ctrl.Q_DEST_QPN), "the partner's QPN");
             long own = ownHold(p.a);
@@ -469,7 +465,7 @@ class ShmOneSidedTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(Native.asymmetric(), () -> "membarrier: " + Native.asymmetricReason());
         try (ShmPair p = new ShmPair(ThreadingMode.DEDICATED, 1 << 16)) {
             long own = ownHold(p.a);
-            MemorySegment c = transport(p.b).ctrl;
+            MemorySegment c = p.b.transport().ctrl;
             long dir = ((ShmQp) p.b.qp).dir;
             long before = (long) ShmTransport.LONG.getVolatile(c, dir + Ctrl.Q_GEN);
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, p.b.mr.rkey() >>> 8);
@@ -497,8 +493,8 @@ class ShmOneSidedTest {
         ShmTransport.ownHoldForNewContexts = false;
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16)) {
             ShmTransport.ownHoldForNewContexts = was;
-            assertEquals(p.a.qp.qpn(), (int) ShmTransport.INT.getVolatile(transport(p.b).ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN));
-            assertEquals(0, transport(p.b).partners, "no partner on the list a withdrawal reads");
+            assertEquals(p.a.qp.qpn(), (int) ShmTransport.INT.getVolatile(p.b.transport().ctrl, ((ShmQp) p.b.qp).dir + Ctrl.Q_DEST_QPN));
+            assertEquals(0, p.b.transport().partners, "no partner on the list a withdrawal reads");
             long own = ownHold(p.a);
             ShmTransport.INT.setVolatile(ShmTransport.ALL, own, 777);
             p.a.buf.set(ValueLayout.JAVA_LONG, 0, 41);

@@ -74,6 +74,11 @@ final class ShmPair implements AutoCloseable {
         final MemorySegment buf;
         final MemoryRegion mr;
 
+        /** @return the side's shm0 transport (its control segment, counters and test hooks) */
+        ShmTransport transport() {
+            return (ShmTransport) ((io.jrdma.engine.core.Context) ctx).engine.transport;
+        }
+
         Side(ThreadingMode mode, int size, int cqDepth, boolean uc) {
             ctx = ShmDevice.INSTANCE.open(DeviceOptions.defaults().withThreadingMode(mode));
             pd = ctx.allocPd();

@@ -1,6 +1,5 @@
 package io.jrdma.engine.shm;
 
-import io.jrdma.engine.core.Context;
 import io.jrdma.verbs.Access;
 import io.jrdma.verbs.CompletionChannel;
 import io.jrdma.verbs.CompletionQueue;
@@ -39,10 +38,6 @@ class ShmPollIntoTest {
     private final SendWorkRequest wr = new SendWorkRequest();
     private final RecvWorkRequest rwr = new RecvWorkRequest();
 
-    private static ShmTransport transport(ShmPair.Side s) {
-        return (ShmTransport) ((Context) s.ctx).engine.transport;
-    }
-
     private void postRecv(ShmPair.Side s, long wrId, MemoryRegion mr, long offset, int len) {
         assertEquals(0, s.qp.postRecv(rwr.reset().wrId(wrId).sge(0, mr, offset, len)), "postRecv " + wrId);
     }
@@ -66,7 +61,7 @@ class ShmPollIntoTest {
     void anArrivedSendCompletesStraightIntoThePollWithWhatTheCqWouldHaveGiven() throws Exception {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            ShmTransport t = transport(p.b);
+            ShmTransport t = p.b.transport();
             long before = t.receivedIntoPoll;
             postRecv(p.b, 7, p.b.mr, RECV_AT + 64, 32);
             send(p, 1, WrOpcode.SEND_WITH_IMM, SendFlags.SOLICITED | SendFlags.SIGNALED, 0x5eed, 8); // in b's ring once the post returns
@@ -200,7 +195,7 @@ class ShmPollIntoTest {
     void afterOneReceiveStraightIntoAPollTheNextPollRunsADutyCycle() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            ShmTransport t = transport(p.b);
+            ShmTransport t = p.b.transport();
             for (int i = 1; i <= 8; i++) {
                 postRecv(p.b, i, p.b.mr, RECV_AT + i * 64L, 64);
             }
@@ -224,7 +219,7 @@ class ShmPollIntoTest {
         // a message longer than a slot's header line, and a SEND_WITH_INV: the usual path, the data right
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            ShmTransport t = transport(p.b);
+            ShmTransport t = p.b.transport();
             long before = t.receivedIntoPoll;
             postRecv(p.b, 1, p.b.mr, RECV_AT, 64);
             send(p, 1, WrOpcode.SEND, 0, 0, 48);
@@ -267,7 +262,7 @@ class ShmPollIntoTest {
     void aReceiverWhosePollsTakeEveryMessageStraightStillGivesTheSenderRoom() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            ShmTransport t = transport(p.b);
+            ShmTransport t = p.b.transport();
             long before = t.receivedIntoPoll;
             WorkCompletion wc = new WorkCompletion();
             for (int i = 1; i <= 40; i++) { // more than the ring's 16 slots, more than twice
@@ -300,7 +295,7 @@ class ShmPollIntoTest {
                 while (p.b.ctx.pollAsyncEvent(ev)) { // what the set-up raised
                     assertEquals(false, ev.type() == io.jrdma.verbs.AsyncEvent.Type.COMM_EST, "no COMM_EST yet: " + ev);
                 }
-                ShmTransport t = transport(p.b);
+                ShmTransport t = p.b.transport();
                 long before = t.receivedIntoPoll;
                 assertEquals(0, aq.postSend(wr.reset().wrId(3).opcode(WrOpcode.SEND).sge(0, p.a.mr, 0, 8)));
                 assertEquals(1, p.b.cq.poll(wc), "the receive in RTR");
@@ -374,7 +369,7 @@ class ShmPollIntoTest {
             SharedReceiveQueue srq = p.b.pd.createSrq(SrqInitAttr.of(16, 1));
             try (Extra x = extra(p, QpInitAttr.rc(p.b.cq).withDepth(64, 64).withSrq(srq))) {
                 QueuePair aq = x.aq();
-                ShmTransport t = transport(p.b);
+                ShmTransport t = p.b.transport();
                 long before = t.receivedIntoPoll;
                 for (int i = 1; i <= 3; i++) {
                     assertEquals(0, srq.postRecv(rwr.reset().wrId(i).sge(0, p.b.mr, RECV_AT + i * 64L, 64)));
@@ -398,7 +393,7 @@ class ShmPollIntoTest {
     void sendsPostedBehindSendsInFlightAreWrittenByTheirPostAndCompleteInOrder() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            ShmTransport t = transport(p.a);
+            ShmTransport t = p.a.transport();
             long before = t.sentBehind;
             for (int i = 1; i <= 6; i++) {
                 postRecv(p.b, i, p.b.mr, RECV_AT + i * 64L, 64);
@@ -425,7 +420,7 @@ class ShmPollIntoTest {
     void aRefusedQpTakesNothingIntoThePollBeforeTheRefusedMessageComesAgain() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             warmUp(p);
-            ShmTransport t = transport(p.b);
+            ShmTransport t = p.b.transport();
             WorkCompletion wc = new WorkCompletion();
             send(p, 1, WrOpcode.SEND, SendFlags.SIGNALED, 0, 8); // no receive posted
             assertEquals(0, p.b.cq.poll(wc), "b refuses message 1 (RNR)");
@@ -486,7 +481,7 @@ class ShmPollIntoTest {
             warmUp(p);
             // b asks for 327.68 ms between a refusal and the retry: the post below comes well inside it
             p.b.qp.modify(new io.jrdma.verbs.QpAttr().minRnrTimer(30));
-            ShmTransport t = transport(p.a);
+            ShmTransport t = p.a.transport();
             send(p, 1, WrOpcode.SEND, SendFlags.SIGNALED, 0, 8); // no receive posted: refused (RNR)
             WorkCompletion none = new WorkCompletion();
             for (int k = 0; k < 4; k++) {

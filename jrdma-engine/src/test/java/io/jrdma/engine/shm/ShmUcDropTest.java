@@ -144,7 +144,7 @@ class ShmUcDropTest {
         boolean was = ShmTransport.ownHoldForNewContexts;
         ShmTransport.ownHoldForNewContexts = false;
         try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
-            MemorySegment c = ((ShmTransport) ((Context) p.b.ctx).engine.transport).ctrl;
+            MemorySegment c = p.b.transport().ctrl;
             long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
             ShmTransport.INT.setVolatile(c, held, Ctrl.SEND_HOLD);
             assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, p.b.mr, 4096, 64)));
