@@ -83,6 +83,11 @@ final class ShmQp extends Qp {
     long sendOffset;
     /** UC: when its send hold first failed with the receiver live (another's word), 0 when it did not */
     long ucHoldSince;
+    /**
+     * UC: the peer QP entry's generation at which {@link #ringWrite} was found from the peer's ring
+     * ({@code ShmTransport.ucFindPosition}); -1 after a reset, which no entry's generation is
+     */
+    long ucGen = -1;
     /** the next message written is the first after an RNR: it carries {@link Ctrl#F_RETRY} */
     boolean retry;
     /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */
@@ -154,6 +159,7 @@ final class ShmQp extends Qp {
         sqSent = sqConsumer;
         ringWrite = 0;
         ringReadSeen = 0;
+        ucGen = -1;
         ringRead = 0;
         ringReadPublished = 0;
         receiving = false;

@@ -1207,6 +1207,11 @@ final class ShmTransport implements Transport {
                 }
                 qp.refused = false; // the refused message, sent again
             }
+            if (qp.receiving && qp.uc && flagsFit(flags, flagsOp >>> 8 & 0xFF)) {
+                // UC: a message that starts ends the one in progress, which is lost (its sender was reset in its
+                // middle and connected again: "UC" in docs/shm-design.md); its receive takes this one
+                abandonUc(qp);
+            }
             if (qp.receiving || !flagsFit(flags, flagsOp >>> 8 & 0xFF)) {
                 // a message begun while another is in progress, or flags its opcode never carries: no sender
                 // writes that (it would complete the receive with a mix of two messages, or invalidate on a WRITE)
@@ -2108,7 +2113,11 @@ final class ShmTransport implements Transport {
                     if (qp.uc && qp.sending && !peerQpLive(qp)) { // UC, no result to say so: the receiver let it go
                         return ucLost(qp);
                     }
-                    return PENDING; // the ring is full: the receiver has not read that far yet
+                    if (!qp.uc || qp.peerDir < 0 || peerGeneration(qp) == qp.ucGen) {
+                        return PENDING; // the ring is full: the receiver has not read that far yet
+                    }
+                    // UC: the receiver's entry changed since the ring's position was found (it may have been reset
+                    // and connected again, its ring empty): found again under the hold, below
                 }
             }
             if (!sendHold(qp)) {
@@ -2128,6 +2137,20 @@ final class ShmTransport implements Transport {
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
             qp.ucHoldSince = 0;
+            if (qp.uc) {
+                long gen = peerGeneration(qp);
+                if (gen != qp.ucGen) { // the first chunk since this QP connected, or the receiver's entry changed
+                    long was = qp.ringWrite;
+                    ucFindPosition(qp, gen);
+                    if (qp.ringWrite != was) {
+                        sendUnhold(qp);
+                        if (qp.sendOffset > 0) { // its first chunks went into a ring the receiver has cleared since
+                            return ucLost(qp);
+                        }
+                        continue; // from the position found, with its ring room checked again
+                    }
+                }
+            }
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
             if (!w.inline && !Sgl.covers(context.keys, qp, w, qp.sendOffset, n)) {
                 // a region gone since validation: nothing of this chunk is written. The WQE fails with LOC_PROT_ERR
@@ -2364,6 +2387,47 @@ final class ShmTransport implements Transport {
     private static void copyIntoSlot(ShmQp qp, Mr mr, long from, long at, int length) {
         MemorySegment.copy(mr.segment, from, qp.peer.ctrl, at - qp.peer.ctrlAddr
                 + (length <= Ctrl.INLINE ? Ctrl.S_INLINE : Ctrl.SLOT_HEADER), length);
+    }
+
+    /** @return the peer QP entry's generation ({@link Ctrl#Q_GEN}; volatile: after the partner's fields were read) */
+    private static long peerGeneration(ShmQp qp) {
+        return (long) LONG.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_GEN);
+    }
+
+    /**
+     * UC, a sender holding the receiving QP (its partner check passed) whose entry's generation is not the one at
+     * which this QP last found its position in that ring ({@link ShmQp#ucGen}): the first chunk since this QP
+     * connected, or the receiver was modified since (reset and connected again, its ring cleared). The position to
+     * write next is found from the ring itself: one past the newest slot the ring holds (each slot's sequence names
+     * its position), or the receiver's R_READ when it holds none. A NIC's UC responder takes the next message that
+     * starts, whatever its PSN; here the positions must agree, so a UC connection goes on when only one end was reset
+     * and connected again (docs/shm-design.md, "UC"). A slot whose sequence names no position the ring can hold
+     * (behind R_READ by more than a ring, or ahead of where a sender may write) is ignored.
+     */
+    private static void ucFindPosition(ShmQp qp, long gen) {
+        long pa = qp.peer.ctrlAddr;
+        // acquire; release partner: the receiver's R_READ, stored after its reads of the slots (and cleared, with
+        // its ring, before its partner's name was published: this QP holds it and read that name)
+        long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
+        long w = r;
+        for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
+            int sq = (int) INT.getAcquire(ALL, pa + qp.peerRing + (long) i * Ctrl.SLOT + Ctrl.S_SEQ);
+            if (sq == 0) {
+                continue; // cleared, or never written
+            }
+            long p = r + (sq - 1 - (int) r); // the position nearest R_READ whose sequence this is
+            if ((p & MASK) != i && sq == 1) {
+                p--; // seq() skips 0: 1 is also the sequence of the position before a multiple of 2^32
+            }
+            // R_READ is published every half ring: the receiver has read up to RING_SLOTS / 2 - 1 past it, and a
+            // sender writes up to a ring past that
+            if ((p & MASK) == i && p >= r - Ctrl.RING_SLOTS && p < r + Ctrl.RING_SLOTS + Ctrl.RING_SLOTS / 2 && p >= w) {
+                w = p + 1;
+            }
+        }
+        qp.ringWrite = w;
+        qp.ringReadSeen = r;
+        qp.ucGen = gen;
     }
 
     /** A sender whose view of the peer's ring is full: reads the receiver's R_READ again. @return true when there is room */

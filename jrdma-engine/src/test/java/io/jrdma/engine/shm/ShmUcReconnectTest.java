@@ -1,0 +1,195 @@
+package io.jrdma.engine.shm;
+
+import io.jrdma.engine.core.Context;
+import io.jrdma.engine.core.Counter;
+import io.jrdma.verbs.QpAttr;
+import io.jrdma.verbs.QpState;
+import io.jrdma.verbs.RecvWorkRequest;
+import io.jrdma.verbs.SendFlags;
+import io.jrdma.verbs.SendWorkRequest;
+import io.jrdma.verbs.ThreadingMode;
+import io.jrdma.verbs.WcOpcode;
+import io.jrdma.verbs.WcStatus;
+import io.jrdma.verbs.WorkCompletion;
+import io.jrdma.verbs.WrOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A UC connection one end of which is reset and connected again while the other is not: as a NIC's UC responder takes
+ * the next message that starts whatever its PSN, the messages sent after it arrive. Before, a receiver reset alone
+ * left its sender waiting for ring room for ever, and a sender reset alone wrote where its receiver never looked.
+ * Also a UC sender whose receiving QP's held word was taken by another: it tries again until the word comes back, and
+ * the message arrives.
+ */
+@Timeout(60)
+class ShmUcReconnectTest {
+    private static final int SIZE = 1 << 18;
+
+    private static long counter(ShmPair.Side s, Counter c) {
+        return ((Context) s.ctx).engine.counters.get(c);
+    }
+
+    /** One 8-byte SEND from a to b holding {@code value}, and both completions checked. */
+    private static void message(ShmPair p, long value) {
+        assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(value).sge(0, p.b.mr, 4096, 64)));
+        p.a.buf.set(ValueLayout.JAVA_LONG, 0, value);
+        assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(value).opcode(WrOpcode.SEND)
+                .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+        WorkCompletion s = p.await(p.a.cq);
+        assertEquals(WcStatus.SUCCESS, s.status(), s.toString());
+        assertEquals(value, s.wrId());
+        WorkCompletion r = p.await(p.b.cq);
+        assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+        assertEquals(WcOpcode.RECV, r.opcode());
+        assertEquals(value, r.wrId(), "the receive of message " + value);
+        assertEquals(8, r.byteLen());
+        assertEquals(value, p.b.buf.get(ValueLayout.JAVA_LONG, 4096), "message " + value + "'s data");
+    }
+
+    private static void reconnect(ShmPair.Side s, ShmPair.Side peer) {
+        s.qp.modify(new QpAttr().state(QpState.RESET));
+        ShmPair.connectUc(s, peer);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aReceiverResetAndConnectedAgainAloneTakesItsSendersNextMessages(ThreadingMode mode) {
+        try (ShmPair p = ShmPair.uc(mode, SIZE)) {
+            for (int i = 1; i <= 21; i++) { // past the ring's 16 slots
+                message(p, i);
+            }
+            reconnect(p.b, p.a);
+            for (int i = 100; i < 140; i++) { // its ring twice over again
+                message(p, i);
+            }
+            assertEquals(QpState.RTS, p.a.qp.state());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void aSenderResetAndConnectedAgainAloneIsTakenByItsReceiver(ThreadingMode mode) {
+        try (ShmPair p = ShmPair.uc(mode, SIZE)) {
+            for (int i = 1; i <= 21; i++) {
+                message(p, i);
+            }
+            reconnect(p.a, p.b);
+            for (int i = 100; i < 140; i++) {
+                message(p, i);
+            }
+            // and both again, the receiver first, then the sender alone once more
+            reconnect(p.b, p.a);
+            message(p, 200);
+            reconnect(p.a, p.b);
+            message(p, 201);
+            assertEquals(QpState.RTS, p.b.qp.state());
+        }
+    }
+
+    /**
+     * A sender reset in the middle of a message whose first chunks are in the ring, unread: connected again, it writes
+     * behind them (not over them), and its receiver, finding a message that starts in the middle of that one, drops
+     * the one in progress (counted) and takes the new one into the same receive.
+     */
+    @Test
+    void aSenderResetInAMessagesMiddleGoesOnBehindItAndTheReceiverDropsThatMessage() {
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) { // INVOKER: b's engine runs only when driven
+            message(p, 1);
+            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 0, SIZE)));
+            p.a.buf.fill((byte) 0x5A);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
+            WorkCompletion wc = new WorkCompletion();
+            for (int i = 0; i < 1000; i++) {
+                p.a.ctx.progress(); // the receiver is not driven: the ring fills with the message's first chunks
+            }
+            assertEquals(0, p.a.cq.poll(wc), "completed before the ring emptied");
+            long dropped = counter(p.b, Counter.UC_DROPPED_MSGS);
+            reconnect(p.a, p.b);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 4242);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(3).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            assertEquals(3, wc.wrId(), "the SEND posted before the reset completed");
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+            assertEquals(2, r.wrId());
+            assertEquals(8, r.byteLen(), "the receive took the message cut short");
+            assertEquals(4242, p.b.buf.get(ValueLayout.JAVA_LONG, 0));
+            assertEquals(dropped + 1, counter(p.b, Counter.UC_DROPPED_MSGS));
+            assertEquals(QpState.RTS, p.b.qp.state());
+            message(p, 5);
+        }
+    }
+
+    /**
+     * A receiver reset and connected again in the middle of a message whose first chunks its ring held: its sender,
+     * finding the ring started anew, drops the rest of that message (completes it, counted) and goes on.
+     */
+    @Test
+    void aReceiverResetAndConnectedAgainInAMessagesMiddleHasItsSenderDropThatMessage() {
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
+            message(p, 1);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
+            WorkCompletion wc = new WorkCompletion();
+            for (int i = 0; i < 1000; i++) {
+                p.a.ctx.progress(); // the receiver is not driven: the ring fills with the message's first chunks
+            }
+            assertEquals(0, p.a.cq.poll(wc), "completed before the ring emptied");
+            long dropped = counter(p.a, Counter.UC_DROPPED_MSGS);
+            reconnect(p.b, p.a);
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            assertEquals(2, wc.wrId());
+            assertEquals(dropped + 1, counter(p.a, Counter.UC_DROPPED_MSGS), "the message cut short is counted");
+            message(p, 3);
+            message(p, 4);
+        }
+    }
+
+    /**
+     * Where the two ends hold with locked instructions, a UC sender whose receiving QP's held word another initiator
+     * holds tries again in later cycles, and once the word is given back (within the second it waits) its message
+     * goes in and arrives: nothing dropped.
+     */
+    @Test
+    void aSendWhoseHeldWordComesBackArrives() {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        ShmTransport.ownHoldForNewContexts = false;
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
+            MemorySegment c = p.b.transport().ctrl;
+            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
+            ShmTransport.INT.setVolatile(c, held, Ctrl.SEND_HOLD);
+            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, p.b.mr, 4096, 64)));
+            long dropped = counter(p.a, Counter.UC_DROPPED_MSGS);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 77);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(1).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+            WorkCompletion wc = new WorkCompletion();
+            long until = System.nanoTime() + 50_000_000L;
+            while (System.nanoTime() < until) {
+                p.a.ctx.progress();
+                assertEquals(0, p.a.cq.poll(wc), "completed while the word was taken");
+            }
+            ShmTransport.INT.setVolatile(c, held, 0);
+            wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+            assertEquals(77, p.b.buf.get(ValueLayout.JAVA_LONG, 4096), "the message arrives");
+            assertEquals(dropped, counter(p.a, Counter.UC_DROPPED_MSGS), "dropped");
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
+        }
+    }
+}
