@@ -2142,13 +2142,12 @@ final class ShmTransport implements Transport {
                 if (gen != qp.ucGen) { // the first chunk since this QP connected, or the receiver's entry changed
                     long was = qp.ringWrite;
                     ucFindPosition(qp, gen);
-                    if (qp.ringWrite != was) {
-                        sendUnhold(qp);
-                        if (qp.sendOffset > 0) { // its first chunks went into a ring the receiver has cleared since
-                            return ucLost(qp);
-                        }
-                        continue; // from the position found, with its ring room checked again
+                    sendUnhold(qp);
+                    if (qp.ringWrite != was && qp.sendOffset > 0) {
+                        return ucLost(qp); // its first chunks went into a ring the receiver has cleared since
                     }
+                    continue; // from the position found, its ring room checked again (a modify that cleared nothing
+                              // leaves the position, and a ring that was full is still full)
                 }
             }
             int n = (int) Math.min(Ctrl.CHUNK, total - qp.sendOffset);
@@ -2419,9 +2418,9 @@ final class ShmTransport implements Transport {
             if ((p & MASK) != i && sq == 1) {
                 p--; // seq() skips 0: 1 is also the sequence of the position before a multiple of 2^32
             }
-            // R_READ is published every half ring: the receiver has read up to RING_SLOTS / 2 - 1 past it, and a
-            // sender writes up to a ring past that
-            if ((p & MASK) == i && p >= r - Ctrl.RING_SLOTS && p < r + Ctrl.RING_SLOTS + Ctrl.RING_SLOTS / 2 && p >= w) {
+            // a sender writes a position only while it is less than a ring past the R_READ it last read, and R_READ
+            // only grows: every slot names a position less than a ring past r (and none a ring behind it)
+            if ((p & MASK) == i && p >= r - Ctrl.RING_SLOTS && p < r + Ctrl.RING_SLOTS && p >= w) {
                 w = p + 1;
             }
         }

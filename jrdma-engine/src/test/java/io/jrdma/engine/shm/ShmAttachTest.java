@@ -360,6 +360,52 @@ class ShmAttachTest {
     }
 
     /**
+     * While a deregistration waits for a live holder, keeping the entries lock, the engine's liveness check (every
+     * 20 ms of duty cycles) leaves the lingering list for later rather than wait for that lock: the engine goes on
+     * (found in review: the check took the lock, and the thread driving the engine stopped with the deregistration).
+     */
+    @Test
+    void theLivenessCheckDoesNotWaitForADeregistrationThatWaits() throws Exception {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 16); Arena arena = Arena.ofShared()) {
+            ShmTransport bt = p.b.transport();
+            MemoryRegion mr = p.b.pd.register(own(arena).asSlice(GUARD, SIZE), RW);
+            long held = ((ShmQp) p.a.qp).ownHoldAddr;
+            ShmTransport.INT.setVolatile(ShmTransport.ALL, held, mr.rkey() >>> 8);
+            Thread dereg = new Thread(mr::close, "deregistration");
+            Thread driver = null;
+            try {
+                p.b.qp.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RESET));
+                assertEquals(1, bt.lingering(), "the holding partner lingers");
+                dereg.start();
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                while (dereg.getState() != Thread.State.TIMED_WAITING) { // in its wait, the lock kept
+                    assertTrue(dereg.isAlive() && System.nanoTime() < deadline, "the deregistration did not wait");
+                    Thread.onSpinWait();
+                }
+                long[] cycles = {0};
+                driver = new Thread(() -> {
+                    long until = System.nanoTime() + 200_000_000L; // ten liveness checks
+                    while (System.nanoTime() < until) {
+                        p.b.ctx.progress();
+                        cycles[0]++;
+                    }
+                }, "driver");
+                driver.start();
+                driver.join(3_000);
+                assertTrue(!driver.isAlive(), "the engine stopped with the deregistration (after " + cycles[0] + " cycles)");
+                assertTrue(dereg.isAlive(), "the deregistration returned while a live process held the region");
+            } finally {
+                ShmTransport.INT.setVolatile(ShmTransport.ALL, held, 0);
+                dereg.join(10_000);
+                if (driver != null) {
+                    driver.join(10_000);
+                }
+            }
+            assertTrue(!dereg.isAlive(), "the deregistration did not return once the hold ended");
+        }
+    }
+
+    /**
      * A range the owner no longer publishes under a key is never reached again through an initiator's cache, even
      * when the key's word repeats: the owner moved the key to another region (LOCAL_INV, then REG_MR) with a peer
      * setting the generation in the key entry back, or 32,768 times over, which wraps its 15 bits. The cache holds the

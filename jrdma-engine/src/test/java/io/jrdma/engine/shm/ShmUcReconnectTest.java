@@ -119,7 +119,7 @@ class ShmUcReconnectTest {
                     .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
             wc = p.await(p.a.cq);
             assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-            assertEquals(3, wc.wrId(), "the SEND posted before the reset completed");
+            assertEquals(3, wc.wrId(), "the SEND posted after the reset"); // the one before it went with the reset
             WorkCompletion r = p.await(p.b.cq);
             assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
             assertEquals(2, r.wrId());
@@ -128,6 +128,42 @@ class ShmUcReconnectTest {
             assertEquals(dropped + 1, counter(p.b, Counter.UC_DROPPED_MSGS));
             assertEquals(QpState.RTS, p.b.qp.state());
             message(p, 5);
+        }
+    }
+
+    /**
+     * A modify of the receiving QP that clears nothing (RTS to RTS, new access flags) while its sender's ring is full
+     * raises the QP's generation: the sender looks for its position again, finds the same one, and still waits for
+     * room (found in review: it wrote over the receiver's next slot, unread, and both ends stopped).
+     */
+    @Test
+    void aModifyOfTheReceiverWhileItsRingIsFullLosesNothing() {
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
+            // the message's first chunk at the ring's position 0, which the receiver reads last
+            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 0, SIZE)));
+            for (int i = 0; i < 200 << 10; i += 8) {
+                p.a.buf.set(ValueLayout.JAVA_LONG, i, i * 31L + 7);
+            }
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
+            for (int i = 0; i < 1000; i++) {
+                p.a.ctx.progress(); // the receiver is not driven: the ring fills with the message's first chunks
+            }
+            p.b.qp.modify(new QpAttr().state(QpState.RTS).accessFlags(io.jrdma.verbs.Access.REMOTE_WRITE));
+            for (int i = 0; i < 1000; i++) {
+                p.a.ctx.progress();
+            }
+            long dropped = counter(p.b, Counter.UC_DROPPED_MSGS);
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+            assertEquals(200 << 10, r.byteLen());
+            for (int i = 0; i < 200 << 10; i += 8) {
+                assertEquals(i * 31L + 7, p.b.buf.get(ValueLayout.JAVA_LONG, i), "byte " + i);
+            }
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status(), s.toString());
+            assertEquals(dropped, counter(p.b, Counter.UC_DROPPED_MSGS));
+            message(p, 3);
         }
     }
 
