@@ -132,6 +132,42 @@ class ShmUcReconnectTest {
     }
 
     /**
+     * Ring positions past 2^32, where a slot's sequence (the position's low 32 bits, plus one, never 0) repeats: the
+     * position before a multiple of 2^32 has sequence 1, as the multiple itself has. The receiver's position is set
+     * 12 short of 2^32 before any message (the UC sender finds it from R_READ), 12 messages make the ring's newest slot
+     * that position, and the sender, reset and connected again alone, finds its place from it (read as the position
+     * after it, the sender would write that one again, behind its receiver, and its next message would be lost).
+     * Also RC, whose sender is given the same position: messages across 2^32 each way.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void ringPositionsAcrossTwoToTheThirtyTwo(boolean uc) {
+        long start = (1L << 32) - 12;
+        try (ShmPair p = uc ? ShmPair.uc(ThreadingMode.INVOKER, SIZE) : new ShmPair(ThreadingMode.INVOKER, SIZE)) {
+            ShmQp b = (ShmQp) p.b.qp;
+            b.ringRead = start;
+            b.ringReadPublished = start;
+            ShmTransport.LONG.setVolatile(p.b.transport().ctrl, b.resp + Ctrl.R_READ, start);
+            if (!uc) {
+                ShmQp a = (ShmQp) p.a.qp;
+                a.ringWrite = start;
+                a.ringReadSeen = start;
+            }
+            for (int i = 1; i <= 12; i++) {
+                message(p, i);
+            }
+            assertEquals(1L << 32, b.ringRead, "the receiver's position");
+            if (uc) {
+                reconnect(p.a, p.b);
+            }
+            for (int i = 100; i < 120; i++) {
+                message(p, i);
+            }
+            assertEquals((1L << 32) + 20, b.ringRead, "the receiver's position");
+        }
+    }
+
+    /**
      * A modify of the receiving QP that clears nothing (RTS to RTS, new access flags) while its sender's ring is full
      * raises the QP's generation: the sender looks for its position again, finds the same one, and still waits for
      * room (found in review: it wrote over the receiver's next slot, unread, and both ends stopped).
