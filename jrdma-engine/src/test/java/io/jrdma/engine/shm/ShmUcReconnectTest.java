@@ -54,6 +54,19 @@ class ShmUcReconnectTest {
         assertEquals(value, p.b.buf.get(ValueLayout.JAVA_LONG, 4096), "message " + value + "'s data");
     }
 
+    /**
+     * Posts a 200 KiB SEND on a and drives a's engine alone (INVOKER: b's runs only when driven), so that the
+     * message's first chunks fill b's ring, unread; asserts it has not completed.
+     */
+    private static void longSendIntoAFullRing(ShmPair p, long wrId) {
+        assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(wrId).opcode(WrOpcode.SEND)
+                .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
+        for (int i = 0; i < 1000; i++) {
+            p.a.ctx.progress();
+        }
+        assertEquals(0, p.a.cq.poll(new WorkCompletion()), "completed before the ring emptied");
+    }
+
     private static void reconnect(ShmPair.Side s, ShmPair.Side peer) {
         s.qp.modify(new QpAttr().state(QpState.RESET));
         ShmPair.connectUc(s, peer);
@@ -105,19 +118,13 @@ class ShmUcReconnectTest {
             message(p, 1);
             assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 0, SIZE)));
             p.a.buf.fill((byte) 0x5A);
-            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
-                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
-            WorkCompletion wc = new WorkCompletion();
-            for (int i = 0; i < 1000; i++) {
-                p.a.ctx.progress(); // the receiver is not driven: the ring fills with the message's first chunks
-            }
-            assertEquals(0, p.a.cq.poll(wc), "completed before the ring emptied");
+            longSendIntoAFullRing(p, 2);
             long dropped = counter(p.b, Counter.UC_DROPPED_MSGS);
             reconnect(p.a, p.b);
             p.a.buf.set(ValueLayout.JAVA_LONG, 0, 4242);
             assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(3).opcode(WrOpcode.SEND)
                     .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
-            wc = p.await(p.a.cq);
+            WorkCompletion wc = p.await(p.a.cq);
             assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
             assertEquals(3, wc.wrId(), "the SEND posted after the reset"); // the one before it went with the reset
             WorkCompletion r = p.await(p.b.cq);
@@ -180,11 +187,7 @@ class ShmUcReconnectTest {
             for (int i = 0; i < 200 << 10; i += 8) {
                 p.a.buf.set(ValueLayout.JAVA_LONG, i, i * 31L + 7);
             }
-            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
-                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
-            for (int i = 0; i < 1000; i++) {
-                p.a.ctx.progress(); // the receiver is not driven: the ring fills with the message's first chunks
-            }
+            longSendIntoAFullRing(p, 2);
             p.b.qp.modify(new QpAttr().state(QpState.RTS).accessFlags(io.jrdma.verbs.Access.REMOTE_WRITE));
             for (int i = 0; i < 1000; i++) {
                 p.a.ctx.progress();
@@ -211,16 +214,10 @@ class ShmUcReconnectTest {
     void aReceiverResetAndConnectedAgainInAMessagesMiddleHasItsSenderDropThatMessage() {
         try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
             message(p, 1);
-            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
-                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 200 << 10)));
-            WorkCompletion wc = new WorkCompletion();
-            for (int i = 0; i < 1000; i++) {
-                p.a.ctx.progress(); // the receiver is not driven: the ring fills with the message's first chunks
-            }
-            assertEquals(0, p.a.cq.poll(wc), "completed before the ring emptied");
+            longSendIntoAFullRing(p, 2);
             long dropped = counter(p.a, Counter.UC_DROPPED_MSGS);
             reconnect(p.b, p.a);
-            wc = p.await(p.a.cq);
+            WorkCompletion wc = p.await(p.a.cq);
             assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
             assertEquals(2, wc.wrId());
             assertEquals(dropped + 1, counter(p.a, Counter.UC_DROPPED_MSGS), "the message cut short is counted");
