@@ -84,10 +84,11 @@ final class ShmQp extends Qp {
     /** UC: when its send hold first failed with the receiver live (another's word), 0 when it did not */
     long ucHoldSince;
     /**
-     * UC: the peer QP entry's generation at which {@link #ringWrite} was found from the peer's ring
-     * ({@code ShmTransport.ucFindPosition}); -1 after a reset, which no entry's generation is
+     * the peer QP entry's generation at which {@link #ringWrite} was found from the peer's ring
+     * ({@code ShmTransport.findPosition}: a QP's first chunk after it connected, RC or UC, and UC's after every change
+     * of that entry); -1 after a reset, which no entry's generation is
      */
-    long ucGen = -1;
+    long ringGen = -1;
     /** the next message written is the first after an RNR: it carries {@link Ctrl#F_RETRY} */
     boolean retry;
     /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */
@@ -106,6 +107,8 @@ final class ShmQp extends Qp {
     }
 
     // ---- the receive side (engine thread)
+    /** the position this QP's ring started at in its connection (a random base: connect); tests read it */
+    long ringBase;
     long ringRead;
     /** the ring position up to which R_READ was published */
     long ringReadPublished;
@@ -159,7 +162,7 @@ final class ShmQp extends Qp {
         sqSent = sqConsumer;
         ringWrite = 0;
         ringReadSeen = 0;
-        ucGen = -1;
+        ringGen = -1;
         ringRead = 0;
         ringReadPublished = 0;
         receiving = false;

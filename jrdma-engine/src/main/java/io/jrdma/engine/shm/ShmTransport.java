@@ -736,6 +736,15 @@ final class ShmTransport implements Transport {
         qp.resetProgress(); // and the checks of the last connection's peer forgotten
         qp.ringUsed = true;
         clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
+        // the ring's positions start anew at a random base, published as R_READ before the partner's name is: a slot
+        // a stalled sender of an earlier connection stores after the clear (its hold given up on after DRAIN_NANOS)
+        // names a position this connection reaches in its first ring only by a 2^-28 chance, where from 0 it was
+        // the first message's (docs/shm-design.md, "Connections, peers and liveness"); every sender finds it there
+        long base = java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 2;
+        qp.ringBase = base;
+        qp.ringRead = base;
+        qp.ringReadPublished = base;
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, base);
         qp.peerDir = -1;
         int[] who = parseGid(qp.av.dgid());
         if (who == null) {
@@ -2113,7 +2122,7 @@ final class ShmTransport implements Transport {
                     if (qp.uc && qp.sending && !peerQpLive(qp)) { // UC, no result to say so: the receiver let it go
                         return ucLost(qp);
                     }
-                    if (!qp.uc || qp.peerDir < 0 || peerGeneration(qp) == qp.ucGen) {
+                    if (!qp.uc || qp.peerDir < 0 || peerGeneration(qp) == qp.ringGen) {
                         return PENDING; // the ring is full: the receiver has not read that far yet
                     }
                     // UC: the receiver's entry changed since the ring's position was found (it may have been reset
@@ -2137,13 +2146,13 @@ final class ShmTransport implements Transport {
                 return head ? unanswered(qp) : PENDING; // the receiver let this QP go in the middle of the message
             }
             qp.ucHoldSince = 0;
-            if (qp.uc) {
+            if (qp.uc || qp.ringGen < 0) { // UC, and RC's first chunk since it connected
                 long gen = peerGeneration(qp);
-                if (gen != qp.ucGen) { // the first chunk since this QP connected, or the receiver's entry changed
+                if (gen != qp.ringGen) { // the first chunk since this QP connected, or (UC) the receiver's entry changed
                     long was = qp.ringWrite;
-                    ucFindPosition(qp, gen);
+                    findPosition(qp, gen);
                     sendUnhold(qp);
-                    if (qp.ringWrite != was && qp.sendOffset > 0) {
+                    if (qp.uc && qp.ringWrite != was && qp.sendOffset > 0) {
                         return ucLost(qp); // its first chunks went into a ring the receiver has cleared since
                     }
                     continue; // from the position found, its ring room checked again (a modify that cleared nothing
@@ -2346,7 +2355,7 @@ final class ShmTransport implements Transport {
      *         no requests (the queued path waits out the retries), a ring with no room
      */
     private int sendDirect(ShmQp qp, SendWorkRequest wr, WrOpcode op, int length) {
-        if (length > Ctrl.CHUNK) {
+        if (length > Ctrl.CHUNK || qp.ringGen < 0) { // (the first SEND since it connected: the queued path finds the position)
             return Engine.DECLINED;
         }
         long la = wr.sgeAddr(0);
@@ -2394,16 +2403,17 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * UC, a sender holding the receiving QP (its partner check passed) whose entry's generation is not the one at
-     * which this QP last found its position in that ring ({@link ShmQp#ucGen}): the first chunk since this QP
-     * connected, or the receiver was modified since (reset and connected again, its ring cleared). The position to
+     * A sender holding the receiving QP (its partner check passed) whose entry's generation is not the one at which
+     * this QP last found its position in that ring ({@link ShmQp#ringGen}): the first chunk since this QP connected
+     * (RC or UC: a receiver's positions start at a random base at each connection), or, UC, the receiver was
+     * modified since (reset and connected again, its ring cleared). The position to
      * write next is found from the ring itself: one past the newest slot the ring holds (each slot's sequence names
      * its position), or the receiver's R_READ when it holds none. A NIC's UC responder takes the next message that
      * starts, whatever its PSN; here the positions must agree, so a UC connection goes on when only one end was reset
      * and connected again (docs/shm-design.md, "UC"). A slot whose sequence names no position the ring can hold
      * (behind R_READ by more than a ring, or ahead of where a sender may write) is ignored.
      */
-    private static void ucFindPosition(ShmQp qp, long gen) {
+    private static void findPosition(ShmQp qp, long gen) {
         long pa = qp.peer.ctrlAddr;
         // acquire; release partner: the receiver's R_READ, stored after its reads of the slots (and cleared, with
         // its ring, before its partner's name was published: this QP holds it and read that name)
@@ -2426,7 +2436,7 @@ final class ShmTransport implements Transport {
         }
         qp.ringWrite = w;
         qp.ringReadSeen = r;
-        qp.ucGen = gen;
+        qp.ringGen = gen;
     }
 
     /** A sender whose view of the peer's ring is full: reads the receiver's R_READ again. @return true when there is room */

@@ -63,9 +63,10 @@ class ShmSendPipelineTest {
         assertEquals(wrId, s.wrId(), what + ": request " + wrId + " next, in order");
     }
 
-    /** @return the slots the side's QP has written into its peer's ring */
-    private static long sentSlots(ShmPair.Side s) {
-        return ((ShmQp) s.qp).ringWrite;
+    /** @return the slots a's QP has written into b's ring in their connection (b's positions start at a random base) */
+    private static long sentSlots(ShmPair p) {
+        ShmQp a = (ShmQp) p.a.qp;
+        return a.ringGen < 0 ? 0 : a.ringWrite - ((ShmQp) p.b.qp).ringBase;
     }
 
     @Test
@@ -81,7 +82,7 @@ class ShmSendPipelineTest {
             for (int k = 0; k < 20; k++) {
                 p.a.ctx.progress();
             }
-            assertEquals(12, sentSlots(p.a), "every message in the ring before any result");
+            assertEquals(12, sentSlots(p), "every message in the ring before any result");
             assertEquals(0, p.a.cq.poll(new WorkCompletion()), "no SEND completes before the receiver took it");
             for (int i = 0; i < 12; i++) {
                 assertReceived(p, i, 64);
@@ -158,10 +159,10 @@ class ShmSendPipelineTest {
             ShmQp a = (ShmQp) p.a.qp;
             postSend(p, 0, 8, true);
             postSend(p, 1, 8, true);
-            assertEquals(2, a.ringWrite, "both messages in the ring");
+            assertEquals(2, sentSlots(p), "both messages in the ring");
             p.b.ctx.progress(); // message 0 refused (no receive), message 1 dropped behind it
             long deadline = System.nanoTime() + 10_000_000_000L;
-            while (a.ringWrite < 4) { // the RNR read (one retry used), the timer, both sent again
+            while (sentSlots(p) < 4) { // the RNR read (one retry used), the timer, both sent again
                 p.a.ctx.progress();
                 assertTrue(System.nanoTime() < deadline, "not sent again");
             }
@@ -187,7 +188,7 @@ class ShmSendPipelineTest {
                 postSend(p, i, len, true);
             }
             ShmQp a = (ShmQp) p.a.qp;
-            assertEquals(16, a.ringWrite);
+            assertEquals(16, sentSlots(p));
             assertTrue(a.sending, "the sixth message is being written");
             ShmTransport b = (ShmTransport) ((io.jrdma.engine.core.Context) p.b.ctx).engine.transport;
             int sixth = a.firstMsg + 5;
@@ -263,7 +264,7 @@ class ShmSendPipelineTest {
     void aReceiverConnectedToAnotherQpTakesNothingMoreFromTheOneItLeft() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
             postSend(p, 0, 64, true); // in b's ring; b's engine does not run, so no answer
-            assertEquals(1, sentSlots(p.a));
+            assertEquals(1, sentSlots(p));
             io.jrdma.verbs.QueuePair a2 = p.a.pd.createQp(io.jrdma.verbs.QpInitAttr.rc(p.a.cq).withDepth(64, 64));
             try {
                 p.b.qp.modify(new QpAttr().state(QpState.RESET));
@@ -283,6 +284,47 @@ class ShmSendPipelineTest {
             } finally {
                 a2.close();
             }
+        }
+    }
+
+    /**
+     * A slot a sender of an earlier connection stores after the receiver's reset cleared its ring (a sender stalled in
+     * its hold past the reset's drain, a GC pause say) is not taken as a message of the next connection: each
+     * connection's positions start at a random base, so the stale slot's sequence (its old position's) is not one the
+     * new connection reads. Before, every connection started at 0, and a stale slot of an earlier connection's first
+     * message was the next connection's first message.
+     */
+    @Test
+    void aStaleSlotOfAnEarlierConnectionIsNotTakenByTheNext() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 21)) {
+            ShmQp b = (ShmQp) p.b.qp;
+            long old = b.ringBase; // the earlier connection's first position: where its stalled first SEND goes
+            p.b.qp.modify(new QpAttr().state(QpState.RESET));
+            p.a.qp.modify(new QpAttr().state(QpState.RESET));
+            ShmPair.connect(p.b, p.a, 7);
+            ShmPair.connect(p.a, p.b, 7);
+            java.lang.foreign.MemorySegment c = p.b.transport().ctrl;
+            long at = b.ring + (old & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+            c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_INLINE, 0xBADL);
+            c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_FLAGS_LEN,
+                    (Ctrl.F_FIRST | Ctrl.F_LAST | WrOpcode.SEND.ordinal() << 8) & 0xFFFFFFFFL | 8L << 32);
+            c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG, 1L << 32);
+            ShmTransport.LONG.setVolatile(c, at + Ctrl.S_SEQ, ShmTransport.seq(old) & 0xFFFFFFFFL | (long) b.qpn() << 32);
+            postRecv(p, 0, 8);
+            WorkCompletion wc = new WorkCompletion();
+            long until = System.nanoTime() + 50_000_000L;
+            while (System.nanoTime() < until) {
+                p.b.ctx.progress();
+                assertEquals(0, p.b.cq.poll(wc), "a stale slot of the earlier connection was taken: " + wc);
+            }
+            p.a.buf.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 0x600DL);
+            assertEquals(0, p.a.qp.postSend(wr.reset().wrId(1).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8)));
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+            assertEquals(8, r.byteLen());
+            assertEquals(0x600DL, p.b.buf.get(ValueLayout.JAVA_LONG_UNALIGNED, 1L << 20), "the new connection's message");
+            assertSendDone(p, 1, WcStatus.SUCCESS, "the new connection's SEND");
         }
     }
 
@@ -434,7 +476,7 @@ class ShmSendPipelineTest {
                 p.b.ctx.progress();
                 assertEquals(0, p.b.cq.poll(wc), "a receive completed while another initiator had the held word");
             }
-            assertEquals(0, sentSlots(p.a), "a slot written while another initiator had the held word");
+            assertEquals(0, sentSlots(p), "a slot written while another initiator had the held word");
             ShmTransport.INT.setVolatile(c, held, 0);
             assertReceived(p, 0, 64);
             assertSendDone(p, 0, WcStatus.SUCCESS, "the SEND once the word was free");

@@ -296,12 +296,14 @@ class ShmSendRecvTest {
                     .sge(0, p.a.mr, 0, Ctrl.INLINE + 1)).status());
             assertEquals(Ctrl.INLINE + 1, p.await(p.b.cq).byteLen());
             java.lang.foreign.MemorySegment c = transport(p.b).ctrl;
-            long ring = ((ShmQp) p.b.qp).ring;
-            assertEquals(-1, p.a.buf.asSlice(0, Ctrl.INLINE).mismatch(c.asSlice(ring + Ctrl.S_INLINE, Ctrl.INLINE)),
+            ShmQp b = (ShmQp) p.b.qp;
+            long first = b.ring + (b.ringBase & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT; // the connection's first slot
+            long second = b.ring + (b.ringBase + 1 & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+            assertEquals(-1, p.a.buf.asSlice(0, Ctrl.INLINE).mismatch(c.asSlice(first + Ctrl.S_INLINE, Ctrl.INLINE)),
                     "40 bytes travel in the header's line");
-            assertEquals(-1, c.asSlice(ring + Ctrl.SLOT_HEADER, 64).mismatch(java.lang.foreign.MemorySegment.ofArray(
+            assertEquals(-1, c.asSlice(first + Ctrl.SLOT_HEADER, 64).mismatch(java.lang.foreign.MemorySegment.ofArray(
                     new byte[64])), "the payload area of an inline slot is not written");
-            assertEquals(-1, p.a.buf.asSlice(0, Ctrl.INLINE + 1).mismatch(c.asSlice(ring + Ctrl.SLOT
+            assertEquals(-1, p.a.buf.asSlice(0, Ctrl.INLINE + 1).mismatch(c.asSlice(second
                     + Ctrl.SLOT_HEADER, Ctrl.INLINE + 1)), "41 bytes go to the payload area");
         }
     }
