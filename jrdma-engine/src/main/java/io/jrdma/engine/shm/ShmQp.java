@@ -89,6 +89,10 @@ final class ShmQp extends Qp {
      * of that entry); -1 after a reset, which no entry's generation is
      */
     long ringGen = -1;
+    /** the receiver's R_READ when {@link #ringWrite} was found: R_READ never goes below it in one connection */
+    long ringStart;
+    /** RC: the receiver's R_READ left this connection's positions (it connected again alone): nothing in flight is answered */
+    boolean ringLost;
     /** the next message written is the first after an RNR: it carries {@link Ctrl#F_RETRY} */
     boolean retry;
     /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */
@@ -163,6 +167,7 @@ final class ShmQp extends Qp {
         ringWrite = 0;
         ringReadSeen = 0;
         ringGen = -1;
+        ringLost = false;
         ringRead = 0;
         ringReadPublished = 0;
         receiving = false;

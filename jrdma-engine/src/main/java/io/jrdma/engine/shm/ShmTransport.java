@@ -1096,6 +1096,7 @@ final class ShmTransport implements Transport {
     /** A peer process that is gone: its QPs here move to ERROR (their requests are flushed). */
     private void checkPeers() {
         pruneLingering();
+        checkRings();
         Peer[] list = peerList;
         for (Peer p : list) {
             if (p.dead || alive(p, pollFd, callState)) {
@@ -1114,6 +1115,27 @@ final class ShmTransport implements Transport {
                         engine.enterError(qp);
                     }
                 }
+            }
+        }
+    }
+
+    /**
+     * Engine thread, with the liveness check: an RC sender with messages in flight whose receiver's R_READ lies outside
+     * the positions this connection wrote (below where this QP found its position, or past its next one) lost its
+     * ring: the receiver was reset and connected again alone (its positions start at a new random base) and will
+     * never answer what was written before. As a NIC's responder that no longer expects the requester's PSNs, it
+     * fails the SENDs in flight: RETRY_EXC_ERR ({@link #answers}), where the sender waited for ever before.
+     */
+    private void checkRings() {
+        for (int i = 0; i < slotHigh; i++) {
+            ShmQp qp = slots[i];
+            if (qp == null || qp.uc || qp.ringLost || qp.ringGen < 0 || qp.inFlight() == 0 || qp.peer == null
+                    || qp.peer.dead || qp.peerDir < 0) {
+                continue;
+            }
+            long r = (long) LONG.getAcquire(ALL, qp.peer.ctrlAddr + qp.peerResp + Ctrl.R_READ);
+            if (r - qp.ringStart < 0 || r - qp.ringWrite > 0) {
+                qp.ringLost = true;
             }
         }
     }
@@ -2195,12 +2217,13 @@ final class ShmTransport implements Transport {
         long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT); // release partner: the receiver's respond
         int d = covered(qp, r, n);
         boolean live = true;
-        if (d < 0 && !(live = peerQpLive(qp))) {
+        if (d < 0 && !(live = peerQpLive(qp) && !qp.ringLost)) {
             r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_RESULT);
             d = covered(qp, r, n);
         }
         if (d < 0) {
-            return live ? -1 : WcStatus.RETRY_EXC_ERR.ordinal(); // the receiver stopped taking messages
+            // the receiver stopped taking messages, or (RC) started its ring anew under this connection
+            return live ? -1 : WcStatus.RETRY_EXC_ERR.ordinal();
         }
         int st = high(r);
         int kind = st & 0xFF;
@@ -2415,8 +2438,9 @@ final class ShmTransport implements Transport {
      */
     private static void findPosition(ShmQp qp, long gen) {
         long pa = qp.peer.ctrlAddr;
-        // acquire; release partner: the receiver's R_READ, stored after its reads of the slots (and cleared, with
-        // its ring, before its partner's name was published: this QP holds it and read that name)
+        // acquire; release partner: the receiver's R_READ, stored after its reads of the slots (and set to the
+        // connection's base, its ring cleared, before its partner's name was published: this QP holds it and read
+        // that name)
         long r = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
         long w = r;
         for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
@@ -2436,6 +2460,7 @@ final class ShmTransport implements Transport {
         }
         qp.ringWrite = w;
         qp.ringReadSeen = r;
+        qp.ringStart = r;
         qp.ringGen = gen;
     }
 

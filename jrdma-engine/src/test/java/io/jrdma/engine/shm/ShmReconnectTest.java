@@ -21,16 +21,19 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A UC connection one end of which is reset and connected again while the other is not: as a NIC's UC responder takes
  * the next message that starts whatever its PSN, the messages sent after it arrive. Before, a receiver reset alone
  * left its sender waiting for ring room for ever, and a sender reset alone wrote where its receiver never looked.
- * Also a UC sender whose receiving QP's held word was taken by another: it tries again until the word comes back, and
- * the message arrives.
+ * RC: a sender reset alone goes on behind what it wrote; a receiver reset alone fails its sender's messages in flight
+ * with RETRY_EXC_ERR, as a NIC's requester whose PSNs its responder no longer expects (before, it waited for ever).
+ * Also ring positions across 2^32, and a UC sender whose receiving QP's held word was taken by another: it tries
+ * again until the word comes back, and the message arrives.
  */
 @Timeout(60)
-class ShmUcReconnectTest {
+class ShmReconnectTest {
     private static final int SIZE = 1 << 18;
 
     private static long counter(ShmPair.Side s, Counter c) {
@@ -69,7 +72,11 @@ class ShmUcReconnectTest {
 
     private static void reconnect(ShmPair.Side s, ShmPair.Side peer) {
         s.qp.modify(new QpAttr().state(QpState.RESET));
-        ShmPair.connectUc(s, peer);
+        if (s.qp.type() == io.jrdma.verbs.QpType.UC) {
+            ShmPair.connectUc(s, peer);
+        } else {
+            ShmPair.connect(s, peer, 7);
+        }
     }
 
     @ParameterizedTest
@@ -84,6 +91,56 @@ class ShmUcReconnectTest {
                 message(p, i);
             }
             assertEquals(QpState.RTS, p.a.qp.state());
+        }
+    }
+
+    /**
+     * RC: a receiver reset and connected again alone, to the same sender, while that sender's SEND is in flight: its
+     * ring started anew at another base and will never answer it; the sender's liveness check sees the receiver's
+     * R_READ outside its connection's positions and fails the SEND with RETRY_EXC_ERR (before, it waited for ever).
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadingMode.class)
+    void anRcReceiverResetAndConnectedAgainAloneFailsItsSendersMessageInFlight(ThreadingMode mode) {
+        try (ShmPair p = new ShmPair(mode, SIZE)) {
+            message(p, 1);
+            if (mode == ThreadingMode.INVOKER) {
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 2);
+                assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8))); // in b's ring, b not driven: no answer
+                reconnect(p.b, p.a);
+            } else {
+                reconnect(p.b, p.a); // DEDICATED: b's engine would answer it first; the next one finds the new ring
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 2);
+                assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+            }
+            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 4096, 64)));
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.RETRY_EXC_ERR, s.status(), s.toString());
+            assertEquals(2, s.wrId());
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (p.a.qp.state() != QpState.ERROR) {
+                assertTrue(System.nanoTime() < deadline, "the sender's QP did not fail");
+                p.a.ctx.progress();
+            }
+            WorkCompletion wc = new WorkCompletion();
+            assertEquals(0, p.b.cq.poll(wc), "the receiver took a message of the connection it left: " + wc);
+        }
+    }
+
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void anRcSenderResetAndConnectedAgainAloneGoesOnBehindWhatItWrote(boolean dedicated) {
+        try (ShmPair p = new ShmPair(dedicated ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER, SIZE)) {
+            for (int i = 1; i <= 21; i++) {
+                message(p, i);
+            }
+            reconnect(p.a, p.b);
+            for (int i = 100; i < 140; i++) {
+                message(p, i);
+            }
+            assertEquals(QpState.RTS, p.b.qp.state());
         }
     }
 
@@ -144,7 +201,7 @@ class ShmUcReconnectTest {
      * 12 short of 2^32 before any message (the UC sender finds it from R_READ), 12 messages make the ring's newest slot
      * that position, and the sender, reset and connected again alone, finds its place from it (read as the position
      * after it, the sender would write that one again, behind its receiver, and its next message would be lost).
-     * Also RC, whose sender is given the same position: messages across 2^32 each way.
+     * Also RC, whose sender finds the same position from R_READ: messages across 2^32.
      */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
@@ -155,11 +212,6 @@ class ShmUcReconnectTest {
             b.ringRead = start;
             b.ringReadPublished = start;
             ShmTransport.LONG.setVolatile(p.b.transport().ctrl, b.resp + Ctrl.R_READ, start);
-            if (!uc) {
-                ShmQp a = (ShmQp) p.a.qp;
-                a.ringWrite = start;
-                a.ringReadSeen = start;
-            }
             for (int i = 1; i <= 12; i++) {
                 message(p, i);
             }
