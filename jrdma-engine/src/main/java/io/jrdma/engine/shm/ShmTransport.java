@@ -2114,7 +2114,7 @@ final class ShmTransport implements Transport {
                 }
                 qp.rnrUntil = 0;
             }
-            if (!peerQpLive(qp)) {
+            if (!peerQpLive(qp) || qp.ringLost) { // (ringLost: a ring started anew takes nothing more of this one)
                 return head ? unanswered(qp) : PENDING; // behind messages in flight: their answers fail first
             }
             if (w.opcode == WrOpcode.RDMA_WRITE_WITH_IMM && !w.started) { // the head only (service)
@@ -2378,7 +2378,8 @@ final class ShmTransport implements Transport {
      *         no requests (the queued path waits out the retries), a ring with no room
      */
     private int sendDirect(ShmQp qp, SendWorkRequest wr, WrOpcode op, int length) {
-        if (length > Ctrl.CHUNK || qp.ringGen < 0) { // (the first SEND since it connected: the queued path finds the position)
+        // (the first SEND since it connected: the queued path finds the position; a lost ring: it fails there)
+        if (length > Ctrl.CHUNK || qp.ringGen < 0 || qp.ringLost) {
             return Engine.DECLINED;
         }
         long la = wr.sgeAddr(0);

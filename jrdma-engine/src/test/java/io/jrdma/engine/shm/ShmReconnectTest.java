@@ -98,22 +98,31 @@ class ShmReconnectTest {
      * RC: a receiver reset and connected again alone, to the same sender, while that sender's SEND is in flight: its
      * ring started anew at another base and will never answer it; the sender's liveness check sees the receiver's
      * R_READ outside its connection's positions and fails the SEND with RETRY_EXC_ERR (before, it waited for ever).
+     * INVOKER: the new base set below the positions the sender's connection wrote, and above them (each side of the
+     * check); DEDICATED: the random base, the SEND posted after the reconnection (b's engine would answer one before).
      */
     @ParameterizedTest
-    @EnumSource(ThreadingMode.class)
-    void anRcReceiverResetAndConnectedAgainAloneFailsItsSendersMessageInFlight(ThreadingMode mode) {
-        try (ShmPair p = new ShmPair(mode, SIZE)) {
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"below", "above", "dedicated"})
+    void anRcReceiverResetAndConnectedAgainAloneFailsItsSendersMessageInFlight(String how) {
+        boolean dedicated = how.equals("dedicated");
+        try (ShmPair p = new ShmPair(dedicated ? ThreadingMode.DEDICATED : ThreadingMode.INVOKER, SIZE)) {
             message(p, 1);
-            if (mode == ThreadingMode.INVOKER) {
-                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 2);
-                assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
-                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8))); // in b's ring, b not driven: no answer
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 2);
+            SendWorkRequest second = new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                    .sge(0, p.a.mr, 0, 8);
+            if (dedicated) {
                 reconnect(p.b, p.a);
+                assertEquals(0, p.a.qp.postSend(second));
             } else {
-                reconnect(p.b, p.a); // DEDICATED: b's engine would answer it first; the next one finds the new ring
-                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 2);
-                assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
-                        .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+                assertEquals(0, p.a.qp.postSend(second)); // in b's ring, b not driven: no answer
+                reconnect(p.b, p.a);
+                ShmQp a = (ShmQp) p.a.qp;
+                ShmQp b = (ShmQp) p.b.qp;
+                long base = how.equals("below") ? a.ringStart - 1000 : a.ringWrite + 1000;
+                b.ringBase = base;
+                b.ringRead = base;
+                b.ringReadPublished = base;
+                ShmTransport.LONG.setVolatile(p.b.transport().ctrl, b.resp + Ctrl.R_READ, base);
             }
             assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 4096, 64)));
             WorkCompletion s = p.await(p.a.cq);
@@ -126,6 +135,51 @@ class ShmReconnectTest {
             }
             WorkCompletion wc = new WorkCompletion();
             assertEquals(0, p.b.cq.poll(wc), "the receiver took a message of the connection it left: " + wc);
+        }
+    }
+
+    /**
+     * RC: a sender reset and connected again alone, with two of its earlier messages still unread in the ring, and a
+     * SEND in flight behind them for 100 ms of its engine's duty cycles (five liveness checks) before the receiver
+     * runs: the receiver's R_READ stays within the positions the sender's connection knows, nothing fails, and the
+     * three messages arrive in order (the first two were flushed at the sender by its reset, as packets already on a
+     * wire still reach a NIC's responder).
+     */
+    @Test
+    void anRcSenderResetAloneWithItsEarlierMessagesUnreadFailsNothing() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, SIZE)) {
+            for (int i = 1; i <= 21; i++) {
+                message(p, i);
+            }
+            for (int i = 0; i < 2; i++) {
+                p.a.buf.set(ValueLayout.JAVA_LONG, 0, 30 + i);
+                assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(30 + i).opcode(WrOpcode.SEND)
+                        .sge(0, p.a.mr, 0, 8))); // unsignaled, into b's ring; b not driven
+            }
+            reconnect(p.a, p.b);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 32);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(32).opcode(WrOpcode.SEND)
+                    .flags(SendFlags.SIGNALED).sge(0, p.a.mr, 0, 8)));
+            WorkCompletion wc = new WorkCompletion();
+            long until = System.nanoTime() + 100_000_000L;
+            while (System.nanoTime() < until) {
+                p.a.ctx.progress();
+                assertEquals(0, p.a.cq.poll(wc), "completed before its receiver ran: " + wc);
+            }
+            assertTrue(!((ShmQp) p.a.qp).ringLost, "a healthy connection's ring taken for lost");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(30 + i).sge(0, p.b.mr, 4096 + 64 * i, 64)));
+            }
+            for (int i = 0; i < 3; i++) {
+                WorkCompletion r = p.await(p.b.cq);
+                assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+                assertEquals(30 + i, r.wrId());
+                assertEquals(30 + i, p.b.buf.get(ValueLayout.JAVA_LONG, 4096 + 64 * i), "message " + (30 + i));
+            }
+            WorkCompletion s = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, s.status(), s.toString());
+            assertEquals(32, s.wrId());
+            assertEquals(QpState.RTS, p.a.qp.state());
         }
     }
 
