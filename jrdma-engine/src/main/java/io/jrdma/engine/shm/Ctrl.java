@@ -160,7 +160,10 @@ final class Ctrl {
     /** a line per QP, written by the receiving engine only, read by the sender (docs/shm-design.md) */
     static final int RESP_BYTES = 128; // two lines: the adjacent-line prefetcher pairs lines, so no neighbour shares it
     static final long RESPS = QPS + (long) MAX_QPS * QP_BYTES;
-    /** slots of the ring the receiver has read (u64): the sender may write up to RING_SLOTS past it */
+    /**
+     * the ring position the receiver has read up to (u64), counted from its connection's random base (published with
+     * it before the partner's name at each connection): the sender may write up to RING_SLOTS past it
+     */
     static final int R_READ = 0;
     /** the last message's result (u64): its message number in the low int, a status (DONE, RNR | code << 8, ERROR + syndrome) in the high */
     static final int R_RESULT = 8;

@@ -155,7 +155,7 @@ final class ShmQp extends Qp {
         keyBuf = null;
     }
 
-    /** Engine thread: forgets the send and receive progress (RESET, destroy). */
+    /** Engine thread: forgets the send and receive progress (RESET, destroy, and each connection: RTR). */
     void resetProgress() {
         keyWord = 0; // a new connection: the peer (and its mappings) may be another
         checked = false;

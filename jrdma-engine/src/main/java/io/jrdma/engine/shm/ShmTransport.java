@@ -983,7 +983,9 @@ final class ShmTransport implements Transport {
     /**
      * @return whether {@link #placeInto} takes the slot of sequence word {@code seq}, flags and opcode {@code flagsOp}
      *         and chunk length {@code len} for {@code qp}: a whole SEND or SEND_WITH_IMM of 1 to {@link Ctrl#INLINE}
-     *         bytes for this QP, which receives from its own queue, has no message in progress and refused none
+     *         bytes for this QP, which receives from its own queue, has no message in progress and refused none (so
+     *         a slot marked {@link Ctrl#F_RETRY}, which only a refusing QP reads, is a message as any other: an RC
+     *         sender's first since it connected carries the mark)
      */
     private static boolean takesInto(ShmQp qp, long seq, int flagsOp, int len) {
         QpState st = qp.state;
@@ -991,7 +993,7 @@ final class ShmTransport implements Transport {
         int op = flagsOp >>> 8 & 0xFF;
         return !qp.destroyed && (st == QpState.RTS || st == QpState.RTR || st == QpState.SQD) && !qp.receiving
                 && !qp.refused && qp.srq == null && high(seq) == qp.qpn
-                && (flags & (WHOLE | Ctrl.F_RETRY | Ctrl.F_INV)) == WHOLE && len > 0 && len <= Ctrl.INLINE
+                && (flags & (WHOLE | Ctrl.F_INV)) == WHOLE && len > 0 && len <= Ctrl.INLINE
                 && (op == WrOpcode.SEND.ordinal() ? (flags & Ctrl.F_IMM) == 0
                         : op == WrOpcode.SEND_WITH_IMM.ordinal() && (flags & Ctrl.F_IMM) != 0);
     }
@@ -2172,6 +2174,11 @@ final class ShmTransport implements Transport {
                 long gen = peerGeneration(qp);
                 if (gen != qp.ringGen) { // the first chunk since this QP connected, or (UC) the receiver's entry changed
                     long was = qp.ringWrite;
+                    if (!qp.uc && qp.ringGen < 0 && qp.sendOffset == 0) {
+                        // RC's first message since it connected is marked as one sent again after an RNR: a receiver
+                        // still refusing a message of this QP before its reset alone takes it (none other reads it)
+                        qp.retry = true;
+                    }
                     findPosition(qp, gen);
                     sendUnhold(qp);
                     if (qp.uc && qp.ringWrite != was && qp.sendOffset > 0) {
@@ -2375,7 +2382,9 @@ final class ShmTransport implements Transport {
      * @return {@link Engine#IN_FLIGHT}, or {@link Engine#DECLINED} (nothing written) when the queued path must take
      *         it: a local key it cannot use here (the queued path completes it with LOC_PROT_ERR, or takes an
      *         INLINE source another region of the PD covers), a message of more than one slot, a peer QP that takes
-     *         no requests (the queued path waits out the retries), a ring with no room
+     *         no requests (the queued path waits out the retries), a ring with no room, the first SEND since the QP
+     *         connected (the queued path finds its position) or a ring lost to its receiver's new connection (the
+     *         queued path fails it)
      */
     private int sendDirect(ShmQp qp, SendWorkRequest wr, WrOpcode op, int length) {
         // (the first SEND since it connected: the queued path finds the position; a lost ring: it fails there)
@@ -2434,8 +2443,8 @@ final class ShmTransport implements Transport {
      * write next is found from the ring itself: one past the newest slot the ring holds (each slot's sequence names
      * its position), or the receiver's R_READ when it holds none. A NIC's UC responder takes the next message that
      * starts, whatever its PSN; here the positions must agree, so a UC connection goes on when only one end was reset
-     * and connected again (docs/shm-design.md, "UC"). A slot whose sequence names no position the ring can hold
-     * (behind R_READ by more than a ring, or ahead of where a sender may write) is ignored.
+     * and connected again (docs/shm-design.md, "UC"). A slot whose sequence names a position behind R_READ, or a
+     * ring or more past it (where no sender writes), is ignored.
      */
     private static void findPosition(ShmQp qp, long gen) {
         long pa = qp.peer.ctrlAddr;
@@ -2454,8 +2463,8 @@ final class ShmTransport implements Transport {
                 p--; // seq() skips 0: 1 is also the sequence of the position before a multiple of 2^32
             }
             // a sender writes a position only while it is less than a ring past the R_READ it last read, and R_READ
-            // only grows: every slot names a position less than a ring past r (and none a ring behind it)
-            if ((p & MASK) == i && p >= r - Ctrl.RING_SLOTS && p < r + Ctrl.RING_SLOTS && p >= w) {
+            // only grows: every slot names a position less than a ring past r
+            if ((p & MASK) == i && p >= w && p < r + Ctrl.RING_SLOTS) { // (w >= r: nothing behind R_READ counts)
                 w = p + 1;
             }
         }

@@ -183,6 +183,27 @@ class ShmReconnectTest {
         }
     }
 
+    /**
+     * RC: a receiver that refused a message (RNR: it drops every later slot until that message comes again, marked so)
+     * when its sender was reset and connected again alone takes the sender's next message, which its first since it
+     * connected is marked as (before, it dropped every message and the sender waited for ever).
+     */
+    @Test
+    void anRcReceiverRefusingWhenItsSenderIsResetAloneTakesItsNextMessage() {
+        try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, SIZE)) {
+            message(p, 1);
+            p.a.buf.set(ValueLayout.JAVA_LONG, 0, 2);
+            assertEquals(0, p.a.qp.postSend(new SendWorkRequest().wrId(2).opcode(WrOpcode.SEND)
+                    .sge(0, p.a.mr, 0, 8))); // no receive posted at b
+            long rnr = counter(p.b, Counter.SEND_RNR_ERR);
+            p.b.ctx.progress(); // b refuses it (RNR)
+            assertEquals(rnr + 1, counter(p.b, Counter.SEND_RNR_ERR), "the receiver refused the message");
+            reconnect(p.a, p.b);
+            message(p, 3);
+            message(p, 4);
+        }
+    }
+
     @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
     void anRcSenderResetAndConnectedAgainAloneGoesOnBehindWhatItWrote(boolean dedicated) {
@@ -288,7 +309,7 @@ class ShmReconnectTest {
     @Test
     void aModifyOfTheReceiverWhileItsRingIsFullLosesNothing() {
         try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
-            // the message's first chunk at the ring's position 0, which the receiver reads last
+            // the message's first chunk at the connection's first position, which the receiver reads last
             assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(2).sge(0, p.b.mr, 0, SIZE)));
             for (int i = 0; i < 200 << 10; i += 8) {
                 p.a.buf.set(ValueLayout.JAVA_LONG, i, i * 31L + 7);

@@ -386,7 +386,7 @@ class ShmSendPipelineTest {
             t.join(200);
             assertTrue(t.isAlive(), "the reset went on while a sender held its check of the partner's name");
             assertEquals(0, (int) ShmTransport.INT.getVolatile(c, b.dir + Ctrl.Q_DEST_QPN), "the partner's name, cleared first");
-            ShmTransport.INT.setVolatile(c, b.ring + Ctrl.S_SEQ + 4, b.qpn()); // the held sender's slot at position 0
+            ShmTransport.INT.setVolatile(c, b.ring + Ctrl.S_SEQ + 4, b.qpn()); // a held sender's slot (slot 0, seq(0))
             ShmTransport.INT.setVolatile(c, b.ring + Ctrl.S_SEQ, ShmTransport.seq(0));
         } finally {
             ShmTransport.INT.setVolatile(holdSeg, hold, 0);
