@@ -145,9 +145,7 @@ class ShmUcDropTest {
         ShmTransport.ownHoldForNewContexts = false;
         try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
             MemorySegment c = p.b.transport().ctrl;
-            long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
-            ShmTransport.INT.setVolatile(c, held, Ctrl.SEND_HOLD);
-            assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, p.b.mr, 4096, 64)));
+            long held = takeHeldWord(p);
             long dropped = counter(p.a, Counter.UC_DROPPED_MSGS);
             long t0 = System.nanoTime();
             assertEquals(0, p.a.qp.postSend(send(p.a, 1, 8, 1)));
@@ -163,6 +161,43 @@ class ShmUcDropTest {
         } finally {
             ShmTransport.ownHoldForNewContexts = was;
         }
+    }
+
+    /**
+     * Where the two ends hold with locked instructions, a UC sender whose receiving QP's held word another initiator
+     * holds tries again in later cycles, and once the word is given back (within the second it waits) its message
+     * goes in and arrives: nothing dropped.
+     */
+    @org.junit.jupiter.api.Test
+    void aSendWhoseHeldWordComesBackArrives() {
+        boolean was = ShmTransport.ownHoldForNewContexts;
+        ShmTransport.ownHoldForNewContexts = false;
+        try (ShmPair p = ShmPair.uc(ThreadingMode.INVOKER, SIZE)) {
+            long held = takeHeldWord(p);
+            long dropped = counter(p.a, Counter.UC_DROPPED_MSGS);
+            assertEquals(0, p.a.qp.postSend(send(p.a, 1, 8, 77)));
+            ShmReconnectTest.drivenAloneCompletesNothing(p, 50_000_000L, "completed while the word was taken");
+            ShmTransport.INT.setVolatile(p.b.transport().ctrl, held, 0);
+            WorkCompletion wc = p.await(p.a.cq);
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            WorkCompletion r = p.await(p.b.cq);
+            assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+            assertEquals(77, p.b.buf.get(ValueLayout.JAVA_LONG, 4096), "the message arrives");
+            assertEquals(dropped, counter(p.a, Counter.UC_DROPPED_MSGS), "dropped");
+        } finally {
+            ShmTransport.ownHoldForNewContexts = was;
+        }
+    }
+
+    /**
+     * Sets b's QP's held word as another initiator holding it would (forged), and posts a receive at b's offset 4096.
+     * @return the held word's offset in b's control segment
+     */
+    private static long takeHeldWord(ShmPair p) {
+        long held = ((ShmQp) p.b.qp).dir + Ctrl.Q_HELD;
+        ShmTransport.INT.setVolatile(p.b.transport().ctrl, held, Ctrl.SEND_HOLD);
+        assertEquals(0, p.b.qp.postRecv(new RecvWorkRequest().wrId(9).sge(0, p.b.mr, 4096, 64)));
+        return held;
     }
 
     /** A UC sender whose peer QP takes nothing (reset): its SEND and WRITE complete SUCCESS at once, dropped. */
