@@ -224,7 +224,9 @@ final class Ctrl {
     static final int F_SOLICITED = 16;
     /**
      * on a message's first chunk: the first message the sender wrote after it read an RNR result (it sends the refused
-     * message again, and every one after it); a receiver that refused a message drops every slot until one carries it
+     * message again, and every one after it), or an RC sender's first since it connected (a receiver still refusing a
+     * message of its QP from before that QP was reset alone takes it); a receiver that refused a message drops every
+     * slot until one carries it, and only a refusing receiver reads it
      */
     static final int F_RETRY = 32;
 

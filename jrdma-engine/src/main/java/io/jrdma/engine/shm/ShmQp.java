@@ -93,7 +93,7 @@ final class ShmQp extends Qp {
     long ringStart;
     /** RC: the receiver's R_READ left this connection's positions (it connected again alone): nothing in flight is answered */
     boolean ringLost;
-    /** the next message written is the first after an RNR: it carries {@link Ctrl#F_RETRY} */
+    /** the next message written is the first after an RNR, or RC's first since it connected: it carries {@link Ctrl#F_RETRY} */
     boolean retry;
     /** ring positions in the peer's ring: the next slot to write, and the receiver's R_READ as last read */
     long ringWrite;
