@@ -97,7 +97,7 @@ final class Peer {
                 break;
             }
         }
-        return userCount == 0 && lingers == 0;
+        return unused();
     }
 
     /**
@@ -109,6 +109,11 @@ final class Peer {
     /** @return true when that was the last reason to keep the peer mapped: it is to be unmapped */
     boolean unlinger() {
         lingers--;
+        return unused();
+    }
+
+    /** @return true when no QP uses the peer and no former partner's word is read through it */
+    private boolean unused() {
         return userCount == 0 && lingers == 0;
     }
 

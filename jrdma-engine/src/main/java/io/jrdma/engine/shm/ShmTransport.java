@@ -213,10 +213,15 @@ final class ShmTransport implements Transport {
 
     @Override
     public void deregistering(Mr mr) {
+        withdrawCounted(mr.key);
+    }
+
+    /** {@link #withdraw} under the entries lock, counted in {@link #withdrawing} before the lock is taken. */
+    private void withdrawCounted(int key) {
         withdrawing.incrementAndGet();
         try {
             synchronized (entries) {
-                withdraw(mr.key);
+                withdraw(key);
             }
         } finally {
             withdrawing.decrementAndGet();
@@ -441,8 +446,7 @@ final class ShmTransport implements Transport {
         synchronized (entries) {
             for (int i = lingerCount - 1; i >= 0; i--) {
                 Peer p = lingerPeer[i];
-                int v = (int) INT.getVolatile(ALL, lingerHold[i]);
-                if (v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState)) {
+                if (holdsAttached(p, (int) INT.getVolatile(ALL, lingerHold[i]))) {
                     continue;
                 }
                 lingerPeer[i] = lingerPeer[--lingerCount];
@@ -457,6 +461,14 @@ final class ShmTransport implements Transport {
         if (gone != null) {
             dropPeer((long) gone.pid << 32 | (gone.ctrlFd & 0xFFFFFFFFL), gone);
         }
+    }
+
+    /**
+     * Engine thread: whether own hold word value {@code v} of peer {@code p} names an entry of memory reached by
+     * cross-memory attach, with {@code p}'s process alive: a holder that keeps a former partner lingering.
+     */
+    private boolean holdsAttached(Peer p, int v) {
+        return v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState);
     }
 
     /** @return true while peer {@code p}'s process lives: its pidfd (a reused pid or a zombie is not it), else kill(pid, 0) */
@@ -599,7 +611,7 @@ final class ShmTransport implements Transport {
                 // deregistration could return before it lands; it lingers on a list of its own instead, read by
                 // withdrawals until its word names no such entry or its process is gone (pruneLingering), and the QP
                 // goes on (docs/shm-design.md, "Cross-memory attach")
-                linger = v > 0 && v < Ctrl.MAX_KEYS && attachedKey[v] && alive(p, pollFd, callState);
+                linger = holdsAttached(p, v);
                 engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS); // a partner stopped inside a copy
                 break;
             }
@@ -634,14 +646,7 @@ final class ShmTransport implements Transport {
         if (m != null) {
             publish(m);
         } else {
-            withdrawing.incrementAndGet();
-            try {
-                synchronized (entries) {
-                    withdraw(key);
-                }
-            } finally {
-                withdrawing.decrementAndGet();
-            }
+            withdrawCounted(key);
         }
     }
 
@@ -738,8 +743,9 @@ final class ShmTransport implements Transport {
         clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
         // the ring's positions start anew at a random base, published as R_READ before the partner's name is: a slot
         // a stalled sender of an earlier connection stores after the clear (its hold given up on after DRAIN_NANOS)
-        // names a position this connection reaches in its first ring only by a 2^-28 chance, where from 0 it was
-        // the first message's (docs/shm-design.md, "Connections, peers and liveness"); every sender finds it there
+        // is read only if its position's low 32 bits fall in the ring of positions read next when it lands, a
+        // chance of 16 in 2^32, where from 0 it was the first message's (docs/shm-design.md, "Connections, peers
+        // and liveness"); every sender finds the base there
         long base = java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 2;
         qp.ringBase = base;
         qp.ringRead = base;
@@ -2143,7 +2149,7 @@ final class ShmTransport implements Transport {
                 // acquire; release partner: the receiver's R_READ, stored after its reads of the slots
                 qp.ringReadSeen = (long) LONG.getAcquire(ALL, pa + qp.peerResp + Ctrl.R_READ);
                 if (pos - qp.ringReadSeen >= Ctrl.RING_SLOTS) {
-                    if (qp.uc && qp.sending && !peerQpLive(qp)) { // UC, no result to say so: the receiver let it go
+                    if (qp.uc && !peerQpLive(qp)) { // UC, no result to say so: the receiver let it go
                         return ucLost(qp);
                     }
                     if (!qp.uc || qp.peerDir < 0 || peerGeneration(qp) == qp.ringGen) {
@@ -2726,14 +2732,12 @@ final class ShmTransport implements Transport {
     @Override
     public void close() {
         cm.close(); // its listeners and connections end with the context, as on the other providers
-        synchronized (entries) {
+        synchronized (entries) { // no withdrawal reads a partner's word through a mapping unmapped below
             if (attachAddr != 0) {
                 Native.munmap(attachAddr, Ctrl.ATTACH_SIZE);
                 Native.close(attachFd);
                 attachAddr = 0;
             }
-        }
-        synchronized (entries) { // no withdrawal reads a partner's word through a mapping unmapped below
             java.util.Arrays.fill(lingerPeer, null);
             lingerCount = 0;
             java.util.Arrays.fill(partnerPeer, null);
