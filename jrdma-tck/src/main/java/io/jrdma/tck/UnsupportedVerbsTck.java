@@ -5,7 +5,6 @@ import io.jrdma.verbs.AsyncEvent;
 import io.jrdma.verbs.CompletionQueue;
 import io.jrdma.verbs.DeviceAttr;
 import io.jrdma.verbs.DeviceCap;
-import io.jrdma.verbs.Gid;
 import io.jrdma.verbs.MwBind;
 import io.jrdma.verbs.MwType;
 import io.jrdma.verbs.QpInitAttr;
@@ -75,7 +74,7 @@ public abstract class UnsupportedVerbsTck extends VerbsTckSupport {
         check(problems, a != null && a.supports(QpType.UD), "UD", () -> client.pd.createQp(QpInitAttr.ud(cq)));
         check(problems, a != null && a.supports(QpType.UC), "UC", () -> client.pd.createQp(QpInitAttr.uc(cq)));
         check(problems, a != null && a.maxAh() > 0, "createAh",
-                () -> client.pd.createAh(AhAttr.of(Gid.of(fx.address()), gidIndex(client))));
+                () -> client.pd.createAh(AhAttr.of(fx.gid(server.ctx), gidIndex(client))));
         check(problems, a != null && a.supportsSrq(), "createSrq", () -> client.pd.createSrq(SrqInitAttr.of(16, 1)));
         check(problems, a != null && a.supportsMw(MwType.TYPE_1), "allocMw", () -> client.pd.allocMw(MwType.TYPE_1));
         check(problems, a != null && a.supportsMw(MwType.TYPE_2), "allocMw", () -> client.pd.allocMw(MwType.TYPE_2));

@@ -206,7 +206,7 @@ public abstract class VerbsTckSupport extends TckSupport {
      * @param to   the receiving side
      */
     protected final AhAttr ahAttr(Side from, Side to) {
-        return AhAttr.of(Gid.of(fx.address()), gidIndex(from)).withUdpPort(udpPort(to));
+        return AhAttr.of(fx.gid(to.ctx), gidIndex(from)).withUdpPort(udpPort(to));
     }
 
     /**

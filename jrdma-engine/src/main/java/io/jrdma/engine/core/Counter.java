@@ -45,6 +45,8 @@ public enum Counter {
     RCVD_TOO_LONG("rcvd_too_long"),
     /** UC: messages lost to a PSN gap, an out-of-order opcode, a missing receive or a bad rkey: no completion */
     UC_DROPPED_MSGS("uc_dropped_msgs"),
+    /** UD on shm0: datagrams the sender dropped: no such receiving UD QP (or not taking datagrams), or its ring full */
+    UD_DROPPED_SENDS("ud_dropped_sends"),
     // iWARP (jrdma's own names; siw has no hw_counters)
     SENT_TERMINATES("sent_terminates"),
     RCVD_TERMINATES("rcvd_terminates"),

@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 13; // 13: a ring's positions start at a random base at each connection, which senders read (12: ATTACHED keys)
+    static final int VERSION = 14; // 14: UD QPs (R_TAIL, UD_MARK, the slot's U_ fields); 13: 13: a ring's positions start at a random base at each connection, which senders read (12: ATTACHED keys)
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -167,6 +167,14 @@ final class Ctrl {
     static final int R_READ = 0;
     /** the last message's result (u64): its message number in the low int, a status (DONE, RNR | code << 8, ERROR + syndrome) in the high */
     static final int R_RESULT = 8;
+    /**
+     * UD: the ring position the next datagram goes to (u64), in the entry's second line: written by senders, each
+     * while it holds the receiving QP's held word ({@link #Q_HELD}), and set to the ring's base by the receiver at
+     * RTR before the QP takes datagrams (docs/shm-design.md, "UD")
+     */
+    static final int R_TAIL = 64;
+    /** UD: {@link #Q_DEST_ID} of a UD QP, which has no partner: no RC or UC sender names it, and UD senders ask for it */
+    static final long UD_MARK = -1L;
 
     static final int RING_SLOTS = 16;
     static final int SLOT_HEADER = 64;
@@ -198,6 +206,17 @@ final class Ctrl {
     /** a chunk of up to INLINE bytes is here, in the header's own line */
     static final int S_INLINE = 24;
     static final int INLINE = SLOT_HEADER - S_INLINE;
+    // a UD datagram's slot: its payload after the header line (never inline), and in the line's inline area what the
+    // receiver's GRH and completion need (the message number's place, S_IMM_MSG's high int, holds the source QPN)
+    /** UD: the datagram's Q_Key (the request's, or the sending QP's own when the request's has its high bit set) */
+    static final int U_QKEY = 24;
+    /** UD: the sending context's process and control segment descriptor: its GID ({@code ShmTransport.gid}) */
+    static final int U_SRC_PID = 28;
+    static final int U_SRC_FD = 32;
+    /** UD: the address handle's traffic class (bits 8-15) and hop limit (bits 0-7) */
+    static final int U_TCLASS_HOP = 36;
+    /** UD: the address handle's flow label (20 bits) */
+    static final int U_FLOW = 40;
     /** a WRITE with immediate data carries no payload: its WRITE's length (u64) is here */
     static final int S_TOTAL = S_INLINE;
 

@@ -135,10 +135,30 @@ final class ShmQp extends Qp {
      * (no receive, too long, a refused WRITE) instead of answering; no RNR, no NAK (docs/shm-design.md, "UC")
      */
     final boolean uc;
+    final boolean ud;
+
+    // ---- UD, the send side (engine thread): where the last datagrams went, by address handle and QPN, so that a
+    // send finds its receiver's QP entry without a scan of the peer's directory; and the peers this QP maps
+    static final int UD_TARGETS = 8;
+    final io.jrdma.engine.core.Ah[] udAh;
+    final int[] udQpn;
+    final Peer[] udPeer;
+    final int[] udIndex;
+    int udNextTarget;
+    Peer[] udPeers;
+    int udPeerCount;
+    /** the head datagram waits for its receiving QP's held word or for room in its ring: since when (0: it does not) */
+    long udWaitSince;
 
     ShmQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq, int slot) {
         super(context, pd, qpn, init, sendCq, recvCq);
         this.uc = init.type() == io.jrdma.verbs.QpType.UC;
+        this.ud = init.type() == io.jrdma.verbs.QpType.UD;
+        this.udAh = ud ? new io.jrdma.engine.core.Ah[UD_TARGETS] : null;
+        this.udQpn = ud ? new int[UD_TARGETS] : null;
+        this.udPeer = ud ? new Peer[UD_TARGETS] : null;
+        this.udIndex = ud ? new int[UD_TARGETS] : null;
+        this.udPeers = ud ? new Peer[4] : null;
         this.slot = slot;
         this.dir = Ctrl.qp(slot);
         this.ring = Ctrl.ring(slot);
@@ -176,5 +196,6 @@ final class ShmQp extends Qp {
         refused = false;
         rnrUntil = 0;
         unansweredUntil = 0;
+        udWaitSince = 0;
     }
 }

@@ -654,8 +654,8 @@ final class ShmTransport implements Transport {
 
     @Override
     public Qp newQp(Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq) {
-        if (init.type() != QpType.RC && init.type() != QpType.UC) {
-            throw new RdmaException(Errno.EOPNOTSUPP, context.device.name() + " has RC and UC QPs, not " + init.type());
+        if (init.type() != QpType.RC && init.type() != QpType.UC && init.type() != QpType.UD) {
+            throw new RdmaException(Errno.EOPNOTSUPP, context.device.name() + " has RC, UC and UD QPs, not " + init.type());
         }
         int slot = -1;
         for (int i = 0; i < slots.length; i++) {
@@ -681,7 +681,9 @@ final class ShmTransport implements Transport {
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_WATCHED, 0);
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_RING, qp.ring);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_DEST_QPN, 0);
-        ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_DEST_ID, 0L);
+        // a UD QP's mark for its senders, for its life (no partner is ever named there): RC and UC senders find no
+        // partner in it, UD senders nothing else
+        ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_DEST_ID, qp.ud ? Ctrl.UD_MARK : 0L);
         INT.setVolatile(ctrl, Ctrl.hold(slot), 0);
         clearResponses(qp);
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_QPN, qpn);
@@ -715,7 +717,11 @@ final class ShmTransport implements Transport {
     public void modified(Qp q, QpAttr attr, QpState from, QpState to) {
         ShmQp qp = (ShmQp) q;
         if (to == QpState.RTR && from == QpState.INIT) {
-            connect(qp, attr);
+            if (qp.ud) {
+                udReady(qp);
+            } else {
+                connect(qp, attr);
+            }
         }
         if (attr.has(QpAttr.RNR_RETRY) || to == QpState.RTS) {
             qp.rnrLeft = qp.rnrRetry;
@@ -834,6 +840,9 @@ final class ShmTransport implements Transport {
     @Override
     public void reset(Qp q) {
         ShmQp qp = (ShmQp) q;
+        if (qp.ud) {
+            udReset(qp);
+        }
         qp.resetProgress();
         dropPartner(qp); // first: a slot whose sender checked the partner's name before it was cleared is in by then
         releasePeer(qp);
@@ -997,7 +1006,7 @@ final class ShmTransport implements Transport {
         QpState st = qp.state;
         int flags = flagsOp & 0xFF;
         int op = flagsOp >>> 8 & 0xFF;
-        return !qp.destroyed && (st == QpState.RTS || st == QpState.RTR || st == QpState.SQD) && !qp.receiving
+        return !qp.destroyed && !qp.ud && (st == QpState.RTS || st == QpState.RTR || st == QpState.SQD) && !qp.receiving
                 && !qp.refused && qp.srq == null && high(seq) == qp.qpn
                 && (flags & (WHOLE | Ctrl.F_INV)) == WHOLE && len > 0 && len <= Ctrl.INLINE
                 && (op == WrOpcode.SEND.ordinal() ? (flags & Ctrl.F_IMM) == 0
@@ -1027,9 +1036,10 @@ final class ShmTransport implements Transport {
 
     /** After slots of {@code qp}'s ring were read ({@link #receiveRing}, {@link #placeInto}): tells the sender. */
     private void consumed(ShmQp qp) {
-        if (qp.ringRead - qp.ringReadPublished >= Ctrl.RING_SLOTS / 2) {
+        if (qp.ringRead - qp.ringReadPublished >= (qp.ud ? 1 : Ctrl.RING_SLOTS / 2)) {
             // every half ring, not per slot (the sender reads it only when its view of the ring is full: it never
             // waits for a slot the receiver read without saying so, since 16 written slots make 8 unpublished);
+            // UD: per read (a datagram that finds the ring full is dropped, not held back);
             // release: every read of the slots comes before it; acquire partner: the sender's ring-room check
             qp.ringReadPublished = qp.ringRead;
             LONG.setRelease(ALL, ctrlAddr + qp.resp + Ctrl.R_READ, qp.ringRead);
@@ -1113,6 +1123,10 @@ final class ShmTransport implements Transport {
             p.dead = true;
             for (int i = 0; i < slotHigh; i++) {
                 ShmQp qp = slots[i];
+                if (qp != null && qp.ud) {
+                    udForget(qp, p); // its datagrams to that context are dropped from now on (a new one there is mapped anew)
+                    continue;
+                }
                 if (qp != null && qp.peer == p) {
                     // a hold it left in this QP's held word (it died inside a copy) holds nothing now: the QP's
                     // partner alone takes it (peerQpLive), and that process is gone; left, every withdrawal of
@@ -1170,13 +1184,14 @@ final class ShmTransport implements Transport {
             long flagsLen = ALL.get(ValueLayout.JAVA_LONG, ctrlAddr + s + Ctrl.S_FLAGS_LEN);
             int len = high(flagsLen);
             int result = high(seq) != qp.qpn ? Ctrl.DISCARDED // written for a QP that was in this place before
+                    : qp.ud ? placeUd(qp, s, low(flagsLen), len)
                     : qp.refused && (low(flagsLen) & RETRY_FIRST) != RETRY_FIRST ? Ctrl.DISCARDED // behind a refused one
                     : Integer.compareUnsigned(len, Ctrl.CHUNK) > 0 ? malformed(qp, s, low(flagsLen)) // no sender's chunk
                     : place(qp, s, low(flagsLen), len);
             engine.counters.increment(qp.stats, QpCounter.RCVD_PKTS);
             if (result == Ctrl.DONE) {
                 engine.counters.add(qp.stats, QpCounter.RCVD_BYTES, len);
-            } else if (result != Ctrl.DISCARDED) {
+            } else if (result != Ctrl.DISCARDED && !qp.ud) { // (UD answers nothing)
                 engine.counters.increment(qp.stats, QpCounter.SENT_NAKS);
             }
             qp.ringRead = pos + 1;
@@ -1455,6 +1470,11 @@ final class ShmTransport implements Transport {
                 }
                 if (w.localError >= 0) {
                     st = w.localError;
+                } else if (qp.ud) {
+                    st = sendUd(qp, w);
+                    if (st == PENDING) {
+                        break; // the receiving QP's held word is another sender's: the next cycle tries again
+                    }
                 } else if (ring) {
                     st = send(qp, w, head);
                     if (st == PENDING) {
@@ -1735,7 +1755,8 @@ final class ShmTransport implements Transport {
         ShmQp qp = (ShmQp) q;
         if (op != WrOpcode.RDMA_WRITE && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM
                 || op == WrOpcode.SEND_WITH_INV)) { // the WRITE's own path first: one test more, not four
-            return qp.uc ? Engine.DECLINED : sendDirect(qp, wr, op, length); // UC: the queued path completes it once sent
+            // UC: the queued path completes it once sent; UD: the queued path finds the address handle's receiver
+            return qp.uc || qp.ud ? Engine.DECLINED : sendDirect(qp, wr, op, length);
         }
         int st = oneSidedDirect(qp, wr, op, length);
         return st == UC_DROPPED ? OK : st; // UC: a refused WRITE is dropped, and completes
@@ -2568,6 +2589,369 @@ final class ShmTransport implements Transport {
         163_840_000, 245_760_000, 327_680_000, 491_520_000
     };
 
+    // ------------------------------------------------------------------ UD (docs/shm-design.md, "UD")
+
+    /**
+     * Engine thread, a UD QP's modify to RTR: its ring's positions start at a random base, as a connection's do, and
+     * R_TAIL, where its senders write next, with them; both before the state's store that lets senders in.
+     */
+    private void udReady(ShmQp qp) {
+        qp.resetProgress();
+        qp.ringUsed = true;
+        long base = java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 2;
+        qp.ringBase = base;
+        qp.ringRead = base;
+        qp.ringReadPublished = base;
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, base);
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_TAIL, base);
+    }
+
+    /**
+     * Engine thread, a UD QP reset or destroyed: as a receiver, its state stored first (a sender checks it while it
+     * holds the QP's held word), then a wait while a sender holds the word, so that a datagram whose checks passed is
+     * in the ring before the ring is cleared; as a sender, the peers it mapped let go.
+     */
+    private void udReset(ShmQp qp) {
+        udRelease(qp);
+        if (!qp.ringUsed) {
+            return;
+        }
+        INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
+        nextGeneration(qp);
+        long deadline = System.nanoTime() + DRAIN_NANOS;
+        int v;
+        while ((v = (int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_HELD)) != 0) {
+            if (v <= UD_HOLD_BASE && !Native.alive(holderPid(v), callState) || System.nanoTime() - deadline > 0) {
+                // a sender that died inside its hold, or one stopped there: its word goes, its slot (if it ever lands)
+                // is one the next RTR's random base does not read as a datagram
+                boolean unused = (boolean) INT.compareAndSet(ctrl, qp.dir + Ctrl.Q_HELD, v, 0);
+                engine.counters.increment(io.jrdma.engine.core.Counter.ENGINE_ERRORS);
+                break;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** the held word's value of a UD sender of process {@code pid}: at most {@link #UD_HOLD_BASE}, never a key index or SEND_HOLD */
+    private static int udHoldOf(int pid) {
+        return UD_HOLD_BASE - pid;
+    }
+
+    private static int holderPid(int v) {
+        return UD_HOLD_BASE - v;
+    }
+
+    /** the largest UD hold value: -2 - pid; SEND_HOLD is -1, and key indices (a one-sided operation's) are positive */
+    private static final int UD_HOLD_BASE = -2;
+
+    /** @return the peer contexts this context maps now (tests) */
+    int mappedPeers() {
+        return peerList.length;
+    }
+
+    /** A UD QP lets every peer it mapped go, and forgets where its datagrams went. */
+    private void udRelease(ShmQp qp) {
+        java.util.Arrays.fill(qp.udAh, null);
+        java.util.Arrays.fill(qp.udPeer, null);
+        for (int k = 0; k < qp.udPeerCount; k++) {
+            Peer p = qp.udPeers[k];
+            qp.udPeers[k] = null;
+            if (p.detach(qp)) {
+                dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
+            }
+        }
+        qp.udPeerCount = 0;
+        qp.udWaitSince = 0;
+    }
+
+    /** Engine thread, peer {@code p} found dead: UD QP {@code qp} forgets it, and lets it go if it used it. */
+    private void udForget(ShmQp qp, Peer p) {
+        for (int i = 0; i < ShmQp.UD_TARGETS; i++) {
+            if (qp.udPeer[i] == p) {
+                qp.udPeer[i] = null;
+                qp.udAh[i] = null;
+            }
+        }
+        for (int k = 0; k < qp.udPeerCount; k++) {
+            if (qp.udPeers[k] == p) {
+                qp.udPeers[k] = qp.udPeers[--qp.udPeerCount];
+                qp.udPeers[qp.udPeerCount] = null;
+                if (p.detach(qp)) {
+                    dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
+                }
+                return;
+            }
+        }
+    }
+
+    /**
+     * Where UD QP {@code qp}'s datagram to QP {@code qpn} through {@code ah} goes: an entry of the QP's small table
+     * of receivers (the address handle and QPN, the peer context mapped, the receiving QP's index in its directory),
+     * checked by one load of the QPN there; on a miss the handle's GID is parsed, its context mapped (or found
+     * mapped) and its directory searched, the control path's work.
+     *
+     * @return the table's entry, or -1 when the GID names no live shared-memory context or it has no such QP
+     */
+    private int udTarget(ShmQp qp, io.jrdma.engine.core.Ah ah, int qpn) {
+        for (int i = 0; i < ShmQp.UD_TARGETS; i++) {
+            if (qp.udAh[i] == ah && qp.udQpn[i] == qpn) {
+                Peer p = qp.udPeer[i];
+                if (p != null && !p.dead
+                        && (int) INT.getVolatile(ALL, p.ctrlAddr + Ctrl.qp(qp.udIndex[i]) + Ctrl.Q_QPN) == qpn) {
+                    return i;
+                }
+                qp.udAh[i] = null; // its QP or context went: found again below
+                break;
+            }
+        }
+        int[] who = parseGid(ah.attr().dgid());
+        Peer p = who == null ? null : udPeer(qp, who);
+        int index = p == null ? -1 : qpIndex(p, qpn);
+        if (index < 0) {
+            return -1;
+        }
+        int i = qp.udNextTarget;
+        qp.udNextTarget = (i + 1) % ShmQp.UD_TARGETS;
+        qp.udAh[i] = ah;
+        qp.udQpn[i] = qpn;
+        qp.udPeer[i] = p;
+        qp.udIndex[i] = index;
+        return i;
+    }
+
+    /** @return the peer context {pid, fd} names, mapped (as a connection maps its peer) and used by {@code qp}, or null when unreachable */
+    private Peer udPeer(ShmQp qp, int[] who) {
+        long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
+        Peer p = peers.get(id);
+        if (p != null && !p.stillAt()) {
+            p = null; // its context closed and the GID names another now (or nothing)
+        }
+        if (p == null) {
+            try {
+                p = new Peer(who[0], who[1]);
+            } catch (RdmaException e) {
+                return null; // gone, another user's, not a control segment: its datagrams are dropped
+            }
+            peers.put(id, p);
+            Peer[] list = java.util.Arrays.copyOf(peerList, peerList.length + 1);
+            list[peerList.length] = p;
+            peerList = list; // its process's death reaches the UD QPs that use it (checkPeers)
+        }
+        for (int k = 0; k < qp.udPeerCount; k++) {
+            if (qp.udPeers[k] == p) {
+                return p;
+            }
+        }
+        if (qp.udPeerCount == qp.udPeers.length) {
+            qp.udPeers = java.util.Arrays.copyOf(qp.udPeers, qp.udPeerCount * 2);
+        }
+        qp.udPeers[qp.udPeerCount++] = p;
+        p.attach(qp);
+        return p;
+    }
+
+    /**
+     * A UD SEND or SEND_WITH_IMM of at most the MTU (the post checked it), as one slot of the receiving QP's ring:
+     * the sender takes that QP's held word (a CAS: the ring's senders write one at a time, in any process), checks
+     * that the QP is a UD QP that takes datagrams, writes at R_TAIL if the ring has room (R_READ, published by the
+     * receiver after each read), stores the sequence last, then R_TAIL, and lets the word go. A datagram that finds
+     * no such QP is dropped and counted ({@code ud_dropped_sends}); one that finds the word busy or the ring full waits
+     * ({@link #udWait}); either way the SEND completes, as UD's do once sent. The receiver checks the Q_Key and takes
+     * a receive ({@link #placeUd}).
+     *
+     * @return SUCCESS's ordinal, or {@link #PENDING} while it waits for the word or for room
+     */
+    private int sendUd(ShmQp qp, Wqe w) {
+        int i = udTarget(qp, w.ah, w.remoteQpn);
+        if (i < 0) {
+            return udDropped(qp);
+        }
+        Peer p = qp.udPeer[i];
+        long pa = p.ctrlAddr;
+        long dir = Ctrl.qp(qp.udIndex[i]);
+        long held = pa + dir + Ctrl.Q_HELD;
+        int mine = udHoldOf(pid);
+        if (!INT.compareAndSet(ALL, held, 0, mine)) {
+            return udBusy(qp, held);
+        }
+        long qs = (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_QPN); // QPN and state: one load, after the hold
+        int st = high(qs);
+        long resp = pa + Ctrl.resp(qp.udIndex[i]);
+        long tail = (long) LONG.getAcquire(ALL, resp + Ctrl.R_TAIL); // acquire partner: the sender before's release
+        long read = (long) LONG.getAcquire(ALL, resp + Ctrl.R_READ); // release partner: the receiver's consumed()
+        if (tail - read < 0) {
+            // a sender died between its slot's sequence and R_TAIL, and the receiver has read that slot: the next
+            // position is the first one unread
+            tail = read;
+        }
+        if (low(qs) != w.remoteQpn || st != QpState.RTR.ordinal() && st != QpState.RTS.ordinal()
+                && st != QpState.SQD.ordinal() || (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_DEST_ID) != Ctrl.UD_MARK) {
+            INT.setRelease(ALL, held, 0);
+            return udDropped(qp); // not a UD QP taking datagrams (a reset one among them)
+        }
+        if (tail - read >= Ctrl.RING_SLOTS) {
+            INT.setRelease(ALL, held, 0);
+            return udWait(qp); // its ring full: held back while the receiver reads, as a lossless fabric's pause
+        }
+        int n = (int) w.length;
+        long s = pa + Ctrl.ring(qp.udIndex[i]) + (tail & MASK) * Ctrl.SLOT;
+        Sgl.gatherCovered(w, 0, n, ALL, s + Ctrl.SLOT_HEADER);
+        var attr = w.ah.attr();
+        int qkey = w.remoteQkey < 0 ? qp.qkey : w.remoteQkey; // IBA 10.2.4.2: a Q_Key with its high bit set is the QP's own
+        ALL.set(ValueLayout.JAVA_INT, s + Ctrl.U_QKEY, qkey);
+        ALL.set(ValueLayout.JAVA_INT, s + Ctrl.U_SRC_PID, pid);
+        ALL.set(ValueLayout.JAVA_INT, s + Ctrl.U_SRC_FD, ctrlFd);
+        ALL.set(ValueLayout.JAVA_INT, s + Ctrl.U_TCLASS_HOP, (attr.trafficClass() & 0xFF) << 8 | attr.hopLimit() & 0xFF);
+        ALL.set(ValueLayout.JAVA_INT, s + Ctrl.U_FLOW, attr.flowLabel() & 0xFFFFF);
+        int flags = Ctrl.F_FIRST | Ctrl.F_LAST | messageFlags(w.opcode, w.flags, false);
+        ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
+        ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.qpn));
+        // last, volatile: release for the receiver's acquire, and the Dekker pair with its watched flag (below)
+        LONG.setVolatile(ALL, s + Ctrl.S_SEQ, word(seq(tail), w.remoteQpn));
+        LONG.setRelease(ALL, resp + Ctrl.R_TAIL, tail + 1);
+        INT.setRelease(ALL, held, 0);
+        qp.udWaitSince = 0;
+        if ((int) INT.getVolatile(ALL, pa + dir + Ctrl.Q_WATCHED) == 0) {
+            signal(p.ctrl);
+        } else if (p.maySleep) {
+            wake(p.ctrl);
+        }
+        engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
+        engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
+        return OK;
+    }
+
+    /**
+     * The receiving QP's held word is not free: another sender writes (the next cycle tries again, {@link #udWait}),
+     * or one that died inside its hold left it (taken over once the word has been busy for 1 ms), or one stopped
+     * inside it (the datagram dropped after the wait).
+     */
+    private int udBusy(ShmQp qp, long held) {
+        int v = (int) INT.getVolatile(ALL, held);
+        if (qp.udWaitSince != 0 && System.nanoTime() - qp.udWaitSince > 1_000_000L && v <= UD_HOLD_BASE
+                && holderPid(v) != pid && !Native.alive(holderPid(v), callState) && INT.compareAndSet(ALL, held, v, 0)) {
+            return PENDING; // a dead sender's word (its process gone): free now, the next cycle takes it
+        }
+        return udWait(qp);
+    }
+
+    /**
+     * A datagram that cannot go yet (its receiving QP's held word busy, or its ring full): the next duty cycle tries
+     * again, for at most {@link #UD_WAIT_NANOS} in all; then it is dropped and counted.
+     *
+     * @return {@link #PENDING}, or SUCCESS's ordinal when it was dropped
+     */
+    private int udWait(ShmQp qp) {
+        long now = System.nanoTime();
+        if (qp.udWaitSince == 0) {
+            qp.udWaitSince = now | 1; // never 0
+            return PENDING;
+        }
+        if (now - qp.udWaitSince > UD_WAIT_NANOS) {
+            qp.udWaitSince = 0;
+            return udDropped(qp);
+        }
+        return PENDING;
+    }
+
+    /**
+     * how long a UD datagram waits for its receiving QP's held word and for room in its ring, in all, before it is
+     * dropped: a receiver that reads holds its senders back, one that stops reading (or a sender stopped inside its
+     * hold) costs each datagram this much
+     */
+    static final long UD_WAIT_NANOS = 100_000_000L;
+
+    private int udDropped(ShmQp qp) {
+        engine.counters.increment(io.jrdma.engine.core.Counter.UD_DROPPED_SENDS);
+        return OK;
+    }
+
+    /** The 40 bytes a UD receive's GRH is built in before it is scattered. */
+    private final MemorySegment udGrh = scratchArena.allocate(io.jrdma.verbs.Grh.LENGTH, 8);
+
+    /**
+     * The receiver's side of a UD datagram (as rxe's responder for UD): the QP must take datagrams and the Q_Key be
+     * its own (else dropped and counted, no completion); it takes the next receive (none: dropped and counted, UD has
+     * no RNR), which gets the 40-byte GRH (an IPv6 header: shm0's GIDs are IPv6-shaped; the sender's and this
+     * context's GIDs, the address handle's traffic class, flow label and hop limit, the payload's length, next header
+     * 0x1B: an IB transport header follows, none here) and then the payload; a datagram longer than the receive is
+     * dropped and counted, the receive kept. The completion has the source QP and the GRH flag, byte_len the 40 bytes
+     * too. A slot no sender writes (not a whole SEND or SEND_WITH_IMM of at most the MTU) is dropped and counted.
+     *
+     * @return DONE, DISCARDED, or ERROR when the receive's memory refused the data (LOC_PROT_ERR: the QP fails)
+     */
+    private int placeUd(ShmQp qp, long s, int flagsOp, int len) {
+        long at = ctrlAddr + s;
+        QpState state = qp.state;
+        if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD) {
+            engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_BAD_STATE);
+            return Ctrl.DISCARDED;
+        }
+        int flags = flagsOp & 0xFF;
+        int op = flagsOp >>> 8 & 0xFF;
+        boolean imm = op == WrOpcode.SEND_WITH_IMM.ordinal();
+        if ((flags & (Ctrl.F_FIRST | Ctrl.F_LAST | Ctrl.F_INV)) != (Ctrl.F_FIRST | Ctrl.F_LAST)
+                || op != WrOpcode.SEND.ordinal() && !imm || ((flags & Ctrl.F_IMM) != 0) != imm
+                || Integer.compareUnsigned(len, qp.mtuBytes) > 0) {
+            engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_MALFORMED);
+            return Ctrl.DISCARDED;
+        }
+        if (ALL.get(ValueLayout.JAVA_INT, at + Ctrl.U_QKEY) != qp.qkey) {
+            engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_BAD_QKEY);
+            return Ctrl.DISCARDED;
+        }
+        RecvWqe r = qp.peekRecv(); // its own queue or its SRQ
+        if (r == null) {
+            engine.counters.increment(io.jrdma.engine.core.Counter.UD_DROPPED_NO_RECV);
+            return Ctrl.DISCARDED;
+        }
+        if (io.jrdma.verbs.Grh.LENGTH + (long) len > r.capacity) {
+            engine.counters.increment(io.jrdma.engine.core.Counter.RCVD_TOO_LONG); // the receive stays for the next
+            return Ctrl.DISCARDED;
+        }
+        r = qp.takeRecv();
+        long immSrc = ALL.get(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG);
+        writeUdGrh(at, len);
+        int wcFlags = WorkCompletion.GRH | wcFlags(flags);
+        long wrId = r.wrId;
+        boolean placed = Sgl.scatter(context.keys, qp, r, 0, udGrh, 0, io.jrdma.verbs.Grh.LENGTH)
+                && Sgl.scatter(context.keys, qp, r, io.jrdma.verbs.Grh.LENGTH, ctrl, s + Ctrl.SLOT_HEADER, len);
+        qp.recvDone();
+        if (!placed) { // a bad receive (rxe's class A): it fails, the QP moves to ERROR, the rest is flushed
+            qp.recvCq.push(wrId, WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, 0, WorkCompletion.GRH, qp.qpn, high(immSrc));
+            return Ctrl.ERROR;
+        }
+        qp.recvCq.push(wrId, WcStatus.SUCCESS, WcOpcode.RECV, io.jrdma.verbs.Grh.LENGTH + len, imm ? low(immSrc) : 0,
+                wcFlags, qp.qpn, high(immSrc));
+        return Ctrl.DONE;
+    }
+
+    /** {@link #placeUd}'s GRH, from the slot at absolute address {@code at}: allocation-free. */
+    private void writeUdGrh(long at, int len) {
+        MemorySegment g = udGrh;
+        int tclassHop = ALL.get(ValueLayout.JAVA_INT, at + Ctrl.U_TCLASS_HOP);
+        int flow = ALL.get(ValueLayout.JAVA_INT, at + Ctrl.U_FLOW) & 0xFFFFF;
+        g.set(BE32, 0, 6 << 28 | (tclassHop >>> 8 & 0xFF) << 20 | flow);
+        g.set(BE16, 4, (short) len);
+        g.set(ValueLayout.JAVA_BYTE, 6, (byte) 0x1B);
+        g.set(ValueLayout.JAVA_BYTE, 7, (byte) tclassHop);
+        gidInto(g, 8, ALL.get(ValueLayout.JAVA_INT, at + Ctrl.U_SRC_PID), ALL.get(ValueLayout.JAVA_INT, at + Ctrl.U_SRC_FD));
+        gidInto(g, 24, pid, ctrlFd);
+    }
+
+    /** Writes the GID of the context of process {@code p} and control descriptor {@code fd} at {@code off} of {@code g} ({@link #gid}). */
+    private static void gidInto(MemorySegment g, long off, int p, int fd) {
+        g.set(BE64, off, GID_PREFIX);
+        g.set(BE32, off + 8, p);
+        g.set(BE32, off + 12, fd);
+    }
+
+    /** the first 8 bytes of every shm0 GID ({@link #gid}), big-endian */
+    private static final long GID_PREFIX = java.nio.ByteBuffer.wrap(gid(0, 0).raw()).getLong(0);
+    private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfShort BE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
+
     // ------------------------------------------------------------------ sleeping and waking (engine thread)
 
     /**
@@ -2720,12 +3104,14 @@ final class ShmTransport implements Transport {
         // (type 2 as 2B: bound to a QP; their key entries say which, and initiators check it)
         DeviceAttr b = LocalOps.withMemoryManagement(Srq.declare(base), DeviceCap.MEM_MGT_EXTENSIONS | DeviceCap.MEM_WINDOW
                 | DeviceCap.MEM_WINDOW_TYPE_2B, base.maxMr());
-        java.util.Set<QpType> types = java.util.EnumSet.of(QpType.RC, QpType.UC); // UC: docs/shm-design.md, "UC"
+        // UC and UD: docs/shm-design.md, "UC" and "UD"
+        java.util.Set<QpType> types = java.util.EnumSet.of(QpType.RC, QpType.UC, QpType.UD);
         types.addAll(b.qpTypes());
         return new DeviceAttr(b.fwVer(), b.nodeGuid(), b.sysImageGuid(), b.maxMrSize(), b.pageSizeCap(), b.vendorId(),
-                b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(), b.deviceCapFlags(), b.maxSge(), b.maxSgeRd(),
+                b.vendorPartId(), b.hwVer(), b.maxQp(), b.maxQpWr(), b.deviceCapFlags() | DeviceCap.BAD_QKEY_CNTR,
+                b.maxSge(), b.maxSgeRd(),
                 b.maxCq(), b.maxCqe(), b.maxMr(), b.maxPd(), b.maxQpRdAtom(), b.maxResRdAtom(), b.maxQpInitRdAtom(),
-                b.atomicCap(), b.maxMw(), b.maxAh(), b.maxSrq(), b.maxSrqWr(), b.maxSrqSge(), b.maxPkeys(),
+                b.atomicCap(), b.maxMw(), Integer.MAX_VALUE, b.maxSrq(), b.maxSrqWr(), b.maxSrqSge(), b.maxPkeys(),
                 b.physPortCnt(), types);
     }
 
