@@ -35,4 +35,19 @@ class PerfShmTest {
                     "no row for " + size + " B in\n" + text);
         }
     }
+
+    /** UD's two tests on shm0 (-c UD): address handles to each other's context, 40 bytes of GRH in each receive. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"send_lat", "send_bw"})
+    void udRunsOnShm0(String test) throws Exception {
+        // perftest's exchange (-c belongs to it), a server and a client on 127.0.0.1: every datagram arrives, the
+        // server's count included (send_bw's client sends faster than the receiver reads: held back, not dropped)
+        PerftestLoopbackTest.Pair r = PerftestLoopbackTest.runBoth(List.of(test, "-d", "shm0", "--timeout", "20",
+                "-c", "UD", "-n", "2000", "-s", "1024"));
+        assertEquals(0, r.serverRc(), r.all());
+        assertEquals(0, r.clientRc(), r.all());
+        assertTrue(r.clientOut().contains(" Connection type : UD"), r.all());
+        assertTrue(r.clientOut().lines().anyMatch(l -> l.startsWith(" 1024 ") && l.contains(" 2000 ")),
+                "no row in\n" + r.all());
+    }
 }

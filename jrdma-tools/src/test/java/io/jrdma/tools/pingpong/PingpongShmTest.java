@@ -40,6 +40,17 @@ class PingpongShmTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1, 1024})
+    @Timeout(60)
+    void udPingPongsOverShm(int size) throws Exception {
+        List<String> args = List.of("-d", "shm0", "--ud", "-s", String.valueOf(size), "-n", "40");
+        PingpongLoopbackTest.Pair r = PingpongLoopbackTest.run(args, args);
+        assertEquals(0, r.serverRc(), r.serverOut() + r.serverErr());
+        assertEquals(0, r.clientRc(), r.clientOut() + r.clientErr());
+        check(r, size, 40);
+    }
+
     @Test
     @Timeout(60)
     void eventsWorkOverShm() throws Exception {
