@@ -31,7 +31,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 14; // 14: UD QPs (R_TAIL, UD_MARK, the slot's U_ fields); 13: 13: a ring's positions start at a random base at each connection, which senders read (12: ATTACHED keys)
+    static final int VERSION = 14; // 14: UD QPs (R_TAIL, UD_MARK, the slot's U_ fields); 13: a ring's positions start at a random base at each connection, which senders read (12: ATTACHED keys)
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;

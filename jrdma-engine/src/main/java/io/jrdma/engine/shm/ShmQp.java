@@ -149,6 +149,8 @@ final class ShmQp extends Qp {
     int udPeerCount;
     /** the head datagram waits for its receiving QP's held word or for room in its ring: since when (0: it does not) */
     long udWaitSince;
+    /** when the holder of a busy word was last asked whether its process lives (at most once a millisecond) */
+    long udHolderChecked;
 
     ShmQp(Context context, Pd pd, int qpn, QpInitAttr init, Cq sendCq, Cq recvCq, int slot) {
         super(context, pd, qpn, init, sendCq, recvCq);

@@ -1755,8 +1755,7 @@ final class ShmTransport implements Transport {
         ShmQp qp = (ShmQp) q;
         if (op != WrOpcode.RDMA_WRITE && (op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM
                 || op == WrOpcode.SEND_WITH_INV)) { // the WRITE's own path first: one test more, not four
-            // UC: the queued path completes it once sent; UD: the queued path finds the address handle's receiver
-            return qp.uc || qp.ud ? Engine.DECLINED : sendDirect(qp, wr, op, length);
+            return qp.uc ? Engine.DECLINED : sendDirect(qp, wr, op, length); // UC: the queued path completes it once sent
         }
         int st = oneSidedDirect(qp, wr, op, length);
         return st == UC_DROPPED ? OK : st; // UC: a refused WRITE is dropped, and completes
@@ -2618,10 +2617,16 @@ final class ShmTransport implements Transport {
         }
         INT.setVolatile(ctrl, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         nextGeneration(qp);
-        long deadline = System.nanoTime() + DRAIN_NANOS;
+        long start = System.nanoTime();
+        long asked = start - 1_000_000L;
         int v;
         while ((v = (int) INT.getVolatile(ctrl, qp.dir + Ctrl.Q_HELD)) != 0) {
-            if (v <= UD_HOLD_BASE && !Native.alive(holderPid(v), callState) || System.nanoTime() - deadline > 0) {
+            long now = System.nanoTime();
+            boolean ask = now - asked >= 1_000_000L; // whether its holder lives: at most once a millisecond
+            if (ask) {
+                asked = now;
+            }
+            if (ask && v <= UD_HOLD_BASE && holderGone(holderPid(v)) || now - start > DRAIN_NANOS) {
                 // a sender that died inside its hold, or one stopped there: its word goes, its slot (if it ever lands)
                 // is one the next RTR's random base does not read as a datagram
                 boolean unused = (boolean) INT.compareAndSet(ctrl, qp.dir + Ctrl.Q_HELD, v, 0);
@@ -2632,17 +2637,44 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** the held word's value of a UD sender of process {@code pid}: at most {@link #UD_HOLD_BASE}, never a key index or SEND_HOLD */
-    private static int udHoldOf(int pid) {
-        return UD_HOLD_BASE - pid;
+    /**
+     * A UD sender's value for the held word: {@code -2 - (pid | serial << 22)}, at most {@link #UD_HOLD_BASE} (SEND_HOLD
+     * is -1, a one-sided initiator's key index positive), naming its process (pids are below 2^22) and, by a 9-bit
+     * serial of this context's holds, the hold itself: a sender lets go of the word by a CAS from this value, so one
+     * stopped past a reset's drain, whose word the reset took back, does not clear another sender's hold later
+     */
+    private int udHoldValue() {
+        udHoldSerial = (udHoldSerial + 1) & 0x1FF;
+        return UD_HOLD_BASE - (pid | udHoldSerial << 22);
     }
+
+    private int udHoldSerial;
 
     private static int holderPid(int v) {
-        return UD_HOLD_BASE - v;
+        return (UD_HOLD_BASE - v) & 0x3FFFFF;
     }
 
-    /** the largest UD hold value: -2 - pid; SEND_HOLD is -1, and key indices (a one-sided operation's) are positive */
+    /** the largest UD hold value */
     private static final int UD_HOLD_BASE = -2;
+
+    /** the pollfd of {@link #holderGone} (engine thread) */
+    private final MemorySegment udPollFd = scratchArena.allocate(8, 8);
+
+    /**
+     * @return true when process {@code p} has exited: its pidfd says so (a zombie too, which kill(pid, 0) still finds),
+     *         or there is no such process; two or three system calls, on the path of a word that stays held
+     */
+    private boolean holderGone(int p) {
+        int fd = Native.pidfd(p);
+        if (fd < 0) {
+            return !Native.alive(p, callState); // no such process (ESRCH), or a kernel without pidfd_open
+        }
+        try {
+            return Native.exited(fd, udPollFd);
+        } finally {
+            Native.close(fd);
+        }
+    }
 
     /** @return the peer contexts this context maps now (tests) */
     int mappedPeers() {
@@ -2708,15 +2740,35 @@ final class ShmTransport implements Transport {
         Peer p = who == null ? null : udPeer(qp, who);
         int index = p == null ? -1 : qpIndex(p, qpn);
         if (index < 0) {
+            udUnused(qp, p); // (a peer mapped for nothing)
             return -1;
         }
         int i = qp.udNextTarget;
         qp.udNextTarget = (i + 1) % ShmQp.UD_TARGETS;
+        Peer old = qp.udPeer[i];
         qp.udAh[i] = ah;
         qp.udQpn[i] = qpn;
         qp.udPeer[i] = p;
         qp.udIndex[i] = index;
+        udUnused(qp, old);
         return i;
+    }
+
+    /**
+     * {@code qp} lets peer {@code p} go when no entry of its table of receivers names it: a UD QP maps at most as many
+     * peers as the table has entries, whatever number of contexts it sends to (each mapping is the peer's whole
+     * control segment, a pidfd, and a place in the liveness check)
+     */
+    private void udUnused(ShmQp qp, Peer p) {
+        if (p == null) {
+            return;
+        }
+        for (int i = 0; i < ShmQp.UD_TARGETS; i++) {
+            if (qp.udPeer[i] == p) {
+                return;
+            }
+        }
+        udForget(qp, p);
     }
 
     /** @return the peer context {pid, fd} names, mapped (as a connection maps its peer) and used by {@code qp}, or null when unreachable */
@@ -2724,7 +2776,8 @@ final class ShmTransport implements Transport {
         long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
         Peer p = peers.get(id);
         if (p != null && !p.stillAt()) {
-            p = null; // its context closed and the GID names another now (or nothing)
+            udForget(qp, p); // its context closed and the GID names another now (or nothing)
+            p = null;
         }
         if (p == null) {
             try {
@@ -2766,35 +2819,57 @@ final class ShmTransport implements Transport {
         if (i < 0) {
             return udDropped(qp);
         }
+        int n = (int) w.length;
+        if (!w.inline && !Sgl.covers(context.keys, qp, w, 0, n)) {
+            // a region deregistered or freed since validation (while the datagram waited): nothing is written
+            qp.udWaitSince = 0;
+            return WcStatus.LOC_PROT_ERR.ordinal();
+        }
         Peer p = qp.udPeer[i];
         long pa = p.ctrlAddr;
         long dir = Ctrl.qp(qp.udIndex[i]);
         long held = pa + dir + Ctrl.Q_HELD;
-        int mine = udHoldOf(pid);
+        int mine = udHoldValue();
         if (!INT.compareAndSet(ALL, held, 0, mine)) {
             return udBusy(qp, held);
         }
+        try {
+            return udWrite(qp, w, i, p, dir, n);
+        } finally {
+            // by a CAS from its own value: a reset that outwaited this hold took the word back, and it may be
+            // another sender's now (a copy that threw: the region's memory freed meanwhile, counted by the engine)
+            boolean unused = (boolean) INT.compareAndSet(ALL, held, mine, 0);
+        }
+    }
+
+    /** {@link #sendUd} under the receiving QP's held word: the checks, the slot, R_TAIL; sendUd lets the word go. */
+    private int udWrite(ShmQp qp, Wqe w, int i, Peer p, long dir, int n) {
+        long pa = p.ctrlAddr;
         long qs = (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_QPN); // QPN and state: one load, after the hold
         int st = high(qs);
         long resp = pa + Ctrl.resp(qp.udIndex[i]);
         long tail = (long) LONG.getAcquire(ALL, resp + Ctrl.R_TAIL); // acquire partner: the sender before's release
         long read = (long) LONG.getAcquire(ALL, resp + Ctrl.R_READ); // release partner: the receiver's consumed()
+        long loaded = tail;
+        if (low(qs) != w.remoteQpn || st != QpState.RTR.ordinal() && st != QpState.RTS.ordinal()
+                && st != QpState.SQD.ordinal() || (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_DEST_ID) != Ctrl.UD_MARK) {
+            return udDropped(qp); // not a UD QP taking datagrams (a reset one among them)
+        }
         if (tail - read < 0) {
             // a sender died between its slot's sequence and R_TAIL, and the receiver has read that slot: the next
             // position is the first one unread
             tail = read;
         }
-        if (low(qs) != w.remoteQpn || st != QpState.RTR.ordinal() && st != QpState.RTS.ordinal()
-                && st != QpState.SQD.ordinal() || (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_DEST_ID) != Ctrl.UD_MARK) {
-            INT.setRelease(ALL, held, 0);
-            return udDropped(qp); // not a UD QP taking datagrams (a reset one among them)
+        long ring = pa + Ctrl.ring(qp.udIndex[i]);
+        if ((int) INT.getAcquire(ALL, ring + (tail & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(tail)) {
+            // a sender died there after its sequence and before R_TAIL, and the receiver has not read it yet: that
+            // datagram stays, this one goes after it (only a datagram of this position carries its sequence)
+            tail++;
         }
         if (tail - read >= Ctrl.RING_SLOTS) {
-            INT.setRelease(ALL, held, 0);
             return udWait(qp); // its ring full: held back while the receiver reads, as a lossless fabric's pause
         }
-        int n = (int) w.length;
-        long s = pa + Ctrl.ring(qp.udIndex[i]) + (tail & MASK) * Ctrl.SLOT;
+        long s = ring + (tail & MASK) * Ctrl.SLOT;
         Sgl.gatherCovered(w, 0, n, ALL, s + Ctrl.SLOT_HEADER);
         var attr = w.ah.attr();
         int qkey = w.remoteQkey < 0 ? qp.qkey : w.remoteQkey; // IBA 10.2.4.2: a Q_Key with its high bit set is the QP's own
@@ -2808,8 +2883,8 @@ final class ShmTransport implements Transport {
         ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.qpn));
         // last, volatile: release for the receiver's acquire, and the Dekker pair with its watched flag (below)
         LONG.setVolatile(ALL, s + Ctrl.S_SEQ, word(seq(tail), w.remoteQpn));
-        LONG.setRelease(ALL, resp + Ctrl.R_TAIL, tail + 1);
-        INT.setRelease(ALL, held, 0);
+        // a CAS from the tail read: a reset that outwaited this hold has set another base, which this must not move
+        boolean unused = (boolean) LONG.compareAndSet(ALL, resp + Ctrl.R_TAIL, loaded, tail + 1);
         qp.udWaitSince = 0;
         if ((int) INT.getVolatile(ALL, pa + dir + Ctrl.Q_WATCHED) == 0) {
             signal(p.ctrl);
@@ -2828,9 +2903,13 @@ final class ShmTransport implements Transport {
      */
     private int udBusy(ShmQp qp, long held) {
         int v = (int) INT.getVolatile(ALL, held);
-        if (qp.udWaitSince != 0 && System.nanoTime() - qp.udWaitSince > 1_000_000L && v <= UD_HOLD_BASE
-                && holderPid(v) != pid && !Native.alive(holderPid(v), callState) && INT.compareAndSet(ALL, held, v, 0)) {
-            return PENDING; // a dead sender's word (its process gone): free now, the next cycle takes it
+        long now = System.nanoTime();
+        if (qp.udWaitSince != 0 && now - qp.udWaitSince > 1_000_000L && now - qp.udHolderChecked > 1_000_000L
+                && v <= UD_HOLD_BASE && holderPid(v) != pid) {
+            qp.udHolderChecked = now; // at most once a millisecond
+            if (holderGone(holderPid(v)) && INT.compareAndSet(ALL, held, v, 0)) {
+                return PENDING; // a dead sender's word (its process gone): free now, the next cycle takes it
+            }
         }
         return udWait(qp);
     }
@@ -2862,6 +2941,7 @@ final class ShmTransport implements Transport {
     static final long UD_WAIT_NANOS = 100_000_000L;
 
     private int udDropped(ShmQp qp) {
+        qp.udWaitSince = 0; // the next datagram's wait starts anew
         engine.counters.increment(io.jrdma.engine.core.Counter.UD_DROPPED_SENDS);
         return OK;
     }

@@ -437,6 +437,181 @@ class ShmUdRingTest {
         }
     }
 
+    @Test
+    void aDatagramWhoseRegionIsDeregisteredWhileItWaitsFailsAndLeavesTheWordFree() {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        Ud s2 = new Ud();
+        AddressHandle to = s.ahTo(r);
+        r.postRecvs(Ctrl.RING_SLOTS + 1);
+        for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
+            s.send(to, r.qp.qpn(), i); // r is not driven: its ring is full after these
+        }
+        MemoryRegion mr2 = s.pd.register(s.buf.asSlice(8192, 4096), Access.LOCAL_WRITE);
+        assertEquals(0, s.qp.postSend(new SendWorkRequest().wrId(50).flags(SendFlags.SIGNALED).sge(0, mr2, 0, 8)
+                .ud(to, r.qp.qpn(), QKEY)));
+        WorkCompletion wc = new WorkCompletion();
+        assertEquals(0, s.cq.poll(wc), "the datagram waits for room");
+        mr2.close();
+        wc = await(s.cq, "the datagram whose region went");
+        assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
+        assertEquals(50, wc.wrId());
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(r.transport().ctrl, heldWord(r)), "the receiver's word is free");
+        for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
+            assertEquals(i, received(r, await(r.cq, "datagram " + i), s));
+        }
+        s2.send(s2.ahTo(r), r.qp.qpn(), 99);
+        assertEquals(99, received(r, await(r.cq, "another sender's datagram"), s2));
+        assertEquals(0, s2.counter(Counter.UD_DROPPED_SENDS));
+    }
+
+    @Test
+    void aSlotADeadSenderPublishedButDidNotCountIsKeptAndTheNextGoesAfterIt() throws Exception {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        AddressHandle to = s.ahTo(r);
+        r.postRecvs(2);
+        // a sender that stored its slot's sequence and died before R_TAIL, holding the word
+        MemorySegment c = r.transport().ctrl;
+        ShmQp q = (ShmQp) r.qp;
+        long tail = (long) ShmTransport.LONG.getVolatile(c, q.resp + Ctrl.R_TAIL);
+        long at = q.ring + (tail & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+        c.set(ValueLayout.JAVA_LONG, at + Ctrl.SLOT_HEADER, 41L);
+        c.set(ValueLayout.JAVA_INT, at + Ctrl.U_QKEY, QKEY);
+        c.set(ValueLayout.JAVA_INT, at + Ctrl.U_SRC_PID, (int) ProcessHandle.current().pid());
+        c.set(ValueLayout.JAVA_INT, at + Ctrl.U_SRC_FD, 0);
+        c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_FLAGS_LEN,
+                (Ctrl.F_FIRST | Ctrl.F_LAST | io.jrdma.verbs.WrOpcode.SEND.ordinal() << 8) | 8L << 32);
+        c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG, (long) 0x777 << 32);
+        ShmTransport.LONG.setVolatile(c, at + Ctrl.S_SEQ, (ShmTransport.seq(tail) & 0xFFFFFFFFL) | (long) q.qpn << 32);
+        Process gone = new ProcessBuilder("true").start();
+        assertTrue(gone.waitFor(10, TimeUnit.SECONDS));
+        ShmTransport.INT.setVolatile(c, heldWord(r), -2 - (int) gone.pid());
+        s.send(to, r.qp.qpn(), 42); // takes the word over, and writes after the published slot
+        WorkCompletion first = await(r.cq, "the dead sender's datagram");
+        assertEquals(WcStatus.SUCCESS, first.status(), first.toString());
+        assertEquals(0x777, first.srcQp(), "the dead sender's datagram first");
+        assertEquals(41, r.buf.get(ValueLayout.JAVA_LONG, RX + first.wrId() * 64 + Grh.LENGTH));
+        assertEquals(42, received(r, await(r.cq, "the next one"), s));
+        assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS));
+    }
+
+    @Test
+    void aSenderToMoreReceiversThanItsTableMapsAtMostTheTablesWorth() {
+        Ud s = new Ud();
+        List<Ud> rs = new ArrayList<>();
+        List<AddressHandle> to = new ArrayList<>();
+        for (int k = 0; k < ShmQp.UD_TARGETS + 3; k++) {
+            Ud r = new Ud();
+            r.postRecvs(2);
+            rs.add(r);
+            to.add(s.ahTo(r));
+        }
+        for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < rs.size(); k++) {
+                s.send(to.get(k), rs.get(k).qp.qpn(), 100 * round + k);
+                assertTrue(s.transport().mappedPeers() <= ShmQp.UD_TARGETS, "peers mapped: " + s.transport().mappedPeers());
+            }
+        }
+        for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < rs.size(); k++) {
+                assertEquals(100 * round + k, received(rs.get(k), await(rs.get(k).cq, "datagram " + k), s));
+            }
+        }
+        assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS));
+        assertTrue(s.transport().mappedPeers() > 0);
+        s.qp.modify(new QpAttr().state(QpState.RESET)); // a reset lets every peer it mapped go
+        assertEquals(0, s.transport().mappedPeers(), "peers mapped after the reset");
+    }
+
+    @Test
+    void aHoldLeftByAZombieSenderIsTakenOver() throws Exception {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        AddressHandle to = s.ahTo(r);
+        r.postRecvs(1);
+        // a child that exits and is never reaped: its parent execs into a sleep that waits for no child
+        Process parent = new ProcessBuilder("sh", "-c", "sleep 0 & echo $!; exec sleep 60").start();
+        children.add(parent);
+        int zombie = Integer.parseInt(new java.io.BufferedReader(
+                new java.io.InputStreamReader(parent.getInputStream())).readLine().trim());
+        until(() -> {
+            try {
+                return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + zombie + "/stat")).contains(") Z ");
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        }, "the child a zombie");
+        ShmTransport.INT.setVolatile(r.transport().ctrl, heldWord(r), -2 - zombie); // kill(pid, 0) finds it alive
+        long t0 = System.nanoTime();
+        s.send(to, r.qp.qpn(), 8);
+        assertTrue(System.nanoTime() - t0 < ShmTransport.UD_WAIT_NANOS, "not waited out as a live holder");
+        assertEquals(8, received(r, await(r.cq, "the datagram after a zombie's hold"), s));
+        assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS));
+    }
+
+    @Test
+    void aDatagramDroppedAtTheCheckEndsTheWaitAndTheNextWaitsItsOwn() throws Exception {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        AddressHandle to = s.ahTo(r);
+        for (int i = 0; i < Ctrl.RING_SLOTS; i++) {
+            s.send(to, r.qp.qpn(), i); // r is not driven: its ring is full after these
+        }
+        long t0 = System.nanoTime();
+        assertEquals(0, s.qp.postSend(new SendWorkRequest().wrId(17).flags(SendFlags.SIGNALED).sge(0, s.mr, 0, 8)
+                .ud(to, r.qp.qpn(), QKEY)));
+        WorkCompletion wc = new WorkCompletion();
+        while (System.nanoTime() - t0 < ShmTransport.UD_WAIT_NANOS / 2) {
+            assertEquals(0, s.cq.poll(wc), "the datagram waits for room"); // (drives s)
+        }
+        r.qp.modify(new QpAttr().state(QpState.RESET)); // its receiver goes: the waiting datagram is dropped at the check
+        wc = await(s.cq, "the datagram dropped at the check");
+        assertEquals(17, wc.wrId());
+        assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS));
+        while (System.nanoTime() - t0 < ShmTransport.UD_WAIT_NANOS * 3 / 2) {
+            s.ctx.progress(); // past the first datagram's wait, had it gone on
+        }
+        ready(r.qp);
+        r.postRecvs(1);
+        Process holder = new ProcessBuilder("sleep", "60").start();
+        children.add(holder);
+        ShmTransport.INT.setVolatile(r.transport().ctrl, heldWord(r), -2 - (int) holder.pid()); // a live sender's hold
+        assertEquals(0, s.qp.postSend(new SendWorkRequest().wrId(18).flags(SendFlags.SIGNALED).sge(0, s.mr, 0, 8)
+                .ud(to, r.qp.qpn(), QKEY)));
+        for (int k = 0; k < 100; k++) {
+            assertEquals(0, s.cq.poll(wc), "the next datagram waits for the word: its own wait, not the one before's");
+        }
+        ShmTransport.INT.setVolatile(r.transport().ctrl, heldWord(r), 0); // the holder lets go
+        wc = await(s.cq, "the next datagram");
+        assertEquals(18, wc.wrId());
+        assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the next datagram was not dropped");
+    }
+
+    @Test
+    void aPeerWhoseGidNamesANewContextIsLetGoForIt() {
+        Ud s = new Ud();
+        Ud old = new Ud();
+        AddressHandle to = s.ahTo(old);
+        old.postRecvs(1);
+        s.send(to, old.qp.qpn(), 1);
+        assertEquals(1, received(old, await(old.cq, "the datagram to the first context"), s));
+        io.jrdma.verbs.Gid gid = old.ctx.gid(0);
+        sides.remove(old);
+        old.qp.close();
+        old.mr.close();
+        old.cq.close();
+        old.pd.close();
+        old.ctx.close(); // its descriptor number is free now: the next context takes it, and so its GID
+        Ud next = new Ud();
+        org.junit.jupiter.api.Assumptions.assumeTrue(next.ctx.gid(0).equals(gid),
+                "the new context got another descriptor number, so another GID: nothing to check");
+        next.postRecvs(1);
+        s.send(to, next.qp.qpn(), 2); // the same address handle, the same GID: another context now
+        assertEquals(2, received(next, await(next.cq, "the datagram to the new context"), s));
+        assertEquals(1, s.transport().mappedPeers(), "the old context's mapping let go for the new one's");
+    }
+
     /**
      * Writes a slot into {@code r}'s ring as a sender would (at R_TAIL, the sequence last, then R_TAIL + 1, then the
      * pending word), with the given opcode and flags, length and Q_Key: what a broken peer can leave there.
