@@ -2639,16 +2639,19 @@ final class ShmTransport implements Transport {
 
     /**
      * A UD sender's value for the held word: {@code -2 - (pid | serial << 22)}, at most {@link #UD_HOLD_BASE} (SEND_HOLD
-     * is -1, a one-sided initiator's key index positive), naming its process (pids are below 2^22) and, by a 9-bit
-     * serial of this context's holds, the hold itself: a sender lets go of the word by a CAS from this value, so one
-     * stopped past a reset's drain, whose word the reset took back, does not clear another sender's hold later
+     * is -1, a one-sided initiator's key index positive; the serial below 511, so the value never wraps), naming its
+     * process (pids are below 2^22) and, by a serial of this process's holds, the hold among the process's last 511: a
+     * sender lets go of the word by a CAS from this value, so one stopped past a reset's drain, whose word the reset
+     * took back, clears another sender's hold later only if that one holds with the same value
      */
     private int udHoldValue() {
-        udHoldSerial = (udHoldSerial + 1) & 0x1FF;
-        return UD_HOLD_BASE - (pid | udHoldSerial << 22);
+        return UD_HOLD_BASE - (pid | Math.floorMod(UD_HOLD_SERIAL.getAndIncrement(), 511) << 22);
     }
 
-    private int udHoldSerial;
+    private static final java.util.concurrent.atomic.AtomicInteger UD_HOLD_SERIAL = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** set by {@link #udWrite} when it let the word go itself (before telling the receiver); engine thread */
+    private boolean udLetGo;
 
     private static int holderPid(int v) {
         return (UD_HOLD_BASE - v) & 0x3FFFFF;
@@ -2833,17 +2836,23 @@ final class ShmTransport implements Transport {
         if (!INT.compareAndSet(ALL, held, 0, mine)) {
             return udBusy(qp, held);
         }
+        udLetGo = false;
         try {
-            return udWrite(qp, w, i, p, dir, n);
+            return udWrite(qp, w, i, p, dir, held, mine, n);
         } finally {
-            // by a CAS from its own value: a reset that outwaited this hold took the word back, and it may be
-            // another sender's now (a copy that threw: the region's memory freed meanwhile, counted by the engine)
-            boolean unused = (boolean) INT.compareAndSet(ALL, held, mine, 0);
+            if (!udLetGo) {
+                // by a CAS from its own value: a reset that outwaited this hold took the word back, and it may be
+                // another sender's now (also after a copy that threw: the region's memory freed meanwhile)
+                boolean unused = (boolean) INT.compareAndSet(ALL, held, mine, 0);
+            }
         }
     }
 
-    /** {@link #sendUd} under the receiving QP's held word: the checks, the slot, R_TAIL; sendUd lets the word go. */
-    private int udWrite(ShmQp qp, Wqe w, int i, Peer p, long dir, int n) {
+    /**
+     * {@link #sendUd} under the receiving QP's held word ({@code held}, value {@code mine}): the checks, the slot,
+     * R_TAIL, the word let go, then the receiver told; on the other paths sendUd lets the word go.
+     */
+    private int udWrite(ShmQp qp, Wqe w, int i, Peer p, long dir, long held, int mine, int n) {
         long pa = p.ctrlAddr;
         long qs = (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_QPN); // QPN and state: one load, after the hold
         int st = high(qs);
@@ -2861,15 +2870,22 @@ final class ShmTransport implements Transport {
             tail = read;
         }
         long ring = pa + Ctrl.ring(qp.udIndex[i]);
-        if ((int) INT.getAcquire(ALL, ring + (tail & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(tail)) {
-            // a sender died there after its sequence and before R_TAIL, and the receiver has not read it yet: that
-            // datagram stays, this one goes after it (only a datagram of this position carries its sequence)
+        for (int k = 0; k < Ctrl.RING_SLOTS
+                && (int) INT.getAcquire(ALL, ring + (tail & MASK) * Ctrl.SLOT + Ctrl.S_SEQ) == seq(tail); k++) {
+            // a sender died there after its sequence and before R_TAIL (or several did, one after another), and the
+            // receiver has not read it yet: that datagram stays, this one goes after it (only a datagram of this
+            // position carries its sequence)
             tail++;
         }
         if (tail - read >= Ctrl.RING_SLOTS) {
             return udWait(qp); // its ring full: held back while the receiver reads, as a lossless fabric's pause
         }
         long s = ring + (tail & MASK) * Ctrl.SLOT;
+        // the slot's sequence now (the previous lap's, or 0 after a clear): published over by a CAS from it below
+        long before = (long) LONG.getAcquire(ALL, s + Ctrl.S_SEQ);
+        if ((int) INT.getVolatile(ALL, held) != mine) {
+            return udDropped(qp); // a reset outwaited this hold and took the word back: the ring is not this one's now
+        }
         Sgl.gatherCovered(w, 0, n, ALL, s + Ctrl.SLOT_HEADER);
         var attr = w.ah.attr();
         int qkey = w.remoteQkey < 0 ? qp.qkey : w.remoteQkey; // IBA 10.2.4.2: a Q_Key with its high bit set is the QP's own
@@ -2881,10 +2897,18 @@ final class ShmTransport implements Transport {
         int flags = Ctrl.F_FIRST | Ctrl.F_LAST | messageFlags(w.opcode, w.flags, false);
         ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
         ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.qpn));
-        // last, volatile: release for the receiver's acquire, and the Dekker pair with its watched flag (below)
-        LONG.setVolatile(ALL, s + Ctrl.S_SEQ, word(seq(tail), w.remoteQpn));
+        // last, by a CAS from the value read before the copy (volatile: release for the receiver's acquire, and the
+        // Dekker pair with its watched flag, below), and only while the word is still this hold's: a sender stopped
+        // past a reset's drain, whose word was taken back, does not publish over a datagram written there since
+        if ((int) INT.getVolatile(ALL, held) != mine
+                || !LONG.compareAndSet(ALL, s + Ctrl.S_SEQ, before, word(seq(tail), w.remoteQpn))) {
+            return udDropped(qp);
+        }
         // a CAS from the tail read: a reset that outwaited this hold has set another base, which this must not move
         boolean unused = (boolean) LONG.compareAndSet(ALL, resp + Ctrl.R_TAIL, loaded, tail + 1);
+        // let go here, before the receiver's wake-up (a system call when it sleeps), by a CAS from its own value
+        boolean letGo = (boolean) INT.compareAndSet(ALL, held, mine, 0);
+        udLetGo = true;
         qp.udWaitSince = 0;
         if ((int) INT.getVolatile(ALL, pa + dir + Ctrl.Q_WATCHED) == 0) {
             signal(p.ctrl);

@@ -465,33 +465,43 @@ class ShmUdRingTest {
         assertEquals(0, s2.counter(Counter.UD_DROPPED_SENDS));
     }
 
-    @Test
-    void aSlotADeadSenderPublishedButDidNotCountIsKeptAndTheNextGoesAfterIt() throws Exception {
-        Ud r = new Ud();
-        Ud s = new Ud();
-        AddressHandle to = s.ahTo(r);
-        r.postRecvs(2);
-        // a sender that stored its slot's sequence and died before R_TAIL, holding the word
+    /** A datagram of {@code value} from QP {@code srcQpn} published at position {@code pos} of {@code r}'s ring, not counted in R_TAIL. */
+    private static void publishUncounted(Ud r, long pos, long value, int srcQpn) {
         MemorySegment c = r.transport().ctrl;
         ShmQp q = (ShmQp) r.qp;
-        long tail = (long) ShmTransport.LONG.getVolatile(c, q.resp + Ctrl.R_TAIL);
-        long at = q.ring + (tail & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
-        c.set(ValueLayout.JAVA_LONG, at + Ctrl.SLOT_HEADER, 41L);
+        long at = q.ring + (pos & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT;
+        c.set(ValueLayout.JAVA_LONG, at + Ctrl.SLOT_HEADER, value);
         c.set(ValueLayout.JAVA_INT, at + Ctrl.U_QKEY, QKEY);
         c.set(ValueLayout.JAVA_INT, at + Ctrl.U_SRC_PID, (int) ProcessHandle.current().pid());
         c.set(ValueLayout.JAVA_INT, at + Ctrl.U_SRC_FD, 0);
         c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_FLAGS_LEN,
                 (Ctrl.F_FIRST | Ctrl.F_LAST | io.jrdma.verbs.WrOpcode.SEND.ordinal() << 8) | 8L << 32);
-        c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG, (long) 0x777 << 32);
-        ShmTransport.LONG.setVolatile(c, at + Ctrl.S_SEQ, (ShmTransport.seq(tail) & 0xFFFFFFFFL) | (long) q.qpn << 32);
+        c.set(ValueLayout.JAVA_LONG, at + Ctrl.S_IMM_MSG, (long) srcQpn << 32);
+        ShmTransport.LONG.setVolatile(c, at + Ctrl.S_SEQ, (ShmTransport.seq(pos) & 0xFFFFFFFFL) | (long) q.qpn << 32);
+    }
+
+    @Test
+    void slotsDeadSendersPublishedButDidNotCountAreKeptAndTheNextGoesAfterThem() throws Exception {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        AddressHandle to = s.ahTo(r);
+        r.postRecvs(3);
+        // two senders, one after the other, each stored its slot's sequence and died before R_TAIL; the second held
+        // the word when it died
+        MemorySegment c = r.transport().ctrl;
+        long tail = (long) ShmTransport.LONG.getVolatile(c, ((ShmQp) r.qp).resp + Ctrl.R_TAIL);
+        publishUncounted(r, tail, 41, 0x777);
+        publishUncounted(r, tail + 1, 43, 0x778);
         Process gone = new ProcessBuilder("true").start();
         assertTrue(gone.waitFor(10, TimeUnit.SECONDS));
         ShmTransport.INT.setVolatile(c, heldWord(r), -2 - (int) gone.pid());
-        s.send(to, r.qp.qpn(), 42); // takes the word over, and writes after the published slot
-        WorkCompletion first = await(r.cq, "the dead sender's datagram");
-        assertEquals(WcStatus.SUCCESS, first.status(), first.toString());
-        assertEquals(0x777, first.srcQp(), "the dead sender's datagram first");
-        assertEquals(41, r.buf.get(ValueLayout.JAVA_LONG, RX + first.wrId() * 64 + Grh.LENGTH));
+        s.send(to, r.qp.qpn(), 42); // takes the word over, and writes after the published slots
+        for (long[] want : new long[][] {{0x777, 41}, {0x778, 43}}) {
+            WorkCompletion wc = await(r.cq, "a dead sender's datagram");
+            assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            assertEquals(want[0], wc.srcQp(), "the dead senders' datagrams first, in order");
+            assertEquals(want[1], r.buf.get(ValueLayout.JAVA_LONG, RX + wc.wrId() * 64 + Grh.LENGTH));
+        }
         assertEquals(42, received(r, await(r.cq, "the next one"), s));
         assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS));
     }
