@@ -110,6 +110,76 @@ class ShmAllocationTest {
     }
 
     /**
+     * UD: a datagram of 64 B with immediate data through an address handle into the receiving QP's ring (its held
+     * word, the slot, R_TAIL), and its receive completed with the GRH in front, allocate nothing either, in both
+     * directions (each side's table of receivers holds the other after the first datagram).
+     */
+    @Test
+    void noAllocationPerUdDatagramAfterWarmUp() {
+        io.jrdma.verbs.DeviceOptions o = io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER);
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+             io.jrdma.verbs.DeviceContext ca = ShmDevice.INSTANCE.open(o);
+             io.jrdma.verbs.DeviceContext cb = ShmDevice.INSTANCE.open(o)) {
+            io.jrdma.verbs.ProtectionDomain pa = ca.allocPd();
+            io.jrdma.verbs.ProtectionDomain pb = cb.allocPd();
+            io.jrdma.verbs.CompletionQueue qa = ca.createCq(64);
+            io.jrdma.verbs.CompletionQueue qb = cb.createCq(64);
+            io.jrdma.verbs.QueuePair a = pa.createQp(io.jrdma.verbs.QpInitAttr.ud(qa).withDepth(16, 16));
+            io.jrdma.verbs.QueuePair b = pb.createQp(io.jrdma.verbs.QpInitAttr.ud(qb).withDepth(16, 16));
+            io.jrdma.verbs.MemoryRegion ma = pa.register(ca.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
+            io.jrdma.verbs.MemoryRegion mb = pb.register(cb.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
+            for (io.jrdma.verbs.QueuePair q : new io.jrdma.verbs.QueuePair[] {a, b}) {
+                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1).qkey(7));
+                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR));
+                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0));
+            }
+            io.jrdma.verbs.AddressHandle toB = pa.createAh(io.jrdma.verbs.AhAttr.of(cb.gid(0), 0));
+            io.jrdma.verbs.AddressHandle toA = pb.createAh(io.jrdma.verbs.AhAttr.of(ca.gid(0), 0));
+            java.util.function.IntConsumer datagram = i -> {
+                boolean ab = (i & 1) == 0;
+                io.jrdma.verbs.QueuePair from = ab ? a : b;
+                io.jrdma.verbs.QueuePair to = ab ? b : a;
+                io.jrdma.verbs.MemoryRegion fm = ab ? ma : mb;
+                io.jrdma.verbs.MemoryRegion tm = ab ? mb : ma;
+                to.postRecv(rwr.reset().wrId(i).sge(0, tm, 1024, io.jrdma.verbs.Grh.LENGTH + 64));
+                from.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                        .sge(0, fm, 0, 64).imm(i).ud(ab ? toB : toA, to.qpn(), 7));
+                awaitUd(ca, cb, ab ? qb : qa);
+                awaitUd(ca, cb, ab ? qa : qb);
+            };
+            for (int i = 0; i < 20_000; i++) {
+                datagram.accept(i); // warm-up
+            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), datagram);
+            assertEquals(0, m.bytes(), "bytes allocated by 1,200 UD datagrams and their receives: " + m);
+            toA.close();
+            toB.close();
+            a.close();
+            b.close();
+            ma.close();
+            mb.close();
+            qa.close();
+            qb.close();
+            pa.close();
+            pb.close();
+        }
+    }
+
+    private void awaitUd(io.jrdma.verbs.DeviceContext ca, io.jrdma.verbs.DeviceContext cb, io.jrdma.verbs.CompletionQueue cq) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (cq.poll(wc) == 0) {
+            ca.progress();
+            cb.progress();
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no completion within 10 s");
+            }
+        }
+        if (wc.status() != WcStatus.SUCCESS) {
+            throw new AssertionError(wc.toString());
+        }
+    }
+
+    /**
      * Memory windows: a type 2 bind on the target's QP (its key entry published for the peer), a WRITE through the
      * window, and its LOCAL_INV (the entry withdrawn, with the membarrier of the own holds) allocate nothing either.
      */
