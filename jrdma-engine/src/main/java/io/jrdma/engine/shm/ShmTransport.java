@@ -2650,6 +2650,12 @@ final class ShmTransport implements Transport {
 
     private static final java.util.concurrent.atomic.AtomicInteger UD_HOLD_SERIAL = new java.util.concurrent.atomic.AtomicInteger();
 
+    /**
+     * Tests: run once by the next UD sender of this context inside its hold, before its copy, as if its thread stopped
+     * there (what a reset that outwaits the hold, and the senders after it, do meanwhile)
+     */
+    Runnable udStallForTests;
+
     /** set by {@link #udWrite} when it let the word go itself (before telling the receiver); engine thread */
     private boolean udLetGo;
 
@@ -2883,6 +2889,11 @@ final class ShmTransport implements Transport {
         long s = ring + (tail & MASK) * Ctrl.SLOT;
         // the slot's sequence now (the previous lap's, or 0 after a clear): published over by a CAS from it below
         long before = (long) LONG.getAcquire(ALL, s + Ctrl.S_SEQ);
+        if (udStallForTests != null) { // a test's stand-in for this thread stopped here (once)
+            Runnable stall = udStallForTests;
+            udStallForTests = null;
+            stall.run();
+        }
         if ((int) INT.getVolatile(ALL, held) != mine) {
             return udDropped(qp); // a reset outwaited this hold and took the word back: the ring is not this one's now
         }

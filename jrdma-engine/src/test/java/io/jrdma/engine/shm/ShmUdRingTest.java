@@ -465,6 +465,43 @@ class ShmUdRingTest {
         assertEquals(0, s2.counter(Counter.UD_DROPPED_SENDS));
     }
 
+    @Test
+    void aSenderStoppedInsideItsHoldPastAResetsDrainLeavesTheNewRingAlone() {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        Ud s2 = new Ud();
+        AddressHandle to = s.ahTo(r);
+        AddressHandle to2 = s2.ahTo(r);
+        MemorySegment c = r.transport().ctrl;
+        long resp = ((ShmQp) r.qp).resp;
+        long oldTail = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL);
+        int[] k = new int[1];
+        s.transport().udStallForTests = () -> {
+            // meanwhile: the receiver is reset (its drain outwaits this hold, 1 s, and takes the word back) and
+            // connected anew at another base, and another sender fills it up to the slot this one is about to write
+            long t0 = System.nanoTime();
+            r.qp.modify(new QpAttr().state(QpState.RESET));
+            assertTrue(System.nanoTime() - t0 >= ShmTransport.DRAIN_NANOS, "the reset waited for the hold");
+            ready(r.qp);
+            r.postRecvs(Ctrl.RING_SLOTS);
+            long base = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL);
+            k[0] = (int) Math.floorMod(oldTail - base, (long) Ctrl.RING_SLOTS) + 1;
+            for (int j = 0; j < k[0]; j++) {
+                s2.send(to2, r.qp.qpn(), 500 + j); // the last one in the slot of the stopped sender's position
+            }
+        };
+        s.send(to, r.qp.qpn(), 7);
+        assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the stopped sender's datagram dropped");
+        for (int j = 0; j < k[0]; j++) {
+            assertEquals(500 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "intact, in order");
+        }
+        long base = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_READ) - k[0];
+        assertEquals(base + k[0], (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL), "the new tail unmoved");
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+        s2.send(to2, r.qp.qpn(), 600);
+        assertEquals(600, received(r, await(r.cq, "a datagram after"), s2));
+    }
+
     /** A datagram of {@code value} from QP {@code srcQpn} published at position {@code pos} of {@code r}'s ring, not counted in R_TAIL. */
     private static void publishUncounted(Ud r, long pos, long value, int srcQpn) {
         MemorySegment c = r.transport().ctrl;
