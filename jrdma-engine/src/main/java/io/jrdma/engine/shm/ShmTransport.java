@@ -136,7 +136,7 @@ final class ShmTransport implements Transport {
         this.ctrlAddr = ctrlAddr;
         this.ctrl = MemorySegment.ofAddress(ctrlAddr).reinterpret(Ctrl.SIZE);
         this.ownHold = ownHoldForNewContexts;
-        this.selfId = (long) pid << 32 | (ctrlFd & 0xFFFFFFFFL);
+        this.selfId = peerId(pid, ctrlFd);
         this.cm = new TcpConnectionManager(context, true);
         ctrl.set(ValueLayout.JAVA_INT, Ctrl.H_OWN_HOLD, ownHold ? 1 : 0); // before any peer maps the segment
         // before any peer maps the segment: whether this engine may sleep on its futex (peers read it once)
@@ -459,7 +459,7 @@ final class ShmTransport implements Transport {
             }
         }
         if (gone != null) {
-            dropPeer((long) gone.pid << 32 | (gone.ctrlFd & 0xFFFFFFFFL), gone);
+            dropPeer(peerId(gone.pid, gone.ctrlFd), gone);
         }
     }
 
@@ -747,37 +747,16 @@ final class ShmTransport implements Transport {
         qp.resetProgress(); // and the checks of the last connection's peer forgotten
         qp.ringUsed = true;
         clearResponses(qp); // a new connection: no result of an earlier one may match its sender's message numbers
-        // the ring's positions start anew at a random base, published as R_READ before the partner's name is: a slot
-        // a stalled sender of an earlier connection stores after the clear (its hold given up on after DRAIN_NANOS)
-        // is read only if its position's low 32 bits fall in the ring of positions read next when it lands, a
-        // chance of 16 in 2^32, where from 0 it was the first message's (docs/shm-design.md, "Connections, peers
-        // and liveness"); every sender finds the base there
-        long base = java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 2;
-        qp.ringBase = base;
-        qp.ringRead = base;
-        qp.ringReadPublished = base;
-        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, base);
+        startRing(qp); // before the partner's name is published: every sender finds the base there
         qp.peerDir = -1;
         int[] who = parseGid(qp.av.dgid());
         if (who == null) {
             return;
         }
-        long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
-        Peer p = peers.get(id);
-        if (p != null && !p.stillAt()) {
-            p = null; // its context closed (or its process died) and the GID names another now: the QPs that still
-                      // use the old mapping keep it until they let it go; this one maps what is there now
-        }
+        long id = peerId(who[0], who[1]);
+        Peer p = mapPeer(who, id);
         if (p == null) {
-            try {
-                p = new Peer(who[0], who[1]);
-            } catch (RdmaException e) {
-                return; // not reachable (gone, another user's): nothing will answer
-            }
-            peers.put(id, p);
-            Peer[] list = java.util.Arrays.copyOf(peerList, peerList.length + 1);
-            list[peerList.length] = p;
-            peerList = list; // every peer a QP uses, a stale one too: its process's death still reaches its QPs
+            return; // not reachable (gone, another user's): nothing will answer
         }
         p.attach(qp);
         qp.peer = p;
@@ -785,6 +764,23 @@ final class ShmTransport implements Transport {
         qp.ownHoldAddr = ctrlAddr + Ctrl.hold(qp.slot);
         addPartner(qp, p, id);
         findPeerQp(qp);
+    }
+
+    /**
+     * A connection's (or a UD QP's) ring starts anew: its positions from a random base, published as R_READ. A slot a
+     * stalled sender of an earlier connection stores after the ring's clear (its hold given up on after DRAIN_NANOS)
+     * is read only if its position's low 32 bits fall in the ring of positions read next when it lands, a chance of
+     * 16 in 2^32, where from 0 it was the first message's (docs/shm-design.md, "Connections, peers and liveness").
+     *
+     * @return the base
+     */
+    private long startRing(ShmQp qp) {
+        long base = java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 2;
+        qp.ringBase = base;
+        qp.ringRead = base;
+        qp.ringReadPublished = base;
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, base);
+        return base;
     }
 
     /** Finds the peer QP's directory entry and inbound ring (allocation-free). @return false when it has no such QP */
@@ -800,11 +796,47 @@ final class ShmTransport implements Transport {
         return true;
     }
 
+    /**
+     * The peer context {pid, fd} names, as mapped now: the mapping already there while the GID still names that context,
+     * else a new one (a context closed, or its process died, and the GID names another now: the QPs that still use the
+     * old mapping keep it until they let it go).
+     *
+     * @return the peer, or null when it cannot be reached (gone, another user's, not a control segment)
+     */
+    private Peer mapPeer(int[] who, long id) {
+        Peer p = peers.get(id);
+        if (p != null && p.stillAt()) {
+            return p;
+        }
+        try {
+            p = new Peer(who[0], who[1]);
+        } catch (RdmaException e) {
+            return null;
+        }
+        peers.put(id, p);
+        Peer[] list = java.util.Arrays.copyOf(peerList, peerList.length + 1);
+        list[peerList.length] = p;
+        peerList = list; // every peer a QP uses, a stale one too: its process's death still reaches its QPs
+        return p;
+    }
+
+    /** @return the id of the peer context of process {@code pid} and control descriptor {@code fd}: its GID's, a partner's Q_DEST_ID */
+    private static long peerId(int pid, int fd) {
+        return (long) pid << 32 | (fd & 0xFFFFFFFFL);
+    }
+
     private void releasePeer(ShmQp qp) {
         Peer p = qp.peer;
         qp.peer = null;
-        if (p != null && p.detach(qp)) {
-            dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
+        if (p != null) {
+            letGo(p, qp);
+        }
+    }
+
+    /** {@code qp} no longer uses peer {@code p}: unmapped when nothing else of this context does. */
+    private void letGo(Peer p, ShmQp qp) {
+        if (p.detach(qp)) {
+            dropPeer(peerId(p.pid, p.ctrlFd), p);
         }
     }
 
@@ -2597,12 +2629,7 @@ final class ShmTransport implements Transport {
     private void udReady(ShmQp qp) {
         qp.resetProgress();
         qp.ringUsed = true;
-        long base = java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 2;
-        qp.ringBase = base;
-        qp.ringRead = base;
-        qp.ringReadPublished = base;
-        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_READ, base);
-        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_TAIL, base);
+        LONG.setVolatile(ctrl, qp.resp + Ctrl.R_TAIL, startRing(qp));
     }
 
     /**
@@ -2697,9 +2724,7 @@ final class ShmTransport implements Transport {
         for (int k = 0; k < qp.udPeerCount; k++) {
             Peer p = qp.udPeers[k];
             qp.udPeers[k] = null;
-            if (p.detach(qp)) {
-                dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
-            }
+            letGo(p, qp);
         }
         qp.udPeerCount = 0;
         qp.udWaitSince = 0;
@@ -2717,9 +2742,7 @@ final class ShmTransport implements Transport {
             if (qp.udPeers[k] == p) {
                 qp.udPeers[k] = qp.udPeers[--qp.udPeerCount];
                 qp.udPeers[qp.udPeerCount] = null;
-                if (p.detach(qp)) {
-                    dropPeer((long) p.pid << 32 | (p.ctrlFd & 0xFFFFFFFFL), p);
-                }
+                letGo(p, qp);
                 return;
             }
         }
@@ -2782,22 +2805,15 @@ final class ShmTransport implements Transport {
 
     /** @return the peer context {pid, fd} names, mapped (as a connection maps its peer) and used by {@code qp}, or null when unreachable */
     private Peer udPeer(ShmQp qp, int[] who) {
-        long id = (long) who[0] << 32 | (who[1] & 0xFFFFFFFFL);
-        Peer p = peers.get(id);
-        if (p != null && !p.stillAt()) {
-            udForget(qp, p); // its context closed and the GID names another now (or nothing)
-            p = null;
+        Peer p = mapPeer(who, peerId(who[0], who[1]));
+        for (int k = qp.udPeerCount - 1; k >= 0; k--) {
+            Peer q = qp.udPeers[k];
+            if (q != p && q.pid == who[0] && q.ctrlFd == who[1]) {
+                udForget(qp, q); // its context closed and the GID names another now (or nothing)
+            }
         }
         if (p == null) {
-            try {
-                p = new Peer(who[0], who[1]);
-            } catch (RdmaException e) {
-                return null; // gone, another user's, not a control segment: its datagrams are dropped
-            }
-            peers.put(id, p);
-            Peer[] list = java.util.Arrays.copyOf(peerList, peerList.length + 1);
-            list[peerList.length] = p;
-            peerList = list; // its process's death reaches the UD QPs that use it (checkPeers)
+            return null; // its datagrams are dropped
         }
         for (int k = 0; k < qp.udPeerCount; k++) {
             if (qp.udPeers[k] == p) {
