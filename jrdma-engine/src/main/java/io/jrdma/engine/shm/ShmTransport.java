@@ -1581,9 +1581,14 @@ final class ShmTransport implements Transport {
             return false;
         }
         int s = high(qs);
-        return (s == QpState.RTR.ordinal() || s == QpState.RTS.ordinal() || s == QpState.SQD.ordinal())
+        return takesRequests(s)
                 && (int) INT.getVolatile(ALL, d + Ctrl.Q_DEST_QPN) == qp.qpn
                 && (long) LONG.getVolatile(ALL, d + Ctrl.Q_DEST_ID) == selfId;
+    }
+
+    /** @return whether a QP entry's state (its ordinal, as peers read it) takes requests: RTR, RTS or SQD */
+    private static boolean takesRequests(int state) {
+        return state == QpState.RTR.ordinal() || state == QpState.RTS.ordinal() || state == QpState.SQD.ordinal();
     }
 
     /**
@@ -2257,7 +2262,7 @@ final class ShmTransport implements Transport {
             }
             boolean last = writeSlot(qp, w, pos, n, total, writeImm);
             sendUnhold(qp);
-            notify(qp, qp.peer.ctrl);
+            notify(qp.peer, qp.peerDir);
             if (last) {
                 qp.sending = false;
                 return SENT;
@@ -2477,7 +2482,7 @@ final class ShmTransport implements Transport {
         int flags = Ctrl.F_FIRST | Ctrl.F_LAST | (qp.retry ? Ctrl.F_RETRY : 0) | messageFlags(op, wr.flags(), false);
         publishSlot(qp, pos, at, flags | op.ordinal() << 8, length, wr.imm());
         sendUnhold(qp);
-        notify(qp, qp.peer.ctrl);
+        notify(qp.peer, qp.peerDir);
         keepSent(qp, wr, op, length, mr, from);
         return Engine.IN_FLIGHT;
     }
@@ -2566,15 +2571,16 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * After a slot's sequence was stored (volatile): tells the receiver. A QP on its engine's watched list needs
+     * After a slot's sequence was stored (volatile): tells the receiver, peer {@code p} whose QP entry is at {@code dir}
+     * (an RC or UC partner, a UD datagram's receiving QP). A QP on its engine's watched list needs
      * nothing (its engine loads the slot itself); otherwise the pending word is flagged. Then a receiver whose
      * engine may sleep is woken if it does.
      */
-    private static void notify(ShmQp qp, MemorySegment pc) {
-        if ((int) INT.getVolatile(ALL, qp.peer.ctrlAddr + qp.peerDir + Ctrl.Q_WATCHED) == 0) {
-            signal(pc);
-        } else if (qp.peer.maySleep) {
-            wake(pc);
+    private static void notify(Peer p, long dir) {
+        if ((int) INT.getVolatile(ALL, p.ctrlAddr + dir + Ctrl.Q_WATCHED) == 0) {
+            signal(p.ctrl);
+        } else if (p.maySleep) {
+            wake(p.ctrl);
         }
     }
 
@@ -2882,8 +2888,7 @@ final class ShmTransport implements Transport {
         long tail = (long) LONG.getAcquire(ALL, resp + Ctrl.R_TAIL); // acquire partner: the sender before's release
         long read = (long) LONG.getAcquire(ALL, resp + Ctrl.R_READ); // release partner: the receiver's consumed()
         long loaded = tail;
-        if (low(qs) != w.remoteQpn || st != QpState.RTR.ordinal() && st != QpState.RTS.ordinal()
-                && st != QpState.SQD.ordinal() || (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_DEST_ID) != Ctrl.UD_MARK) {
+        if (low(qs) != w.remoteQpn || !takesRequests(st) || (long) LONG.getVolatile(ALL, pa + dir + Ctrl.Q_DEST_ID) != Ctrl.UD_MARK) {
             return udDropped(qp); // not a UD QP taking datagrams (a reset one among them)
         }
         if (tail - read < 0) {
@@ -2937,11 +2942,7 @@ final class ShmTransport implements Transport {
         boolean letGo = (boolean) INT.compareAndSet(ALL, held, mine, 0);
         udLetGo = true;
         qp.udWaitSince = 0;
-        if ((int) INT.getVolatile(ALL, pa + dir + Ctrl.Q_WATCHED) == 0) {
-            signal(p.ctrl);
-        } else if (p.maySleep) {
-            wake(p.ctrl);
-        }
+        notify(p, dir);
         engine.counters.increment(qp.stats, QpCounter.SENT_PKTS);
         engine.counters.add(qp.stats, QpCounter.SENT_BYTES, n);
         return OK;
