@@ -383,9 +383,9 @@ ucx() { # tls test size iterations key
   esac
 }
 
-aeron() { # transport mode size [iterations]
-  local tr=$1 mode=$2 s=$3 it=${4:-$UDP_ITERS}
-  local common=(io.jrdma.bench.aeron.AeronBench mode="$mode" transport="$tr" port=@PORT@ size="$s" timeout=20)
+aeron() { # transport mode size [iterations [pause]]
+  local tr=$1 mode=$2 s=$3 it=${4:-$UDP_ITERS} pa=${5:-false}
+  local common=(io.jrdma.bench.aeron.AeronBench mode="$mode" transport="$tr" port=@PORT@ size="$s" timeout=20 pause="$pa")
   AERON_PORTS+=("$PORT")
   if [ "$mode" = pingpong ]; then
     SRV=("${AERON_JAVA[@]}" "${common[@]}" role=server iters="$it" warmup=$((it / 4)))
@@ -531,7 +531,9 @@ shm_section() {
   mapped_pingpong 8
   shm_perf write_lat 8
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
-  [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS"
+  # Aeron's ping-pong waits as jrdma's SEND does in this round (a PAUSE per empty poll is how Aeron's own Ping and
+  # Pong samples wait, BusySpinIdleStrategy); docs/shm-design.md, "The 8 B SEND ping-pong, eleventh pass"
+  [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS" "$(shm_pause)"
   shm_perf send_lat 8
   send_shape verbs; send_shape staged; send_shape bare
   [ "$UCX" = 1 ] && ucx posix,self tag_lat 8 $((UCX_N * 4)) ucx.posix.tag_lat.8
@@ -665,7 +667,8 @@ mkdir -p "$(dirname "$OUT")"
   as `jrdma perf --jrdma-cm` does (the RoCE rows' copy); Aeron IPC is a ping-pong
   between two processes, the media driver embedded in the server process in INVOKER mode (no driver
   thread: each side's one thread runs the driver's and its client's duty cycles every 64 empty polls;
-  the clock read once per round trip, right after the offer),
+  the clock read once per round trip, right after the offer; in the shared-memory section it waits as that
+  round's jrdma rows do, a PAUSE per empty poll or none, as Aeron's own Ping and Pong samples pause),
   where Aeron's own samples run the driver in threads of its own; UCX is `ucx_perftest` with
   UCX_TLS=posix,self. jrdma's rows are `jrdma perf <test> -d shm0` between two processes (perftest's
   exchange: the same -s and -n on both sides, bandwidth over 33 GB per run, 13 GB with --quick; between two

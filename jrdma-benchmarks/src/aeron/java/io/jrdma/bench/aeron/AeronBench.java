@@ -24,10 +24,13 @@ import java.util.Map;
  * invoker): no other busy thread, so on 2 cores nothing measures the scheduler.
  *
  * <pre>
- * mode=pingpong transport=udp|ipc role=server|client port=P size=S iters=N warmup=W [blocks=0]
+ * mode=pingpong transport=udp|ipc role=server|client port=P size=S iters=N warmup=W [blocks=0] [pause=false]
  * mode=stream   transport=udp|ipc role=server|client port=P size=S [secs=3] [warm=0.5]
  * mode=turn     [port=P] [size=8] [n=1000000] [rounds=5]
  * </pre>
+ * {@code pause=true} (both sides): a PAUSE ({@link Thread#onSpinWait}) after each empty poll of a ping-pong side, as
+ * Aeron's own Ping and Pong samples wait ({@code BusySpinIdleStrategy}); {@code bench/compare.sh --shm} gives it the
+ * wait jrdma's SEND runs with in that round.
  * {@code mode=turn}: one process, one thread, an IPC ping-pong between two exclusive publications played by that
  * thread, each side as the ping-pong's pong side plays it (the poll that finds the message, its copy out, the
  * offer of the answer; the agents invoked every 64 turns): ns of this thread's CPU time per turn, per round
@@ -88,6 +91,7 @@ public final class AeronBench {
         timeoutNanos = num("timeout", 30) * 1_000_000_000L;
         boolean ipc = turn || transport.equals("ipc");
         invokeEvery = num("invoke_every", ipc ? 64 : 1);
+        pause = Boolean.parseBoolean(str("pause", "false"));
         if (invokeEvery < 1) {
             throw new IllegalArgumentException("invoke_every must be at least 1, not " + invokeEvery);
         }
@@ -160,6 +164,8 @@ public final class AeronBench {
 
     private int idle;
     private int invokeEvery = 1;
+    /** pause=true: a PAUSE ({@code Thread.onSpinWait}) per empty poll of a ping-pong side, as Aeron's samples wait */
+    private boolean pause;
 
     /** A ping-pong side that found nothing to read: the agents' duty cycles every {@code invokeEvery} such polls. */
     private void idleInvoke() {
@@ -305,6 +311,9 @@ public final class AeronBench {
             int spins = 0;
             while (pongs < want) {
                 if (sub.poll(onPong, 1) == 0) {
+                    if (pause) {
+                        Thread.onSpinWait();
+                    }
                     idleInvoke();
                     if (++spins == 1 << 20) {
                         spins = 0;
@@ -348,13 +357,18 @@ public final class AeronBench {
                 }
                 spins = 0;
                 last = 0;
-            } else if (++spins == 1 << 16) {
-                spins = 0;
-                long now = System.nanoTime();
-                if (last == 0) {
-                    last = now;
-                } else if (now - last > timeoutNanos) {
-                    fail("no ping within the timeout (after " + pongs + " pongs)");
+            } else {
+                if (pause) {
+                    Thread.onSpinWait();
+                }
+                if (++spins == 1 << 16) {
+                    spins = 0;
+                    long now = System.nanoTime();
+                    if (last == 0) {
+                        last = now;
+                    } else if (now - last > timeoutNanos) {
+                        fail("no ping within the timeout (after " + pongs + " pongs)");
+                    }
                 }
             }
             idleInvoke();
