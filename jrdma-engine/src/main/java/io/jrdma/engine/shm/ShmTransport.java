@@ -2684,10 +2684,29 @@ final class ShmTransport implements Transport {
     private static final java.util.concurrent.atomic.AtomicInteger UD_HOLD_SERIAL = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
-     * Tests: run once by the next UD sender of this context inside its hold, before its copy, as if its thread stopped
-     * there (what a reset that outwaits the hold, and the senders after it, do meanwhile)
+     * Tests: run once by the next UD sender of this context inside its hold, at {@link #udStallPoint}, as if its
+     * thread stopped there (what a reset that outwaits the hold, and the senders after it, do meanwhile)
      */
     Runnable udStallForTests;
+    /** Tests: where {@link #udStallForTests} runs: one of the {@code UD_STALL_*} points of {@link #udWrite} */
+    int udStallPoint;
+    /** {@link #udWrite}'s stall points for tests: before the copy (after the look at the word before it) */
+    static final int UD_STALL_BEFORE_COPY = 0;
+    /** after the copy and the header's stores, before the look at the word that precedes the sequence */
+    static final int UD_STALL_AFTER_COPY = 1;
+    /** after that look, before the sequence's CAS */
+    static final int UD_STALL_BEFORE_SEQ = 2;
+    /** after the sequence's CAS, before R_TAIL's */
+    static final int UD_STALL_BEFORE_TAIL = 3;
+
+    /** Runs {@link #udStallForTests} once when it is set for {@code point}. */
+    private void udStall(int point) {
+        Runnable stall = udStallForTests;
+        if (stall != null && udStallPoint == point) {
+            udStallForTests = null;
+            stall.run();
+        }
+    }
 
     /** set by {@link #udWrite} when it let the word go itself (before telling the receiver); engine thread */
     private boolean udLetGo;
@@ -2911,9 +2930,7 @@ final class ShmTransport implements Transport {
         // the slot's sequence now (the previous lap's, or 0 after a clear): published over by a CAS from it below
         long before = (long) LONG.getAcquire(ALL, s + Ctrl.S_SEQ);
         if (udStallForTests != null) { // a test's stand-in for this thread stopped here (once)
-            Runnable stall = udStallForTests;
-            udStallForTests = null;
-            stall.run();
+            udStall(UD_STALL_BEFORE_COPY);
         }
         if ((int) INT.getVolatile(ALL, held) != mine) {
             return udDropped(qp); // a reset outwaited this hold and took the word back: the ring is not this one's now
@@ -2929,12 +2946,24 @@ final class ShmTransport implements Transport {
         int flags = Ctrl.F_FIRST | Ctrl.F_LAST | messageFlags(w.opcode, w.flags, false);
         ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_FLAGS_LEN, word(flags | w.opcode.ordinal() << 8, n));
         ALL.set(ValueLayout.JAVA_LONG, s + Ctrl.S_IMM_MSG, word(w.imm, qp.qpn));
+        if (udStallForTests != null) {
+            udStall(UD_STALL_AFTER_COPY);
+        }
         // last, by a CAS from the value read before the copy (volatile: release for the receiver's acquire, and the
         // Dekker pair with its watched flag, below), and only while the word is still this hold's: a sender stopped
-        // past a reset's drain, whose word was taken back, does not publish over a datagram written there since
-        if ((int) INT.getVolatile(ALL, held) != mine
-                || !LONG.compareAndSet(ALL, s + Ctrl.S_SEQ, before, word(seq(tail), w.remoteQpn))) {
+        // past a reset's drain, whose word was taken back, does not publish (into a ring cleared since, or over a
+        // datagram written there since)
+        if ((int) INT.getVolatile(ALL, held) != mine) {
             return udDropped(qp);
+        }
+        if (udStallForTests != null) {
+            udStall(UD_STALL_BEFORE_SEQ);
+        }
+        if (!LONG.compareAndSet(ALL, s + Ctrl.S_SEQ, before, word(seq(tail), w.remoteQpn))) {
+            return udDropped(qp);
+        }
+        if (udStallForTests != null) {
+            udStall(UD_STALL_BEFORE_TAIL);
         }
         // a CAS from the tail read: a reset that outwaited this hold has set another base, which this must not move
         boolean unused = (boolean) LONG.compareAndSet(ALL, resp + Ctrl.R_TAIL, loaded, tail + 1);

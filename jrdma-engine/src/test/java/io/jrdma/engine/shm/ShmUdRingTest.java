@@ -476,19 +476,11 @@ class ShmUdRingTest {
         long resp = ((ShmQp) r.qp).resp;
         long oldTail = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL);
         int[] k = new int[1];
+        s.transport().udStallPoint = ShmTransport.UD_STALL_BEFORE_COPY;
         s.transport().udStallForTests = () -> {
-            // meanwhile: the receiver is reset (its drain outwaits this hold, 1 s, and takes the word back) and
-            // connected anew at another base, and another sender fills it up to the slot this one is about to write
-            long t0 = System.nanoTime();
-            r.qp.modify(new QpAttr().state(QpState.RESET));
-            assertTrue(System.nanoTime() - t0 >= ShmTransport.DRAIN_NANOS, "the reset waited for the hold");
-            ready(r.qp);
-            r.postRecvs(Ctrl.RING_SLOTS);
-            long base = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL);
-            k[0] = (int) Math.floorMod(oldTail - base, (long) Ctrl.RING_SLOTS) + 1;
-            for (int j = 0; j < k[0]; j++) {
-                s2.send(to2, r.qp.qpn(), 500 + j); // the last one in the slot of the stopped sender's position
-            }
+            // meanwhile: the receiver is reset and connected anew, and another sender fills it up to the slot this
+            // one is about to write
+            k[0] = fillUpTo(r, s2, to2, resetOutwaitingAHold(r), oldTail);
         };
         s.send(to, r.qp.qpn(), 7);
         assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the stopped sender's datagram dropped");
@@ -501,6 +493,113 @@ class ShmUdRingTest {
         r.postRecvs(1); // (the k datagrams may have taken all sixteen receives)
         s2.send(to2, r.qp.qpn(), 600);
         assertEquals(600, received(r, await(r.cq, "a datagram after"), s2));
+    }
+
+    /**
+     * Inside a sender's hold (a stall): resets receiver {@code r}, whose drain outwaits the hold (1 s) and takes the
+     * word back, and connects it anew at another base, with a receive for each slot. @return that base (its R_TAIL)
+     */
+    private static long resetOutwaitingAHold(Ud r) {
+        long t0 = System.nanoTime();
+        r.qp.modify(new QpAttr().state(QpState.RESET));
+        assertTrue(System.nanoTime() - t0 >= ShmTransport.DRAIN_NANOS, "the reset waited for the hold");
+        ready(r.qp);
+        r.postRecvs(Ctrl.RING_SLOTS);
+        return (long) ShmTransport.LONG.getVolatile(r.transport().ctrl, ((ShmQp) r.qp).resp + Ctrl.R_TAIL);
+    }
+
+    /**
+     * Sends datagrams 500, 501, ... from {@code s2} to {@code r}, connected anew at {@code base}, up to the one in the
+     * slot of position {@code oldTail} (a stopped sender's). @return how many
+     */
+    private static int fillUpTo(Ud r, Ud s2, AddressHandle to2, long base, long oldTail) {
+        int k = (int) Math.floorMod(oldTail - base, (long) Ctrl.RING_SLOTS) + 1;
+        for (int j = 0; j < k; j++) {
+            s2.send(to2, r.qp.qpn(), 500 + j);
+        }
+        return k;
+    }
+
+    @Test
+    void aSenderThatLostItsHoldDuringItsCopyPublishesNothingAndCountsTheDatagramDropped() {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        Ud s2 = new Ud();
+        MemorySegment c = r.transport().ctrl;
+        ShmQp q = (ShmQp) r.qp;
+        long oldTail = (long) ShmTransport.LONG.getVolatile(c, q.resp + Ctrl.R_TAIL);
+        long slotSeq = q.ring + (oldTail & (Ctrl.RING_SLOTS - 1)) * Ctrl.SLOT + Ctrl.S_SEQ;
+        long[] base = new long[1];
+        long[] seqThen = new long[1];
+        s.transport().udStallPoint = ShmTransport.UD_STALL_AFTER_COPY;
+        s.transport().udStallForTests = () -> {
+            // its copy is in the slot; meanwhile the receiver is reset and connected anew, and nothing writes there
+            base[0] = resetOutwaitingAHold(r);
+            seqThen[0] = (long) ShmTransport.LONG.getVolatile(c, slotSeq);
+        };
+        s.send(s.ahTo(r), r.qp.qpn(), 7);
+        assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the datagram counted dropped, not sent");
+        assertEquals(seqThen[0], (long) ShmTransport.LONG.getVolatile(c, slotSeq), "no sequence published into the new ring");
+        assertEquals(base[0], (long) ShmTransport.LONG.getVolatile(c, q.resp + Ctrl.R_TAIL), "the new tail unmoved");
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+        AddressHandle to2 = s2.ahTo(r);
+        int k = fillUpTo(r, s2, to2, base[0], oldTail);
+        for (int j = 0; j < k; j++) {
+            assertEquals(500 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "intact, in order");
+        }
+    }
+
+    @Test
+    void aSenderThatLostItsHoldJustBeforeItsSequenceLeavesTheDatagramWrittenThereSince() {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        Ud s2 = new Ud();
+        AddressHandle to2 = s2.ahTo(r);
+        MemorySegment c = r.transport().ctrl;
+        long resp = ((ShmQp) r.qp).resp;
+        long oldTail = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL);
+        long[] base = new long[1];
+        int[] k = new int[1];
+        s.transport().udStallPoint = ShmTransport.UD_STALL_BEFORE_SEQ;
+        s.transport().udStallForTests = () -> {
+            // its look at the word passed; meanwhile the receiver is reset and connected anew, and another sender
+            // writes the slot this one is about to publish
+            base[0] = resetOutwaitingAHold(r);
+            k[0] = fillUpTo(r, s2, to2, base[0], oldTail);
+        };
+        s.send(s.ahTo(r), r.qp.qpn(), 7);
+        assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the stopped sender's datagram dropped");
+        for (int j = 0; j < k[0]; j++) {
+            assertEquals(500 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "intact, in order");
+        }
+        assertEquals(base[0] + k[0], (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL), "the new tail");
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+    }
+
+    @Test
+    void aSenderThatLostItsHoldAfterItsSequenceDoesNotMoveTheNewTail() {
+        Ud r = new Ud();
+        Ud s = new Ud();
+        Ud s2 = new Ud();
+        MemorySegment c = r.transport().ctrl;
+        long resp = ((ShmQp) r.qp).resp;
+        long[] base = new long[1];
+        s.transport().udStallPoint = ShmTransport.UD_STALL_BEFORE_TAIL;
+        // its datagram is published; meanwhile the receiver is reset (the ring cleared: the datagram is lost with
+        // it, as one on the wire) and connected anew
+        s.transport().udStallForTests = () -> base[0] = resetOutwaitingAHold(r);
+        s.send(s.ahTo(r), r.qp.qpn(), 7);
+        assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS), "sent before the reset");
+        assertEquals(base[0], (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL), "the new tail unmoved");
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+        AddressHandle to2 = s2.ahTo(r);
+        for (int j = 0; j < 3; j++) {
+            s2.send(to2, r.qp.qpn(), 800 + j);
+        }
+        for (int j = 0; j < 3; j++) {
+            assertEquals(800 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "at the new base, in order");
+        }
+        assertEquals(base[0] + 3, (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL));
     }
 
     /** A datagram of {@code value} from QP {@code srcQpn} published at position {@code pos} of {@code r}'s ring, not counted in R_TAIL. */
