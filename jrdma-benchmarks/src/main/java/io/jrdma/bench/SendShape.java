@@ -32,14 +32,18 @@ import java.nio.file.Path;
  * checks the receive's local key (PD, access, bounds), places the 8 bytes, pushes the completion into its CQ ring,
  * stores the message's result for the sender (RC: the SEND completes when the receiver took it) and reads the
  * completion back into the caller's {@link WorkCompletion}; the sender checks the request, the source's key and the
- * ring's room, keeps a send-queue entry, writes the slot, and retires the entry when the result says DONE (every
- * poll; one SEND in a hundred is signaled, as {@code send_lat}'s); each side posts its used receive again after
- * its reply.</li>
+ * ring's room, keeps a send-queue entry, writes the slot, and retires the entry when the result says DONE; each
+ * side posts its used receive again after its reply and then waits for its SEND's completion, as {@code send_lat}
+ * does with perftest's latency defaults (a send queue of one, so every SEND signaled: {@code cqmod=1}; before
+ * 2026-11-28 this model signaled one in a hundred and waited for none, which {@code cqmod=100} still gives).</li>
  * <li>{@code staged}: the same steps, moved off the path between a message's arrival and the reply where they can be:
  * the wait resolves the head receive ahead (its key checked, its target computed), the completion goes straight into
- * the caller's {@code WorkCompletion} when the CQ is empty, the result is stored after the reply's slot (or by
- * the next empty poll), and the SEND's retire runs in empty polls (and in a post that finds the send queue full, as
- * a provider's post runs its service).</li>
+ * the caller's {@code WorkCompletion} when the CQ is empty, and the SEND's retire runs in empty polls (and in a
+ * post that finds the send queue full, as a provider's post runs its service). The result is stored at the
+ * placement, as {@code verbs} stores it: {@code send_lat}'s peer waits for its SEND's completion before its next
+ * receive, so the result is on the path. {@code result=late} stores it after the reply's slot instead (or by the
+ * next empty poll), which gains only where the peer does not wait for it ({@code cqmod=100}: the model before
+ * 2026-11-28).</li>
  * </ul>
  * Every shape checks what arrives (each slot's QPN and length, and the payload: each side's message carries its
  * iteration number, which the other side compares with its own), and the verbs shapes fail on what a provider would
@@ -50,13 +54,14 @@ import java.nio.file.Path;
  * {@code jrdma perf --pause}; {@code bench/compare.sh} gives both the wait the round's floor ran faster with.
  *
  * <pre>
- * server: SendShape role=server port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [delay=0] [file=PATH]
- * client: SendShape role=client port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [delay=0] [blocks=0] [file=PATH]
+ * server: SendShape role=server port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [delay=0] [cqmod=1] [result=early] [file=PATH]
+ * client: SendShape role=client port=P shape=bare|verbs|staged [iters=200000] [warmup=50000] [timeout=30] [pause=false] [delay=0] [cqmod=1] [result=early] [blocks=0] [file=PATH]
  * </pre>
  * The file is {@code /dev/shm/jrdma-bench-sendshape-P} unless {@code file=} says otherwise; the server creates it (replacing a stale one) and deletes it
  * when it ends. The client prints {@code RESULT send_shape_<shape> size=8 ... median_us=...}: half the round trip,
  * one clock read per round trip right after the post, as {@code jrdma perf send_lat} reads it; each side then prints
- * {@code STATS send_shape role=R post_retires=N}: the posts that found the send queue full and retired it themselves.
+ * {@code STATS send_shape role=R post_retires=N send_completions=C}: the posts that found the send queue full and
+ * retired it themselves, and the SEND completions the side waited for.
  * <p>Two settings for telling where a turn's time goes (docs/shm-design.md, "The 8 B SEND ping-pong, eighth pass"):
  * {@code blocks=N} (client) also prints the medians of N consecutive blocks of the samples ({@link Blocks}), and
  * {@code delay=D} (both sides) adds D dependent multiply-adds of CPU work between a message's completion and the
@@ -143,6 +148,14 @@ public final class SendShape {
     private final boolean pause;
     /** delay=D: dependent multiply-adds between a message's completion and the reply */
     private int delay;
+    /** cqmod=N: one SEND in N signaled, and its completion awaited after the post (send_lat's defaults: every one) */
+    private int cqMod = 1;
+    /** staged, result=early (the default): the result stored at the placement; result=late: after the reply's slot */
+    private boolean lateResult;
+    /** signaled SENDs retired: the send CQ's entries (its own CQ, as send_lat's), of which {@link #sendReaped} polled */
+    private long sendCompleted;
+    private long sendReaped;
+    private long sendCqWrId;
     /** delay's result, kept so that the compiler cannot drop the work */
     private long delaySink;
 
@@ -180,8 +193,14 @@ public final class SendShape {
         boolean pause = a.bool("pause", false);
         int delay = a.integer("delay", 0);
         int blocks = a.integer("blocks", 0);
-        if (delay < 0 || blocks < 0 || blocks > iters) {
-            Result.fail("delay must be 0 or more, blocks 0 to iters (got delay=" + delay + " blocks=" + blocks + ")");
+        int cqMod = a.integer("cqmod", 1);
+        String resultAt = a.str("result", "early");
+        if (!resultAt.equals("late") && !resultAt.equals("early")) {
+            Result.fail("result must be late or early (got " + resultAt + ")");
+        }
+        if (delay < 0 || blocks < 0 || blocks > iters || cqMod < 1) {
+            Result.fail("delay must be 0 or more, blocks 0 to iters, cqmod 1 or more (got delay=" + delay + " blocks="
+                    + blocks + " cqmod=" + cqMod + ")");
         }
         Shape shape;
         try {
@@ -201,13 +220,15 @@ public final class SendShape {
                 map = SharedFile.create(file, LENGTH, arena);
                 SendShape s = new SendShape(shape, true, map, arena, timeoutNanos, pause);
                 s.delay = delay;
+                s.cqMod = cqMod;
+                s.lateResult = resultAt.equals("late");
                 try {
                     LONG.setRelease(map, READY, MAGIC);
                     System.out.println("LISTENING send_shape port=" + port + " file=" + file);
                     System.out.flush();
                     await(map, HELLO, 1, timeoutNanos, "no client mapped " + file + " within the timeout");
                     s.serve((long) warmup + iters + 1);
-                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
+                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
                 } finally {
                     Files.deleteIfExists(file);
                 }
@@ -216,12 +237,14 @@ public final class SendShape {
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
                 SendShape s = new SendShape(shape, false, map, arena, timeoutNanos, pause);
                 s.delay = delay;
+                s.cqMod = cqMod;
+                s.lateResult = resultAt.equals("late");
                 LONG.setRelease(map, HELLO, 1L);
                 long[] rtt = s.ping(iters, warmup);
                 String name = "send_shape_" + shape.name().toLowerCase(java.util.Locale.ROOT);
                 Blocks.print(name, rtt, iters, blocks, 2.0);
                 Result.latency(name, 8, rtt, iters, 2.0);
-                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
+                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
             }
         }
     }
@@ -243,10 +266,13 @@ public final class SendShape {
             postRecv();
         }
         for (long i = 0; i < total; i++) {
-            buildSend(i);
+            boolean signaled = buildSend(i);
             awaitRecv(i);
             postSend();
             postRecv();
+            if (signaled) {
+                awaitSend(i);
+            }
         }
         storePendingResult();
     }
@@ -259,7 +285,7 @@ public final class SendShape {
         long total = (long) warmup + iters + 1;
         long prev = 0;
         for (long i = 0; i < total; i++) {
-            buildSend(i);
+            boolean signaled = buildSend(i);
             postSend();
             long now = System.nanoTime();
             long k = i - warmup - 1;
@@ -268,17 +294,58 @@ public final class SendShape {
             }
             prev = now;
             postRecv();
+            if (signaled) {
+                awaitSend(i);
+            }
             awaitRecv(i);
         }
         storePendingResult();
         return rtt;
     }
 
-    /** The next SEND's request, made before the wait (send_lat's order): 8 B INLINE, one in 100 signaled. */
-    private void buildSend(long i) {
+    /**
+     * The next SEND's request, made before the wait (send_lat's order): 8 B INLINE, one in {@link #cqMod} signaled.
+     * @return whether it is signaled (the bare ring has no completions: never)
+     */
+    private boolean buildSend(long i) {
         buf.set(ValueLayout.JAVA_LONG, 0, i);
-        wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.INLINE | (i % 100 == 99 ? SendFlags.SIGNALED : 0))
+        boolean signaled = shape != Shape.BARE && i % cqMod == cqMod - 1;
+        wr.reset().opcode(WrOpcode.SEND).wrId(1).flags(SendFlags.INLINE | (signaled ? SendFlags.SIGNALED : 0))
                 .sge(0, bufAddr, 8, lkey);
+        return signaled;
+    }
+
+    /**
+     * send_lat's wait for a signaled SEND's completion, from the send CQ (its own, as send_lat's): each empty poll
+     * of it retires what the peer's result covers (staged: and stores a result still held back), as a provider's
+     * poll runs its service; then the completion is read into the caller's {@code WorkCompletion}.
+     */
+    private void awaitSend(long i) {
+        long deadline = 0;
+        int spins = 0;
+        while (sendReaped == sendCompleted) {
+            if (shape == Shape.STAGED) {
+                storePendingResult();
+            }
+            retire();
+            if (sendReaped != sendCompleted) {
+                break;
+            }
+            if (pause) {
+                Thread.onSpinWait();
+            }
+            if (++spins == 1 << 16) {
+                spins = 0;
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + timeoutNanos;
+                } else if (now - deadline > 0) {
+                    Result.fail("send_shape: the SEND of message " + i + " did not complete within the timeout");
+                }
+            }
+        }
+        sendReaped++;
+        wc.set(sendCqWrId, WcStatus.SUCCESS, WcOpcode.SEND, 0, 8, 0, 0, qpn, destQpn);
     }
 
     private void awaitRecv(long i) {
@@ -419,7 +486,11 @@ public final class SendShape {
             armedSegment.set(ValueLayout.JAVA_LONG_UNALIGNED, armedOffset, in.get(ValueLayout.JAVA_LONG_UNALIGNED, s + S_INLINE));
             rqConsumer++;
             armed = false;
-            pendingResult = (immMsg >>> 32) | (long) DONE << 32; // stored after the reply's slot
+            if (lateResult) {
+                pendingResult = (immMsg >>> 32) | (long) DONE << 32; // stored after the reply's slot
+            } else {
+                LONG.setRelease(result, R_RESULT, (immMsg >>> 32) | (long) DONE << 32);
+            }
             consumed(pos);
             if (cqProducer == cqConsumer) {
                 wc.set(armedWrId, WcStatus.SUCCESS, WcOpcode.RECV, 0, len, (int) immMsg, 0, qpn, destQpn);
@@ -480,8 +551,9 @@ public final class SendShape {
                 break;
             }
             sqConsumer++;
-            if ((m >>> 32) != 0) {
-                push(sq[i], WcStatus.SUCCESS, WcOpcode.SEND, 8, 0, 0);
+            if ((m >>> 32) != 0) { // its completion into the send CQ
+                sendCqWrId = sq[i];
+                sendCompleted++;
             }
         }
     }

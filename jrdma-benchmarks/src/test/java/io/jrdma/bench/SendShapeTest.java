@@ -25,20 +25,25 @@ class SendShapeTest {
     Path dir;
 
     @ParameterizedTest
-    @CsvSource({"bare,false", "verbs,false", "staged,false", "staged,true"})
-    void eachShapePingPongsCheckedMessagesBetweenTwoProcesses(String shape, boolean pause) throws Exception {
-        Path file = dir.resolve("ss-" + shape + pause);
+    @CsvSource({"bare,false,1,early", "verbs,false,1,early", "staged,false,1,early", "staged,true,1,early",
+            "staged,false,1,late", "verbs,false,100,early", "staged,false,100,late"})
+    void eachShapePingPongsCheckedMessagesBetweenTwoProcesses(String shape, boolean pause, int cqMod, String resultAt)
+            throws Exception {
+        Path file = dir.resolve("ss-" + shape + pause + cqMod + resultAt);
         try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
             Process server = jvms.start("role=server", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
-                    "pause=" + pause);
+                    "pause=" + pause, "cqmod=" + cqMod, "result=" + resultAt);
             BufferedReader so = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
             BenchProcesses.awaitLine(so, "LISTENING send_shape", new StringBuilder());
             Process client = jvms.start("role=client", "shape=" + shape, "iters=20000", "warmup=5000", "timeout=30", "file=" + file,
-                    "pause=" + pause);
+                    "pause=" + pause, "cqmod=" + cqMod, "result=" + resultAt);
             BufferedReader co = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
             StringBuilder seen = new StringBuilder();
             String result = BenchProcesses.awaitLine(co, "RESULT", seen);
-            assertTrue(BenchProcesses.awaitLine(co, "STATS send_shape role=client post_retires=", seen).matches(".*=\\d+"), seen.toString());
+            String stats = BenchProcesses.awaitLine(co, "STATS send_shape role=client post_retires=", seen);
+            // each signaled SEND's completion waited for: one in cqmod of the 25,001 (none for the bare ring)
+            long signaled = shape.equals("bare") ? 0 : 25_001 / cqMod;
+            assertTrue(stats.matches("STATS send_shape role=client post_retires=\\d+ send_completions=" + signaled), stats);
             assertTrue(client.waitFor(30, TimeUnit.SECONDS), "the client ends after its result");
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last message");
             assertEquals(0, client.exitValue(), seen.toString());
@@ -75,11 +80,11 @@ class SendShapeTest {
     }
 
     @Test
-    void aNegativeDelayOrMoreBlocksThanSamplesAreRefused() throws Exception {
+    void aNegativeDelayMoreBlocksThanSamplesOrACqmodUnderOneAreRefused() throws Exception {
         try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
-            for (String bad : new String[] {"delay=-1", "blocks=300000"}) {
+            for (String bad : new String[] {"delay=-1", "blocks=300000", "cqmod=0"}) {
                 String out = jvms.failing("role=server", "shape=bare", bad, "file=" + dir.resolve("y"));
-                assertTrue(out.contains("delay must be 0 or more, blocks 0 to iters"), out);
+                assertTrue(out.contains("delay must be 0 or more, blocks 0 to iters, cqmod 1 or more"), out);
             }
         }
     }
@@ -89,6 +94,8 @@ class SendShapeTest {
         try (BenchProcesses jvms = new BenchProcesses(SendShape.class, WorkCompletion.class)) {
             String out = jvms.failing("role=server", "shape=ring", "file=" + dir.resolve("x"));
             assertTrue(out.contains("shape must be bare, verbs or staged"), out);
+            out = jvms.failing("role=server", "shape=staged", "result=soon", "file=" + dir.resolve("x"));
+            assertTrue(out.contains("result must be late or early (got soon)"), out);
         }
     }
 }
