@@ -433,7 +433,7 @@ mapped_pingpong() { # size
 # and a bandwidth run lasts $SECS s (-D). Between two jrdma sides the client warms up before the measured
 # run until its JIT's compiler threads are quiet, then with a run of the measured length (perftest's C needs
 # no warm-up, and a C peer gets none); SHM_BW_N makes a run ~33 GB (~1 s at copy speed), which also holds the
-# spread down (docs/shm-design.md, "Bandwidth: a short run ..." and "Bandwidth against the copy").
+# spread down (docs/shm-performance.md, "Bandwidth: a short run ..." and "Bandwidth against the copy").
 shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm.TEST.SIZE
   [ "$SHM" = 1 ] || return 0
   local t=$1 s=$2 name="shm.$1.$2" run=() srv=() row cm=0 o
@@ -527,12 +527,12 @@ shm_section() {
   aeron_turn
   # the latency rows that a target compares run next to each other (the floor, jrdma's WRITE, UCX's put; Aeron's
   # ping-pong, jrdma's SEND): a host whose cores' distance changes every few tens of seconds then gives both sides
-  # of a ratio the same distance more often (docs/shm-design.md, "The initiator's own hold, and the wait's PAUSE")
+  # of a ratio the same distance more often (docs/shm-performance.md, "The initiator's own hold, and the wait's PAUSE")
   mapped_pingpong 8
   shm_perf write_lat 8
   [ "$UCX" = 1 ] && ucx posix,self ucp_put_lat 8 $((UCX_N * 4)) ucx.posix.put_lat.8
   # Aeron's ping-pong waits as jrdma's SEND does in this round (a PAUSE per empty poll is how Aeron's own Ping and
-  # Pong samples wait, BusySpinIdleStrategy); docs/shm-design.md, "The 8 B SEND ping-pong, eleventh pass"
+  # Pong samples wait, BusySpinIdleStrategy); docs/shm-performance.md, "The 8 B SEND ping-pong, eleventh pass"
   [ "$AERON" = 1 ] && aeron ipc pingpong 8 "$SHM_ITERS" "$(shm_pause)"
   shm_perf send_lat 8
   send_shape verbs; send_shape staged; send_shape bare
@@ -675,7 +675,7 @@ mkdir -p "$(dirname "$OUT")"
   jrdma sides the client warms up until its JIT's compiler threads are quiet and then with one run of the
   measured length, and MemCopy waits for a quiet JIT the same way before its measured second: until
   2026-11-27 the jrdma rows' measured runs held their own JIT's compilations, which cost 10-15% on a 2-core
-  host, while the copy's mostly did not; docs/shm-design.md, "Bandwidth against the copy"),
+  host, while the copy's mostly did not; docs/shm-performance.md, "Bandwidth against the copy"),
   skipped while `jrdma devices` lists no shm0. The "ping-pong" rows are `ShmPingPong`, write_lat's loop
   stripped step by step (an unsignaled WRITE done inside the post; signaled, with the poll of its
   completion; and a duty cycle per turn of the wait, as `jrdma perf` does), against the same floor. READ bandwidth is compared with ucp_put_bw, as

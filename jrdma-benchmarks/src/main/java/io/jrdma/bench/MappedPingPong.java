@@ -139,7 +139,7 @@ public final class MappedPingPong {
                 }
             }
             // no Thread.onSpinWait (PAUSE) unless pause=true: neither jrdma perf's write_lat nor ucx_perftest's put_lat
-            // pauses in its wait (what a PAUSE does differs by host: docs/shm-design.md, "The wait's PAUSE")
+            // pauses in its wait (what a PAUSE does differs by host: docs/shm-performance.md, "The initiator's own hold, and the wait's PAUSE")
             if (pause) {
                 Thread.onSpinWait();
             }

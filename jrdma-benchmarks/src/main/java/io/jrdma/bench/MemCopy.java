@@ -17,7 +17,7 @@ import java.lang.invoke.MethodHandle;
  * The warm-up lasts {@code warm} seconds and then goes on (at most {@value #WARM_MAX_NANOS} ns more) until the JVM's
  * JIT compiler threads ran less than 2% of a core over the last 0.1 s (Linux: their time on a CPU from
  * {@code /proc/self/task}), as {@code jrdma perf}'s bandwidth warm-up does, so that neither side of a comparison is
- * measured while its JIT works (docs/shm-design.md, "Bandwidth against the copy").
+ * measured while its JIT works (docs/shm-performance.md, "Bandwidth against the copy").
  *
  * With {@code via=memmove} each copy is the C library's {@code memmove} called through the FFM linker (raw
  * addresses, no arena check) instead of {@link MemorySegment#copy}: what a copy by libc would give the shared-memory

@@ -62,7 +62,7 @@ import java.nio.file.Path;
  * one clock read per round trip right after the post, as {@code jrdma perf send_lat} reads it; each side then prints
  * {@code STATS send_shape role=R post_retires=N send_completions=C}: the posts that found the send queue full and
  * retired it themselves, and the SEND completions the side waited for.
- * <p>Two settings for telling where a turn's time goes (docs/shm-design.md, "The 8 B SEND ping-pong, eighth pass"):
+ * <p>Two settings for telling where a turn's time goes (docs/shm-performance.md, "The 8 B SEND ping-pong, eighth pass"):
  * {@code blocks=N} (client) also prints the medians of N consecutive blocks of the samples ({@link Blocks}), and
  * {@code delay=D} (both sides) adds D dependent multiply-adds of CPU work between a message's completion and the
  * reply's post (on the client, before its next SEND), a known amount of work on the path from arrival to reply.

@@ -33,7 +33,7 @@ import java.util.Locale;
  * WRITE and READ bandwidth over the shared-memory device between two processes, in blocks that alternate with
  * plain copies of the same size in the same two processes, to tell what a bandwidth run of {@code jrdma perf
  * write_bw|read_bw -d shm0} loses against a single-thread {@link MemorySegment#copy} ({@link MemCopy}) and where
- * (docs/shm-design.md, "Bandwidth against the copy"). The client runs, for {@code secs} each and in turn
+ * (docs/shm-performance.md, "Bandwidth against the copy"). The client runs, for {@code secs} each and in turn
  * ({@code kinds=}, the order rotating from block to block, after a warm-up of each):
  * <ul>
  * <li>{@code write} / {@code read}: jrdma WRITEs (READs) of {@code size} bytes from (into) one local buffer into

@@ -277,7 +277,7 @@ public abstract class Qp implements QueuePair {
      * only where allowed, nothing queued or a SEND behind requests under way) goes straight to {@link Engine#postDirect}, with only the tests that tell
      * it is such a request; anything else, and a request the direct path declines, takes {@link #post}'s checks.
      * The short path keeps a small method ahead of the checks' branches, which the compiler inlines into the
-     * caller (docs/shm-design.md, "The post's short path").
+     * caller (docs/shm-performance.md, "The post's short path").
      */
     @Override
     public int postSend(SendWorkRequest wr) {

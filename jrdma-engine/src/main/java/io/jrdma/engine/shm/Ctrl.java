@@ -153,7 +153,7 @@ final class Ctrl {
      * access, partner or QPN changes (modify, ERROR, reset, destroy, a partner let go: before that one's
      * membarrier), never lowered, not even when another QP takes the entry. An initiator whose checks of this QP
      * and of one key entry passed at generation {@code g} repeats none of them while this word is still {@code g}
-     * and the key's word unchanged (docs/shm-design.md, "The initiator's checks, once per generation").
+     * and the key's word unchanged (docs/shm-performance.md, "The initiator's checks, once per generation").
      */
     static final int Q_GEN = 56;
 

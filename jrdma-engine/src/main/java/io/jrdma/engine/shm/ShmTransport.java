@@ -979,7 +979,7 @@ final class ShmTransport implements Transport {
      * INVOKER, a poll of one completion from {@code cq} (empty) by the thread driving the engine: the next slot of a
      * watched QP that receives into {@code cq}, when it is a whole SEND or SEND_WITH_IMM of 1 to {@link Ctrl#INLINE}
      * bytes (in its header's line) for a receive of one SGE that its key lets it write, is placed and completed
-     * straight into {@code wc} (docs/shm-design.md, "The 8 B SEND ping-pong, ninth pass"). What {@link #place} does for
+     * straight into {@code wc} (docs/shm-performance.md, "The 8 B SEND ping-pong, ninth pass"). What {@link #place} does for
      * it happens here in the same order (the data, the receive's completion, then the sender's DONE) with the same
      * counters; anything else (a message of more than one slot or another opcode, a check that fails, a refused or
      * SRQ QP) is left in the ring for the duty cycle, whose checks and errors are the only ones.

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
  * INVOKER: a poll of one completion takes an arrived SEND straight into its {@link WorkCompletion}
  * ({@code ShmTransport.receiveInto}) when nothing else waits in the CQ, and everything that path does not take goes
  * through the duty cycle and the CQ as before; a SEND posted behind SENDs in flight is written by its post
- * ({@code ShmTransport.directBehind}). docs/shm-design.md, "The 8 B SEND ping-pong, ninth pass".
+ * ({@code ShmTransport.directBehind}). docs/shm-performance.md, "The 8 B SEND ping-pong, ninth pass".
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ShmPollIntoTest {

@@ -5,7 +5,7 @@ package io.jrdma.tools.perf;
  * last sample of at least {@value #SAMPLE_NANOS} ns (their time on a CPU from {@code /proc/self/task/<tid>/schedstat},
  * threads named {@code C1 CompilerThread*} and {@code C2 CompilerThread*}). A bandwidth run's warm-up goes on until
  * then: on a 2-core host a compiler thread still at work takes the other core, and the measured run lost 10-15% with
- * it (docs/shm-design.md, "Bandwidth against the copy"). Where {@code /proc} cannot be read it is always quiet (the
+ * it (docs/shm-performance.md, "Bandwidth against the copy"). Where {@code /proc} cannot be read it is always quiet (the
  * warm-up keeps its fixed length). Not for the data path: each sample lists the process's threads.
  */
 final class JitQuiet {

@@ -936,7 +936,7 @@ final class Perftest {
                 // thousands of calls and some time on a busy host; 1,000 x 64 KiB alone was ~2 ms on shm0), and then
                 // until the JIT's compiler threads are quiet, at most WARMUP_MAX_NANOS in all: a compiler thread
                 // still at work during the measured run took the other core of a 2-core host and 10-15% of the
-                // bandwidth with it (docs/shm-design.md, "Bandwidth against the copy")
+                // bandwidth with it (docs/shm-performance.md, "Bandwidth against the copy")
                 long chunk = Math.min(o.iters(), warmupIterations(size));
                 long start = System.nanoTime();
                 JitQuiet jit = new JitQuiet(start);

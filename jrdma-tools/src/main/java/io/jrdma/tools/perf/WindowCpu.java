@@ -14,7 +14,7 @@ import java.util.Locale;
  * {@code CPU window side=S thread_cores=.. process_cores=.. wall_ms=.. uptime_ms=<the JVM's uptime at its start>-<at its end> nvcsw=..
  * migrations=.. others=name:ms,..}
  * (the other threads that ran in the window, by their time on a CPU: a JIT compiler thread still at work, say)
- * (docs/shm-design.md, "Bandwidth against the copy").
+ * (docs/shm-performance.md, "Bandwidth against the copy").
  */
 final class WindowCpu {
     static final boolean ON = Boolean.getBoolean("jrdma.perf.cpu");
