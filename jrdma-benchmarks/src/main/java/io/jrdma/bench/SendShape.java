@@ -315,33 +315,48 @@ public final class SendShape {
         return signaled;
     }
 
+    private int waitSpins;
+    private long waitDeadline;
+
+    private void waitBegin() {
+        waitSpins = 0;
+        waitDeadline = 0;
+    }
+
+    /**
+     * One empty turn of a wait: a PAUSE when asked, and every 2^16 turns a look at the clock.
+     * @return false once the wait has lasted the timeout
+     */
+    private boolean idleTurn() {
+        if (pause) {
+            Thread.onSpinWait();
+        }
+        if (++waitSpins == 1 << 16) {
+            waitSpins = 0;
+            long now = System.nanoTime();
+            if (waitDeadline == 0) {
+                waitDeadline = now + timeoutNanos;
+            } else if (now - waitDeadline > 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /**
      * send_lat's wait for a signaled SEND's completion, from the send CQ (its own, as send_lat's): each empty poll
      * of it retires what the peer's result covers (staged: and stores a result still held back), as a provider's
      * poll runs its service; then the completion is read into the caller's {@code WorkCompletion}.
      */
     private void awaitSend(long i) {
-        long deadline = 0;
-        int spins = 0;
+        waitBegin();
         while (sendReaped == sendCompleted) {
             if (shape == Shape.STAGED) {
                 storePendingResult();
             }
             retire();
-            if (sendReaped != sendCompleted) {
-                break;
-            }
-            if (pause) {
-                Thread.onSpinWait();
-            }
-            if (++spins == 1 << 16) {
-                spins = 0;
-                long now = System.nanoTime();
-                if (deadline == 0) {
-                    deadline = now + timeoutNanos;
-                } else if (now - deadline > 0) {
-                    Result.fail("send_shape: the SEND of message " + i + " did not complete within the timeout");
-                }
+            if (sendReaped == sendCompleted && !idleTurn()) {
+                Result.fail("send_shape: the SEND of message " + i + " did not complete within the timeout");
             }
         }
         sendReaped++;
@@ -349,21 +364,11 @@ public final class SendShape {
     }
 
     private void awaitRecv(long i) {
-        long deadline = 0;
-        int spins = 0;
+        waitBegin();
         while (true) {
             if (poll() == 0) {
-                if (pause) {
-                    Thread.onSpinWait();
-                }
-                if (++spins == 1 << 16) {
-                    spins = 0;
-                    long now = System.nanoTime();
-                    if (deadline == 0) {
-                        deadline = now + timeoutNanos;
-                    } else if (now - deadline > 0) {
-                        Result.fail("send_shape: message " + i + " did not arrive within the timeout");
-                    }
+                if (!idleTurn()) {
+                    Result.fail("send_shape: message " + i + " did not arrive within the timeout");
                 }
                 continue;
             }
