@@ -402,7 +402,7 @@ aeron() { # transport mode size [iterations [pause]]
 # The floor (two JVMs, one mapped file, a flag word), MemorySegment.copy, Aeron IPC, ucx_perftest over
 # posix shared memory, and jrdma over the shared-memory device between two processes when it is there.
 # The floor waits two ways, one right after the other: spinning on the flag alone (perftest's loop) and with a
-# PAUSE per turn (Thread.onSpinWait); which is faster depends on the host (docs/shm-design.md, "The wait: the
+# PAUSE per turn (Thread.onSpinWait); which is faster depends on the host (docs/shm-performance.md, "The wait: the
 # floor's faster one, for the floor and jrdma alike"). The faster is the round's floor (key mapped.SIZE), and
 # jrdma's latency rows and ShmPingPong wait the same way in that round (SHM_PAUSE: perf --pause, pause=true).
 SHM_PAUSE=()
@@ -458,7 +458,7 @@ shm_perf() { # test size: jrdma perf -d $SHM_DEV between two processes; keys shm
   esac
 }
 
-# ShmPingPong: the 8 B WRITE ping-pong of write_lat stripped step by step (docs/shm-design.md, "Where write_lat's
+# ShmPingPong: the 8 B WRITE ping-pong of write_lat stripped step by step (docs/shm-performance.md, "Where write_lat's
 # time goes"): unsig (an unsignaled WRITE, done inside the post), sig (signaled, and the poll of its completion),
 # perf (as sig, and a duty cycle per turn of the wait, as jrdma perf's loop); keys shmpp.STEP
 shm_pause() { [ "${#SHM_PAUSE[@]}" -gt 0 ] && echo true || echo false; }

@@ -21,7 +21,7 @@ import java.lang.invoke.MethodHandle;
  *
  * With {@code via=memmove} each copy is the C library's {@code memmove} called through the FFM linker (raw
  * addresses, no arena check) instead of {@link MemorySegment#copy}: what a copy by libc would give the shared-memory
- * provider's bulk WRITE and READ (docs/shm-design.md, "MemorySegment.copy against libc's memmove"). Either way the
+ * provider's bulk WRITE and READ (docs/shm-performance.md, "MemorySegment.copy against libc's memmove"). Either way the
  * run fails unless the first slot's copy holds the source's bytes.
  *
  * <pre>MemCopy sizes=4096,65536,1048576 [secs=1] [warm=0.3] [span=perf|size] [via=segment|memmove]</pre>

@@ -35,15 +35,16 @@ import java.nio.file.Path;
  * ring's room, keeps a send-queue entry, writes the slot, and retires the entry when the result says DONE; each
  * side posts its used receive again after its reply and then waits for its SEND's completion, as {@code send_lat}
  * does with perftest's latency defaults (a send queue of one, so every SEND signaled: {@code cqmod=1}; before
- * 2026-11-28 this model signaled one in a hundred and waited for none, which {@code cqmod=100} still gives).</li>
+ * 2026-11-28 this model signaled one in a hundred and waited for none; {@code cqmod=100} signals one in a hundred and
+ * waits for those).</li>
  * <li>{@code staged}: the same steps, moved off the path between a message's arrival and the reply where they can be:
  * the wait resolves the head receive ahead (its key checked, its target computed), the completion goes straight into
  * the caller's {@code WorkCompletion} when the CQ is empty, and the SEND's retire runs in empty polls (and in a
  * post that finds the send queue full, as a provider's post runs its service). The result is stored at the
  * placement, as {@code verbs} stores it: {@code send_lat}'s peer waits for its SEND's completion before its next
  * receive, so the result is on the path. {@code result=late} stores it after the reply's slot instead (or by the
- * next empty poll), which gains only where the peer does not wait for it ({@code cqmod=100}: the model before
- * 2026-11-28).</li>
+ * next empty poll), which gains only where the peer does not wait for it (as the model before 2026-11-28 did not;
+ * {@code cqmod=100} waits for one SEND in a hundred).</li>
  * </ul>
  * Every shape checks what arrives (each slot's QPN and length, and the payload: each side's message carries its
  * iteration number, which the other side compares with its own), and the verbs shapes fail on what a provider would
@@ -60,8 +61,9 @@ import java.nio.file.Path;
  * The file is {@code /dev/shm/jrdma-bench-sendshape-P} unless {@code file=} says otherwise; the server creates it (replacing a stale one) and deletes it
  * when it ends. The client prints {@code RESULT send_shape_<shape> size=8 ... median_us=...}: half the round trip,
  * one clock read per round trip right after the post, as {@code jrdma perf send_lat} reads it; each side then prints
- * {@code STATS send_shape role=R post_retires=N send_completions=C}: the posts that found the send queue full and
- * retired it themselves, and the SEND completions the side waited for.
+ * {@code STATS send_shape role=R post_retires=N send_completions=C send_retired=S}: the posts that found the send
+ * queue full and retired it themselves, the SEND completions the side waited for, and the signaled SENDs its peer's
+ * results retired (the same count when every wait waited for its own).
  * <p>Two settings for telling where a turn's time goes (docs/shm-performance.md, "The 8 B SEND ping-pong, eighth pass"):
  * {@code blocks=N} (client) also prints the medians of N consecutive blocks of the samples ({@link Blocks}), and
  * {@code delay=D} (both sides) adds D dependent multiply-adds of CPU work between a message's completion and the
@@ -228,7 +230,7 @@ public final class SendShape {
                     System.out.flush();
                     await(map, HELLO, 1, timeoutNanos, "no client mapped " + file + " within the timeout");
                     s.serve((long) warmup + iters + 1);
-                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
+                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + " send_retired=" + s.sendCompleted + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
                 } finally {
                     Files.deleteIfExists(file);
                 }
@@ -244,7 +246,7 @@ public final class SendShape {
                 String name = "send_shape_" + shape.name().toLowerCase(java.util.Locale.ROOT);
                 Blocks.print(name, rtt, iters, blocks, 2.0);
                 Result.latency(name, 8, rtt, iters, 2.0);
-                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
+                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + " send_retired=" + s.sendCompleted + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
             }
         }
     }

@@ -43,7 +43,8 @@ class SendShapeTest {
             String stats = BenchProcesses.awaitLine(co, "STATS send_shape role=client post_retires=", seen);
             // each signaled SEND's completion waited for: one in cqmod of the 25,001 (none for the bare ring)
             long signaled = shape.equals("bare") ? 0 : 25_001 / cqMod;
-            assertTrue(stats.matches("STATS send_shape role=client post_retires=\\d+ send_completions=" + signaled), stats);
+            assertTrue(stats.matches("STATS send_shape role=client post_retires=\\d+ send_completions=" + signaled
+                    + " send_retired=" + signaled), stats);
             assertTrue(client.waitFor(30, TimeUnit.SECONDS), "the client ends after its result");
             assertTrue(server.waitFor(30, TimeUnit.SECONDS), "the server ends after the last message");
             assertEquals(0, client.exitValue(), seen.toString());

@@ -91,7 +91,11 @@ public final class AeronBench {
         timeoutNanos = num("timeout", 30) * 1_000_000_000L;
         boolean ipc = turn || transport.equals("ipc");
         invokeEvery = num("invoke_every", ipc ? 64 : 1);
-        pause = Boolean.parseBoolean(str("pause", "false"));
+        String p = str("pause", "false");
+        if (!p.equals("true") && !p.equals("false")) {
+            throw new IllegalArgumentException("pause must be true or false, not '" + p + "'");
+        }
+        pause = p.equals("true");
         if (invokeEvery < 1) {
             throw new IllegalArgumentException("invoke_every must be at least 1, not " + invokeEvery);
         }

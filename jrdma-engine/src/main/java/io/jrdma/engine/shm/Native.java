@@ -67,7 +67,7 @@ final class Native {
     /**
      * The sizes of a one-sided request's bulk copy that {@link #move} does instead of {@link MemorySegment#copy}
      * (inclusive; by default 32 KiB to 128 KiB, where libc's copy measured 1.3-1.6x the JDK's on this project's host
-     * and the JDK's was the faster below: docs/shm-design.md, "MemorySegment.copy against libc's memmove");
+     * and the JDK's was the faster below: docs/shm-performance.md, "MemorySegment.copy against libc's memmove");
      * {@code -Djrdma.shm.memmove=MIN-MAX} in bytes sets them, {@code off} never uses it.
      */
     static final long MOVE_MIN;

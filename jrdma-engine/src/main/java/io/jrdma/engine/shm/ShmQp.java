@@ -165,7 +165,7 @@ final class ShmQp extends Qp {
         this.dir = Ctrl.qp(slot);
         this.ring = Ctrl.ring(slot);
         this.resp = Ctrl.resp(slot);
-        // INVOKER: a post runs the send queue at once (docs/shm-design.md, "Performance"): WRITE, READ and
+        // INVOKER: a post runs the send queue at once (docs/shm-performance.md, "What changed, and why"): WRITE, READ and
         // atomics complete inside the post; DEDICATED: the engine thread runs it (the doorbell)
         executeAtPost(context.invoker);
     }

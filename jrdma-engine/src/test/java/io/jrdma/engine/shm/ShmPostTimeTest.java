@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * INVOKER mode: a post runs the send queue in the posting thread (docs/shm-design.md, "Performance"), so a
+ * INVOKER mode: a post runs the send queue in the posting thread (docs/shm-performance.md, "What changed, and why"), so a
  * WRITE, READ or atomic completes inside {@code postSend}, and a SEND with nothing queued is written into the
  * peer's ring there (the direct SEND), in the send queue's order, and never at the same time as a duty cycle
  * another thread runs.
