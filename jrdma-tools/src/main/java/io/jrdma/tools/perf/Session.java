@@ -56,7 +56,7 @@ final class Session implements AutoCloseable {
     static final int OUTBOX = 2048;
     static final int RECV_SINK = 3584;
     /**
-     * send_bw's receive credits (docs/tools.md, "jrdma perf --jrdma-cm"): the server's sources of its credit WRITEs,
+     * send_bw's receive credits (docs/tools.md, "`--jrdma-cm`"): the server's sources of its credit WRITEs,
      * {@link #CREDIT_SRCS} words of 8 bytes, each WRITE its own, in turn
      */
     static final int CREDIT_SRC = 3712;
