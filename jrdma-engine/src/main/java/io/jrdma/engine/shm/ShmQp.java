@@ -138,8 +138,9 @@ final class ShmQp extends Qp {
     final boolean ud;
 
     // ---- UD, the send side (engine thread): where the last datagrams went, by address handle and QPN, so that a
-    // send finds its receiver's QP entry without a scan of the peer's directory; and the peers this QP maps
-    static final int UD_TARGETS = 8;
+    // send finds its receiver's QP entry without a scan of the peer's directory; and the peers this QP maps. Filled
+    // from entry 0 on, so a QP that sends to k receivers looks at k entries at most
+    static final int UD_TARGETS = 64;
     final io.jrdma.engine.core.Ah[] udAh;
     final int[] udQpn;
     final Peer[] udPeer;

@@ -171,6 +171,68 @@ class ShmAllocationTest {
     }
 
     /**
+     * UD, one QP sending in turn to twelve QPs of another context, more than the table of receivers held before it
+     * had 64 entries (eight): every datagram after the first to each finds its receiver in the table, so none parses
+     * a GID, maps a peer or searches its directory, and none allocates.
+     */
+    @Test
+    void noAllocationPerUdDatagramToTwelveReceiversInTurn() {
+        io.jrdma.verbs.DeviceOptions o = io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER);
+        int n = 12;
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+             io.jrdma.verbs.DeviceContext ca = ShmDevice.INSTANCE.open(o);
+             io.jrdma.verbs.DeviceContext cb = ShmDevice.INSTANCE.open(o)) {
+            io.jrdma.verbs.ProtectionDomain pa = ca.allocPd();
+            io.jrdma.verbs.ProtectionDomain pb = cb.allocPd();
+            io.jrdma.verbs.CompletionQueue qa = ca.createCq(64);
+            io.jrdma.verbs.CompletionQueue qb = cb.createCq(64);
+            io.jrdma.verbs.QueuePair a = pa.createQp(io.jrdma.verbs.QpInitAttr.ud(qa).withDepth(16, 16));
+            io.jrdma.verbs.QueuePair[] bs = new io.jrdma.verbs.QueuePair[n];
+            for (int k = 0; k < n; k++) {
+                bs[k] = pb.createQp(io.jrdma.verbs.QpInitAttr.ud(qb).withDepth(4, 4));
+            }
+            io.jrdma.verbs.MemoryRegion ma = pa.register(ca.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
+            io.jrdma.verbs.MemoryRegion mb = pb.register(cb.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
+            java.util.List<io.jrdma.verbs.QueuePair> all = new java.util.ArrayList<>(java.util.List.of(bs));
+            all.add(a);
+            for (io.jrdma.verbs.QueuePair q : all) {
+                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1).qkey(7));
+                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR));
+                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0));
+            }
+            io.jrdma.verbs.AddressHandle toB = pa.createAh(io.jrdma.verbs.AhAttr.of(cb.gid(0), 0));
+            java.util.function.IntConsumer datagram = i -> {
+                io.jrdma.verbs.QueuePair to = bs[i % n];
+                to.postRecv(rwr.reset().wrId(i).sge(0, mb, 1024, io.jrdma.verbs.Grh.LENGTH + 8));
+                a.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
+                        .sge(0, ma, 0, 8).ud(toB, to.qpn(), 7));
+                await(ca, cb, qa);
+                await(ca, cb, qb);
+                if (wc.qpNum() != to.qpn()) { // (no message built unless it fails: the meter counts every byte)
+                    throw new AssertionError("datagram " + i + " arrived at QP " + wc.qpNum() + ", sent to " + to.qpn());
+                }
+            };
+            for (int i = 0; i < 20_004; i++) {
+                datagram.accept(i); // warm-up
+            }
+            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), datagram);
+            assertEquals(0, m.bytes(), "bytes allocated by 1,200 UD datagrams to twelve receivers in turn: " + m);
+            assertEquals(0, ((io.jrdma.engine.core.Context) ca).engine.counters.get(io.jrdma.engine.core.Counter.UD_DROPPED_SENDS));
+            toB.close();
+            a.close();
+            for (io.jrdma.verbs.QueuePair q : bs) {
+                q.close();
+            }
+            ma.close();
+            mb.close();
+            qa.close();
+            qb.close();
+            pa.close();
+            pb.close();
+        }
+    }
+
+    /**
      * Memory windows: a type 2 bind on the target's QP (its key entry published for the peer), a WRITE through the
      * window, and its LOCAL_INV (the entry withdrawn, with the membarrier of the own holds) allocate nothing either.
      */
