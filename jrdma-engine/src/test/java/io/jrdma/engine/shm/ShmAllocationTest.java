@@ -114,6 +114,43 @@ class ShmAllocationTest {
         }
     }
 
+    /** Two INVOKER shm0 contexts for the UD tests, each with a PD, a CQ of 64 and a registered page; closed after the test's QPs. */
+    private static final class UdSides implements AutoCloseable {
+        final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+        final io.jrdma.verbs.DeviceContext ca = ShmDevice.INSTANCE.open(
+                io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        final io.jrdma.verbs.DeviceContext cb = ShmDevice.INSTANCE.open(
+                io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER));
+        final io.jrdma.verbs.ProtectionDomain pa = ca.allocPd();
+        final io.jrdma.verbs.ProtectionDomain pb = cb.allocPd();
+        final io.jrdma.verbs.CompletionQueue qa = ca.createCq(64);
+        final io.jrdma.verbs.CompletionQueue qb = cb.createCq(64);
+        final io.jrdma.verbs.MemoryRegion ma = pa.register(ca.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
+        final io.jrdma.verbs.MemoryRegion mb = pb.register(cb.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
+
+        @Override
+        public void close() {
+            ma.close();
+            mb.close();
+            qa.close();
+            qb.close();
+            pa.close();
+            pb.close();
+            cb.close();
+            ca.close();
+            arena.close();
+        }
+    }
+
+    /** UD QPs to RTS, Q_Key 7. */
+    private static void udReady(io.jrdma.verbs.QueuePair... qs) {
+        for (io.jrdma.verbs.QueuePair q : qs) {
+            q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1).qkey(7));
+            q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR));
+            q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0));
+        }
+    }
+
     /**
      * UD: a datagram of 64 B with immediate data through an address handle into the receiving QP's ring (its held
      * word, the slot, R_TAIL), and its receive completed with the GRH in front, allocate nothing either, in both
@@ -121,25 +158,18 @@ class ShmAllocationTest {
      */
     @Test
     void noAllocationPerUdDatagramAfterWarmUp() {
-        io.jrdma.verbs.DeviceOptions o = io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER);
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
-             io.jrdma.verbs.DeviceContext ca = ShmDevice.INSTANCE.open(o);
-             io.jrdma.verbs.DeviceContext cb = ShmDevice.INSTANCE.open(o)) {
-            io.jrdma.verbs.ProtectionDomain pa = ca.allocPd();
-            io.jrdma.verbs.ProtectionDomain pb = cb.allocPd();
-            io.jrdma.verbs.CompletionQueue qa = ca.createCq(64);
-            io.jrdma.verbs.CompletionQueue qb = cb.createCq(64);
-            io.jrdma.verbs.QueuePair a = pa.createQp(io.jrdma.verbs.QpInitAttr.ud(qa).withDepth(16, 16));
-            io.jrdma.verbs.QueuePair b = pb.createQp(io.jrdma.verbs.QpInitAttr.ud(qb).withDepth(16, 16));
-            io.jrdma.verbs.MemoryRegion ma = pa.register(ca.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
-            io.jrdma.verbs.MemoryRegion mb = pb.register(cb.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
-            for (io.jrdma.verbs.QueuePair q : new io.jrdma.verbs.QueuePair[] {a, b}) {
-                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1).qkey(7));
-                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR));
-                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0));
-            }
-            io.jrdma.verbs.AddressHandle toB = pa.createAh(io.jrdma.verbs.AhAttr.of(cb.gid(0), 0));
-            io.jrdma.verbs.AddressHandle toA = pb.createAh(io.jrdma.verbs.AhAttr.of(ca.gid(0), 0));
+        try (UdSides u = new UdSides()) {
+            io.jrdma.verbs.DeviceContext ca = u.ca;
+            io.jrdma.verbs.DeviceContext cb = u.cb;
+            io.jrdma.verbs.CompletionQueue qa = u.qa;
+            io.jrdma.verbs.CompletionQueue qb = u.qb;
+            io.jrdma.verbs.MemoryRegion ma = u.ma;
+            io.jrdma.verbs.MemoryRegion mb = u.mb;
+            io.jrdma.verbs.QueuePair a = u.pa.createQp(io.jrdma.verbs.QpInitAttr.ud(qa).withDepth(16, 16));
+            io.jrdma.verbs.QueuePair b = u.pb.createQp(io.jrdma.verbs.QpInitAttr.ud(qb).withDepth(16, 16));
+            udReady(a, b);
+            io.jrdma.verbs.AddressHandle toB = u.pa.createAh(io.jrdma.verbs.AhAttr.of(cb.gid(0), 0));
+            io.jrdma.verbs.AddressHandle toA = u.pb.createAh(io.jrdma.verbs.AhAttr.of(ca.gid(0), 0));
             java.util.function.IntConsumer datagram = i -> {
                 boolean ab = (i & 1) == 0;
                 io.jrdma.verbs.QueuePair from = ab ? a : b;
@@ -161,12 +191,6 @@ class ShmAllocationTest {
             toB.close();
             a.close();
             b.close();
-            ma.close();
-            mb.close();
-            qa.close();
-            qb.close();
-            pa.close();
-            pb.close();
         }
     }
 
@@ -177,37 +201,23 @@ class ShmAllocationTest {
      */
     @Test
     void noAllocationPerUdDatagramToTwelveReceiversInTurn() {
-        io.jrdma.verbs.DeviceOptions o = io.jrdma.verbs.DeviceOptions.defaults().withThreadingMode(ThreadingMode.INVOKER);
         int n = 12;
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
-             io.jrdma.verbs.DeviceContext ca = ShmDevice.INSTANCE.open(o);
-             io.jrdma.verbs.DeviceContext cb = ShmDevice.INSTANCE.open(o)) {
-            io.jrdma.verbs.ProtectionDomain pa = ca.allocPd();
-            io.jrdma.verbs.ProtectionDomain pb = cb.allocPd();
-            io.jrdma.verbs.CompletionQueue qa = ca.createCq(64);
-            io.jrdma.verbs.CompletionQueue qb = cb.createCq(64);
-            io.jrdma.verbs.QueuePair a = pa.createQp(io.jrdma.verbs.QpInitAttr.ud(qa).withDepth(16, 16));
+        try (UdSides u = new UdSides()) {
+            io.jrdma.verbs.QueuePair a = u.pa.createQp(io.jrdma.verbs.QpInitAttr.ud(u.qa).withDepth(16, 16));
             io.jrdma.verbs.QueuePair[] bs = new io.jrdma.verbs.QueuePair[n];
             for (int k = 0; k < n; k++) {
-                bs[k] = pb.createQp(io.jrdma.verbs.QpInitAttr.ud(qb).withDepth(4, 4));
+                bs[k] = u.pb.createQp(io.jrdma.verbs.QpInitAttr.ud(u.qb).withDepth(4, 4));
             }
-            io.jrdma.verbs.MemoryRegion ma = pa.register(ca.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
-            io.jrdma.verbs.MemoryRegion mb = pb.register(cb.allocateBuffer(4096, 4096, arena), io.jrdma.verbs.Access.LOCAL_WRITE);
-            java.util.List<io.jrdma.verbs.QueuePair> all = new java.util.ArrayList<>(java.util.List.of(bs));
-            all.add(a);
-            for (io.jrdma.verbs.QueuePair q : all) {
-                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.INIT).pkeyIndex(0).portNum(1).qkey(7));
-                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTR));
-                q.modify(new io.jrdma.verbs.QpAttr().state(io.jrdma.verbs.QpState.RTS).sqPsn(0));
-            }
-            io.jrdma.verbs.AddressHandle toB = pa.createAh(io.jrdma.verbs.AhAttr.of(cb.gid(0), 0));
+            udReady(a);
+            udReady(bs);
+            io.jrdma.verbs.AddressHandle toB = u.pa.createAh(io.jrdma.verbs.AhAttr.of(u.cb.gid(0), 0));
             java.util.function.IntConsumer datagram = i -> {
                 io.jrdma.verbs.QueuePair to = bs[i % n];
-                to.postRecv(rwr.reset().wrId(i).sge(0, mb, 1024, io.jrdma.verbs.Grh.LENGTH + 8));
+                to.postRecv(rwr.reset().wrId(i).sge(0, u.mb, 1024, io.jrdma.verbs.Grh.LENGTH + 8));
                 a.postSend(wr.reset().wrId(i).opcode(WrOpcode.SEND).flags(SendFlags.SIGNALED)
-                        .sge(0, ma, 0, 8).ud(toB, to.qpn(), 7));
-                await(ca, cb, qa);
-                await(ca, cb, qb);
+                        .sge(0, u.ma, 0, 8).ud(toB, to.qpn(), 7));
+                await(u.ca, u.cb, u.qa);
+                await(u.ca, u.cb, u.qb);
                 if (wc.qpNum() != to.qpn()) { // (no message built unless it fails: the meter counts every byte)
                     throw new AssertionError("datagram " + i + " arrived at QP " + wc.qpNum() + ", sent to " + to.qpn());
                 }
@@ -217,18 +227,12 @@ class ShmAllocationTest {
             }
             AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), datagram);
             assertEquals(0, m.bytes(), "bytes allocated by 1,200 UD datagrams to twelve receivers in turn: " + m);
-            assertEquals(0, ((io.jrdma.engine.core.Context) ca).engine.counters.get(io.jrdma.engine.core.Counter.UD_DROPPED_SENDS));
+            assertEquals(0, ((io.jrdma.engine.core.Context) u.ca).engine.counters.get(io.jrdma.engine.core.Counter.UD_DROPPED_SENDS));
             toB.close();
             a.close();
             for (io.jrdma.verbs.QueuePair q : bs) {
                 q.close();
             }
-            ma.close();
-            mb.close();
-            qa.close();
-            qb.close();
-            pa.close();
-            pb.close();
         }
     }
 
