@@ -5,7 +5,8 @@ package io.jrdma.engine.shm;
  * in native byte order, see docs/shm-design.md):
  * <pre>
  * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | @24 own holds u32 |
- *                      @32 sleeping u32 | @36 futex u32 | @44 engine may sleep u32 (written once: a DEDICATED context)
+ *                      @32 sleeping u32 | @36 futex u32 | @40 QP entries used u32 (only grows) |
+ *                      @44 engine may sleep u32 (written once: a DEDICATED context)
  *          @64         input pending u32 (a line of its own: peers write it, the engine clears it)
  * keys     @KEYS       MAX_KEYS entries of 128 B, indexed by rkey >>> 8:
  *                      key u32 (0 = invalid) | access u16 and generation u16 (one u64 word with the key) |
@@ -31,7 +32,7 @@ final class Ctrl {
     // offsets are longs: a VarHandle of a segment takes a long offset, and an int one at its call site would
     // make every access adapt its type at run time (MethodHandle.asType), many times slower than the access
     static final long MAGIC = 0x4D48534D4452444AL; // a constant that says "a jrdma control segment"
-    static final int VERSION = 14; // 14: UD QPs (R_TAIL, UD_MARK, the slot's U_ fields); 13: a ring's positions start at a random base at each connection, which senders read (12: ATTACHED keys)
+    static final int VERSION = 15; // 15: H_QP_ENTRIES; 14: UD QPs (R_TAIL, UD_MARK, the slot's U_ fields); 13: a ring's positions start at a random base at each connection, which senders read (12: ATTACHED keys)
     static final long H_MAGIC = 0;
     static final long H_VERSION = 8;
     static final long H_PID = 12;
@@ -44,6 +45,12 @@ final class Ctrl {
     static final long H_SLEEPING = 32;
     /** the futex word: bumped by each wake */
     static final long H_FUTEX = 36;
+    /**
+     * One past the highest QP directory entry this context has used (it only grows), stored by the owner (release)
+     * before the QPN of a QP in a new entry: a peer that looks for a QP by its number searches the entries below it
+     * (clamped to {@link #MAX_QPS}: a peer can write this word too), not all of them
+     */
+    static final long H_QP_ENTRIES = 40;
     /**
      * 1 when a peer wrote one of the context's inbound rings or error requests since the engine last looked:
      * the engine scans its rings only then (it clears the word first); peers store it after what they wrote

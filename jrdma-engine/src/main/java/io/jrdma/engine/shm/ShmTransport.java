@@ -534,9 +534,14 @@ final class ShmTransport implements Transport {
         return i < 0 ? 0 : p.ctrlAddr + Ctrl.hold(i);
     }
 
-    /** @return the index of QP {@code qpn} in peer {@code p}'s QP directory, or -1 when it has no such QP (allocation-free) */
+    /**
+     * @return the index of QP {@code qpn} in peer {@code p}'s QP directory, or -1 when it has no such QP
+     *         (allocation-free); only the entries the peer has used are searched ({@link Ctrl#H_QP_ENTRIES})
+     */
     private static int qpIndex(Peer p, int qpn) {
-        for (int i = 0; i < Ctrl.MAX_QPS; i++) {
+        // acquire; release partner: the owner's store of the word before the QPN of a QP in a new entry
+        int n = Math.min((int) INT.getAcquire(p.ctrl, Ctrl.H_QP_ENTRIES), Ctrl.MAX_QPS); // (a negative one: none)
+        for (int i = 0; i < n; i++) {
             if ((int) INT.getVolatile(p.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qpn) {
                 return i;
             }
@@ -673,6 +678,9 @@ final class ShmTransport implements Transport {
         slotHigh = Math.max(slotHigh, slot + 1); // its ring is clean: a memfd's zeros, or cleared when its last user went
         if (slot >= qpEntries) {
             qpEntries = slot + 1; // before the QPN's volatile store below: no peer can hold the entry before it
+            // and for peers that search the directory (qpIndex), before that store too: one that finds the QPN
+            // found it below this
+            INT.setRelease(ctrl, Ctrl.H_QP_ENTRIES, slot + 1);
         }
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));

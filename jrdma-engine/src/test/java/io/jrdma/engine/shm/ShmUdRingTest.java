@@ -644,6 +644,53 @@ class ShmUdRingTest {
     }
 
     @Test
+    void aReceiverInALaterDirectoryEntryIsFoundThroughTheEntriesItsContextHasUsed() {
+        Ud s = new Ud();
+        Ud r = new Ud(); // its QP in entry 0
+        List<QueuePair> more = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            more.add(r.pd.createQp(QpInitAttr.ud(r.cq).withDepth(4, 4))); // entries 1 to 4
+        }
+        MemorySegment c = r.transport().ctrl;
+        assertEquals(5, (int) ShmTransport.INT.getVolatile(c, Ctrl.H_QP_ENTRIES), "the entries used, published");
+        for (int k = 0; k < 3; k++) {
+            more.get(k).close();
+        }
+        assertEquals(5, (int) ShmTransport.INT.getVolatile(c, Ctrl.H_QP_ENTRIES), "a word that only grows");
+        QueuePair last = more.get(3);
+        ready(last);
+        assertEquals(0, last.postRecv(new RecvWorkRequest().wrId(9).sge(0, r.mr, RX, Grh.LENGTH + 8)));
+        s.send(s.ahTo(r), last.qpn(), 77);
+        WorkCompletion wc = await(r.cq, "the datagram to the QP in entry 4");
+        assertEquals(last.qpn(), wc.qpNum(), wc.toString());
+        assertEquals(77, r.buf.get(ValueLayout.JAVA_LONG, RX + Grh.LENGTH));
+        assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS));
+        last.close();
+    }
+
+    @Test
+    void aPeersWordOfEntriesUsedIsNeverBelievedPastTheDirectory() {
+        Ud r = new Ud();
+        MemorySegment c = r.transport().ctrl;
+        r.postRecvs(2);
+        // a peer can write the word: a huge one is searched as the whole directory, a negative one as none
+        ShmTransport.INT.setVolatile(c, Ctrl.H_QP_ENTRIES, Integer.MAX_VALUE);
+        Ud s = new Ud();
+        AddressHandle to = s.ahTo(r);
+        s.send(to, r.qp.qpn() ^ 0x5A5A, 4); // a QP the context does not have: the whole directory searched, no further
+        assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "a datagram to no QP: dropped, counted");
+        s.send(to, r.qp.qpn(), 5);
+        assertEquals(5, received(r, await(r.cq, "the datagram found through a word past the directory"), s));
+        ShmTransport.INT.setVolatile(c, Ctrl.H_QP_ENTRIES, -3);
+        Ud s2 = new Ud(); // a table of its own: it searches the directory
+        s2.send(s2.ahTo(r), r.qp.qpn(), 6);
+        assertEquals(1, s2.counter(Counter.UD_DROPPED_SENDS), "no QP found below a negative word: dropped, counted");
+        ShmTransport.INT.setVolatile(c, Ctrl.H_QP_ENTRIES, 1);
+        s2.send(s2.ahTo(r), r.qp.qpn(), 7);
+        assertEquals(7, received(r, await(r.cq, "the datagram after the word was put back"), s2));
+    }
+
+    @Test
     void aSenderToMoreReceiversThanItsTableMapsAtMostTheTablesWorth() {
         Ud s = new Ud();
         List<Ud> rs = new ArrayList<>();
