@@ -6,7 +6,7 @@ package io.jrdma.engine.shm;
  * <pre>
  * header   @0          magic u64 | version u32 | pid u32 | max keys u32 | max QPs u32 | @24 own holds u32 |
  *                      @32 sleeping u32 | @36 futex u32 | @40 QP entries used u32 (only grows) |
- *                      @44 engine may sleep u32 (written once: a DEDICATED context)
+ *                      @44 engine may sleep u32 (written once: a DEDICATED context) | @48 attach table's descriptor + 1 u32
  *          @64         input pending u32 (a line of its own: peers write it, the engine clears it)
  * keys     @KEYS       MAX_KEYS entries of 128 B, indexed by rkey >>> 8:
  *                      key u32 (0 = invalid) | access u16 and generation u16 (one u64 word with the key) |

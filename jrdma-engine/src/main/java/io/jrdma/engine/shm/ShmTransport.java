@@ -678,10 +678,10 @@ final class ShmTransport implements Transport {
         slotHigh = Math.max(slotHigh, slot + 1); // its ring is clean: a memfd's zeros, or cleared when its last user went
         if (slot >= qpEntries) {
             qpEntries = slot + 1; // before the QPN's volatile store below: no peer can hold the entry before it
-            // and for peers that search the directory (qpIndex), before that store too: one that finds the QPN
-            // found it below this
-            INT.setRelease(ctrl, Ctrl.H_QP_ENTRIES, slot + 1);
         }
+        // for peers that search the directory (qpIndex), before that store too: one that finds the QPN found it below
+        // this; stored at every QP's making, so a word a peer lowered is put right by the next
+        INT.setRelease(ctrl, Ctrl.H_QP_ENTRIES, qpEntries);
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_STATE, QpState.RESET.ordinal());
         ctrl.set(ValueLayout.JAVA_LONG, qp.dir + Ctrl.Q_PD, pdId(pd));
         ctrl.set(ValueLayout.JAVA_INT, qp.dir + Ctrl.Q_ACCESS, 0);
@@ -2790,6 +2790,7 @@ final class ShmTransport implements Transport {
      * @return the table's entry, or -1 when the GID names no live shared-memory context or it has no such QP
      */
     private int udTarget(ShmQp qp, io.jrdma.engine.core.Ah ah, int qpn) {
+        int stale = -1;
         for (int i = 0; i < ShmQp.UD_TARGETS; i++) {
             if (qp.udAh[i] == ah && qp.udQpn[i] == qpn) {
                 Peer p = qp.udPeer[i];
@@ -2797,7 +2798,8 @@ final class ShmTransport implements Transport {
                         && (int) INT.getVolatile(ALL, p.ctrlAddr + Ctrl.qp(qp.udIndex[i]) + Ctrl.Q_QPN) == qpn) {
                     return i;
                 }
-                qp.udAh[i] = null; // its QP or context went: found again below
+                qp.udAh[i] = null; // its QP or context went: found again below, into this entry
+                stale = i;
                 break;
             }
         }
@@ -2808,8 +2810,11 @@ final class ShmTransport implements Transport {
             udUnused(qp, p); // (a peer mapped for nothing)
             return -1;
         }
-        int i = qp.udNextTarget;
-        qp.udNextTarget = (i + 1) % ShmQp.UD_TARGETS;
+        int i = stale;
+        if (i < 0) {
+            i = qp.udNextTarget;
+            qp.udNextTarget = (i + 1) % ShmQp.UD_TARGETS;
+        }
         Peer old = qp.udPeer[i];
         qp.udAh[i] = ah;
         qp.udQpn[i] = qpn;

@@ -656,7 +656,6 @@ class ShmUdRingTest {
         for (int k = 0; k < 3; k++) {
             more.get(k).close();
         }
-        assertEquals(5, (int) ShmTransport.INT.getVolatile(c, Ctrl.H_QP_ENTRIES), "a word that only grows");
         QueuePair last = more.get(3);
         ready(last);
         assertEquals(0, last.postRecv(new RecvWorkRequest().wrId(9).sge(0, r.mr, RX, Grh.LENGTH + 8)));
@@ -665,14 +664,18 @@ class ShmUdRingTest {
         assertEquals(last.qpn(), wc.qpNum(), wc.toString());
         assertEquals(77, r.buf.get(ValueLayout.JAVA_LONG, RX + Grh.LENGTH));
         assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS));
-        last.close();
+        last.close(); // entries 1 to 4 free now: the next QP takes entry 1
+        QueuePair again = r.pd.createQp(QpInitAttr.ud(r.cq).withDepth(4, 4));
+        assertEquals(5, (int) ShmTransport.INT.getVolatile(c, Ctrl.H_QP_ENTRIES), "a word that only grows");
+        again.close();
     }
 
     @Test
-    void aPeersWordOfEntriesUsedIsNeverBelievedPastTheDirectory() {
+    void aPeersWordOfEntriesUsedIsNeverBelievedPastTheDirectoryAndTheNextQpPutsItRight() {
         Ud r = new Ud();
         MemorySegment c = r.transport().ctrl;
         r.postRecvs(2);
+        r.pd.createQp(QpInitAttr.ud(r.cq).withDepth(4, 4)).close(); // entry 1 used once: the word says 2
         // a peer can write the word: a huge one is searched as the whole directory, a negative one as none
         ShmTransport.INT.setVolatile(c, Ctrl.H_QP_ENTRIES, Integer.MAX_VALUE);
         Ud s = new Ud();
@@ -685,9 +688,11 @@ class ShmUdRingTest {
         Ud s2 = new Ud(); // a table of its own: it searches the directory
         s2.send(s2.ahTo(r), r.qp.qpn(), 6);
         assertEquals(1, s2.counter(Counter.UD_DROPPED_SENDS), "no QP found below a negative word: dropped, counted");
-        ShmTransport.INT.setVolatile(c, Ctrl.H_QP_ENTRIES, 1);
+        QueuePair next = r.pd.createQp(QpInitAttr.ud(r.cq).withDepth(4, 4)); // in entry 1 again: its making puts the word right
+        assertEquals(2, (int) ShmTransport.INT.getVolatile(c, Ctrl.H_QP_ENTRIES));
         s2.send(s2.ahTo(r), r.qp.qpn(), 7);
-        assertEquals(7, received(r, await(r.cq, "the datagram after the word was put back"), s2));
+        assertEquals(7, received(r, await(r.cq, "the datagram after the word was put right"), s2));
+        next.close();
     }
 
     @Test
