@@ -484,12 +484,8 @@ class ShmUdRingTest {
         };
         s.send(to, r.qp.qpn(), 7);
         assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the stopped sender's datagram dropped");
-        for (int j = 0; j < k[0]; j++) {
-            assertEquals(500 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "intact, in order");
-        }
-        long base = (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_READ) - k[0];
-        assertEquals(base + k[0], (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL), "the new tail unmoved");
-        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+        awaitInOrder(r, s2, 500, k[0]);
+        assertTailAndFreeWord(r, (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_READ)); // k read since the base
         r.postRecvs(1); // (the k datagrams may have taken all sixteen receives)
         s2.send(to2, r.qp.qpn(), 600);
         assertEquals(600, received(r, await(r.cq, "a datagram after"), s2));
@@ -506,6 +502,20 @@ class ShmUdRingTest {
         ready(r.qp);
         r.postRecvs(Ctrl.RING_SLOTS);
         return (long) ShmTransport.LONG.getVolatile(r.transport().ctrl, ((ShmQp) r.qp).resp + Ctrl.R_TAIL);
+    }
+
+    /** Receiver {@code r}'s R_TAIL is {@code tail} and its held word is free. */
+    private static void assertTailAndFreeWord(Ud r, long tail) {
+        MemorySegment c = r.transport().ctrl;
+        assertEquals(tail, (long) ShmTransport.LONG.getVolatile(c, ((ShmQp) r.qp).resp + Ctrl.R_TAIL), "the new tail");
+        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+    }
+
+    /** Datagrams {@code first}, {@code first + 1}, ... ({@code k} of them) from {@code from} arrive at {@code r} intact, in order. */
+    private void awaitInOrder(Ud r, Ud from, long first, int k) {
+        for (int j = 0; j < k; j++) {
+            assertEquals(first + j, received(r, await(r.cq, "the new connection's datagram " + j), from), "intact, in order");
+        }
     }
 
     /**
@@ -540,13 +550,8 @@ class ShmUdRingTest {
         s.send(s.ahTo(r), r.qp.qpn(), 7);
         assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the datagram counted dropped, not sent");
         assertEquals(seqThen[0], (long) ShmTransport.LONG.getVolatile(c, slotSeq), "no sequence published into the new ring");
-        assertEquals(base[0], (long) ShmTransport.LONG.getVolatile(c, q.resp + Ctrl.R_TAIL), "the new tail unmoved");
-        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
-        AddressHandle to2 = s2.ahTo(r);
-        int k = fillUpTo(r, s2, to2, base[0], oldTail);
-        for (int j = 0; j < k; j++) {
-            assertEquals(500 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "intact, in order");
-        }
+        assertTailAndFreeWord(r, base[0]);
+        awaitInOrder(r, s2, 500, fillUpTo(r, s2, s2.ahTo(r), base[0], oldTail));
     }
 
     @Test
@@ -569,11 +574,8 @@ class ShmUdRingTest {
         };
         s.send(s.ahTo(r), r.qp.qpn(), 7);
         assertEquals(1, s.counter(Counter.UD_DROPPED_SENDS), "the stopped sender's datagram dropped");
-        for (int j = 0; j < k[0]; j++) {
-            assertEquals(500 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "intact, in order");
-        }
-        assertEquals(base[0] + k[0], (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL), "the new tail");
-        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+        awaitInOrder(r, s2, 500, k[0]);
+        assertTailAndFreeWord(r, base[0] + k[0]);
     }
 
     @Test
@@ -581,8 +583,6 @@ class ShmUdRingTest {
         Ud r = new Ud();
         Ud s = new Ud();
         Ud s2 = new Ud();
-        MemorySegment c = r.transport().ctrl;
-        long resp = ((ShmQp) r.qp).resp;
         long[] base = new long[1];
         s.transport().udStallPoint = ShmTransport.UD_STALL_BEFORE_TAIL;
         // its datagram is published; meanwhile the receiver is reset (the ring cleared: the datagram is lost with
@@ -590,16 +590,13 @@ class ShmUdRingTest {
         s.transport().udStallForTests = () -> base[0] = resetOutwaitingAHold(r);
         s.send(s.ahTo(r), r.qp.qpn(), 7);
         assertEquals(0, s.counter(Counter.UD_DROPPED_SENDS), "sent before the reset");
-        assertEquals(base[0], (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL), "the new tail unmoved");
-        assertEquals(0, (int) ShmTransport.INT.getVolatile(c, heldWord(r)), "the word free");
+        assertTailAndFreeWord(r, base[0]);
         AddressHandle to2 = s2.ahTo(r);
         for (int j = 0; j < 3; j++) {
             s2.send(to2, r.qp.qpn(), 800 + j);
         }
-        for (int j = 0; j < 3; j++) {
-            assertEquals(800 + j, received(r, await(r.cq, "the new connection's datagram " + j), s2), "at the new base, in order");
-        }
-        assertEquals(base[0] + 3, (long) ShmTransport.LONG.getVolatile(c, resp + Ctrl.R_TAIL));
+        awaitInOrder(r, s2, 800, 3); // at the new base
+        assertTailAndFreeWord(r, base[0] + 3);
     }
 
     /** A datagram of {@code value} from QP {@code srcQpn} published at position {@code pos} of {@code r}'s ring, not counted in R_TAIL. */
