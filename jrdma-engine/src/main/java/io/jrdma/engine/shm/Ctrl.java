@@ -47,8 +47,8 @@ final class Ctrl {
     static final long H_FUTEX = 36;
     /**
      * One past the highest QP directory entry this context has used (it only grows), stored by the owner (release)
-     * before the QPN of a QP in a new entry: a peer that looks for a QP by its number searches the entries below it
-     * (clamped to {@link #MAX_QPS}: a peer can write this word too), not all of them
+     * before the QPN of each QP it makes (so a word a peer changed is put right by the next): a peer that looks for a
+     * QP by its number searches the entries below it (clamped to {@link #MAX_QPS}), not all of them
      */
     static final long H_QP_ENTRIES = 40;
     /**

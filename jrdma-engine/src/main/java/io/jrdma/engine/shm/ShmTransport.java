@@ -539,7 +539,7 @@ final class ShmTransport implements Transport {
      *         (allocation-free); only the entries the peer has used are searched ({@link Ctrl#H_QP_ENTRIES})
      */
     private static int qpIndex(Peer p, int qpn) {
-        // acquire; release partner: the owner's store of the word before the QPN of a QP in a new entry
+        // acquire; release partner: the owner's store of the word before the QPN of each QP it makes
         int n = Math.min((int) INT.getAcquire(p.ctrl, Ctrl.H_QP_ENTRIES), Ctrl.MAX_QPS); // (a negative one: none)
         for (int i = 0; i < n; i++) {
             if ((int) INT.getVolatile(p.ctrl, Ctrl.qp(i) + Ctrl.Q_QPN) == qpn) {
