@@ -62,7 +62,8 @@ class UdpTwoProcessTest {
     @BeforeAll
     static void start() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        peer = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+        // no counters file: a peer the test kills would leave it behind (the test reads only its own counters)
+        peer = new ProcessBuilder(java, "-Xmx512m", "-Djrdma.stat=false", "-cp", System.getProperty("java.class.path"),
                 UdpPeerMain.class.getName(), "127.0.0.1").redirectError(ProcessBuilder.Redirect.INHERIT).start();
         BufferedReader r = new BufferedReader(new InputStreamReader(peer.getInputStream()));
         String line = r.readLine();

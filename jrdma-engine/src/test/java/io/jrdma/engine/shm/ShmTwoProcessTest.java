@@ -66,7 +66,8 @@ class ShmTwoProcessTest {
 
     private void start() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        peer = new ProcessBuilder(java, "-Xmx256m", "--enable-native-access=ALL-UNNAMED", "-cp",
+        // no counters file: a peer the test kills would leave it behind (the test reads only its own counters)
+        peer = new ProcessBuilder(java, "-Xmx256m", "-Djrdma.stat=false", "--enable-native-access=ALL-UNNAMED", "-cp",
                 System.getProperty("java.class.path"), ShmPeerMain.class.getName())
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         peerOut = new BufferedReader(new InputStreamReader(peer.getInputStream()));

@@ -331,7 +331,8 @@ class ShmUdRingTest {
     @Test
     void datagramsBetweenTwoProcessesAndAPeerThatDiesIsLetGo() throws Exception {
         String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process echo = new ProcessBuilder(javaBin, "-Xmx128m", "--enable-native-access=ALL-UNNAMED", "-cp",
+        // no counters file: the test kills this process, which would leave it behind
+        Process echo = new ProcessBuilder(javaBin, "-Xmx128m", "-Djrdma.stat=false", "--enable-native-access=ALL-UNNAMED", "-cp",
                 System.getProperty("java.class.path"), ShmUdEchoMain.class.getName(), Integer.toString(QKEY))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         children.add(echo);

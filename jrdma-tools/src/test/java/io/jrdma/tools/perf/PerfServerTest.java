@@ -548,8 +548,9 @@ class PerfServerTest {
      * dies or does not get there within 60 s fails the test (and is killed).
      */
     private static Process childClientUnderWay(Server s, String what, List<String> perfArgs) throws Exception {
+        // no counters file: the test kills this client, which would leave it behind (the server's are read instead)
         List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf"));
+                .toString(), "-Djrdma.stat=false", "-cp", System.getProperty("java.class.path"), "io.jrdma.tools.Main", "perf"));
         cmd.addAll(perfArgs);
         cmd.addAll(List.of("-d", "roce_lo", "-p", String.valueOf(s.port()), "--timeout", "20", "127.0.0.1"));
         Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
