@@ -68,7 +68,9 @@ work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-cp_flags=(--enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED -cp "target/jrdma-tutorial.jar:target/lib/*")
+# counters files in the work folder (jrdma.stat.dir): the killed client's is removed with it, not left in /dev/shm
+stat_flag="-Djrdma.stat.dir=$work/stat"
+cp_flags=("$stat_flag" --enable-native-access=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED -cp "target/jrdma-tutorial.jar:target/lib/*")
 await() { # $1 = file, $2 = a line it must come to contain (fixed string), $3 = what is waited for
   local deadline=$(( $(date +%s) + 30 ))
   until grep -qF -- "$2" "$1" 2>/dev/null; do
@@ -76,7 +78,7 @@ await() { # $1 = file, $2 = a line it must come to contain (fixed string), $3 = 
     sleep 0.1
   done
 }
-"$java" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine \
+"$java" "$stat_flag" --enable-native-access=io.jrdma.engine --add-opens java.base/sun.nio.ch=io.jrdma.engine \
   -p "target/jrdma-tutorial.jar:target/lib" -m hello/hello.Service --port-file "$work/port" --max-clients 2 \
   >"$work/service.out" 2>"$work/service.err" & service=$!; pids+=("$service")
 await "$work/port" "" "the service's port" ; await "$work/service.out" "listening" "the service to listen"
