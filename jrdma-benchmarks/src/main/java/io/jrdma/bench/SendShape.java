@@ -221,16 +221,14 @@ public final class SendShape {
             if (server) {
                 map = SharedFile.create(file, LENGTH, arena);
                 SendShape s = new SendShape(shape, true, map, arena, timeoutNanos, pause);
-                s.delay = delay;
-                s.cqMod = cqMod;
-                s.lateResult = resultAt.equals("late");
+                s.set(delay, cqMod, resultAt.equals("late"));
                 try {
                     LONG.setRelease(map, READY, MAGIC);
                     System.out.println("LISTENING send_shape port=" + port + " file=" + file);
                     System.out.flush();
                     await(map, HELLO, 1, timeoutNanos, "no client mapped " + file + " within the timeout");
                     s.serve((long) warmup + iters + 1);
-                    System.out.println("STATS send_shape role=server post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + " send_retired=" + s.sendCompleted + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
+                    System.out.println(s.stats("server"));
                 } finally {
                     Files.deleteIfExists(file);
                 }
@@ -238,17 +236,28 @@ public final class SendShape {
                 map = SharedFile.open(file, LENGTH, arena, "role=server port=" + port, "is the server a SendShape?");
                 await(map, READY, MAGIC, timeoutNanos, "the server did not initialise " + file);
                 SendShape s = new SendShape(shape, false, map, arena, timeoutNanos, pause);
-                s.delay = delay;
-                s.cqMod = cqMod;
-                s.lateResult = resultAt.equals("late");
+                s.set(delay, cqMod, resultAt.equals("late"));
                 LONG.setRelease(map, HELLO, 1L);
                 long[] rtt = s.ping(iters, warmup);
                 String name = "send_shape_" + shape.name().toLowerCase(java.util.Locale.ROOT);
                 Blocks.print(name, rtt, iters, blocks, 2.0);
                 Result.latency(name, 8, rtt, iters, 2.0);
-                System.out.println("STATS send_shape role=client post_retires=" + s.postRetires + " send_completions=" + s.sendReaped + " send_retired=" + s.sendCompleted + (delay > 0 ? " delay_sink=" + s.delaySink : ""));
+                System.out.println(s.stats("client"));
             }
         }
+    }
+
+    /** The settings both roles take: {@code delay=}, {@code cqmod=} and {@code result=late}. */
+    private void set(int delay, int cqMod, boolean lateResult) {
+        this.delay = delay;
+        this.cqMod = cqMod;
+        this.lateResult = lateResult;
+    }
+
+    /** @return this side's {@code STATS} line (see the class comment) */
+    private String stats(String role) {
+        return "STATS send_shape role=" + role + " post_retires=" + postRetires + " send_completions=" + sendReaped
+                + " send_retired=" + sendCompleted + (delay > 0 ? " delay_sink=" + delaySink : "");
     }
 
     private static void await(MemorySegment map, long off, long want, long timeoutNanos, String why) {
@@ -353,9 +362,7 @@ public final class SendShape {
     private void awaitSend(long i) {
         waitBegin();
         while (sendReaped == sendCompleted) {
-            if (shape == Shape.STAGED) {
-                storePendingResult();
-            }
+            storePendingResult(); // (staged with result=late: a result still held back; else none)
             retire();
             if (sendReaped == sendCompleted && !idleTurn()) {
                 Result.fail("send_shape: the SEND of message " + i + " did not complete within the timeout");

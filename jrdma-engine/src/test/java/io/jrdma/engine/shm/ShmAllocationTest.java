@@ -29,6 +29,18 @@ class ShmAllocationTest {
         await(p.a.ctx, p.b.ctx, cq);
     }
 
+    /**
+     * Runs {@code op} {@code warmUp} times (the JIT compiles its paths), then measures 1,200 runs of it (repeated for at
+     * most 30 s until a batch is steady) and asserts they allocated nothing; {@code what} names the runs.
+     */
+    private static void assertNoAllocation(int warmUp, java.util.function.IntConsumer op, String what) {
+        for (int i = 0; i < warmUp; i++) {
+            op.accept(i);
+        }
+        AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), op);
+        assertEquals(0, m.bytes(), "bytes allocated by 1,200 " + what + ": " + m);
+    }
+
     /** Polls {@code cq}, driving both contexts (INVOKER), until a completion arrives (10 s at most); it must be SUCCESS. */
     private void await(io.jrdma.verbs.DeviceContext a, io.jrdma.verbs.DeviceContext b, io.jrdma.verbs.CompletionQueue cq) {
         long deadline = System.nanoTime() + 10_000_000_000L;
@@ -76,11 +88,7 @@ class ShmAllocationTest {
     @Test
     void noAllocationPerOperationAfterWarmUp() {
         try (ShmPair p = new ShmPair(ThreadingMode.INVOKER, 1 << 20)) {
-            for (int i = 0; i < 30_000; i++) {
-                round(p, i); // warm-up: let the JIT compile the paths
-            }
-            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), i -> round(p, i));
-            assertEquals(0, m.bytes(), "bytes allocated by 1,200 rounds of WRITE and READ (4 KiB, 64 KiB), atomics and SENDs: " + m);
+            assertNoAllocation(30_000, i -> round(p, i), "rounds of WRITE and READ (4 KiB, 64 KiB), atomics and SENDs");
         }
     }
 
@@ -106,11 +114,7 @@ class ShmAllocationTest {
                 await(p, p.a.cq);
                 await(p, p.a.cq);
             };
-            for (int i = 0; i < 20_000; i++) {
-                burst.accept(i); // warm-up
-            }
-            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), burst);
-            assertEquals(0, m.bytes(), "bytes allocated by 1,200 bursts of eight SENDs in flight: " + m);
+            assertNoAllocation(20_000, burst, "bursts of eight SENDs in flight");
         }
     }
 
@@ -182,11 +186,7 @@ class ShmAllocationTest {
                 await(ca, cb, ab ? qb : qa);
                 await(ca, cb, ab ? qa : qb);
             };
-            for (int i = 0; i < 20_000; i++) {
-                datagram.accept(i); // warm-up
-            }
-            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), datagram);
-            assertEquals(0, m.bytes(), "bytes allocated by 1,200 UD datagrams and their receives: " + m);
+            assertNoAllocation(20_000, datagram, "UD datagrams and their receives");
             toA.close();
             toB.close();
             a.close();
@@ -222,11 +222,7 @@ class ShmAllocationTest {
                     throw new AssertionError("datagram " + i + " arrived at QP " + wc.qpNum() + ", sent to " + to.qpn());
                 }
             };
-            for (int i = 0; i < 20_004; i++) {
-                datagram.accept(i); // warm-up
-            }
-            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), datagram);
-            assertEquals(0, m.bytes(), "bytes allocated by 1,200 UD datagrams to twelve receivers in turn: " + m);
+            assertNoAllocation(20_004, datagram, "UD datagrams to twelve receivers in turn");
             assertEquals(0, ((io.jrdma.engine.core.Context) u.ca).engine.counters.get(io.jrdma.engine.core.Counter.UD_DROPPED_SENDS));
             toB.close();
             a.close();
@@ -259,11 +255,7 @@ class ShmAllocationTest {
                 p.b.qp.postSend(wr.reset().wrId(i).flags(SendFlags.SIGNALED).localInv(k));
                 await(p, p.b.cq);
             };
-            for (int i = 0; i < 20_000; i++) {
-                cycle.accept(i); // warm-up
-            }
-            AllocationMeter.Result m = AllocationMeter.steadyState(1_200, Duration.ofSeconds(30), cycle);
-            assertEquals(0, m.bytes(), "bytes allocated by 1,200 cycles of a window's bind, a WRITE through it and its LOCAL_INV: " + m);
+            assertNoAllocation(20_000, cycle, "cycles of a window's bind, a WRITE through it and its LOCAL_INV");
             mw.close();
             mr.close();
         }
